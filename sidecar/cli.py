@@ -1,0 +1,62 @@
+"""Command line: `sidecar` serves JSON-RPC on stdio; `--version`, logging options, and helper subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from sidecar import __version__
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sidecar",
+        description="Gemini agent sidecar for editors. With no command it serves JSON-RPC (LSP framing) on stdio.",
+    )
+    parser.add_argument("--version", action="version", version=f"sidecar {__version__}")
+    parser.add_argument("--log-file", metavar="PATH", help="write the log here instead of stderr")
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        type=str.upper,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="log verbosity (default: INFO)",
+    )
+    parser.add_argument("--stdio", action="store_true", help="serve on stdio (the default; accepted for editors)")
+    return parser
+
+
+def configure_logging(level: str, log_file: str | None) -> None:
+    handler: logging.Handler
+    if log_file:
+        handler = logging.FileHandler(log_file, encoding="utf-8")
+    else:
+        handler = logging.StreamHandler(sys.stderr)  # stdout carries JSON-RPC: never log there
+    handler.setFormatter(logging.Formatter(LOG_FORMAT))
+    from sidecar.logging_setup import KeyRedactingFilter
+
+    handler.addFilter(KeyRedactingFilter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    # pygls logs every message body at INFO; keep that for DEBUG runs only.
+    if level != "DEBUG":
+        logging.getLogger("pygls").setLevel(logging.WARNING)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    configure_logging(args.log_level, args.log_file)
+    from sidecar.server import build_server
+
+    server = build_server()
+    server.start(sys.stdin.buffer, sys.stdout.buffer)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

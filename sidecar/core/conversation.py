@@ -1,0 +1,85 @@
+"""One session's model-facing history with incremental token accounting and the per-history flags."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from sidecar.core.history import Content, has_function_call
+from sidecar.core.tokens import estimate_content_quarters
+
+UsageSource = Literal["api", "estimate"]
+
+
+class Conversation:
+    """The history sent to the model, plus what the status bar and compaction need to know about it.
+
+    Token accounting is incremental: each content's estimate is computed once when it enters the
+    history, so no per-turn work grows with the length of the conversation.
+    """
+
+    def __init__(self, session_id: str, history: Iterable[Content] = ()) -> None:
+        self.session_id = session_id
+        self.history: list[Content] = []
+        self._quarters: list[int] = []
+        self._total_quarters = 0
+        self.last_prompt_tokens = 0
+        self.usage_source: UsageSource = "estimate"
+        #: The next context turn must carry the full IDE context (set on every wholesale replacement).
+        self.force_full_ide_context = True
+        #: Gemini CLI's latch: after an auto compaction inflated, auto attempts only truncate.
+        self.has_failed_compression_attempt = False
+        self.replace(list(history))
+
+    # -- reading ------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.history)
+
+    def estimated_tokens(self) -> int:
+        """The reference's local estimate of the whole history (estimateTokenCountSync over all parts)."""
+        return self._total_quarters // 4
+
+    def content_tokens(self, index: int) -> int:
+        return self._quarters[index] // 4
+
+    def tool_call_pending(self) -> bool:
+        """True when the last item is a model turn with a functionCall still waiting for its response."""
+        return bool(self.history) and self.history[-1].role == "model" and has_function_call(self.history[-1])
+
+    # -- changing ------------------------------------------------------------------------------------
+    def append(self, content: Content) -> None:
+        quarters = estimate_content_quarters(content)
+        self.history.append(content)
+        self._quarters.append(quarters)
+        self._total_quarters += quarters
+        self._mark_estimate()
+
+    def truncate(self, length: int) -> None:
+        """Drop everything from `length` on (used to roll back a turn that must leave no trace)."""
+        if length >= len(self.history):
+            return
+        self._total_quarters -= sum(self._quarters[length:])
+        del self.history[length:]
+        del self._quarters[length:]
+        self._mark_estimate()
+
+    def replace(self, history: Sequence[Content]) -> None:
+        """Replace the whole history (compaction, resume, undo): usage becomes an estimate again."""
+        self.history = list(history)
+        self._quarters = [estimate_content_quarters(c) for c in self.history]
+        self._total_quarters = sum(self._quarters)
+        self._mark_estimate()
+        self.force_full_ide_context = True
+
+    def record_api_usage(self, prompt_token_count: int) -> None:
+        """The API's promptTokenCount of the request that just completed."""
+        self.last_prompt_tokens = prompt_token_count
+        self.usage_source = "api"
+
+    def set_prompt_tokens(self, count: int, source: UsageSource) -> None:
+        self.last_prompt_tokens = count
+        self.usage_source = source
+
+    def _mark_estimate(self) -> None:
+        self.last_prompt_tokens = self._total_quarters // 4
+        self.usage_source = "estimate"

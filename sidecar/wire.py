@@ -1,0 +1,50 @@
+"""Wire types of the sidecar/* JSON-RPC methods and notifications (docs/protocol.md), as msgspec Structs."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+UsageSource = Literal["api", "estimate"]
+
+
+class _Wire(msgspec.Struct, rename="camel", omit_defaults=True, forbid_unknown_fields=False):
+    """camelCase on the wire; optional fields left out when unset."""
+
+
+# -- requests (client -> server) ----------------------------------------------------------------
+class SendMessageParams(_Wire, kw_only=True):
+    text: str
+
+
+class Empty(_Wire):
+    """Params of methods that take none (an absent or empty object)."""
+
+
+# -- results and notifications (server -> client) -----------------------------------------------
+class TokenUsage(_Wire, kw_only=True, omit_defaults=False):
+    session_id: str
+    model: str
+    prompt_token_count: int
+    token_limit: int
+    percent_used: float
+    compression_threshold: float
+    source: UsageSource
+
+
+class SendMessageResult(_Wire, kw_only=True, omit_defaults=False):
+    turn_id: str
+    text: str
+    finish_reason: str | None
+    usage: TokenUsage
+
+
+class MessageDelta(_Wire, kw_only=True):
+    turn_id: str
+    text: str
+
+
+def to_wire(value: Any) -> Any:
+    """Plain JSON-ready builtins for a wire value (what pygls sends)."""
+    return msgspec.to_builtins(value)

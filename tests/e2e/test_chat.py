@@ -1,0 +1,161 @@
+"""A streamed chat turn through the real sidecar process, against the fake Gemini over real HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pytest_lsp import LanguageClient
+
+from sidecar import __version__, errors
+from tests.e2e import harness
+from tests.e2e.harness import notes, request, request_error, wait_for
+
+
+@pytest_lsp.fixture(config=harness.config(), params=harness.CLIENTS)
+async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, fake: Any):  # type: ignore[no-untyped-def]
+    result = await lsp_client.initialize_session(harness.init_params(request.param, fake.url))
+    lsp_client.init_result = result  # type: ignore[attr-defined]
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_initialize_reports_server_info(client: LanguageClient) -> None:
+    info = client.init_result.server_info  # type: ignore[attr-defined]
+    assert (info.name, info.version) == ("sidecar", __version__)
+
+
+async def test_streamed_turn_delivers_deltas_in_order(client: LanguageClient, fake: Any) -> None:
+    result = await request(client, "sidecar/sendMessage", {"text": "hello sidecar, please say something long"})
+    deltas = [d for d in notes(client, "sidecar/messageDelta") if d["turnId"] == result["turnId"]]
+    assert len(deltas) >= 2, "the fake streams several chunks"
+    assert "".join(d["text"] for d in deltas) == result["text"]
+    assert "hello sidecar" in result["text"]
+    assert result["finishReason"] == "STOP"
+    sent = [r for r in fake.requests() if r["kind"] == "stream"]
+    assert sent[-1]["body"]["contents"][-1]["parts"][0]["text"] == "hello sidecar, please say something long"
+
+
+async def test_token_usage_after_a_turn(client: LanguageClient, fake: Any) -> None:
+    result = await request(client, "sidecar/sendMessage", {"text": "count my tokens"})
+    usage = await wait_for(client, "sidecar/tokenUsage", lambda u: u["source"] == "api")
+    prompt_tokens = fake.requests()[-1]["usage"]["promptTokenCount"]
+    assert usage["promptTokenCount"] == prompt_tokens == result["usage"]["promptTokenCount"]
+    assert usage["tokenLimit"] == 1_048_576
+    assert usage["percentUsed"] == round(100 * prompt_tokens / 1_048_576, 1)
+    assert usage["compressionThreshold"] == 0.5
+    assert usage["model"] == "gemini-2.5-flash"
+    assert await request(client, "sidecar/getTokenUsage", {}) == usage
+
+
+async def test_history_carries_previous_turns(client: LanguageClient, fake: Any) -> None:
+    await request(client, "sidecar/sendMessage", {"text": "first"})
+    await request(client, "sidecar/sendMessage", {"text": "second"})
+    contents = fake.requests()[-1]["body"]["contents"]
+    assert [c["role"] for c in contents] == ["user", "model", "user"]
+    assert contents[0]["parts"][0]["text"] == "first"
+
+
+async def test_work_done_progress_runs_for_the_turn(client: LanguageClient, request: pytest.FixtureRequest) -> None:
+    await request_turn(client, "progress please")
+    window = pytest_lsp.client_capabilities(request.node.callspec.params["client"]).window
+    kinds = [[r.kind for r in reports] for reports in client.progress_reports.values()]
+    if window is not None and window.work_done_progress:
+        assert kinds and kinds[-1][0] == "begin" and kinds[-1][-1] == "end"
+    else:
+        assert kinds == [], "no progress for clients that did not announce support"
+
+
+async def request_turn(client: LanguageClient, text: str) -> dict[str, Any]:
+    return await request(client, "sidecar/sendMessage", {"text": text})  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(
+    ("params", "needle"),
+    [
+        ({}, "`text`"),
+        ({"text": 5}, "$.text"),
+        ([1, 2], "params must be an object"),
+    ],
+)
+async def test_invalid_params_answer_32602_naming_the_field(
+    client: LanguageClient, params: Any, needle: str
+) -> None:
+    err = await request_error(client, "sidecar/sendMessage", params)
+    assert err.code == errors.INVALID_PARAMS
+    assert needle in err.message
+
+
+async def test_unknown_method_answers_32601(client: LanguageClient) -> None:
+    err = await request_error(client, "sidecar/noSuchMethod", {})
+    assert err.code == errors.METHOD_NOT_FOUND
+
+
+async def test_server_survives_200_malformed_messages(client: LanguageClient) -> None:
+    bad_params: list[Any] = [{}, {"text": None}, {"text": ["x"]}, "text", 7, [None]]
+    for i in range(100):
+        err = await request_error(client, "sidecar/sendMessage", bad_params[i % len(bad_params)])
+        assert err.code == errors.INVALID_PARAMS
+    garbage = [
+        b"Content-Length: 5\r\n\r\nnot j",
+        b'Content-Length: 2\r\n\r\n[]',
+        b'Content-Length: 27\r\n\r\n{"jsonrpc":"1.0","id":"x1"}',
+        b"X-Nonsense: 1\r\n\r\n",
+        b'Content-Length: 35\r\n\r\n{"jsonrpc":"2.0","method":"sidecar',
+        b'/nope"}',
+    ]
+    for i in range(100):
+        harness.write_raw(client, garbage[i % len(garbage)])
+        if i % len(garbage) == 0:
+            client.protocol.notify("sidecar/unknownNotification", {"x": i})
+    result = await request(client, "sidecar/getTokenUsage", {})
+    assert result["sessionId"]
+    reply = await request(client, "sidecar/sendMessage", {"text": "still there?"})
+    assert "still there?" in reply["text"]
+
+
+async def test_rate_limit_is_retried_then_succeeds(client: LanguageClient, fake: Any) -> None:
+    fake.script([{"kind": "status", "status": 429, "match": "chat"}])
+    result = await request(client, "sidecar/sendMessage", {"text": "after a 429"})
+    assert "after a 429" in result["text"]
+    statuses = [r.get("status") for r in fake.requests() if r["kind"] == "stream"]
+    assert statuses == [429, 200]
+
+
+async def test_persistent_server_error_is_named_and_next_turn_works(client: LanguageClient, fake: Any) -> None:
+    fake.script([{"kind": "status", "status": 500, "match": "chat", "times": 10}])
+    err = await request_error(client, "sidecar/sendMessage", {"text": "doomed message"})
+    assert err.code == errors.MODEL_ERROR
+    assert "500" in err.message and "server error" in err.message
+    assert harness.CANARY_KEY not in err.message
+    assert any("500" in m.message for m in client.messages if m.type == lsp.MessageType.Error)
+    assert len([r for r in fake.requests() if r["kind"] == "stream"]) == 4  # 1 + retryAttempts (3)
+    fake.reset()
+    reply = await request(client, "sidecar/sendMessage", {"text": "and now?"})
+    assert "and now?" in reply["text"]
+    texts = [c["parts"][0].get("text") for c in fake.requests()[-1]["body"]["contents"]]
+    assert "doomed message" in texts, "the failed turn's user message stays in the history"
+
+
+async def test_cancel_stops_the_stream_and_history_stays_valid(client: LanguageClient, fake: Any) -> None:
+    fake.script([{"kind": "delay", "seconds": 5, "match": "chat"}])
+    task = asyncio.ensure_future(client.protocol.send_request_async("sidecar/sendMessage", {"text": "slow one"}))
+    await asyncio.sleep(0.5)
+    task.cancel()  # pygls' client sends $/cancelRequest for a cancelled request future
+    with pytest.raises((asyncio.CancelledError, Exception)):
+        await task
+    reply = await request(client, "sidecar/sendMessage", {"text": "after cancel"})
+    assert "after cancel" in reply["text"]
+
+
+async def test_bad_setting_is_reported_and_default_used(client: LanguageClient) -> None:
+    client.workspace_did_change_configuration(
+        lsp.DidChangeConfigurationParams(settings={"sidecar": {"compressionThreshold": "lots", "tokenLimit": 1000}})
+    )
+    usage = await wait_for(client, "sidecar/tokenUsage", lambda u: u["tokenLimit"] == 1000)
+    assert usage["compressionThreshold"] == 0.5
+    warning = next(m for m in client.messages if "compressionThreshold" in m.message)
+    assert "0.5" in warning.message

@@ -1,0 +1,346 @@
+"""FakeGemini: the in-process API (script, request log, settings) and what to answer each request."""
+
+from __future__ import annotations
+
+import copy
+import re
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Literal
+
+import msgspec
+
+from sidecar.core.history import Content, parse_contents
+
+from . import faults, replies, validate
+from .faults import Step
+from .snapshot import build_summary
+
+API_PATH = re.compile(r"^/v1beta/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
+KINDS: dict[str, faults.RequestKind] = {
+    "generateContent": "generate",
+    "streamGenerateContent": "stream",
+    "countTokens": "count",
+}
+SNAPSHOT_TAG = "<state_snapshot>"
+
+
+class RequestRecord(msgspec.Struct, kw_only=True):
+    """One logged request. The API key itself is never stored, only whether one was sent."""
+
+    index: int
+    time: float
+    method: str
+    path: str
+    query: dict[str, str]
+    model: str | None
+    kind: str  # "generate" | "stream" | "count" | "unknown"
+    summary: bool
+    has_key: bool
+    body: Any
+    step: dict[str, Any] | None = None
+    status: int = 0
+    outcome: str = ""  # "reply" | "error" | "cut" | "midstream_error"
+
+    def contents(self) -> list[Content]:
+        """The request's contents as Content values."""
+        raw = self.body.get("contents", []) if isinstance(self.body, dict) else []
+        return parse_contents(raw)
+
+
+@dataclass
+class Plan:
+    """What the HTTP layer should do: wait, then send JSON, SSE events, or drop the connection."""
+
+    action: Literal["json", "stream", "close"]
+    status: int = 200
+    body: Any = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    cut_after: int | None = None  # stream: drop the connection after this many events
+    wait: float = 0.0
+    chunk_delay: float = 0.0
+
+
+def _error(code: int, message: str | None = None, **kw: Any) -> Plan:
+    return Plan("json", status=code, body=faults.error_body(code, message, **kw))
+
+
+class FakeGemini:
+    """A Gemini-compatible HTTP server on 127.0.0.1 for tests and the demo. Thread-safe.
+
+    fake = FakeGemini().start(); fake.url; fake.script([...]); fake.requests(); fake.stop()
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token_multiplier: float = 1,
+        token_limit: int | None = None,
+        api_keys: Iterable[str] | None = None,
+        strict: bool = True,
+        steps: Iterable[Step | Mapping[str, Any]] | None = None,
+    ) -> None:
+        self.host, self._port = host, port
+        self._defaults = (token_multiplier, token_limit)
+        self.token_multiplier, self.token_limit = token_multiplier, token_limit
+        self.api_keys = frozenset(api_keys) if api_keys is not None else None
+        self.strict = strict
+        self._lock = threading.Condition()
+        self._script = faults.Script()
+        self._log: list[RequestRecord] = []
+        self._replies = 0
+        self.stopping = threading.Event()
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        if steps is not None:
+            self.script(steps)
+
+    # ---- lifecycle -------------------------------------------------------------------------
+    def start(self) -> FakeGemini:
+        """Bind (port 0 = a free port) and serve on a daemon thread. Returns self."""
+        from .server import make_server
+
+        if self._server is not None:
+            raise RuntimeError("FakeGemini already started")
+        self.stopping.clear()
+        self._server = make_server(self, self.host, self._port)
+        self._port = self._server.server_address[1]
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-gemini", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, drop open connections and end pending delays. Idempotent."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        self.stopping.set()
+        server.shutdown()
+        server.drop_connections()
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+
+    def __enter__(self) -> FakeGemini:
+        return self if self._server is not None else self.start()
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        return int(self._port)
+
+    @property
+    def url(self) -> str:
+        """Base URL for HttpOptions(base_url=...), e.g. http://127.0.0.1:41234."""
+        if self._server is None:
+            raise RuntimeError("FakeGemini is not running: call start() first")
+        return f"http://{self.host}:{self.port}"
+
+    # ---- scripting, log and settings --------------------------------------------------------
+    def script(self, steps: Iterable[Step | Mapping[str, Any]] | Step | Mapping[str, Any]) -> None:
+        """Append steps (Step values or dicts like {"kind": "status", "status": 429}) to the queue.
+
+        Raises msgspec.ValidationError for a malformed step (nothing is queued then).
+        """
+        parsed = faults.parse_steps(steps)
+        with self._lock:
+            self._script.extend(parsed)
+
+    def reset_script(self) -> None:
+        """Drop every pending step."""
+        with self._lock:
+            self._script.clear()
+
+    def pending(self) -> list[dict[str, Any]]:
+        """Steps not used up yet, as dicts with a "remaining" count."""
+        with self._lock:
+            return self._script.pending()
+
+    def requests(self) -> list[RequestRecord]:
+        """A deep copy of the request log, oldest first."""
+        with self._lock:
+            return copy.deepcopy(self._log)
+
+    def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[RequestRecord]:
+        """Block until at least `count` requests were logged; raises TimeoutError otherwise."""
+        with self._lock:
+            if not self._lock.wait_for(lambda: len(self._log) >= count, timeout):
+                raise TimeoutError(f"fake Gemini saw {len(self._log)} requests, expected {count}")
+            return copy.deepcopy(self._log)
+
+    def reset(self) -> None:
+        """Forget the script, the log and the reply counter; restore constructor settings."""
+        with self._lock:
+            self._script.clear()
+            self._log.clear()
+            self._replies = 0
+            self.token_multiplier, self.token_limit = self._defaults
+
+    def set_token_multiplier(self, multiplier: float) -> None:
+        """Multiply promptTokenCount and countTokens results (make small chats look large)."""
+        if multiplier <= 0:
+            raise ValueError("token multiplier must be positive")
+        with self._lock:
+            self.token_multiplier = multiplier
+
+    def set_token_limit(self, limit: int | None) -> None:
+        """Reject generate requests whose prompt exceeds `limit` tokens with a 400, like the real API."""
+        with self._lock:
+            self.token_limit = limit
+
+    def log_json(self) -> bytes:
+        with self._lock:
+            return msgspec.json.encode(self._log)
+
+    # ---- answering --------------------------------------------------------------------------
+    def plan(self, method: str, path: str, query: dict[str, str], api_key: str | None, raw: bytes) -> Plan:
+        """Decide the answer to one API request and log it (called by the HTTP handler)."""
+        m = API_PATH.match(path)
+        body: Any = None
+        try:
+            body = msgspec.json.decode(raw) if raw else {}
+        except msgspec.DecodeError:
+            body = raw.decode("utf-8", "replace")
+        kind = KINDS[m.group(2)] if m else "unknown"
+        summary = False
+        if isinstance(body, dict) and kind in ("generate", "stream"):
+            si = body.get("systemInstruction", body.get("system_instruction"))
+            summary = SNAPSHOT_TAG in replies.instruction_text(si)
+        with self._lock:
+            rec = RequestRecord(
+                index=len(self._log),
+                time=time.time(),
+                method=method,
+                path=path,
+                query={k: v for k, v in query.items() if k != "key"},
+                model=m.group(1) if m else None,
+                kind=kind,
+                summary=summary,
+                has_key=bool(api_key),
+                body=body,
+            )
+            plan = self._decide(rec, api_key)
+            rec.status = plan.status
+            rec.outcome = "cut" if plan.action == "close" or plan.cut_after is not None else "reply"
+            if plan.status >= 400:
+                rec.outcome = "error"
+            elif any("error" in e for e in plan.events):
+                rec.outcome = "midstream_error"
+            self._log.append(rec)
+            self._lock.notify_all()
+        return plan
+
+    def _decide(self, rec: RequestRecord, api_key: str | None) -> Plan:
+        if rec.kind == "unknown":
+            pin = " (fake Gemini serves only /v1beta: pin api_version='v1beta')"
+            hint = pin if "/v1/" in rec.path else ""
+            return _error(404, f"Unknown path {rec.method} {rec.path}{hint}.")
+        if rec.method != "POST":
+            return _error(404, f"Method {rec.method} is not allowed on {rec.path}.")
+        if not api_key:
+            return _error(
+                403,
+                "Method doesn't allow unregistered callers (callers without established identity). "
+                "Please use API Key or other form of API consumer identity to call this API.",
+            )
+        if self.api_keys is not None and api_key not in self.api_keys:
+            info = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}
+            return _error(400, "API key not valid. Please pass a valid API key.", details=[info])
+        if not isinstance(rec.body, dict):
+            return _error(400, "Invalid JSON payload received. Expected a JSON object.")
+        body: dict[str, Any] = rec.body
+        try:
+            contents = validate.contents_of(body, required=rec.kind != "count")
+            if self.strict:
+                validate.check_contents(contents)
+                validate.check_tools(body.get("tools"))
+                validate.instruction_ok(body.get("systemInstruction", body.get("system_instruction")))
+        except validate.InvalidRequest as exc:
+            return _error(400, str(exc))
+        prompt = replies.prompt_tokens(body, self.token_multiplier)
+        if rec.kind != "count" and self.token_limit is not None and prompt > self.token_limit:
+            return _error(
+                400,
+                f"The input token count ({prompt}) exceeds the maximum number of tokens allowed "
+                f"({self.token_limit}).",
+            )
+        step = self._script.take(rec.kind, rec.summary)  # type: ignore[arg-type]
+        rec.step = faults.step_to_dict(step) if step is not None else None
+        return self._answer(rec, step, contents, prompt)
+
+    def _answer(self, rec: RequestRecord, step: Step | None, contents: list[Content], prompt: int) -> Plan:
+        if isinstance(step, faults.Status):
+            return _error(step.status, step.message, retry_delay=step.retry_delay)
+        if isinstance(step, faults.Cut) and rec.kind != "stream":
+            return Plan("close", status=0)
+        if isinstance(step, faults.MidstreamError) and rec.kind != "stream":
+            return _error(step.status, step.message)
+        if isinstance(step, faults.Usage) and step.prompt_token_count is not None:
+            prompt = step.prompt_token_count
+        if rec.kind == "count":
+            return Plan("json", body={"totalTokens": prompt}, wait=_wait(step))
+
+        calls: list[faults.Call] = []
+        text: str | None = None
+        if isinstance(step, faults.Text | faults.MalformedSnapshot):
+            text = step.text
+        elif isinstance(step, faults.FunctionCall):
+            calls, text = step.all_calls(), step.text
+        elif isinstance(step, faults.Empty):
+            text = ""
+        elif rec.summary:
+            text = build_summary(contents)
+        else:
+            self._replies += 1
+            text = replies.chat_text(contents, self._replies)
+        parts = ([] if text is None else replies.text_parts(text)) + replies.call_parts(calls)
+        candidates = replies.count_tokens(parts)
+        if isinstance(step, faults.Usage) and step.candidates_token_count is not None:
+            candidates = step.candidates_token_count
+        if isinstance(step, faults.Empty) and step.variant == "no_candidates":
+            candidates = 0
+        meta = replies.usage(prompt, candidates)
+        model, rid = rec.model or "unknown", f"fake-{rec.index}"
+
+        def resp(p: list[dict[str, Any]] | None, final: bool) -> dict[str, Any]:
+            return replies.response(
+                p, model=model, response_id=rid, finish=final, usage_metadata=meta if final else None
+            )
+
+        no_cands = isinstance(step, faults.Empty) and step.variant == "no_candidates"
+        if rec.kind == "generate":
+            return Plan("json", body=resp(None if no_cands else parts, True), wait=_wait(step))
+        chunks = replies.split_chunks(text) if text else []
+        if no_cands:
+            events = [resp(None, True)]
+        elif calls:
+            events = [resp(replies.text_parts(c), False) for c in chunks]
+            events.append(resp(replies.call_parts(calls), True))
+        elif len(chunks) > 1:
+            events = [resp(replies.text_parts(c), False) for c in chunks[:-1]]
+            events.append(resp(replies.text_parts(chunks[-1]), True))
+        else:
+            events = [resp(parts, True)]
+        plan = Plan("stream", events=events, wait=_wait(step))
+        if isinstance(step, faults.Delay):
+            plan.chunk_delay = step.chunk_delay
+        if isinstance(step, faults.Cut):
+            plan.cut_after = min(1, len(events) - 1)
+        if isinstance(step, faults.MidstreamError):
+            plan.events = [events[0], faults.error_body(step.status, step.message)]
+        return plan
+
+
+def _wait(step: Step | None) -> float:
+    return step.seconds if isinstance(step, faults.Delay) else 0.0

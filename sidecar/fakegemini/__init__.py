@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .fake import FakeGemini, Plan, RequestRecord
+from .fake import FakeGemini, RequestRecord
 from .faults import (
     Call,
     Cut,
@@ -32,7 +32,6 @@ __all__ = [
     "FunctionCall",
     "MalformedSnapshot",
     "MidstreamError",
-    "Plan",
     "RequestRecord",
     "Status",
     "Step",

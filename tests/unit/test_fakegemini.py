@@ -173,6 +173,19 @@ def test_string_system_instruction_and_auth(fake: FakeGemini) -> None:
     assert [r.has_key for r in fake.requests()] == [True, False, True]
 
 
+def test_api_keys_allowlist_and_wait_for_requests() -> None:
+    with FakeGemini(api_keys={"good"}) as f:
+        bad, good = client(f, key="bad"), client(f, key="good")
+        with pytest.raises(errors.ClientError, match="API key not valid"):
+            bad.models.generate_content(model="m", contents="hi")
+        assert good.models.generate_content(model="m", contents="hi").text
+        assert [r.status for r in f.wait_for_requests(2, timeout=1)] == [400, 200]
+        with pytest.raises(TimeoutError):
+            f.wait_for_requests(3, timeout=0.05)
+    while _clients:
+        _clients.pop().close()
+
+
 def test_strict_validation_and_token_limit(fake: FakeGemini) -> None:
     c = client(fake)
     orphan = [

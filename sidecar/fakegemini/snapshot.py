@@ -26,10 +26,20 @@ CONTEXT_PREFIXES = (
     "Here is a summary of changes",
     "<session_context>",
 )
-MISSING_MARKER = "Missing from the snapshot:"
+#: "Missing from the snapshot:" or "Missing from the snapshot (any note):", items on the line or below.
+_MISSING_RE = re.compile(r"Missing from the snapshot\b[^\n:]*:")
+#: Labels a checker may put before a missing item, and where the item then goes.
+_LABELS = {
+    "user constraint": "rule",
+    "constraint": "rule",
+    "file path": "path",
+    "path": "path",
+    "file": "path",
+}
 MAX_ACTIONS = 8
 MAX_TASKS = 6
 MAX_ITEM = 240
+MAX_RULE = 1000  # constraint sentences are kept whole: checkers compare them verbatim
 FOCUS = " (current focus)"
 #: What an empty section says (never carried forward as a fact).
 PLACEHOLDERS = {
@@ -48,15 +58,10 @@ _CONSTRAINT_RE = re.compile(r"\b(must|never|always|don't|don’t|do not)\b", re.
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 _URL_RE = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I)
 _BULLET_RE = re.compile(r"^(?:[-*•]|\d+[.)])\s+")
-_EXT = r"\.[A-Za-z][A-Za-z0-9]{0,7}"
 _PATH_RE = re.compile(
-    r"(?<![\w/.:@~-])"
-    r"(?:"
-    r"(?:~|\.{1,2})?/?(?:[\w@+-][\w.@+-]*/)+[\w@+-][\w.@+-]*"
-    + _EXT  # with a directory part
-    + r"|[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|js|jsx|ts|tsx|mjs|cjs|json|jsonl|toml|yaml|yml|md|rst|txt|cfg|ini"
-    r"|lua|vim|rs|go|c|h|cc|cpp|hpp|java|kt|rb|sh|html|css|scss|sql|xml|lock|csv|log|env)"
-    r")(?![\w/-])"
+    r"(?<![\w/.:@~-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*\.[A-Za-z0-9]{1,8}\b"  # with a directory
+    r"|(?<![\w/.-])[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|js|jsx|ts|tsx|mjs|cjs|json|jsonl|toml|yaml|yml|md|rst"
+    r"|txt|cfg|ini|lua|vim|rs|go|c|h|cc|cpp|hpp|java|kt|rb|sh|html|css|scss|sql|xml|lock|csv|log|env)\b"
 )
 _PATH_KEYS = ("path", "file_path", "filePath", "absolute_path", "file", "filename", "dir_path")
 
@@ -87,12 +92,14 @@ def one_line(text: str, limit: int = MAX_ITEM) -> str:
 
 def find_paths(text: str) -> list[str]:
     """File paths (absolute or relative, with an extension) mentioned in a text; URLs ignored."""
-    return _PATH_RE.findall(_URL_RE.sub(" ", text))
+    found = (m.rstrip(".") for m in _PATH_RE.findall(_URL_RE.sub(" ", text)))
+    return [p for p in found if len(p) > 2]
 
 
 def constraint_sentences(text: str) -> list[str]:
     """Sentences stating a rule: they contain must / never / always / don't / do not."""
-    return [one_line(s) for s in _SENTENCE_RE.split(text) if s.strip() and _CONSTRAINT_RE.search(s)]
+    sentences = _SENTENCE_RE.split(text)
+    return [one_line(s, MAX_RULE) for s in sentences if s.strip() and _CONSTRAINT_RE.search(s)]
 
 
 def parse_snapshot(text: str) -> dict[str, str] | None:
@@ -110,9 +117,9 @@ def section_items(body: str) -> list[str]:
 
 
 def missing_items(text: str) -> list[str]:
-    """Items listed after a "Missing from the snapshot:" line (same line or bullets below)."""
+    """Items listed after a "Missing from the snapshot[ (note)]:" line (same line or bullets below)."""
     out: list[str] = []
-    for chunk in text.split(MISSING_MARKER)[1:]:
+    for chunk in _MISSING_RE.split(text)[1:]:
         first, _, rest = chunk.partition("\n")
         if first.strip():
             out.append(one_line(first))
@@ -162,13 +169,21 @@ def _merge_snapshot(f: Facts, sections: dict[str, str], *, draft: bool) -> None:
 
 def _restore(f: Facts, item: str) -> None:
     f.restored += 1
-    _add(f.constraints if _CONSTRAINT_RE.search(item) else f.knowledge, item)
+    label, sep, value = item.partition(": ")
+    kind = _LABELS.get(label.strip().lower()) if sep else None
+    if kind == "path":
+        _add_path(f, value.strip())
+        return
+    if kind == "rule" or _CONSTRAINT_RE.search(item):
+        _add(f.constraints, value.strip() if kind else item)
+    else:
+        _add(f.knowledge, item)
     for p in find_paths(item):
         _add_path(f, p)
 
 
 def _is_instruction(text: str, *, last: bool) -> bool:
-    if MISSING_MARKER in text:
+    if _MISSING_RE.search(text):
         return True
     if "<state_snapshot>" in text:
         return "<overall_goal>" not in text

@@ -433,6 +433,15 @@ def test_verify_pass_repeats_or_improves_the_draft() -> None:
     assert (
         "you must not break run.sh" in fixed["active_constraints"] and "run.sh" in fixed["file_system_state"]
     )
+    labelled = user(
+        "Critically review the <state_snapshot> you just wrote.\n\nMissing from the snapshot (found by an "
+        "exact check; include each one that still matters):\n- file path: lib/extra.lua\n"
+        "- user constraint: Make sure the CLI stays quiet.\n\nRemember the user's focus:\nspeed"
+    )
+    fixed = parse_snapshot(build_summary(parse_contents([*HISTORY, model(first), labelled])))
+    assert fixed is not None and "- lib/extra.lua" in fixed["file_system_state"]
+    assert "- Make sure the CLI stays quiet." in fixed["active_constraints"]
+    assert "speed" not in fixed["key_knowledge"]
 
 
 def test_previous_snapshot_is_carried_forward() -> None:

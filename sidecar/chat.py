@@ -86,9 +86,9 @@ class ChatService:
 
     async def _run_turn(self, turn_id: str, text: str, progress: Progress | None) -> TurnOutcome:
         settings = self._settings()
-        client = await self._client()
         conv = self.conversation
         conv.append(text_content("user", text))
+        client = await self._client()
         streamed: list[Part] = []
         finish: str | None = None
         prompt_tokens: int | None = None

@@ -31,11 +31,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def configure_logging(level: str, log_file: str | None) -> None:
-    handler: logging.Handler
-    if log_file:
-        handler = logging.FileHandler(log_file, encoding="utf-8")
-    else:
-        handler = logging.StreamHandler(sys.stderr)  # stdout carries JSON-RPC: never log there
+    # stdout carries JSON-RPC: never log there.
+    handler: logging.Handler = (
+        logging.FileHandler(log_file, encoding="utf-8") if log_file else logging.StreamHandler(sys.stderr)
+    )
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
     from sidecar.logging_setup import KeyRedactingFilter
 

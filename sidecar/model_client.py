@@ -1,4 +1,4 @@
-"""Talking to Gemini through google-genai (imported lazily): streaming, one-shot calls, countTokens, retries, named errors."""
+"""Talking to Gemini through google-genai (imported lazily): streaming, calls, countTokens, retries, named errors."""
 
 from __future__ import annotations
 
@@ -154,7 +154,8 @@ class ModelClient:
             chunk = _chunk(response)
             return Reply(chunk.parts, chunk.finish_reason, chunk.usage)
 
-        return await self._with_retries(call)
+        reply: Reply = await self._with_retries(call)
+        return reply
 
     async def count_tokens(self, model: str, contents: Sequence[Content]) -> int:
         payload = dump_contents(contents)
@@ -165,7 +166,8 @@ class ModelClient:
                 raise ModelError("badRequest", "Gemini countTokens returned no totalTokens")
             return int(response.total_tokens)
 
-        return await self._with_retries(call)
+        total: int = await self._with_retries(call)
+        return total
 
     # -- internals --------------------------------------------------------------------------------
     def _config(self, system_instruction: str | None, tools: list[dict[str, Any]] | None) -> Any:

@@ -32,6 +32,7 @@ class RpcClient:
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._handlers: dict[str, Handler] = {}
         self._reader_task: asyncio.Task[None] | None = None
+        self._stderr_task: asyncio.Task[None] | None = None
         self.stderr_lines: list[str] = []
 
     def on(self, method: str, handler: Handler) -> None:
@@ -48,7 +49,7 @@ class RpcClient:
             limit=64 * 1024 * 1024,
         )
         self._reader_task = asyncio.create_task(self._read_loop())
-        asyncio.create_task(self._drain_stderr())
+        self._stderr_task = asyncio.create_task(self._drain_stderr())
 
     async def request(self, method: str, params: Any = None, timeout: float = 120) -> Any:
         msg_id = next(self._ids)

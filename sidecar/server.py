@@ -55,7 +55,7 @@ class SidecarServer(LanguageServer):
         run_stdio(self, stdin, stdout)
 
     # -- progress ----------------------------------------------------------------------------------
-    async def progress(self, title: str) -> _WorkDone:
+    async def start_progress(self, title: str) -> _WorkDone:
         window = self.client_capabilities.window if self.protocol.client_capabilities else None
         if window is None or not window.work_done_progress:
             return _WorkDone(self, None)
@@ -160,7 +160,7 @@ def build_server() -> SidecarServer:
 
     @_request(server, "sidecar/sendMessage", SendMessageParams)
     async def send_message(params: SendMessageParams) -> Any:
-        work = await server.progress("Gemini")
+        work = await server.start_progress("Gemini")
         try:
             return await chat.send_message(params.text, work)
         finally:

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import threading
+from concurrent.futures import Future
 from typing import Any
 
 from lsprotocol import types as lsp
@@ -53,6 +54,17 @@ class SidecarProtocol(LanguageServerProtocol):
         # pygls structures bottom-up through json's object_hook; re-run that on a copy of the message.
         return json.loads(json.dumps(data), object_hook=self.structure_message)
 
+    def _send_handler_result(self, future: Future[Any], *, msg_id: Any) -> None:
+        """Answer a handler's result; expected errors (bad params, model errors) are logged briefly, not as crashes."""
+        if not future.cancelled() and isinstance(future.exception(), errors.SidecarError):
+            self._request_futures.pop(msg_id, None)
+            exc = future.exception()
+            assert isinstance(exc, errors.SidecarError)
+            log.info("request %s answered with error %d: %s", msg_id, exc.code, exc.message)
+            self._send_response(msg_id, error=exc.to_response_error())
+            return
+        super()._send_handler_result(future, msg_id=msg_id)
+
     def send_error(self, msg_id: Any, code: int, message: str) -> None:
         self._send_data(
             {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
@@ -71,9 +83,6 @@ def _classify(data: Any) -> tuple[Any, str | None]:
     if "method" in data:
         if not isinstance(data["method"], str):
             return msg_id, "method must be a string"
-        params = data.get("params")
-        if params is not None and not isinstance(params, dict | list):
-            return msg_id, "params must be an object or an array"
         return msg_id, None
     if "id" not in data:
         return None, "a message needs a method or an id"

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from sidecar.core.history import Content, has_function_call
-from sidecar.core.tokens import estimate_content_quarters
+from sidecar.core.tokens import content_quarters as estimate_content_quarters
 
 UsageSource = Literal["api", "estimate"]
 

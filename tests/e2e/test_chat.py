@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 import pytest_lsp
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from sidecar import __version__, errors
+from sidecar import __version__, errors, fakegemini
 from tests.e2e import harness
 from tests.e2e.harness import notes, request, request_error, wait_for
 
@@ -35,14 +36,14 @@ async def test_streamed_turn_delivers_deltas_in_order(client: LanguageClient, fa
     assert "".join(d["text"] for d in deltas) == result["text"]
     assert "hello sidecar" in result["text"]
     assert result["finishReason"] == "STOP"
-    sent = [r for r in fake.requests() if r["kind"] == "stream"]
-    assert sent[-1]["body"]["contents"][-1]["parts"][0]["text"] == "hello sidecar, please say something long"
+    sent = [r for r in fake.requests() if r.kind == "stream"]
+    assert sent[-1].body["contents"][-1]["parts"][0]["text"] == "hello sidecar, please say something long"
 
 
 async def test_token_usage_after_a_turn(client: LanguageClient, fake: Any) -> None:
     result = await request(client, "sidecar/sendMessage", {"text": "count my tokens"})
     usage = await wait_for(client, "sidecar/tokenUsage", lambda u: u["source"] == "api")
-    prompt_tokens = fake.requests()[-1]["usage"]["promptTokenCount"]
+    prompt_tokens = fakegemini.prompt_tokens(fake.requests()[-1].body)
     assert usage["promptTokenCount"] == prompt_tokens == result["usage"]["promptTokenCount"]
     assert usage["tokenLimit"] == 1_048_576
     assert usage["percentUsed"] == round(100 * prompt_tokens / 1_048_576, 1)
@@ -54,7 +55,7 @@ async def test_token_usage_after_a_turn(client: LanguageClient, fake: Any) -> No
 async def test_history_carries_previous_turns(client: LanguageClient, fake: Any) -> None:
     await request(client, "sidecar/sendMessage", {"text": "first"})
     await request(client, "sidecar/sendMessage", {"text": "second"})
-    contents = fake.requests()[-1]["body"]["contents"]
+    contents = fake.requests()[-1].body["contents"]
     assert [c["role"] for c in contents] == ["user", "model", "user"]
     assert contents[0]["parts"][0]["text"] == "first"
 
@@ -121,7 +122,7 @@ async def test_rate_limit_is_retried_then_succeeds(client: LanguageClient, fake:
     fake.script([{"kind": "status", "status": 429, "match": "chat"}])
     result = await request(client, "sidecar/sendMessage", {"text": "after a 429"})
     assert "after a 429" in result["text"]
-    statuses = [r.get("status") for r in fake.requests() if r["kind"] == "stream"]
+    statuses = [r.status for r in fake.requests() if r.kind == "stream"]
     assert statuses == [429, 200]
 
 
@@ -132,23 +133,30 @@ async def test_persistent_server_error_is_named_and_next_turn_works(client: Lang
     assert "500" in err.message and "server error" in err.message
     assert harness.CANARY_KEY not in err.message
     assert any("500" in m.message for m in client.messages if m.type == lsp.MessageType.Error)
-    assert len([r for r in fake.requests() if r["kind"] == "stream"]) == 4  # 1 + retryAttempts (3)
+    assert len([r for r in fake.requests() if r.kind == "stream"]) == 4  # 1 + retryAttempts (3)
     fake.reset()
     reply = await request(client, "sidecar/sendMessage", {"text": "and now?"})
     assert "and now?" in reply["text"]
-    texts = [c["parts"][0].get("text") for c in fake.requests()[-1]["body"]["contents"]]
+    texts = [c["parts"][0].get("text") for c in fake.requests()[-1].body["contents"]]
     assert "doomed message" in texts, "the failed turn's user message stays in the history"
 
 
 async def test_cancel_stops_the_stream_and_history_stays_valid(client: LanguageClient, fake: Any) -> None:
     fake.script([{"kind": "delay", "seconds": 5, "match": "chat"}])
-    task = asyncio.ensure_future(client.protocol.send_request_async("sidecar/sendMessage", {"text": "slow one"}))
-    await asyncio.sleep(0.5)
-    task.cancel()  # pygls' client sends $/cancelRequest for a cancelled request future
-    with pytest.raises((asyncio.CancelledError, Exception)):
-        await task
+    future = client.protocol.send_request("sidecar/sendMessage", {"text": "slow one"}, msg_id="slow-1")
+    for _ in range(400):  # until the fake has taken the delayed request (its step is consumed)
+        if not fake.pending():
+            break
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.2)
+    client.protocol.notify("$/cancelRequest", lsp.CancelParams(id="slow-1"))
+    with pytest.raises(JsonRpcException) as caught:
+        await asyncio.wait_for(asyncio.wrap_future(future), 4)
+    assert caught.value.code == errors.REQUEST_CANCELLED
     reply = await request(client, "sidecar/sendMessage", {"text": "after cancel"})
     assert "after cancel" in reply["text"]
+    roles = [c["role"] for c in fake.requests()[-1].body["contents"]]
+    assert roles == ["user", "user"], "the cancelled turn left its user message and no dangling model turn"
 
 
 async def test_bad_setting_is_reported_and_default_used(client: LanguageClient) -> None:

@@ -1,0 +1,100 @@
+"""The <state_snapshot>: validating a summarizer reply, and the deterministic check of facts it dropped."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from sidecar.core.history import Content
+from sidecar.core.prompts import SNAPSHOT_SECTIONS
+
+_SCRATCHPAD = re.compile(r"<scratchpad>.*?(?:</scratchpad>|$)", re.DOTALL | re.IGNORECASE)
+_SNAPSHOT = re.compile(r"<state_snapshot>(.*?)</state_snapshot>", re.DOTALL)
+_EXTENSIONS = "py|ts|tsx|js|jsx|lua|rs|go|java|c|h|cpp|hpp|md|json|toml|yaml|yml|txt|sh|vim|css|html"
+_PATH = re.compile(
+    r"(?<![\w/.@:-])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*\.[A-Za-z0-9]{1,8}\b"  # with directories
+    rf"|(?<![\w/.-])[\w-]+\.(?:{_EXTENSIONS})\b"  # a bare file name with a known extension
+)
+_CONSTRAINT = re.compile(
+    r"\b(must|never|always|don't|do not|dont|only use|make sure|ensure|required?|forbidden|avoid)\b", re.IGNORECASE
+)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_IDE_PREFIXES = ("Here is the user's editor context", "Here is a summary of changes in the user's editor context")
+MAX_MISSING_PATHS = 40
+MAX_MISSING_CONSTRAINTS = 20
+
+
+def extract_snapshot(reply: str) -> str | None:
+    """The one well-formed <state_snapshot> block of a summarizer reply, scratchpad removed; None if invalid.
+
+    Valid means: exactly one <state_snapshot>…</state_snapshot>, holding each of the seven sections once,
+    opened and closed. Anything else (no snapshot, two snapshots, a missing section) is not a summary.
+    """
+    text = _SCRATCHPAD.sub("", reply or "")
+    blocks = _SNAPSHOT.findall(text)
+    if len(blocks) != 1 or text.count("<state_snapshot>") != 1:
+        return None
+    body = blocks[0]
+    for name in SNAPSHOT_SECTIONS:
+        if body.count(f"<{name}>") != 1 or body.count(f"</{name}>") != 1:
+            return None
+        if body.index(f"<{name}>") > body.index(f"</{name}>"):
+            return None
+    return f"<state_snapshot>{body}</state_snapshot>"
+
+
+def has_snapshot(contents: Iterable[Content]) -> bool:
+    return any(p.text is not None and "<state_snapshot>" in p.text for c in contents for p in c.parts)
+
+
+def _texts(content: Content) -> Iterable[str]:
+    for part in content.parts:
+        if part.text is not None and not part.thought:
+            yield part.text
+        if part.function_call is not None and part.function_call.args:
+            yield from (v for v in part.function_call.args.values() if isinstance(v, str))
+
+
+def mentioned_paths(contents: Sequence[Content]) -> list[str]:
+    """File paths mentioned in the history (text, and string arguments of tool calls), first mention first."""
+    seen: dict[str, None] = {}
+    for content in contents:
+        for text in _texts(content):
+            if "<state_snapshot>" in text:
+                continue
+            for match in _PATH.finditer(text):
+                path = match.group(0).rstrip(".")
+                if len(path) > 2:
+                    seen.setdefault(path, None)
+    return list(seen)
+
+
+def user_constraints(contents: Sequence[Content]) -> list[str]:
+    """Sentences of the user's own messages that state a rule ("must", "never", "always", "don't", …)."""
+    found: dict[str, None] = {}
+    for content in contents:
+        if content.role != "user":
+            continue
+        for part in content.parts:
+            text = part.text
+            if text is None or part.thought or "<state_snapshot>" in text or text.startswith(_IDE_PREFIXES):
+                continue
+            for sentence in _SENTENCE_END.split(text):
+                sentence = sentence.strip()
+                if 8 <= len(sentence) <= 400 and _CONSTRAINT.search(sentence):
+                    found.setdefault(sentence, None)
+    return list(found)
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip(".!")
+
+
+def missing_facts(compressed: Sequence[Content], snapshot: str) -> list[str]:
+    """File paths and user constraints present in the compressed part but absent from the snapshot."""
+    normal_snapshot = _normal(snapshot)
+    paths = [p for p in mentioned_paths(compressed) if p not in snapshot][:MAX_MISSING_PATHS]
+    constraints = [c for c in user_constraints(compressed) if _normal(c) not in normal_snapshot]
+    return [f"file path: {p}" for p in paths] + [
+        f"user constraint: {c}" for c in constraints[:MAX_MISSING_CONSTRAINTS]
+    ]

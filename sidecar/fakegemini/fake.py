@@ -131,9 +131,7 @@ class FakeGemini:
     def __enter__(self) -> FakeGemini:
         return self if self._server is not None else self.start()
 
-    def __exit__(
-        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
         self.stop()
 
     @property
@@ -272,8 +270,7 @@ class FakeGemini:
         if rec.kind != "count" and self.token_limit is not None and prompt > self.token_limit:
             return _error(
                 400,
-                f"The input token count ({prompt}) exceeds the maximum number of tokens allowed "
-                f"({self.token_limit}).",
+                f"The input token count ({prompt}) exceeds the maximum number of tokens allowed ({self.token_limit}).",
             )
         step = self._script.take(rec.kind, rec.summary)  # type: ignore[arg-type]
         rec.step = faults.step_to_dict(step) if step is not None else None

@@ -65,8 +65,7 @@ def chat_text(contents: Sequence[Content], number: int) -> str:
     responses = [p.function_response for p in last.parts if p.function_response] if last else []
     if responses:
         acks = "; ".join(
-            f"{r.name or 'unknown_tool'} returned "
-            f"{one_line(msgspec.json.encode(r.response).decode(), QUOTE_LIMIT)}"
+            f"{r.name or 'unknown_tool'} returned {one_line(msgspec.json.encode(r.response).decode(), QUOTE_LIMIT)}"
             for r in responses
         )
         return f"Fake Gemini reply #{number}: thanks, I received the tool result: {acks} {turns}"

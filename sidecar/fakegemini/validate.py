@@ -12,9 +12,7 @@ CALL_COUNT_MISMATCH = (
     "Please ensure that the number of function response parts is equal to the number of "
     "function call parts of the function call turn."
 )
-RESPONSE_WITHOUT_CALL = (
-    "Please ensure that function response turn comes immediately after a function call turn."
-)
+RESPONSE_WITHOUT_CALL = "Please ensure that function response turn comes immediately after a function call turn."
 _SCHEMA_KEYS = ("parameters", "parametersJsonSchema", "parameters_json_schema")
 
 
@@ -46,9 +44,7 @@ def check_contents(contents: list[Content]) -> None:
         if c.role not in (None, "user", "model"):
             raise InvalidRequest("Please use a valid role: user, model.")
         if not c.parts:
-            raise InvalidRequest(
-                f"* GenerateContentRequest.contents[{i}].parts: contents.parts must not be empty."
-            )
+            raise InvalidRequest(f"* GenerateContentRequest.contents[{i}].parts: contents.parts must not be empty.")
         responses = sum(1 for p in c.parts if p.function_response is not None)
         prev = contents[i - 1] if i else None
         calls = sum(1 for p in prev.parts if p.function_call is not None) if prev else 0
@@ -75,8 +71,7 @@ def check_tools(tools: Any) -> None:
             schemas = [k for k in _SCHEMA_KEYS if k in decl]
             if len(schemas) > 1:
                 raise InvalidRequest(
-                    f"* GenerateContentRequest.{where}: parameters and parameters_json_schema "
-                    "cannot both be set."
+                    f"* GenerateContentRequest.{where}: parameters and parameters_json_schema cannot both be set."
                 )
 
 

@@ -60,9 +60,7 @@ def client(fake: FakeGemini, key: str = "test-key", **http: Any) -> genai.Client
     return _clients[-1]
 
 
-def raw(
-    fake: FakeGemini, path: str, body: Any = None, headers: dict[str, str] | None = None
-) -> tuple[int, Any]:
+def raw(fake: FakeGemini, path: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(fake.url + path, data=data, headers=headers or {})
     try:
@@ -80,16 +78,20 @@ def model(text: str) -> dict[str, Any]:
     return {"role": "model", "parts": [{"text": text}]}
 
 
-async def collect(
-    fake: FakeGemini, contents: Any = "hello stream", **cfg: Any
-) -> list[types.GenerateContentResponse]:
+def call(name: str, args: dict[str, Any], **extra: str) -> dict[str, Any]:
+    return {"role": "model", "parts": [{"functionCall": {"name": name, "args": args, **extra}}]}
+
+
+def result(name: str, response: dict[str, Any], **extra: str) -> dict[str, Any]:
+    return {"role": "user", "parts": [{"functionResponse": {"name": name, "response": response, **extra}}]}
+
+
+async def collect(fake: FakeGemini, contents: Any = "hello stream", **cfg: Any) -> list[types.GenerateContentResponse]:
     c = client(fake)
     config = types.GenerateContentConfig(**cfg) if cfg else None
     out = []
     try:
-        stream = await c.aio.models.generate_content_stream(
-            model="gemini-2.5-flash", contents=contents, config=config
-        )
+        stream = await c.aio.models.generate_content_stream(model="gemini-2.5-flash", contents=contents, config=config)
         try:
             async for chunk in stream:
                 out.append(chunk)
@@ -119,9 +121,7 @@ def test_generate_reply_usage_and_token_rule(fake: FakeGemini) -> None:
 
 
 async def test_async_stream_chunks_and_final_usage(fake: FakeGemini) -> None:
-    chunks = await collect(
-        fake, "please stream a longer reply for me", system_instruction="be nice", tools=TOOLS
-    )
+    chunks = await collect(fake, "please stream a longer reply for me", system_instruction="be nice", tools=TOOLS)
     assert 3 <= len(chunks) <= 6
     text = "".join(ch.text or "" for ch in chunks)
     assert text == 'Fake Gemini reply #1: you said "please stream a longer reply for me" (history: 1 turn)'
@@ -150,11 +150,8 @@ def test_count_tokens_and_multiplier(fake: FakeGemini) -> None:
 def test_function_response_is_acknowledged(fake: FakeGemini) -> None:
     history = [
         user("read a.py"),
-        {"role": "model", "parts": [{"functionCall": {"name": "read_file", "args": {"path": "a.py"}}}]},
-        {
-            "role": "user",
-            "parts": [{"functionResponse": {"name": "read_file", "response": {"output": "x=1"}}}],
-        },
+        call("read_file", {"path": "a.py"}),
+        result("read_file", {"output": "x=1"}),
     ]
     c = client(fake)  # keep the Client referenced: collecting it closes its HTTP client
     r = c.models.generate_content(model="m", contents=history)
@@ -190,7 +187,7 @@ def test_strict_validation_and_token_limit(fake: FakeGemini) -> None:
     c = client(fake)
     orphan = [
         user("go"),
-        {"role": "model", "parts": [{"functionCall": {"name": "t", "args": {}}}]},
+        call("t", {}),
         user("x"),
     ]
     with pytest.raises(errors.ClientError) as exc:
@@ -336,15 +333,10 @@ def test_request_log_never_holds_the_key(fake: FakeGemini) -> None:
 
 
 def test_control_endpoints(fake: FakeGemini) -> None:
-    code, body = raw(
-        fake, "/_control/script", [{"kind": "status", "status": 503}, {"kind": "text", "text": "t"}]
-    )
+    code, body = raw(fake, "/_control/script", [{"kind": "status", "status": 503}, {"kind": "text", "text": "t"}])
     assert (code, body["queued"]) == (200, 2)
     assert raw(fake, "/_control/script", {"steps": [{"kind": "bogus"}]})[0] == 400
-    assert (
-        raw(fake, "/_control/script", {"steps": [{"kind": "text", "text": "only"}], "replace": True})[0]
-        == 200
-    )
+    assert raw(fake, "/_control/script", {"steps": [{"kind": "text", "text": "only"}], "replace": True})[0] == 200
     c = client(fake)
     assert c.models.generate_content(model="m", contents="hi").text == "only"
     assert raw(fake, "/_control/config", {"tokenMultiplier": 3})[1]["tokenMultiplier"] == 3
@@ -383,18 +375,10 @@ def test_cli_serves_script_and_exits_on_sigterm(tmp_path: Path) -> None:
 # ---- the snapshot builder (pure) ---------------------------------------------------------------
 
 HISTORY = [
-    user(
-        "Here is the user's editor context as a JSON object.\n" + '{"activeFile": {"path": "/w/src/app.py"}}'
-    ),
+    user("Here is the user's editor context as a JSON object.\n" + '{"activeFile": {"path": "/w/src/app.py"}}'),
     user("Add retry logic to src/client.py. You must keep the public API stable. Don't add dependencies."),
-    {
-        "role": "model",
-        "parts": [{"functionCall": {"name": "read_file", "args": {"path": "src/client.py"}, "id": "1"}}],
-    },
-    {
-        "role": "user",
-        "parts": [{"functionResponse": {"name": "read_file", "id": "1", "response": {"output": "ok"}}}],
-    },
+    call("read_file", {"path": "src/client.py"}, id="1"),
+    result("read_file", {"output": "ok"}, id="1"),
     model("Done reading; tests live in tests/test_client.py."),
     user("Now document it in docs/retry.md. Never touch setup.py."),
     user("Generate a new <state_snapshot> based on the provided history."),
@@ -425,14 +409,10 @@ def test_verify_pass_repeats_or_improves_the_draft() -> None:
     assert "draft is complete" in again and parse_snapshot(again) == parse_snapshot(first)
     improved = build_summary(parse_contents([*HISTORY, model("no snapshot, sorry"), critique]))
     assert parse_snapshot(improved) == parse_snapshot(first)
-    hint = user(
-        "Missing from the snapshot:\n- the dev server listens on port 8080\n- you must not break run.sh\n"
-    )
+    hint = user("Missing from the snapshot:\n- the dev server listens on port 8080\n- you must not break run.sh\n")
     fixed = parse_snapshot(build_summary(parse_contents([*HISTORY, model(first), hint])))
     assert fixed is not None and "port 8080" in fixed["key_knowledge"]
-    assert (
-        "you must not break run.sh" in fixed["active_constraints"] and "run.sh" in fixed["file_system_state"]
-    )
+    assert "you must not break run.sh" in fixed["active_constraints"] and "run.sh" in fixed["file_system_state"]
     labelled = user(
         "Critically review the <state_snapshot> you just wrote.\n\nMissing from the snapshot (found by an "
         "exact check; include each one that still matters):\n- file path: lib/extra.lua\n"
@@ -460,9 +440,7 @@ def test_previous_snapshot_is_carried_forward() -> None:
     assert "src/client.py" in sections["file_system_state"] and "lib/util.ts" in sections["file_system_state"]
     assert "read_file" in sections["recent_actions"]
     assert (
-        sections["task_state"]
-        .splitlines()[-1]
-        .endswith("rename lib/util.ts. Always run make check. (current focus)")
+        sections["task_state"].splitlines()[-1].endswith("rename lib/util.ts. Always run make check. (current focus)")
     )
 
 

@@ -1,0 +1,349 @@
+-- The chat buffer: a prompt buffer whose last line is the input line; replies stream in above it
+-- from sidecar/messageDelta.
+local state = require('sidecar.state')
+
+local M = {}
+
+local NAME = 'sidecar://chat'
+local PROMPT = '> '
+local ns = vim.api.nvim_create_namespace('sidecar_chat')
+
+local buf = nil
+local turns = {} -- turnId -> turn
+local unbound = {} -- turns sent but without a turnId yet (FIFO: turns run in arrival order)
+local order = {} -- every turn, oldest first (for tests and :SidecarCancel)
+
+local function valid()
+  return buf and vim.api.nvim_buf_is_valid(buf)
+end
+
+function M.bufnr()
+  return valid() and buf or nil
+end
+
+local function split_lines(text)
+  return vim.split(text, '\n', { plain = true })
+end
+
+--- Insert lines just above the input line; returns the 0-based row of the first one.
+local function insert(lines)
+  local n = vim.api.nvim_buf_line_count(buf)
+  vim.api.nvim_buf_set_lines(buf, n - 1, n - 1, false, lines)
+  return n - 1
+end
+
+local function follow()
+  local n = vim.api.nvim_buf_line_count(buf)
+  local cur = vim.api.nvim_get_current_win()
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if win ~= cur and vim.api.nvim_win_get_buf(win) == buf then
+      pcall(vim.api.nvim_win_set_cursor, win, { n, 0 })
+    end
+  end
+end
+
+local function on_submit(text)
+  -- Vim leaves the typed line in the buffer and adds a new prompt line: replace the typed line
+  -- with our own rendering of the message.
+  local n = vim.api.nvim_buf_line_count(buf)
+  if n >= 2 then
+    vim.api.nvim_buf_set_lines(buf, n - 2, n - 1, false, {})
+  end
+  vim.api.nvim_buf_set_option(buf, 'modified', false)
+  text = vim.trim(text or '')
+  if text == '' then
+    return
+  end
+  local sidecar = require('sidecar')
+  local cmd, rest = text:match('^/(%a+)%s*(.*)$')
+  if cmd == 'compress' then
+    sidecar.compress(rest)
+  elseif cmd == 'new' then
+    sidecar.new_session()
+  elseif cmd == 'resume' then
+    sidecar.resume()
+  elseif cmd == 'undo' then
+    sidecar.undo_compaction()
+  elseif cmd == 'transcript' then
+    sidecar.transcript()
+  else
+    sidecar.send(text)
+  end
+end
+
+function M.ensure()
+  if valid() then
+    return buf
+  end
+  local existing = vim.fn.bufnr(NAME)
+  if existing > 0 then
+    pcall(vim.api.nvim_buf_delete, existing, { force = true })
+  end
+  buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_name(buf, NAME)
+  vim.api.nvim_buf_set_option(buf, 'buftype', 'prompt')
+  vim.api.nvim_buf_set_option(buf, 'bufhidden', 'hide')
+  vim.api.nvim_buf_set_option(buf, 'swapfile', false)
+  vim.api.nvim_buf_set_option(buf, 'filetype', 'markdown')
+  vim.fn.prompt_setprompt(buf, PROMPT)
+  vim.fn.prompt_setcallback(buf, on_submit)
+  vim.fn.prompt_setinterrupt(buf, function()
+    require('sidecar').cancel()
+  end)
+  vim.keymap.set('n', '<C-c>', function()
+    require('sidecar').cancel()
+  end, { buffer = buf, desc = 'sidecar: cancel the running turn' })
+  turns, unbound, order = {}, {}, {}
+  return buf
+end
+
+function M.window()
+  if not valid() then
+    return nil
+  end
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_buf(win) == buf then
+      return win
+    end
+  end
+  return nil
+end
+
+--- Show the chat buffer; opts.focus moves the cursor there (else the current window stays current).
+function M.open(opts)
+  opts = opts or {}
+  M.ensure()
+  local win = M.window()
+  if not win then
+    local cur = vim.api.nvim_get_current_win()
+    local split = (state.cfg and state.cfg.chat and state.cfg.chat.split) or 'botright 15split'
+    vim.cmd(split)
+    win = vim.api.nvim_get_current_win()
+    vim.api.nvim_win_set_buf(win, buf)
+    vim.api.nvim_win_set_option(win, 'wrap', true)
+    vim.api.nvim_win_set_option(win, 'linebreak', true)
+    vim.api.nvim_win_set_option(win, 'number', false)
+    pcall(vim.api.nvim_win_set_cursor, win, { vim.api.nvim_buf_line_count(buf), 0 })
+    if not opts.focus and vim.api.nvim_win_is_valid(cur) then
+      vim.api.nvim_set_current_win(cur)
+    end
+  elseif opts.focus then
+    vim.api.nvim_set_current_win(win)
+  end
+  return win
+end
+
+-- Turns -----------------------------------------------------------------------------------------
+
+local function render_lines(turn)
+  local lines = {}
+  for _, seg in ipairs(turn.segments) do
+    if seg.kind == 'text' then
+      for _, l in ipairs(split_lines(seg.text)) do
+        lines[#lines + 1] = l
+      end
+    else
+      lines[#lines + 1] = seg.line
+    end
+  end
+  if #lines == 0 or (#lines == 1 and lines[1] == '') then
+    lines = { turn.done and '' or '…' }
+  end
+  if turn.error then
+    lines[#lines + 1] = ''
+    lines[#lines + 1] = '> ' .. turn.error
+  end
+  return lines
+end
+
+local function render(turn)
+  if not valid() then
+    return
+  end
+  local pos = vim.api.nvim_buf_get_extmark_by_id(buf, ns, turn.mark, {})
+  if not pos or not pos[1] then
+    return
+  end
+  local row = pos[1]
+  local lines = render_lines(turn)
+  vim.api.nvim_buf_set_lines(buf, row, row + turn.nlines, false, lines)
+  turn.nlines = #lines
+  turn.mark = vim.api.nvim_buf_set_extmark(buf, ns, row, 0, { id = turn.mark })
+  vim.api.nvim_buf_set_option(buf, 'modified', false)
+  follow()
+end
+
+local function new_turn(user_text)
+  M.ensure()
+  local header = {}
+  if user_text then
+    header = { '## You', '' }
+    vim.list_extend(header, split_lines(user_text))
+    header[#header + 1] = ''
+  end
+  header[#header + 1] = '## Gemini'
+  header[#header + 1] = ''
+  insert(header)
+  local row = insert({ '…', '' })
+  local turn = {
+    segments = {},
+    nlines = 1,
+    done = false,
+    mark = vim.api.nvim_buf_set_extmark(buf, ns, row, 0, {}),
+  }
+  order[#order + 1] = turn
+  vim.api.nvim_buf_set_option(buf, 'modified', false)
+  follow()
+  return turn
+end
+
+--- A user message was sent: show it with an empty reply that the deltas fill.
+function M.begin_turn(user_text)
+  local turn = new_turn(user_text)
+  unbound[#unbound + 1] = turn
+  return turn
+end
+
+local function bind(turn_id)
+  local turn = turns[turn_id]
+  if turn then
+    return turn
+  end
+  turn = table.remove(unbound, 1) or new_turn(nil)
+  turn.turnId = turn_id
+  turns[turn_id] = turn
+  return turn
+end
+
+local function append_text(turn, text)
+  local last = turn.segments[#turn.segments]
+  if last and last.kind == 'text' then
+    last.text = last.text .. text
+  else
+    turn.segments[#turn.segments + 1] = { kind = 'text', text = text }
+  end
+end
+
+function M.on_delta(params)
+  if type(params) ~= 'table' or type(params.text) ~= 'string' then
+    return
+  end
+  local turn = bind(params.turnId or '?')
+  append_text(turn, params.text)
+  render(turn)
+end
+
+local icons = { pending = '…', running = '⚙', done = '✓', error = '✗', denied = '⊘', cancelled = '⊘' }
+
+function M.on_tool_call(params)
+  if type(params) ~= 'table' then
+    return
+  end
+  local turn = bind(params.turnId or '?')
+  local line = string.format(
+    '%s tool %s: %s%s',
+    icons[params.status] or '•',
+    params.name or '?',
+    params.status or '?',
+    (params.summary and params.summary ~= '') and (' — ' .. params.summary) or ''
+  )
+  for _, seg in ipairs(turn.segments) do
+    if seg.kind == 'tool' and seg.callId == params.callId then
+      seg.line = line
+      render(turn)
+      return
+    end
+  end
+  turn.segments[#turn.segments + 1] = { kind = 'tool', callId = params.callId, line = line }
+  -- Text after a tool call starts a new paragraph.
+  turn.segments[#turn.segments + 1] = { kind = 'text', text = '' }
+  render(turn)
+end
+
+--- The sendMessage request answered: the result text is authoritative.
+function M.finish(turn, err, result)
+  if not turn then
+    return
+  end
+  for i, t in ipairs(unbound) do
+    if t == turn then
+      table.remove(unbound, i)
+      break
+    end
+  end
+  turn.done = true
+  if err then
+    if err.code == -32800 then
+      turn.error = 'cancelled'
+    else
+      turn.error = 'error: ' .. (err.message or vim.inspect(err))
+    end
+  elseif type(result) == 'table' then
+    if result.turnId and not turn.turnId then
+      turn.turnId = result.turnId
+      turns[result.turnId] = turn
+    end
+    local has_tools = false
+    for _, seg in ipairs(turn.segments) do
+      has_tools = has_tools or seg.kind == 'tool'
+    end
+    if not has_tools and type(result.text) == 'string' then
+      turn.segments = { { kind = 'text', text = result.text } }
+    end
+  end
+  render(turn)
+end
+
+--- An informational line in the chat (compaction results, session changes, restarts).
+function M.note(text)
+  if not valid() then
+    return
+  end
+  local lines = {}
+  for _, l in ipairs(split_lines(text)) do
+    lines[#lines + 1] = '_' .. l .. '_'
+  end
+  lines[#lines + 1] = ''
+  insert(lines)
+  vim.api.nvim_buf_set_option(buf, 'modified', false)
+  follow()
+end
+
+--- Empty the transcript part of the buffer (keeps the input line).
+function M.clear()
+  if not valid() then
+    return
+  end
+  local n = vim.api.nvim_buf_line_count(buf)
+  vim.api.nvim_buf_set_lines(buf, 0, n - 1, false, {})
+  vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+  turns, unbound, order = {}, {}, {}
+  vim.api.nvim_buf_set_option(buf, 'modified', false)
+end
+
+--- Replace the chat with a session's transcript (after :SidecarResume).
+function M.load(transcript)
+  M.ensure()
+  M.clear()
+  local lines = require('sidecar.transcript').chat_lines(transcript)
+  if #lines > 0 then
+    insert(lines)
+  end
+  vim.api.nvim_buf_set_option(buf, 'modified', false)
+  follow()
+end
+
+--- Transcript text (everything above the input line).
+function M.text()
+  if not valid() then
+    return ''
+  end
+  local n = vim.api.nvim_buf_line_count(buf)
+  return table.concat(vim.api.nvim_buf_get_lines(buf, 0, n - 1, false), '\n')
+end
+
+function M.turns()
+  return order
+end
+
+return M

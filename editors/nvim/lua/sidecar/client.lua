@@ -1,0 +1,323 @@
+-- The sidecar process as a Neovim LSP client: start, handlers, requests, crash restart + resume.
+local compat = require('sidecar.compat')
+local config = require('sidecar.config')
+local state = require('sidecar.state')
+local status = require('sidecar.status')
+
+local M = {}
+
+local queue = {} -- calls made while the server starts: {method, params, cb}
+local stopping = {} -- client ids stopped on purpose (no restart)
+local inflight = {} -- key -> callback of a request that has not been answered yet
+local next_key = 0
+
+local function notify(msg, level)
+  vim.schedule(function()
+    vim.notify('sidecar: ' .. msg, level or vim.log.levels.INFO)
+  end)
+end
+M.user_notify = notify
+
+function M.get()
+  local client = compat.get_client(state.client_id)
+  if client and not compat.is_stopped(client) then
+    return client
+  end
+  return nil
+end
+
+function M.running()
+  return state.status == 'running' and M.get() ~= nil
+end
+
+local function fail(cb, message)
+  if cb then
+    vim.schedule(function()
+      cb({ code = -32099, message = message }, nil)
+    end)
+  end
+  return false
+end
+
+--- Send a request; cb(err, result). Calls made while the server starts are queued.
+function M.request(method, params, cb)
+  if state.status == 'starting' or state.status == 'restarting' then
+    queue[#queue + 1] = { method = method, params = params, cb = cb }
+    return true
+  end
+  local client = M.get()
+  if not client or state.status ~= 'running' then
+    return fail(cb, 'the sidecar is not running (' .. state.status .. ')')
+  end
+  next_key = next_key + 1
+  local key = next_key
+  inflight[key] = cb or true
+  local ok, id = compat.request(client, method, params or vim.empty_dict(), function(err, result)
+    if inflight[key] == nil then
+      return
+    end
+    inflight[key] = nil
+    if cb then
+      cb(err, result)
+    end
+  end)
+  if not ok then
+    inflight[key] = nil
+    return fail(cb, 'the sidecar connection is closed')
+  end
+  return true, id
+end
+
+--- Answer every unanswered request with an error (the server went away).
+local function fail_inflight(message)
+  local pending = inflight
+  inflight = {}
+  for _, cb in pairs(pending) do
+    if type(cb) == 'function' then
+      pcall(cb, { code = -32099, message = message }, nil)
+    end
+  end
+end
+
+--- Cancel a request sent with M.request ($/cancelRequest).
+function M.cancel(id)
+  local client = M.get()
+  if client and id then
+    pcall(compat.cancel_request, client, id)
+  end
+end
+
+function M.notify(method, params)
+  local client = M.get()
+  if not client or state.status ~= 'running' then
+    return false
+  end
+  return compat.notify(client, method, params)
+end
+
+local function flush_queue()
+  local q = queue
+  queue = {}
+  for _, item in ipairs(q) do
+    M.request(item.method, item.params, item.cb)
+  end
+end
+
+local function fail_queue(message)
+  local q = queue
+  queue = {}
+  for _, item in ipairs(q) do
+    fail(item.cb, message)
+  end
+end
+
+-- Handlers ---------------------------------------------------------------------------------------
+
+local function on_token_usage(_, usage)
+  if type(usage) ~= 'table' then
+    return
+  end
+  state.usage = usage
+  if usage.sessionId then
+    state.session_id = usage.sessionId
+  end
+  status.changed()
+end
+
+local function on_progress(err, params, ctx, cfg)
+  -- Keep Neovim's own progress tracking (LspProgress / LspProgressUpdate, fidget.nvim, ...).
+  local default = vim.lsp.handlers['$/progress']
+  if default and ctx and vim.lsp.get_client_by_id(ctx.client_id) then
+    pcall(default, err, params, ctx, cfg)
+  end
+  if type(params) ~= 'table' or type(params.value) ~= 'table' then
+    return
+  end
+  local token, value = tostring(params.token), params.value
+  local p = state.progress[token]
+  if value.kind == 'begin' then
+    p = { title = value.title, message = value.message, percentage = value.percentage, done = false }
+    state.progress[token] = p
+  elseif p then
+    p.message = value.message or p.message
+    p.percentage = value.percentage or p.percentage
+    if value.kind == 'end' then
+      p.done = true
+      state.progress[token] = nil
+    end
+  end
+  if p then
+    require('sidecar.ui').on_progress(p, value.kind)
+  end
+  status.changed()
+end
+
+M.handlers = {
+  ['sidecar/tokenUsage'] = on_token_usage,
+  ['sidecar/messageDelta'] = function(_, params)
+    require('sidecar.chat').on_delta(params)
+  end,
+  ['sidecar/toolCall'] = function(_, params)
+    require('sidecar.chat').on_tool_call(params)
+  end,
+  ['sidecar/compressed'] = function(_, params)
+    require('sidecar.ui').on_compressed(params)
+  end,
+  ['sidecar/confirmToolCall'] = function(err, params, ctx)
+    return require('sidecar.confirm').handle(err, params, ctx)
+  end,
+  ['$/progress'] = on_progress,
+}
+
+-- Lifecycle --------------------------------------------------------------------------------------
+
+local function after_init(client_id, resume)
+  state.status = 'running'
+  status.changed()
+  local ctx = require('sidecar.context')
+  ctx.reset_sent()
+  ctx.flush(true)
+  if not resume then
+    flush_queue()
+    return
+  end
+  M.request('sidecar/resumeSession', { sessionId = resume }, function(err, result)
+    if err then
+      notify('restarted, but could not resume session ' .. resume .. ': ' .. (err.message or ''), vim.log.levels.WARN)
+    else
+      state.session_id = result.sessionId or resume
+      state.last_resume = result
+      notify(string.format('restarted and resumed session %s (%s messages)', state.session_id, tostring(result.messageCount)))
+      require('sidecar.chat').note('sidecar restarted; resumed session ' .. state.session_id)
+    end
+    if state.client_id == client_id then
+      flush_queue()
+    end
+  end)
+end
+
+local schedule_restart
+
+--- Start the sidecar (opts.resume: a sessionId to resume once it runs).
+function M.start(opts)
+  opts = opts or {}
+  local cfg = state.cfg
+  if M.get() then
+    return state.client_id
+  end
+  local root = config.root_dir(cfg)
+  local cmd = config.cmd(cfg)
+  state.root, state.cmd = root, cmd
+  state.status = opts.resume and 'restarting' or 'starting'
+  state.progress = {}
+  local settings = vim.deepcopy(cfg.settings or {})
+  local client_config = {
+    name = 'sidecar',
+    cmd = cmd,
+    cmd_cwd = root,
+    cmd_env = cfg.cmd_env,
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
+    init_options = settings,
+    settings = { sidecar = settings },
+    capabilities = vim.lsp.protocol.make_client_capabilities(),
+    handlers = M.handlers,
+    on_init = function(client, result)
+      state.server_info = result and result.serverInfo or nil
+      vim.schedule(function()
+        if state.client_id == client.id then
+          after_init(client.id, opts.resume)
+        end
+      end)
+    end,
+    on_exit = function(code, signal, client_id)
+      vim.schedule(function()
+        if stopping[client_id] then
+          stopping[client_id] = nil
+          return
+        end
+        if client_id ~= state.client_id then
+          return
+        end
+        state.client_id = nil
+        state.progress = {}
+        state.last_exit = { code = code, signal = signal }
+        fail_inflight(string.format('the sidecar exited (code %s, signal %s)', code, signal))
+        if state.exiting then
+          state.status = 'stopped'
+          return
+        end
+        schedule_restart(code, signal)
+      end)
+    end,
+  }
+  local ok, id, how = pcall(compat.start_client, client_config)
+  if not ok or not id then
+    state.status = 'failed'
+    status.changed()
+    local why = not ok and tostring(id) or 'see :LspLog'
+    fail_queue('the sidecar failed to start')
+    notify('could not start ' .. table.concat(cmd, ' ') .. ': ' .. why, vim.log.levels.ERROR)
+    return nil
+  end
+  state.client_id, state.start_method = id, how
+  status.changed()
+  return id
+end
+
+function schedule_restart(code, signal)
+  local cfg = state.cfg.restart or {}
+  local now = compat.uv.now()
+  local recent = {}
+  for _, t in ipairs(state.restarts) do
+    if now - t < (cfg.window_ms or 60000) then
+      recent[#recent + 1] = t
+    end
+  end
+  state.restarts = recent
+  if cfg.enabled == false or #recent >= (cfg.max or 5) then
+    state.status = 'failed'
+    fail_queue('the sidecar stopped')
+    status.changed()
+    notify(
+      string.format('the sidecar exited (code %s, signal %s) and will not be restarted; use :SidecarRestart', code, signal),
+      vim.log.levels.ERROR
+    )
+    return
+  end
+  local delay = (cfg.delay_ms or 300) * (2 ^ #recent)
+  recent[#recent + 1] = now
+  state.status = 'restarting'
+  status.changed()
+  notify(string.format('the sidecar exited (code %s, signal %s); restarting', code, signal), vim.log.levels.WARN)
+  vim.defer_fn(function()
+    if state.status == 'restarting' and not state.client_id and not state.exiting then
+      M.start({ resume = state.session_id })
+    end
+  end, delay)
+end
+
+--- Stop the sidecar on purpose (no automatic restart).
+function M.stop(force)
+  local client = M.get()
+  if client then
+    stopping[client.id] = true
+    compat.stop(client, force)
+  end
+  state.client_id = nil
+  state.status = 'stopped'
+  state.progress = {}
+  fail_queue('the sidecar was stopped')
+  fail_inflight('the sidecar was stopped')
+  status.changed()
+end
+
+--- Stop and start again, resuming the current session.
+function M.restart()
+  local resume = state.session_id
+  M.stop()
+  state.restarts = {}
+  return M.start({ resume = resume })
+end
+
+return M

@@ -1,0 +1,122 @@
+-- Options: defaults, merging, workspace root and server command resolution.
+local compat = require('sidecar.compat')
+
+local M = {}
+
+M.defaults = {
+  -- The server command (a list). Default: `sidecar` if it is on $PATH, else `python3 -m sidecar`.
+  cmd = nil,
+  -- Extra environment for the server process (merged into Neovim's environment).
+  cmd_env = nil,
+  -- Workspace root: a path, or a function returning one. Default: the nearest ancestor of the
+  -- current directory holding one of `root_markers`, else the current directory.
+  root_dir = nil,
+  root_markers = { '.git', '.hg', '.svn', 'pyproject.toml', 'package.json', 'go.mod', 'Cargo.toml', 'Makefile' },
+  -- The `sidecar` settings section (see docs/settings.md): model, apiKey, baseUrl, tokenLimit,
+  -- compressionThreshold, ... Sent as initializationOptions and workspace/didChangeConfiguration.
+  settings = {},
+  statusline = {
+    icon = '✦',
+    -- Shown while a compaction runs (its $/progress), before sidecar/compressed arrives.
+    compressing = 'compressing…',
+  },
+  chat = {
+    -- Command used to open the chat window (any split command).
+    split = 'botright 15split',
+    -- Open the chat window (without moving the cursor) when :SidecarSend is used and it is hidden.
+    open_on_send = true,
+  },
+  ide_context = {
+    enabled = true,
+    debounce_ms = 50,
+    max_files = 10,
+    max_selected_bytes = 16384,
+  },
+  restart = {
+    enabled = true,
+    -- At most `max` restarts within `window_ms`; the delay doubles from `delay_ms` per restart.
+    max = 5,
+    window_ms = 60000,
+    delay_ms = 300,
+  },
+  -- Neovim 0.7-0.10 must answer a server request synchronously: if vim.ui.select does not call back
+  -- at once (a custom, asynchronous UI), the plugin waits this long and then denies the tool call.
+  confirm_timeout_ms = 120000,
+}
+
+local function is_list(t)
+  if vim.tbl_islist then
+    return vim.tbl_islist(t)
+  end
+  return vim.islist(t)
+end
+
+local function merge(base, over)
+  local out = vim.deepcopy(base)
+  for k, v in pairs(over or {}) do
+    if type(v) == 'table' and type(out[k]) == 'table' and not is_list(v) and not is_list(out[k]) then
+      out[k] = merge(out[k], v)
+    else
+      out[k] = v
+    end
+  end
+  return out
+end
+
+M.merge = merge
+
+function M.resolve(opts)
+  return merge(M.defaults, opts or {})
+end
+
+local function exists(path)
+  return compat.uv.fs_stat(path) ~= nil
+end
+
+--- Nearest ancestor of `start` (inclusive) holding one of `markers`, else nil.
+function M.find_root(start, markers)
+  local dir = vim.fn.fnamemodify(start, ':p'):gsub('/+$', '')
+  if dir == '' then
+    dir = '/'
+  end
+  while true do
+    for _, marker in ipairs(markers) do
+      if exists(dir .. '/' .. marker) then
+        return dir
+      end
+    end
+    local parent = vim.fn.fnamemodify(dir, ':h')
+    if parent == dir or parent == '' then
+      return nil
+    end
+    dir = parent
+  end
+end
+
+function M.root_dir(cfg)
+  local root = cfg.root_dir
+  if type(root) == 'function' then
+    root = root()
+  end
+  if type(root) == 'string' and root ~= '' then
+    return (vim.fn.fnamemodify(root, ':p'):gsub('(.)/+$', '%1'))
+  end
+  local cwd = vim.fn.getcwd()
+  return M.find_root(cwd, cfg.root_markers or {}) or cwd
+end
+
+function M.cmd(cfg)
+  local cmd = cfg.cmd
+  if type(cmd) == 'string' then
+    cmd = { cmd }
+  end
+  if type(cmd) == 'table' and #cmd > 0 then
+    return cmd
+  end
+  if vim.fn.executable('sidecar') == 1 then
+    return { 'sidecar' }
+  end
+  return { 'python3', '-m', 'sidecar' }
+end
+
+return M

@@ -1,0 +1,107 @@
+-- :checkhealth sidecar
+local compat = require('sidecar.compat')
+local config = require('sidecar.config')
+local state = require('sidecar.state')
+
+local M = {}
+
+local KEY_ENV = { 'GEMINI_API_KEY', 'GOOGLE_API_KEY' }
+
+--- Where the API key comes from (never the key itself): 'settings', '$GEMINI_API_KEY', ... or nil.
+function M.key_source(cfg)
+  local key = cfg.settings and cfg.settings.apiKey
+  if type(key) == 'string' and key ~= '' then
+    return 'settings.apiKey'
+  end
+  for _, name in ipairs(KEY_ENV) do
+    local v = (cfg.cmd_env and cfg.cmd_env[name]) or vim.env[name]
+    if type(v) == 'string' and v ~= '' then
+      return '$' .. name
+    end
+  end
+  return nil
+end
+
+--- `<cmd> --version` output (first line), with a 10 s limit.
+local function server_version(cmd)
+  local out = {}
+  local argv = vim.list_extend(vim.deepcopy(cmd), { '--version' })
+  local ok, job = pcall(vim.fn.jobstart, argv, {
+    stdout_buffered = true,
+    on_stdout = function(_, data)
+      out = data or {}
+    end,
+  })
+  if not ok or job <= 0 then
+    return nil, 'cannot run ' .. table.concat(argv, ' ')
+  end
+  local res = vim.fn.jobwait({ job }, 10000)[1]
+  if res == -1 then
+    vim.fn.jobstop(job)
+    return nil, table.concat(argv, ' ') .. ' did not answer within 10 s'
+  end
+  if res ~= 0 then
+    return nil, table.concat(argv, ' ') .. ' exited with ' .. res
+  end
+  return vim.trim(table.concat(out, '\n')), nil
+end
+
+function M.check()
+  local h = compat.health()
+  h.start('sidecar')
+
+  local how = (compat.nvim_011 and vim.lsp.start) and 'vim.lsp.start' or 'vim.lsp.start_client'
+  if vim.fn.has('nvim-0.7') == 1 then
+    h.ok(string.format('Neovim %s (starts the server with %s)', compat.version_string(), how))
+  else
+    h.error('Neovim ' .. compat.version_string() .. ': sidecar.nvim needs 0.7 or newer')
+  end
+
+  if not state.cfg then
+    h.warn("setup() has not been called: call require('sidecar').setup({...}) in your config")
+  end
+  local cfg = state.cfg or config.resolve({})
+  local cmd = state.cmd or config.cmd(cfg)
+  local cmdline = table.concat(cmd, ' ')
+  if vim.fn.executable(cmd[1]) == 1 then
+    h.ok('Server command: ' .. cmdline)
+  else
+    h.error('Server command: ' .. cmdline .. ' (' .. cmd[1] .. ' is not executable)', {
+      "set cmd in require('sidecar').setup({ cmd = { '/path/to/python', '-m', 'sidecar' } })",
+    })
+  end
+  h.info('Workspace root: ' .. (state.root or config.root_dir(cfg)))
+
+  if state.server_info and state.status == 'running' then
+    h.ok(string.format('Server version: %s %s (running, %s)', tostring(state.server_info.name),
+      tostring(state.server_info.version), tostring(state.status)))
+  else
+    local version, err = server_version(cmd)
+    if version then
+      h.ok('Server version: ' .. version .. ' (status: ' .. tostring(state.status) .. ')')
+    else
+      h.error('Server version: unknown: ' .. tostring(err))
+    end
+  end
+
+  local source = M.key_source(cfg)
+  local base = cfg.settings and cfg.settings.baseUrl
+  if source then
+    h.ok('API key: set (from ' .. source .. ')')
+  elseif base then
+    h.info('API key: not set; requests to ' .. base .. ' carry a placeholder key')
+  else
+    h.warn('API key: not set: the embedded fake Gemini answers', {
+      'set $GEMINI_API_KEY, or settings.apiKey in setup()',
+    })
+  end
+  h.info('Model: ' .. tostring(cfg.settings and cfg.settings.model or (state.usage and state.usage.model) or 'default'))
+  if base then
+    h.info('Base URL: ' .. base)
+  end
+  if state.usage then
+    h.info(string.format('Token usage: %s (session %s)', require('sidecar.status').text(), tostring(state.session_id)))
+  end
+end
+
+return M

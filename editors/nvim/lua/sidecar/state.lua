@@ -1,0 +1,16 @@
+-- Shared, plain-data state of the plugin (one sidecar per Neovim instance).
+return {
+  cfg = nil, -- resolved options (sidecar.config)
+  root = nil, -- workspace root the sidecar runs for
+  cmd = nil, -- server command in use
+  client_id = nil,
+  start_method = nil, -- 'vim.lsp.start' | 'vim.lsp.start_client'
+  server_info = nil, -- initialize result serverInfo {name, version}
+  usage = nil, -- last sidecar/tokenUsage (TokenUsage)
+  session_id = nil, -- last sessionId seen in sidecar/tokenUsage (resumed after a crash)
+  progress = {}, -- token -> {title, message, percentage, done}
+  last_compressed = nil, -- last sidecar/compressed params, plus `at` (ms)
+  restarts = {}, -- times (ms) of automatic restarts
+  status = 'stopped', -- 'stopped' | 'starting' | 'running' | 'restarting' | 'failed'
+  exiting = false,
+}

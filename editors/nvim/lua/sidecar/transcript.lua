@@ -1,0 +1,122 @@
+-- Rendering of sidecar/getTranscript results: the full transcript buffer, and the chat view.
+local M = {}
+
+--- 9120 -> "9,120"
+function M.thousands(n)
+  n = tonumber(n)
+  if not n then
+    return '?'
+  end
+  local s = tostring(math.floor(n))
+  local neg = s:sub(1, 1) == '-'
+  if neg then
+    s = s:sub(2)
+  end
+  local out = s:reverse():gsub('(%d%d%d)', '%1,'):reverse():gsub('^,', '')
+  return (neg and '-' or '') .. out
+end
+
+local function lines_of(text)
+  return vim.split(tostring(text or ''), '\n', { plain = true })
+end
+
+local function add(out, list)
+  for _, l in ipairs(list) do
+    out[#out + 1] = l
+  end
+end
+
+local headers = {
+  user = '## You',
+  model = '## Gemini',
+  toolCall = '### Tool call',
+  toolResult = '### Tool result',
+  ideContext = '### IDE context',
+  info = '### Info',
+  error = '### Error',
+  summary = '### Conversation summary',
+}
+
+function M.compaction_line(e)
+  local s = string.format(
+    '── compaction (%s) %s: %s → %s tokens',
+    e.trigger or '?',
+    e.status or '?',
+    M.thousands(e.originalTokenCount),
+    M.thousands(e.newTokenCount)
+  )
+  if e.undone then
+    s = s .. ' (undone)'
+  end
+  return s .. ' ──'
+end
+
+--- Every entry, with its time: the :SidecarTranscript buffer.
+function M.full_lines(t)
+  local out = { '# Sidecar transcript — session ' .. tostring(t.sessionId or '?'), '' }
+  for _, e in ipairs(t.entries or {}) do
+    if e.type == 'compaction' then
+      add(out, { M.compaction_line(e) .. '  ' .. tostring(e.time or ''), '' })
+    else
+      local h = headers[e.kind] or ('## ' .. tostring(e.kind or e.role or '?'))
+      out[#out + 1] = h .. '  ' .. tostring(e.time or '')
+      out[#out + 1] = ''
+      add(out, lines_of(e.text))
+      out[#out + 1] = ''
+    end
+  end
+  return out
+end
+
+--- The conversation as the chat buffer shows it (user and model text, tools, compactions).
+function M.chat_lines(t)
+  local out = {}
+  for _, e in ipairs(t.entries or {}) do
+    if e.type == 'compaction' then
+      add(out, { '_' .. M.compaction_line(e) .. '_', '' })
+    elseif e.kind == 'user' or e.kind == 'model' then
+      add(out, { headers[e.kind], '' })
+      add(out, lines_of(e.text))
+      out[#out + 1] = ''
+    elseif e.kind == 'toolCall' then
+      add(out, { '⚙ ' .. (lines_of(e.text)[1] or ''), '' })
+    elseif e.kind == 'info' or e.kind == 'error' then
+      add(out, { '_' .. (lines_of(e.text)[1] or '') .. '_', '' })
+    end
+  end
+  return out
+end
+
+--- Show a transcript in a scratch buffer (split).
+function M.show(t)
+  local name = 'sidecar://transcript/' .. tostring(t.sessionId or 'current')
+  local existing = vim.fn.bufnr(name)
+  local buf
+  if existing > 0 and vim.api.nvim_buf_is_valid(existing) then
+    buf = existing
+  else
+    buf = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_name(buf, name)
+    vim.api.nvim_buf_set_option(buf, 'bufhidden', 'hide')
+    vim.api.nvim_buf_set_option(buf, 'filetype', 'markdown')
+  end
+  vim.api.nvim_buf_set_option(buf, 'modifiable', true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, M.full_lines(t))
+  vim.api.nvim_buf_set_option(buf, 'modifiable', false)
+  vim.api.nvim_buf_set_option(buf, 'modified', false)
+  local win
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if vim.api.nvim_win_get_buf(w) == buf then
+      win = w
+    end
+  end
+  if win then
+    vim.api.nvim_set_current_win(win)
+  else
+    vim.cmd('split')
+    vim.api.nvim_win_set_buf(0, buf)
+  end
+  return buf
+end
+
+return M

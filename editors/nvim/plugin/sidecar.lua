@@ -1,0 +1,56 @@
+-- sidecar.nvim commands. Nothing starts until require('sidecar').setup() or a :Sidecar command.
+if vim.g.loaded_sidecar then
+  return
+end
+vim.g.loaded_sidecar = true
+
+if vim.fn.has('nvim-0.7') == 0 then
+  vim.api.nvim_err_writeln('sidecar.nvim needs Neovim 0.7 or newer')
+  return
+end
+
+local function cmd(name, fn, opts)
+  vim.api.nvim_create_user_command(name, function(args)
+    fn(args)
+  end, opts)
+end
+
+local function s()
+  return require('sidecar')
+end
+
+cmd('SidecarChat', function()
+  s().chat()
+end, { desc = 'Open the sidecar chat buffer' })
+
+cmd('SidecarSend', function(a)
+  s().send(a.args, { range = a.range, line1 = a.line1, line2 = a.line2 })
+end, { nargs = '+', range = true, desc = 'Send a message (a range or Visual selection goes along as selected text)' })
+
+cmd('SidecarCompress', function(a)
+  s().compress(a.args)
+end, { nargs = '*', desc = 'Compress the conversation [with focus instructions]' })
+
+cmd('SidecarNew', function()
+  s().new_session()
+end, { desc = 'Start a new sidecar session' })
+
+cmd('SidecarResume', function(a)
+  s().resume(a.args)
+end, { nargs = '?', desc = 'Resume a sidecar session (picked with vim.ui.select)' })
+
+cmd('SidecarUndoCompaction', function()
+  s().undo_compaction()
+end, { desc = 'Undo the last compaction' })
+
+cmd('SidecarTranscript', function(a)
+  s().transcript(a.args)
+end, { nargs = '?', desc = 'Show the session transcript' })
+
+cmd('SidecarCancel', function()
+  s().cancel()
+end, { desc = 'Cancel the running turn' })
+
+cmd('SidecarRestart', function()
+  s().restart()
+end, { desc = 'Restart the sidecar (resumes the session)' })

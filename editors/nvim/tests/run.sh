@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Runs the Neovim plugin tests headless on every Neovim version against the real sidecar and the
+# fake Gemini. Usage: editors/nvim/tests/run.sh [test_name ...]   (default: every tests/test_*.lua)
+# Env: NVIM_VERSIONS="0.7 0.11"   SIDECAR_PYTHON (default .venv/bin/python)   SIDECAR_NVIM_TIMEOUT=120
+#      SIDECAR_NVIM_SKIP_INSTALL=1 (use the Neovims already installed)   NVIM_07 / NVIM_011 (binaries)
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+PLUGIN=$(dirname "$HERE")
+ROOT=$(cd "$PLUGIN/../.." && pwd)
+CACHE=${SIDECAR_CACHE:-$ROOT/.cache}
+PY=${SIDECAR_PYTHON:-$ROOT/.venv/bin/python}
+TIMEOUT=${SIDECAR_NVIM_TIMEOUT:-120}
+VERSIONS=${NVIM_VERSIONS:-"0.7 0.11"}
+
+if [ "${SIDECAR_NVIM_SKIP_INSTALL:-0}" != 1 ]; then
+  "$HERE/install-nvim.sh" || { echo "nvim tests: installing Neovim failed" >&2; exit 2; }
+fi
+NVIM_07=${NVIM_07:-/usr/bin/nvim}
+NVIM_011=${NVIM_011:-$CACHE/nvim011/bin/nvim}
+[ -x "$PY" ] || { echo "nvim tests: $PY not found (run make venv)" >&2; exit 2; }
+
+TESTS=()
+if [ $# -gt 0 ]; then
+  for t in "$@"; do TESTS+=("$HERE/${t%.lua}.lua"); done
+else
+  for t in "$HERE"/test_*.lua; do TESTS+=("$t"); done
+fi
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/sidecar-nvim-tests.XXXXXX")
+FAKE_PID=
+cleanup() {
+  [ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null && wait "$FAKE_PID" 2>/dev/null
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# One fake Gemini for the run; each test resets it.
+"$PY" -m sidecar.fakegemini --port 0 >"$WORK/fake.log" 2>&1 &
+FAKE_PID=$!
+BASEURL=
+for _ in $(seq 1 200); do
+  BASEURL=$(sed -n 's/^fake-gemini listening on \(http[^ ]*\).*/\1/p' "$WORK/fake.log" | head -n1)
+  [ -n "$BASEURL" ] && break
+  kill -0 "$FAKE_PID" 2>/dev/null || break
+  sleep 0.05
+done
+if [ -z "$BASEURL" ]; then
+  echo "nvim tests: the fake Gemini did not start:" >&2
+  cat "$WORK/fake.log" >&2
+  exit 2
+fi
+
+# Isolation: no user config, plugins, shada, state or API keys.
+export XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data" XDG_STATE_HOME="$WORK/state" \
+  XDG_CACHE_HOME="$WORK/cache" NVIM_LOG_FILE="$WORK/nvim.log"
+unset GEMINI_API_KEY GOOGLE_API_KEY GOOGLE_GEMINI_BASE_URL NVIM NVIM_LISTEN_ADDRESS VIMINIT
+export SIDECAR_TEST_PYTHON="$PY" SIDECAR_TEST_BASEURL="$BASEURL" SIDECAR_TEST_DEADLINE=$((TIMEOUT - 10))
+
+secs_since() { # seconds (2 decimals) since a `date +%s%N` stamp
+  local ms=$(( ($(date +%s%N) - $1) / 1000000 ))
+  printf '%d.%02d' $((ms / 1000)) $(((ms % 1000) / 10))
+}
+
+failed=0
+passed=0
+summary=()
+start_all=$(date +%s%N)
+for v in $VERSIONS; do
+  case $v in
+    0.7) NVIM=$NVIM_07 ;;
+    0.11) NVIM=$NVIM_011 ;;
+    *) echo "nvim tests: unknown version $v" >&2; exit 2 ;;
+  esac
+  if ! "$NVIM" --version 2>/dev/null | head -n1 | grep -q "^NVIM v$v\."; then
+    echo "nvim tests: $NVIM is not Neovim $v" >&2
+    exit 2
+  fi
+  for t in "${TESTS[@]}"; do
+    name=$(basename "$t" .lua)
+    log="$WORK/$v-$name.log"
+    t0=$(date +%s%N)
+    ( cd "$WORK" && timeout -k 5 "$TIMEOUT" "$NVIM" --headless -n -i NONE -u "$HERE/minimal_init.lua" \
+        -c "luafile $t" </dev/null >"$log" 2>&1 )
+    rc=$?
+    secs=$(secs_since "$t0")
+    if [ $rc -eq 0 ] && grep -q "^\[.*\] PASS $name" "$log"; then
+      passed=$((passed + 1))
+      summary+=("$(printf 'PASS  nvim %-5s %-16s %6ss' "$v" "$name" "$secs")")
+    else
+      failed=$((failed + 1))
+      [ $rc -eq 124 ] && echo "TIMEOUT after ${TIMEOUT}s" >>"$log"
+      summary+=("$(printf 'FAIL  nvim %-5s %-16s %6ss (exit %s)' "$v" "$name" "$secs" "$rc")")
+      echo "---- nvim $v $name (exit $rc) ----" >&2
+      cat "$log" >&2
+    fi
+    [ "${SIDECAR_NVIM_VERBOSE:-0}" = 1 ] && cat "$log" >&2
+  done
+done
+printf '%s\n' "${summary[@]}"
+total=$(secs_since "$start_all")
+echo "nvim tests: $passed passed, $failed failed ($total s)"
+[ $failed -eq 0 ]

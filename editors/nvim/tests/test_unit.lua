@@ -1,0 +1,221 @@
+-- Plugin logic without a server: statusline formatting and highlights, IDE context payloads
+-- (real files only, 1-based cursor, selections from Visual mode and ranges, debounce), tool
+-- confirmations (synchronous and asynchronous vim.ui.select), transcript rendering.
+local T = require('sidecar_test')
+
+T.run('test_unit', function()
+  local sidecar = require('sidecar')
+  local status = require('sidecar.status')
+  local state = sidecar.state
+  state.cfg = require('sidecar.config').resolve({})
+  status.define_highlights()
+
+  T.step('token counts are humanized', function()
+    local cases = {
+      { 0, '0' }, { 38, '38' }, { 999, '999' }, { 1000, '1K' }, { 1234, '1.2K' }, { 4000, '4K' },
+      { 9960, '10K' }, { 12345, '12K' }, { 471000, '471K' }, { 999600, '1M' }, { 1048576, '1M' },
+      { 1500000, '1.5M' }, { 2000000, '2M' },
+    }
+    for _, c in ipairs(cases) do
+      T.eq(status.format_count(c[1]), c[2], 'format_count(' .. c[1] .. ')')
+    end
+  end)
+
+  T.step('statusline text and highlight groups follow the thresholds', function()
+    T.eq(sidecar.statusline(), '', 'statusline before any usage')
+    local usage = { sessionId = 's1', model = 'm', promptTokenCount = 471000, tokenLimit = 1048576,
+      percentUsed = 44.9, compressionThreshold = 0.5, source = 'api' }
+    state.usage = usage
+    T.eq(sidecar.statusline(), '✦ 45% 471K/1M', 'statusline')
+    T.eq(sidecar.statusline_hl(), 'SidecarStatus', 'group below the threshold')
+    T.eq(sidecar.statusline({ highlight = true }), '%#SidecarStatus#✦ 45%% 471K/1M%*', 'highlighted')
+    T.eq(sidecar.statusline({ escape = true }), '✦ 45%% 471K/1M', 'escaped')
+    usage.percentUsed = 50.0
+    T.eq(sidecar.statusline_hl(), 'SidecarStatusWarn', 'group at the threshold')
+    usage.percentUsed = 95.0
+    T.eq(sidecar.statusline_hl(), 'SidecarStatusCritical', 'group at 95%')
+    for _, g in ipairs({ 'SidecarStatus', 'SidecarStatusWarn', 'SidecarStatusCritical' }) do
+      T.eq(vim.fn.hlexists(g), 1, 'highlight group ' .. g)
+    end
+    local comp = sidecar.lualine()
+    T.eq(comp[1](), '✦ 95%% 471K/1M', 'lualine component text')
+    T.eq(comp.color(), 'SidecarStatusCritical', 'lualine component color')
+  end)
+
+  T.step('sidecar/tokenUsage updates the statusline and fires User SidecarStatus', function()
+    local fired = 0
+    vim.api.nvim_create_autocmd('User', { pattern = 'SidecarStatus', callback = function() fired = fired + 1 end })
+    vim.o.statusline = "%{v:lua.require'sidecar'.statusline()}"
+    vim.o.laststatus = 2
+    require('sidecar.client').handlers['sidecar/tokenUsage'](nil, { sessionId = 's2', model = 'm',
+      promptTokenCount = 120, tokenLimit = 4000, percentUsed = 3.0, compressionThreshold = 0.5, source = 'api' }, {})
+    T.eq(sidecar.statusline(), '✦ 3% 120/4K', 'statusline after the notification')
+    T.eq(state.session_id, 's2', 'session id remembered from sidecar/tokenUsage')
+    T.wait(function() return fired > 0 end, 2000, 'User SidecarStatus')
+  end)
+
+  T.step('compaction progress shows in the statusline', function()
+    require('sidecar.client').handlers['$/progress'](nil,
+      { token = 'tok1', value = { kind = 'begin', title = 'Compressing conversation' } }, { client_id = 0 })
+    T.contains(sidecar.statusline(), 'compressing', 'statusline during compaction')
+    require('sidecar.client').handlers['$/progress'](nil, { token = 'tok1', value = { kind = 'end' } }, { client_id = 0 })
+    T.eq(sidecar.statusline(), '✦ 3% 120/4K', 'statusline after compaction progress ended')
+  end)
+
+  local ctx = require('sidecar.context')
+  local dir = T.workspace({
+    ['a.py'] = 'import os\n\ndef main():\n    print("héllo wörld")\n    return 0\n',
+    ['b.txt'] = 'alpha\nbeta\ngamma\n',
+  })
+
+  T.step('IDE context: real files only, active file first, 1-based cursor', function()
+    ctx.enable()
+    vim.cmd('edit b.txt')
+    T.sleep(20)
+    vim.cmd('edit a.py')
+    T.feed('3G')
+    vim.cmd('enew') -- a scratch buffer is not a real file
+    vim.cmd('help') -- nor is help
+    T.sleep(20)
+    vim.cmd('close')
+    vim.cmd('buffer a.py')
+    T.feed('4G0fh')
+    local p = ctx.payload()
+    T.eq(#p.openFiles, 2, 'two real files: ' .. vim.inspect(p))
+    T.eq(p.openFiles[1].path, dir .. '/a.py', 'active file path is absolute')
+    T.eq(p.openFiles[1].isActive, true, 'isActive')
+    T.eq(p.openFiles[1].cursor, { line = 4, character = 12 }, 'cursor (1-based line and character)')
+    T.eq(p.openFiles[1].selectedText, nil, 'no selection in Normal mode')
+    T.eq(p.openFiles[2].path, dir .. '/b.txt', 'other file')
+    T.eq(p.openFiles[2].cursor, nil, 'only the active file has a cursor')
+    T.ok(type(p.openFiles[1].timestamp) == 'number' and p.openFiles[1].timestamp > 1.6e12, 'timestamp in ms')
+    -- Character counts UTF-16 code units: "é" before the cursor is one.
+    T.feed('fw')
+    T.eq(ctx.payload().openFiles[1].cursor, { line = 4, character = 18 }, 'cursor after a multibyte character')
+  end)
+
+  T.step('IDE context: Visual selections (charwise, linewise, blockwise) and ranges', function()
+    T.feed('gg0vjjl')
+    T.eq(ctx.payload().openFiles[1].selectedText, 'import os\n\nde', 'charwise selection')
+    T.feed('<Esc>')
+    T.eq(ctx.payload().openFiles[1].selectedText, nil, 'selection cleared after <Esc>')
+    T.feed('3GVj')
+    T.eq(ctx.payload().openFiles[1].selectedText, 'def main():\n    print("héllo wörld")', 'linewise selection')
+    T.feed('<Esc>4G04l<C-v>jll')
+    T.eq(ctx.payload().openFiles[1].selectedText, 'pri\nret', 'blockwise selection')
+    T.feed('<Esc>')
+    -- ":'<,'>" from Visual mode: the exact Visual selection; other ranges: whole lines.
+    T.feed('4Gfhve')
+    T.feed('<Esc>')
+    ctx.set_selection_from_range(4, 4)
+    T.eq(ctx.payload().openFiles[1].selectedText, 'héllo', "selection from '<,'>")
+    ctx.set_selection_from_range(1, 2)
+    T.eq(ctx.payload().openFiles[1].selectedText, 'import os\n', 'selection from a line range')
+    T.feed('j')
+    T.eq(ctx.payload().openFiles[1].selectedText, nil, 'range selection cleared by a cursor move')
+  end)
+
+  T.step('IDE context: closed buffers leave the list', function()
+    vim.cmd('bdelete ' .. vim.fn.bufnr('b.txt'))
+    T.sleep(20)
+    local p = ctx.payload()
+    T.eq(#p.openFiles, 1, 'one file after :bdelete')
+    T.eq(p.openFiles[1].path, dir .. '/a.py', 'remaining file')
+  end)
+
+  T.step('IDE context is debounced (50 ms) and only sent when it changed', function()
+    local client = require('sidecar.client')
+    local sent = {}
+    local orig_notify, orig_running = client.notify, client.running
+    client.running = function() return true end
+    client.notify = function(method, params)
+      sent[#sent + 1] = { method = method, params = params, at = vim.loop.now() }
+      return true
+    end
+    ctx.reset_sent()
+    local t0 = vim.loop.now()
+    -- Three cursor moves in a burst (synchronously, well inside 50 ms).
+    for _, line in ipairs({ 1, 2, 3 }) do
+      vim.api.nvim_win_set_cursor(0, { line, 0 })
+      vim.api.nvim_exec_autocmds('CursorMoved', {})
+    end
+    T.eq(#sent, 0, 'nothing sent synchronously')
+    T.wait(function() return #sent >= 1 end, 2000, 'a debounced sidecar/ideContext')
+    T.sleep(150)
+    T.eq(#sent, 1, 'one notification for a burst of moves')
+    T.eq(sent[1].method, 'sidecar/ideContext', 'method')
+    T.eq(sent[1].params.openFiles[1].cursor.line, 3, 'the last cursor position')
+    T.ok(sent[1].at - t0 >= 50, 'sent after the debounce delay')
+    T.feed('jk')
+    T.sleep(150)
+    T.eq(#sent, 1, 'nothing sent when the context did not change')
+    T.ok(ctx.flush(true), 'flush(true) sends anyway')
+    T.eq(#sent, 2, 'forced send')
+    client.notify, client.running = orig_notify, orig_running
+  end)
+
+  T.step('tool confirmation: a synchronous vim.ui.select', function()
+    local confirm = require('sidecar.confirm')
+    local orig = vim.ui.select
+    local seen
+    vim.ui.select = function(items, opts, on_choice)
+      seen = { items = items, prompt = opts.prompt, label = opts.format_item(items[2]) }
+      on_choice(items[2])
+    end
+    local r = confirm.handle(nil, { turnId = 't', callId = 'c', toolName = 'write_file', args = {},
+      description = 'Write 3 lines to a.py', diff = '--- a\n+++ b\n' })
+    vim.ui.select = orig
+    T.eq(r, { decision = 'allowAlways' }, 'decision')
+    T.contains(seen.prompt, 'write_file', 'prompt names the tool')
+    T.contains(seen.prompt, 'Write 3 lines', 'prompt has the description')
+    T.eq(seen.label, 'Allow always', 'item label')
+  end)
+
+  T.step('tool confirmation: an asynchronous vim.ui.select, dismissed = deny', function()
+    local confirm = require('sidecar.confirm')
+    local orig = vim.ui.select
+    vim.ui.select = function(items, _, on_choice)
+      vim.defer_fn(function() on_choice(items[1]) end, 30)
+    end
+    -- As on Neovim 0.11 (server requests run in a coroutine): the answer comes later.
+    local result
+    local c = coroutine.create(function()
+      result = confirm.handle(nil, { toolName = 'run_shell_command', description = 'ls' })
+    end)
+    assert(coroutine.resume(c))
+    T.eq(result, nil, 'no answer before the user chose')
+    T.wait(function() return result end, 2000, 'the asynchronous answer')
+    T.eq(result, { decision = 'allow' }, 'async decision')
+    -- As on Neovim 0.7 (the handler runs on the main thread, no coroutine): waits for the choice.
+    local waited
+    vim.schedule(function()
+      T.eq(coroutine.running(), nil, 'main thread')
+      waited = confirm.handle(nil, { toolName = 'x' })
+    end)
+    T.wait(function() return waited end, 2000, 'the waited answer')
+    T.eq(waited, { decision = 'allow' }, 'waited decision')
+    vim.ui.select = function(_, _, on_choice) on_choice(nil) end
+    T.eq(confirm.handle(nil, { toolName = 'x' }), { decision = 'deny' }, 'dismissed select denies')
+    vim.ui.select = orig
+  end)
+
+  T.step('transcripts render messages and compactions', function()
+    local tr = require('sidecar.transcript')
+    T.eq(tr.thousands(9120), '9,120', 'thousands')
+    T.eq(tr.thousands(1234567), '1,234,567', 'thousands (millions)')
+    local t = { sessionId = 's9', entries = {
+      { type = 'message', id = '1', time = 't1', role = 'user', kind = 'user', text = 'hi' },
+      { type = 'message', id = '2', time = 't2', role = 'model', kind = 'model', text = 'hello\nthere' },
+      { type = 'compaction', id = '3', time = 't3', trigger = 'manual', status = 'COMPRESSED',
+        originalTokenCount = 9120, newTokenCount = 2310, undone = true },
+      { type = 'message', id = '4', time = 't4', role = 'user', kind = 'ideContext', text = '{}' },
+    } }
+    local full = table.concat(tr.full_lines(t), '\n')
+    T.contains(full, '## You  t1\n\nhi', 'user entry')
+    T.contains(full, 'hello\nthere', 'model entry')
+    T.contains(full, 'compaction (manual) COMPRESSED: 9,120 → 2,310 tokens (undone)', 'compaction entry')
+    T.contains(full, '### IDE context', 'ideContext entry')
+    local chat = table.concat(tr.chat_lines(t), '\n')
+    T.ok(not chat:find('IDE context', 1, true), 'the chat view leaves IDE context out')
+  end)
+end)

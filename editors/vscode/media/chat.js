@@ -1,0 +1,201 @@
+// @ts-check
+// The chat view's script. It renders what the extension sends (reset / upsert / busy / status) and posts the
+// user's actions back (send / stop / decide / command). It builds DOM nodes only — never innerHTML with text.
+(function () {
+  // eslint-disable-next-line no-undef
+  const vscode = acquireVsCodeApi();
+  const log = /** @type {HTMLElement} */ (document.getElementById('log'));
+  const empty = /** @type {HTMLElement} */ (document.getElementById('empty'));
+  const form = /** @type {HTMLFormElement} */ (document.getElementById('composer'));
+  const input = /** @type {HTMLTextAreaElement} */ (document.getElementById('input'));
+  const send = /** @type {HTMLButtonElement} */ (document.getElementById('send'));
+  const stop = /** @type {HTMLButtonElement} */ (document.getElementById('stop'));
+  const status = /** @type {HTMLElement} */ (document.getElementById('status'));
+  let busy = false;
+  let connected = false;
+
+  /** @param {string} tag @param {string} [cls] @param {string} [text] */
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  /** Inline markdown: `code`, **bold**, *em*. */
+  function inline(parent, text) {
+    const re = /(`[^`\n]+`|\*\*[^*\n]+\*\*|\*[^*\n]+\*)/g;
+    let last = 0;
+    for (const m of text.matchAll(re)) {
+      if (m.index > last) parent.appendChild(document.createTextNode(text.slice(last, m.index)));
+      const t = m[0];
+      if (t.startsWith('`')) parent.appendChild(el('code', undefined, t.slice(1, -1)));
+      else if (t.startsWith('**')) parent.appendChild(el('strong', undefined, t.slice(2, -2)));
+      else parent.appendChild(el('em', undefined, t.slice(1, -1)));
+      last = m.index + t.length;
+    }
+    if (last < text.length) parent.appendChild(document.createTextNode(text.slice(last)));
+  }
+
+  /** A small, safe Markdown subset: fenced code, headings, lists, paragraphs. */
+  function markdown(text) {
+    const root = el('div', 'md');
+    const parts = text.split(/^```[^\n]*\n?/m);
+    parts.forEach((part, i) => {
+      if (i % 2 === 1) {
+        const pre = el('pre');
+        pre.appendChild(el('code', undefined, part.replace(/\n$/, '')));
+        root.appendChild(pre);
+        return;
+      }
+      for (const block of part.split(/\n{2,}/)) {
+        if (!block.trim()) continue;
+        const lines = block.split('\n');
+        if (lines.every((l) => /^\s*([-*]|\d+\.)\s+/.test(l) || !l.trim())) {
+          const ordered = /^\s*\d+\./.test(lines[0]);
+          const list = el(ordered ? 'ol' : 'ul');
+          for (const l of lines) if (l.trim()) { const li = el('li'); inline(li, l.replace(/^\s*([-*]|\d+\.)\s+/, '')); list.appendChild(li); }
+          root.appendChild(list);
+        } else if (/^#{1,6}\s/.test(block)) {
+          const h = el('p', 'heading'); inline(h, block.replace(/^#{1,6}\s+/, '')); root.appendChild(h);
+        } else {
+          const p = el('p');
+          lines.forEach((l, j) => { if (j) p.appendChild(el('br')); inline(p, l); });
+          root.appendChild(p);
+        }
+      }
+    });
+    return root;
+  }
+
+  const STATUS_LABEL = { pending: 'waiting', running: 'running', done: 'done', error: 'failed', denied: 'denied', cancelled: 'cancelled' };
+  const DECISION_LABEL = { allow: 'Allowed', allowAlways: 'Allowed always', deny: 'Denied' };
+
+  function render(item) {
+    switch (item.kind) {
+      case 'user': {
+        const d = el('div', 'msg user');
+        d.appendChild(el('div', 'who', 'You'));
+        d.appendChild(el('div', 'body plain', item.text));
+        return d;
+      }
+      case 'model': {
+        const d = el('div', 'msg model' + (item.streaming ? ' streaming' : ''));
+        d.appendChild(el('div', 'who', 'Gemini'));
+        const body = el('div', 'body');
+        body.appendChild(markdown(item.text || ''));
+        d.appendChild(body);
+        return d;
+      }
+      case 'tool': {
+        const d = el('div', 'card tool status-' + item.status);
+        const head = el('div', 'card-head');
+        head.appendChild(el('span', 'tool-name', item.name));
+        head.appendChild(el('span', 'badge', STATUS_LABEL[item.status] || item.status));
+        d.appendChild(head);
+        if (item.confirm && item.confirm.description) d.appendChild(el('div', 'desc', item.confirm.description));
+        if (item.summary) d.appendChild(el('div', 'summary', item.summary));
+        if (item.confirm && item.confirm.diff) { const pre = el('pre', 'diff'); pre.appendChild(el('code', undefined, item.confirm.diff)); d.appendChild(pre); }
+        if (item.args !== undefined && item.args !== null) {
+          const det = el('details');
+          det.appendChild(el('summary', undefined, 'Arguments'));
+          det.appendChild(el('pre', undefined, JSON.stringify(item.args, null, 2)));
+          d.appendChild(det);
+        }
+        if (item.confirm && !item.confirm.decision) {
+          const row = el('div', 'actions');
+          for (const [decision, label, cls] of [['allow', 'Allow', ''], ['allowAlways', 'Allow always', 'secondary'], ['deny', 'Deny', 'secondary']]) {
+            const b = /** @type {HTMLButtonElement} */ (el('button', cls, label));
+            b.type = 'button';
+            b.dataset.decision = decision;
+            b.addEventListener('click', () => {
+              row.querySelectorAll('button').forEach((x) => { /** @type {HTMLButtonElement} */ (x).disabled = true; });
+              vscode.postMessage({ type: 'decide', callId: item.callId, decision });
+            });
+            row.appendChild(b);
+          }
+          d.appendChild(row);
+        } else if (item.confirm && item.confirm.decision) {
+          d.appendChild(el('div', 'decision', DECISION_LABEL[item.confirm.decision] || item.confirm.decision));
+        }
+        return d;
+      }
+      case 'compaction': {
+        const d = el('div', 'marker' + (item.ok ? '' : ' failed') + (item.undone ? ' undone' : ''));
+        d.setAttribute('role', 'separator');
+        d.appendChild(el('span', undefined, item.text + (item.undone ? ' (undone)' : '')));
+        return d;
+      }
+      default:
+        return el('div', 'note ' + item.kind, item.text);
+    }
+  }
+
+  function nearBottom() {
+    return document.documentElement.scrollHeight - window.scrollY - window.innerHeight < 80;
+  }
+
+  function upsert(item) {
+    const stick = nearBottom();
+    const node = render(item);
+    node.dataset.id = item.id;
+    node.dataset.kind = item.kind;
+    const old = log.querySelector(`[data-id="${CSS.escape(item.id)}"]`);
+    if (old) old.replaceWith(node); else log.appendChild(node);
+    empty.hidden = log.childElementCount > 0;
+    if (stick) window.scrollTo(0, document.documentElement.scrollHeight);
+  }
+
+  function setBusy(b) {
+    busy = b;
+    stop.hidden = !b;
+    send.disabled = b || !connected;
+    document.body.classList.toggle('busy', b);
+  }
+
+  window.addEventListener('message', (event) => {
+    const msg = event.data;
+    switch (msg.type) {
+      case 'reset':
+        log.replaceChildren();
+        for (const item of msg.items) upsert(item);
+        empty.hidden = msg.items.length > 0;
+        setBusy(msg.busy);
+        break;
+      case 'upsert':
+        upsert(msg.item);
+        break;
+      case 'busy':
+        setBusy(msg.busy);
+        break;
+      case 'status':
+        connected = msg.connected;
+        status.textContent = msg.text;
+        status.className = 'status ' + msg.level;
+        setBusy(busy);
+        break;
+    }
+  });
+
+  function submit() {
+    const text = input.value.trim();
+    if (!text || busy || !connected) return;
+    vscode.postMessage({ type: 'send', text });
+    input.value = '';
+    vscode.setState({ draft: '' });
+  }
+
+  form.addEventListener('submit', (e) => { e.preventDefault(); submit(); });
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); submit(); }
+  });
+  input.addEventListener('input', () => vscode.setState({ draft: input.value }));
+  stop.addEventListener('click', () => vscode.postMessage({ type: 'stop' }));
+  status.addEventListener('click', () => vscode.postMessage({ type: 'command', command: 'sidecar.compress' }));
+
+  const saved = vscode.getState();
+  if (saved && saved.draft) input.value = saved.draft;
+  setBusy(false);
+  vscode.postMessage({ type: 'ready' });
+  input.focus();
+})();

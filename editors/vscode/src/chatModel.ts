@@ -1,0 +1,165 @@
+/**
+ * What the chat view shows, as plain data: the extension keeps it (so the view can be closed and reopened)
+ * and sends each change to the webview as an `upsert` of one item. No vscode import.
+ */
+import {
+  CompressedParams, ConfirmToolCallParams, ToolCallParams, ToolDecision, TranscriptEntry, compressionSucceeded,
+} from './protocol';
+import { exact, statusLabel } from './status';
+
+export type ChatItem =
+  | { kind: 'user'; id: string; text: string }
+  | { kind: 'model'; id: string; text: string; streaming: boolean }
+  | {
+      kind: 'tool'; id: string; callId: string; name: string; args: unknown; status: string; summary?: string;
+      confirm?: { description: string; diff?: string; decision?: ToolDecision };
+    }
+  | { kind: 'compaction'; id: string; text: string; ok: boolean; undone?: boolean }
+  | { kind: 'info' | 'error'; id: string; text: string };
+
+/** Messages extension → webview. */
+export type ToWebview =
+  | { type: 'reset'; items: ChatItem[]; busy: boolean }
+  | { type: 'upsert'; item: ChatItem }
+  | { type: 'busy'; busy: boolean }
+  | { type: 'status'; text: string; level: string; connected: boolean };
+
+/** Messages webview → extension. */
+export type FromWebview =
+  | { type: 'ready' }
+  | { type: 'send'; text: string }
+  | { type: 'stop' }
+  | { type: 'decide'; callId: string; decision: ToolDecision }
+  | { type: 'command'; command: string };
+
+let counter = 0;
+const nextId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+
+export function compactionText(p: Pick<CompressedParams, 'status' | 'originalTokenCount' | 'newTokenCount' | 'trigger'> & { message?: string }): string {
+  if (p.message) return p.message;
+  const who = p.trigger === 'auto' ? 'Automatic compaction' : 'Compaction';
+  return compressionSucceeded(p.status)
+    ? `${who}: ${exact(p.originalTokenCount)} → ${exact(p.newTokenCount)} tokens`
+    : `${who}: ${statusLabel(p.status)}`;
+}
+
+export class ChatModel {
+  items: ChatItem[] = [];
+  busy = false;
+  private listeners: Array<(msg: ToWebview) => void> = [];
+  /** turnId of the streaming reply; deltas before the first turnId are attached to `pendingTurn` */
+  private currentModelId: string | undefined;
+
+  onChange(listener: (msg: ToWebview) => void): { dispose(): void } {
+    this.listeners.push(listener);
+    return { dispose: () => { this.listeners = this.listeners.filter((l) => l !== listener); } };
+  }
+
+  snapshot(): ToWebview {
+    return { type: 'reset', items: this.items.map((i) => ({ ...i })), busy: this.busy };
+  }
+
+  reset(items: ChatItem[] = []): void {
+    this.items = items;
+    this.currentModelId = undefined;
+    this.emit(this.snapshot());
+  }
+
+  setBusy(busy: boolean): void {
+    this.busy = busy;
+    if (!busy && this.currentModelId) {
+      const item = this.find(this.currentModelId);
+      if (item && item.kind === 'model' && item.streaming) this.upsert({ ...item, streaming: false });
+      this.currentModelId = undefined;
+    }
+    this.emit({ type: 'busy', busy });
+  }
+
+  addUser(text: string): void {
+    this.upsert({ kind: 'user', id: nextId('user'), text });
+  }
+
+  /** A streamed chunk of the reply to turn `turnId`. */
+  delta(turnId: string, text: string): void {
+    const id = `model-${turnId}`;
+    const item = this.find(id);
+    if (item && item.kind === 'model') {
+      this.upsert({ ...item, text: item.text + text });
+    } else {
+      this.upsert({ kind: 'model', id, text, streaming: true });
+    }
+    this.currentModelId = id;
+  }
+
+  /** The finished reply: its full text wins over the concatenated deltas. */
+  finish(turnId: string, text: string): void {
+    const id = `model-${turnId}`;
+    this.upsert({ kind: 'model', id, text, streaming: false });
+    if (this.currentModelId === id) this.currentModelId = undefined;
+  }
+
+  toolCall(p: ToolCallParams): void {
+    const id = `tool-${p.callId}`;
+    const prev = this.find(id);
+    const confirm = prev && prev.kind === 'tool' ? prev.confirm : undefined;
+    this.upsert({ kind: 'tool', id, callId: p.callId, name: p.name, args: p.args, status: p.status, summary: p.summary, confirm });
+  }
+
+  confirmRequest(p: ConfirmToolCallParams): void {
+    const id = `tool-${p.callId}`;
+    const prev = this.find(id);
+    const base = prev && prev.kind === 'tool' ? prev : { kind: 'tool' as const, id, callId: p.callId, name: p.toolName, args: p.args, status: 'pending' };
+    this.upsert({ ...base, confirm: { description: p.description, diff: p.diff } });
+  }
+
+  decided(callId: string, decision: ToolDecision): void {
+    const item = this.find(`tool-${callId}`);
+    if (item && item.kind === 'tool' && item.confirm) this.upsert({ ...item, confirm: { ...item.confirm, decision } });
+  }
+
+  compaction(p: CompressedParams): void {
+    this.upsert({ kind: 'compaction', id: nextId('compaction'), text: compactionText(p), ok: compressionSucceeded(p.status) });
+  }
+
+  info(text: string): void { this.upsert({ kind: 'info', id: nextId('info'), text }); }
+  error(text: string): void { this.upsert({ kind: 'error', id: nextId('error'), text }); }
+
+  /** Rebuild the view from sidecar/getTranscript (after resume or undo). */
+  loadTranscript(entries: TranscriptEntry[]): void {
+    this.reset(itemsFromTranscript(entries));
+  }
+
+  private find(id: string): ChatItem | undefined {
+    return this.items.find((i) => i.id === id);
+  }
+
+  private upsert(item: ChatItem): void {
+    const index = this.items.findIndex((i) => i.id === item.id);
+    if (index === -1) this.items.push(item); else this.items[index] = item;
+    this.emit({ type: 'upsert', item });
+  }
+
+  private emit(msg: ToWebview): void {
+    for (const l of [...this.listeners]) l(msg);
+  }
+}
+
+/** What the chat view shows for a transcript: user and model messages, tool calls, notes and compaction markers. */
+export function itemsFromTranscript(entries: TranscriptEntry[]): ChatItem[] {
+  const items: ChatItem[] = [];
+  for (const e of entries) {
+    if (e.type === 'compaction') {
+      items.push({ kind: 'compaction', id: `compaction-${e.id}`, text: compactionText(e), ok: compressionSucceeded(e.status), undone: e.undone });
+      continue;
+    }
+    switch (e.kind) {
+      case 'user': items.push({ kind: 'user', id: `t-${e.id}`, text: e.text }); break;
+      case 'model': items.push({ kind: 'model', id: `t-${e.id}`, text: e.text, streaming: false }); break;
+      case 'toolCall': items.push({ kind: 'tool', id: `t-${e.id}`, callId: e.id, name: e.text.split('(')[0] || 'tool', args: undefined, status: 'done', summary: e.text }); break;
+      case 'info': items.push({ kind: 'info', id: `t-${e.id}`, text: e.text }); break;
+      case 'error': items.push({ kind: 'error', id: `t-${e.id}`, text: e.text }); break;
+      default: break; // toolResult, ideContext, summary: in the transcript document, not in the chat
+    }
+  }
+  return items;
+}

@@ -1,0 +1,314 @@
+/**
+ * The sidecar process and its vscode-languageclient connection: start, stop, restart, crash recovery
+ * (restart + sidecar/resumeSession with the last sessionId seen in sidecar/tokenUsage), settings pushes,
+ * and the server's notifications re-emitted as VS Code events.
+ */
+import { ChildProcess, spawn } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as vscode from 'vscode';
+import {
+  CloseAction, CloseHandlerResult, ErrorAction, LanguageClient, LanguageClientOptions, State,
+} from 'vscode-languageclient/node';
+import { SidecarApi, errorMessage } from './api';
+import { ProgressBridge } from './progress';
+import {
+  CompressedParams, ConfirmToolCallParams, ConfirmToolCallResult, IdeContextParams, MessageDeltaParams, Method,
+  TokenUsage, ToolCallParams,
+} from './protocol';
+import { RestartPolicy } from './restartPolicy';
+import { ServerCommand, displayCommand, resolveServerCommand } from './serverCommand';
+import { SettingsWire, buildSettings, redacted } from './settings';
+
+export type ConnectionState = 'stopped' | 'starting' | 'running' | 'restarting' | 'failed';
+
+const SECRET_KEY = 'sidecar.apiKey';
+
+/** The LanguageClient, but its errors go to the log only: the extension shows its own, clearer messages. */
+class SidecarLanguageClient extends LanguageClient {
+  override error(message: string, data?: unknown): void {
+    super.error(message, data, false);
+  }
+}
+
+export class SidecarConnection implements vscode.Disposable {
+  readonly output: vscode.LogOutputChannel;
+  private client: SidecarLanguageClient | undefined;
+  private process: ChildProcess | undefined;
+  private stderrTail = '';
+  private command: ServerCommand | undefined;
+  private wasRunning = false;
+  private resumeAfterRestart: string | undefined;
+  private readonly restarts = new RestartPolicy();
+  private readonly disposables: vscode.Disposable[] = [];
+  private confirmHandler: ((p: ConfirmToolCallParams, token: vscode.CancellationToken) => Promise<ConfirmToolCallResult>) | undefined;
+
+  state: ConnectionState = 'stopped';
+  lastError: string | undefined;
+  lastUsage: TokenUsage | undefined;
+  /** the session of the last sidecar/tokenUsage: what a restarted server resumes */
+  sessionId: string | undefined;
+  readonly progress: ProgressBridge;
+
+  private readonly _onState = new vscode.EventEmitter<ConnectionState>();
+  readonly onDidChangeState = this._onState.event;
+  private readonly _onUsage = new vscode.EventEmitter<TokenUsage>();
+  readonly onTokenUsage = this._onUsage.event;
+  private readonly _onDelta = new vscode.EventEmitter<MessageDeltaParams>();
+  readonly onMessageDelta = this._onDelta.event;
+  private readonly _onCompressed = new vscode.EventEmitter<CompressedParams>();
+  readonly onCompressed = this._onCompressed.event;
+  private readonly _onToolCall = new vscode.EventEmitter<ToolCallParams>();
+  readonly onToolCall = this._onToolCall.event;
+  /** fired after a (re)start once the server answers; `resumed` is the session a crashed server resumed */
+  private readonly _onReady = new vscode.EventEmitter<{ restarted: boolean; resumed?: string }>();
+  readonly onReady = this._onReady.event;
+
+  constructor(private readonly context: vscode.ExtensionContext) {
+    this.output = vscode.window.createOutputChannel('Sidecar', { log: true });
+    this.progress = new ProgressBridge();
+    this.disposables.push(this.output, this._onState, this._onUsage, this._onDelta, this._onCompressed, this._onToolCall, this._onReady);
+  }
+
+  get api(): SidecarApi {
+    if (!this.client || this.state !== 'running') throw new Error(this.notRunningMessage());
+    return new SidecarApi(this.client);
+  }
+
+  get isRunning(): boolean { return this.state === 'running'; }
+
+  notRunningMessage(): string {
+    switch (this.state) {
+      case 'starting': return 'The sidecar is still starting.';
+      case 'restarting': return 'The sidecar is restarting.';
+      case 'failed': return `The sidecar is not running: ${this.lastError ?? 'it could not start'}.`;
+      default: return 'The sidecar is not running.';
+    }
+  }
+
+  setConfirmHandler(h: (p: ConfirmToolCallParams, token: vscode.CancellationToken) => Promise<ConfirmToolCallResult>): void {
+    this.confirmHandler = h;
+  }
+
+  async settings(): Promise<SettingsWire> {
+    const config = vscode.workspace.getConfiguration('sidecar');
+    const key = await this.context.secrets.get(SECRET_KEY);
+    return buildSettings((k) => config.get(k), key);
+  }
+
+  async setApiKey(key: string | undefined): Promise<void> {
+    if (key) await this.context.secrets.store(SECRET_KEY, key); else await this.context.secrets.delete(SECRET_KEY);
+  }
+
+  async hasApiKey(): Promise<boolean> {
+    return !!(await this.context.secrets.get(SECRET_KEY));
+  }
+
+  /** Send the current settings (after a configuration or API key change). */
+  async pushSettings(): Promise<void> {
+    const settings = await this.settings();
+    this.initOptions = settings; // a restarted server starts with the current settings
+    if (!this.client || this.state !== 'running') return;
+    this.output.info(`settings changed: ${JSON.stringify(redacted(settings))}`);
+    await this.client.sendNotification('workspace/didChangeConfiguration', { settings: { sidecar: settings } });
+  }
+
+  notifyIdeContext(params: IdeContextParams): void {
+    if (!this.client || this.state !== 'running') return;
+    this.client.sendNotification(Method.ideContext, params).catch((e) => this.output.warn(`ideContext: ${errorMessage(e)}`));
+  }
+
+  private setState(state: ConnectionState): void {
+    if (this.state === state) return;
+    this.state = state;
+    this._onState.fire(state);
+  }
+
+  private resolveCommand(): ServerCommand {
+    const config = vscode.workspace.getConfiguration('sidecar');
+    const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath;
+    return resolveServerCommand({
+      setting: config.get('serverCommand'),
+      workspaceFolder: folder,
+      home: os.homedir(),
+      platform: process.platform,
+      trusted: vscode.workspace.isTrusted,
+      exists: (p) => { try { return fs.statSync(p).isFile(); } catch { return false; } },
+    });
+  }
+
+  /** Spawn the server ourselves: we keep its pid and the tail of its stderr for error messages. */
+  private async spawnServer(): Promise<ChildProcess> {
+    const cmd = this.resolveCommand();
+    this.command = cmd;
+    this.stderrTail = '';
+    const cwd = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath ?? os.homedir();
+    this.output.info(`starting ${displayCommand(cmd)} (from ${cmd.source}) in ${cwd}`);
+    const child = spawn(cmd.command, cmd.args, { cwd, env: { ...process.env, PYTHONUNBUFFERED: '1' }, stdio: 'pipe' });
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', resolve);
+      child.once('error', (err) => reject(new Error(`cannot run ${displayCommand(cmd)}: ${err.message}`)));
+    });
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => { this.stderrTail = (this.stderrTail + chunk).slice(-4000); });
+    child.once('exit', (code, signal) => {
+      this.output.info(`sidecar (pid ${child.pid}) exited with ${signal ?? `code ${code}`}`);
+      if (this.process === child) this.process = undefined;
+    });
+    this.process = child;
+    this.output.info(`sidecar started, pid ${child.pid}`);
+    return child;
+  }
+
+  get pid(): number | undefined { return this.process?.pid; }
+
+  private createClient(): SidecarLanguageClient {
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [],
+      outputChannel: this.output,
+      initializationOptions: () => this.initOptions,
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue, handled: true }),
+        closed: (): CloseHandlerResult => this.onClosed(),
+      },
+      initializationFailedHandler: () => false,
+    };
+    const client = new SidecarLanguageClient('sidecar', 'Sidecar', () => this.spawnServer(), clientOptions);
+    client.registerFeature(this.progress.feature(client));
+    client.onNotification(Method.tokenUsage, (u: TokenUsage) => {
+      this.lastUsage = u;
+      if (u.sessionId) this.sessionId = u.sessionId;
+      this._onUsage.fire(u);
+    });
+    client.onNotification(Method.messageDelta, (p: MessageDeltaParams) => this._onDelta.fire(p));
+    client.onNotification(Method.compressed, (p: CompressedParams) => this._onCompressed.fire(p));
+    client.onNotification(Method.toolCall, (p: ToolCallParams) => this._onToolCall.fire(p));
+    client.onRequest(Method.confirmToolCall, async (p: ConfirmToolCallParams, token: vscode.CancellationToken) => {
+      if (!this.confirmHandler) return { decision: 'deny' } satisfies ConfirmToolCallResult;
+      return this.confirmHandler(p, token);
+    });
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Running) void this.onRunning();
+      else if (e.newState === State.Starting && this.wasRunning) this.setState('restarting');
+    });
+    return client;
+  }
+
+  private initOptions: SettingsWire | undefined;
+
+  private onClosed(): CloseHandlerResult {
+    if (!this.wasRunning) {
+      // never got going: a wrong command, a missing module, a crash at import. Do not loop.
+      return { action: CloseAction.DoNotRestart, handled: true };
+    }
+    const tail = lastLines(this.stderrTail, 3);
+    if (this.restarts.shouldRestart()) {
+      this.resumeAfterRestart = this.sessionId;
+      this.output.warn(`the sidecar stopped unexpectedly; restarting (${this.restarts.recent}/${this.restarts.max} in 3 minutes)${tail ? `\n${tail}` : ''}`);
+      this.setState('restarting');
+      return { action: CloseAction.Restart, handled: true };
+    }
+    this.lastError = `it stopped ${this.restarts.max} times in 3 minutes${tail ? ` (${tail})` : ''}`;
+    this.setState('failed');
+    void this.showStartError(`The sidecar keeps stopping and was not restarted: ${this.lastError}`);
+    return { action: CloseAction.DoNotRestart, handled: true };
+  }
+
+  private async onRunning(): Promise<void> {
+    const restarted = this.wasRunning;
+    this.wasRunning = true;
+    this.lastError = undefined;
+    this.setState('running');
+    const info = this.client?.initializeResult?.serverInfo;
+    this.output.info(`connected to ${info ? `${info.name} ${info.version ?? ''}` : 'the sidecar'}`);
+    let resumed: string | undefined;
+    const target = this.resumeAfterRestart;
+    this.resumeAfterRestart = undefined;
+    if (restarted && target) {
+      try {
+        const r = await this.api.resumeSession(target);
+        resumed = r.sessionId;
+        this.output.info(`resumed session ${r.sessionId} (${r.messageCount} messages) after the restart`);
+      } catch (e) {
+        this.output.warn(`could not resume session ${target} after the restart: ${errorMessage(e)}`);
+      }
+    }
+    this._onReady.fire({ restarted, resumed });
+  }
+
+  async start(): Promise<void> {
+    if (this.client) await this.stop();
+    this.wasRunning = false;
+    this.restarts.reset();
+    this.setState('starting');
+    this.initOptions = await this.settings();
+    this.output.info(`settings: ${JSON.stringify(redacted(this.initOptions))}`);
+    const client = this.createClient();
+    this.client = client;
+    try {
+      await client.start();
+    } catch (e) {
+      if (this.client !== client) return;
+      const tail = lastLines(this.stderrTail, 4);
+      const cmd = this.command ? displayCommand(this.command) : 'the sidecar';
+      this.lastError = `${errorMessage(e)}${tail ? `\n${tail}` : ''}`;
+      this.output.error(`could not start ${cmd}: ${this.lastError}`);
+      this.setState('failed');
+      this.client = undefined;
+      void client.dispose().catch(() => undefined);
+      void this.killProcess();
+      const hint = this.command?.source === 'setting'
+        ? 'Check the sidecar.serverCommand setting.'
+        : 'Install the sidecar (pip install -e . in its repository) or set sidecar.serverCommand.';
+      void this.showStartError(`Sidecar could not start (${cmd}): ${firstLine(tail) || errorMessage(e)}. ${hint}`);
+    }
+  }
+
+  async showStartError(message: string): Promise<void> {
+    const choice = await vscode.window.showErrorMessage(message, 'Show log', 'Open Settings', 'Retry');
+    if (choice === 'Show log') this.output.show(true);
+    else if (choice === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'sidecar.serverCommand');
+    else if (choice === 'Retry') void this.start();
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        if (client.state === State.Running) await client.stop(3000);
+        else await client.dispose(1000);
+      } catch (e) {
+        this.output.warn(`stopping the sidecar: ${errorMessage(e)}`);
+      }
+    }
+    await this.killProcess(1000);
+    this.setState('stopped');
+  }
+
+  /** Wait up to `graceMs` for the process to exit on its own (after `exit`), then SIGTERM, then SIGKILL. */
+  private async killProcess(graceMs = 0): Promise<void> {
+    const child = this.process;
+    const alive = () => !!child && child.exitCode === null && child.signalCode === null;
+    if (!child || !alive()) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const wait = (ms: number) => Promise.race([exited, new Promise<void>((r) => setTimeout(r, ms))]);
+    if (graceMs > 0) await wait(graceMs);
+    if (alive()) { child.kill('SIGTERM'); await wait(2000); }
+    if (alive()) child.kill('SIGKILL');
+  }
+
+  dispose(): void {
+    void this.stop();
+    for (const d of this.disposables) d.dispose();
+  }
+}
+
+function lastLines(text: string, n: number): string {
+  return text.trim().split(/\r?\n/).filter((l) => l.trim()).slice(-n).join('\n');
+}
+
+function firstLine(text: string): string {
+  const lines = text.trim().split(/\r?\n/).filter((l) => l.trim());
+  return (lines.length ? lines[lines.length - 1] : '').slice(0, 300);
+}

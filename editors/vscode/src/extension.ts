@@ -1,0 +1,213 @@
+/** Activation: the sidecar connection, the status bar, the chat view, IDE context and the commands. */
+import * as vscode from 'vscode';
+import { errorCode, errorMessage } from './api';
+import { CHAT_VIEW_ID, ChatViewProvider } from './chatView';
+import { SidecarConnection } from './connection';
+import { trackOpenFiles } from './ideContext';
+import { OpenFilesTracker } from './openFiles';
+import { CompressedParams, ErrorCode, SessionInfo } from './protocol';
+import { compressedMessageLevel, statusLevel, statusText } from './status';
+import { UsageStatusBar } from './statusBar';
+import { transcriptMarkdown } from './transcript';
+
+let connection: SidecarConnection | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const conn = new SidecarConnection(context);
+  connection = conn;
+  const status = new UsageStatusBar();
+  const chat = new ChatViewProvider(context.extensionUri, conn);
+  const tracker = new OpenFilesTracker();
+  context.subscriptions.push(conn, status, chat, { dispose: () => tracker.dispose() });
+  context.subscriptions.push(vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }));
+
+  // -- status bar and chat footer follow the connection and the usage ------------------------------
+  const updateChatStatus = () => {
+    const u = conn.lastUsage;
+    const text = conn.isRunning
+      ? (u ? `${statusText(u).replace('$(pulse) ', '')} of context` : 'Connected')
+      : conn.notRunningMessage();
+    chat.setStatus(text, u && conn.isRunning ? statusLevel(u) : 'normal', conn.isRunning);
+  };
+  context.subscriptions.push(
+    conn.onDidChangeState((s) => { status.setState(s, conn.lastError); updateChatStatus(); }),
+    conn.onTokenUsage((u) => { status.setUsage(u); updateChatStatus(); }),
+  );
+
+  // -- compaction messages: the user-facing text of sidecar/compressed ------------------------------
+  let compressedSeen = 0;
+  context.subscriptions.push(conn.onCompressed((p: CompressedParams) => {
+    compressedSeen++;
+    status.setCompressed(p);
+    if (compressedMessageLevel(p.status) === 'info') void vscode.window.showInformationMessage(p.message);
+    else void vscode.window.showWarningMessage(p.message);
+  }));
+
+  // -- IDE context -------------------------------------------------------------------------------
+  context.subscriptions.push(
+    trackOpenFiles(tracker),
+    tracker.onDidChange((state) => conn.notifyIdeContext(state)),
+    conn.onReady(({ restarted, resumed }) => {
+      tracker.flush(); // a new server process knows nothing yet
+      void conn.pushSettings();
+      if (restarted) {
+        chat.model.info(resumed ? 'The sidecar restarted after a crash; the session was resumed.' : 'The sidecar restarted after a crash.');
+      }
+    }),
+  );
+
+  // -- settings and the API key -------------------------------------------------------------------
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (!e.affectsConfiguration('sidecar')) return;
+      if (e.affectsConfiguration('sidecar.serverCommand')) {
+        const choice = await vscode.window.showInformationMessage('Sidecar: the server command changed. Restart the sidecar now?', 'Restart');
+        if (choice === 'Restart') await conn.start();
+        return;
+      }
+      await conn.pushSettings();
+    }),
+    context.secrets.onDidChange((e) => { if (e.key === 'sidecar.apiKey') void conn.pushSettings(); }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => { if (conn.state === 'failed') void conn.start(); }),
+  );
+
+  // -- commands -------------------------------------------------------------------------------------
+  const register = (id: string, fn: (...args: unknown[]) => unknown) =>
+    context.subscriptions.push(vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+      try { return await fn(...args); } catch (e) { void vscode.window.showErrorMessage(`Sidecar: ${errorMessage(e)}`); }
+    }));
+  const requireRunning = () => {
+    if (!conn.isRunning) throw new Error(conn.notRunningMessage());
+    return conn.api;
+  };
+
+  register('sidecar.compress', async (instructionsArg?: unknown) => {
+    const api = requireRunning();
+    let instructions = typeof instructionsArg === 'string' ? instructionsArg : undefined;
+    if (instructions === undefined) {
+      instructions = await vscode.window.showInputBox({
+        title: 'Compress Conversation',
+        prompt: 'Optional: what should the summary keep in focus? Leave empty for a general summary.',
+        placeHolder: 'e.g. the API design decisions and the failing test',
+        ignoreFocusOut: true,
+      });
+      if (instructions === undefined) return; // Escape: cancelled
+    }
+    const before = compressedSeen;
+    status.setCompressing(true);
+    try {
+      const result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: 'Sidecar: Compressing conversation', cancellable: true },
+        (progress, token) => conn.progress.withCompressSink(progress, () => api.compress(instructions?.trim() || undefined, token)),
+      );
+      // servers announce the outcome with sidecar/compressed; show the result's message if none came
+      if (compressedSeen === before && result?.message) {
+        if (compressedMessageLevel(result.status) === 'info') void vscode.window.showInformationMessage(result.message);
+        else void vscode.window.showWarningMessage(result.message);
+      }
+    } catch (e) {
+      const code = errorCode(e);
+      if (code === ErrorCode.requestCancelled) void vscode.window.showInformationMessage('Sidecar: compaction cancelled; the conversation is unchanged.');
+      else if (code === ErrorCode.alreadyCompressing) void vscode.window.showInformationMessage(`Sidecar: ${errorMessage(e)}`);
+      else if (code === ErrorCode.methodNotFound) void vscode.window.showWarningMessage('Sidecar: this sidecar version cannot compress conversations yet.');
+      else throw e;
+    } finally {
+      status.setCompressing(false);
+    }
+  });
+
+  register('sidecar.openChat', () => chat.reveal());
+
+  register('sidecar.newSession', async () => {
+    const r = await requireRunning().newSession();
+    chat.model.reset();
+    chat.model.info(`New session ${r.sessionId.slice(0, 8)} started.`);
+    await chat.reveal();
+  });
+
+  register('sidecar.resumeSession', async () => {
+    const api = requireRunning();
+    const sessions = await api.listSessions();
+    if (!sessions.length) { void vscode.window.showInformationMessage('Sidecar: there are no saved sessions yet.'); return; }
+    const current = conn.sessionId;
+    const pick = await vscode.window.showQuickPick(sessions.map((s) => sessionPickItem(s, current)), {
+      title: 'Resume Session', placeHolder: 'Pick a session to continue', matchOnDescription: true, matchOnDetail: true,
+    });
+    if (!pick) return;
+    const r = await api.resumeSession(pick.session.sessionId);
+    await loadTranscript(r.sessionId);
+    chat.model.info(`Resumed session “${pick.session.title || r.sessionId.slice(0, 8)}” (${r.messageCount} messages).`);
+    await chat.reveal();
+  });
+
+  register('sidecar.undoCompaction', async () => {
+    const r = await requireRunning().undoCompaction();
+    if (r.restored) {
+      void vscode.window.showInformationMessage(r.message);
+      await loadTranscript();
+    } else {
+      void vscode.window.showWarningMessage(r.message);
+    }
+  });
+
+  register('sidecar.showTranscript', async () => {
+    const t = await requireRunning().getTranscript();
+    const doc = await vscode.workspace.openTextDocument({ content: transcriptMarkdown(t), language: 'markdown' });
+    await vscode.window.showTextDocument(doc, { preview: false });
+  });
+
+  register('sidecar.setApiKey', async () => {
+    const has = await conn.hasApiKey();
+    const key = await vscode.window.showInputBox({
+      title: 'Sidecar: Gemini API key',
+      prompt: has ? 'A key is stored. Enter a new key to replace it.' : 'Stored in VS Code’s secret storage, never in settings.json.',
+      placeHolder: 'AIza…',
+      password: true,
+      ignoreFocusOut: true,
+      validateInput: (v) => (v.trim() && /\s/.test(v.trim()) ? 'An API key has no spaces' : undefined),
+    });
+    if (key === undefined || !key.trim()) return;
+    await conn.setApiKey(key.trim()); // secrets.onDidChange pushes the settings
+    void vscode.window.showInformationMessage('Sidecar: API key saved in the secret storage.');
+  });
+
+  register('sidecar.clearApiKey', async () => {
+    await conn.setApiKey(undefined);
+    void vscode.window.showInformationMessage('Sidecar: API key removed.');
+  });
+
+  register('sidecar.showLog', () => conn.output.show(true));
+  register('sidecar.restartServer', () => conn.start());
+
+  async function loadTranscript(sessionId?: string) {
+    try {
+      const t = await conn.api.getTranscript(sessionId);
+      chat.model.loadTranscript(t.entries);
+    } catch (e) {
+      chat.model.reset();
+      conn.output.warn(`getTranscript: ${errorMessage(e)}`);
+    }
+    try { status.setUsage(await conn.api.getTokenUsage()); } catch { /* a tokenUsage push follows anyway */ }
+  }
+
+  status.setState('starting');
+  await conn.start();
+}
+
+interface SessionPick extends vscode.QuickPickItem { session: SessionInfo }
+
+function sessionPickItem(s: SessionInfo, current: string | undefined): SessionPick {
+  const updated = new Date(s.lastUpdated);
+  const when = Number.isNaN(updated.getTime()) ? s.lastUpdated : updated.toLocaleString();
+  return {
+    label: `${s.sessionId === current ? '$(circle-filled) ' : ''}${s.title || '(untitled)'}`,
+    description: `${s.messageCount} messages${s.compactionCount ? ` · ${s.compactionCount} compactions` : ''}`,
+    detail: `Last used ${when}${s.sessionId === current ? ' · current session' : ''}`,
+    session: s,
+  };
+}
+
+export async function deactivate(): Promise<void> {
+  await connection?.stop();
+  connection = undefined;
+}

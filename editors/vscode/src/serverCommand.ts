@@ -1,0 +1,56 @@
+/**
+ * Which command starts the sidecar. Pure: the caller passes the setting, the workspace folder, the platform
+ * and a file-exists check, so the rules are unit-tested without VS Code.
+ *
+ *  1. `sidecar.serverCommand` when set (an argv array; a string is split on whitespace), with `${workspaceFolder}`,
+ *     `${userHome}` and a leading `~` expanded.
+ *  2. Else, in a trusted workspace, the workspace's own virtualenv: `<folder>/.venv/bin/python -m sidecar`.
+ *  3. Else `python3 -m sidecar` (`python` on Windows).
+ */
+export interface ServerCommand {
+  command: string;
+  args: string[];
+  /** where the command came from, for error messages */
+  source: 'setting' | 'workspaceVenv' | 'default';
+}
+
+export interface ResolveInput {
+  setting: unknown;
+  workspaceFolder?: string;
+  home: string;
+  platform: NodeJS.Platform | string;
+  trusted: boolean;
+  exists: (path: string) => boolean;
+}
+
+export function expand(arg: string, workspaceFolder: string | undefined, home: string): string {
+  let out = arg.replace(/\$\{userHome\}/g, home);
+  if (workspaceFolder !== undefined) out = out.replace(/\$\{workspaceFolder\}/g, workspaceFolder);
+  if (out === '~' || out.startsWith('~/')) out = home + out.slice(1);
+  return out;
+}
+
+export function venvPython(folder: string, platform: string): string {
+  return platform === 'win32' ? `${folder}\\.venv\\Scripts\\python.exe` : `${folder}/.venv/bin/python`;
+}
+
+export function resolveServerCommand(input: ResolveInput): ServerCommand {
+  const raw = input.setting;
+  const argv = Array.isArray(raw)
+    ? raw.filter((a): a is string => typeof a === 'string' && a.length > 0)
+    : typeof raw === 'string' ? raw.trim().split(/\s+/).filter(Boolean) : [];
+  if (argv.length > 0) {
+    const [command, ...args] = argv.map((a) => expand(a, input.workspaceFolder, input.home));
+    return { command, args, source: 'setting' };
+  }
+  if (input.trusted && input.workspaceFolder) {
+    const py = venvPython(input.workspaceFolder, input.platform);
+    if (input.exists(py)) return { command: py, args: ['-m', 'sidecar'], source: 'workspaceVenv' };
+  }
+  return { command: input.platform === 'win32' ? 'python' : 'python3', args: ['-m', 'sidecar'], source: 'default' };
+}
+
+/** For messages: `python3 -m sidecar`, quoting arguments with spaces. */
+export function displayCommand(cmd: Pick<ServerCommand, 'command' | 'args'>): string {
+  return [cmd.command, ...cmd.args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ');
+}

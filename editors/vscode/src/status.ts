@@ -1,0 +1,125 @@
+/**
+ * What the status bar item shows: text, colour level and tooltip. Pure functions of the last
+ * sidecar/tokenUsage and sidecar/compressed notifications (no vscode import: unit-tested under Node).
+ */
+import { CompressedParams, CompressionStatus, TokenUsage, compressionSucceeded } from './protocol';
+
+/** At or above this percentage the item turns to the error colour, whatever the threshold. */
+export const ERROR_PERCENT = 95;
+
+export type StatusLevel = 'normal' | 'warning' | 'error';
+
+/** The last compaction, as remembered for the tooltip. */
+export interface LastCompaction {
+  status: CompressionStatus;
+  trigger: 'auto' | 'manual';
+  originalTokenCount: number;
+  newTokenCount: number;
+  at: Date;
+}
+
+export function lastCompactionFrom(params: CompressedParams, at: Date = new Date()): LastCompaction {
+  return {
+    status: params.status,
+    trigger: params.trigger,
+    originalTokenCount: params.originalTokenCount,
+    newTokenCount: params.newTokenCount,
+    at,
+  };
+}
+
+/** 950 → "950", 9,120 → "9.1K", 471,234 → "471K", 1,048,576 → "1M", 2,097,152 → "2.1M". */
+export function compactTokens(n: number): string {
+  if (!Number.isFinite(n) || n < 0) return '?';
+  if (n < 1000) return String(Math.round(n));
+  if (n < 10_000) return `${trim1(Math.floor(n / 100) / 10)}K`;
+  const k = Math.round(n / 1000);
+  if (k < 1000) return `${k}K`;
+  return `${trim1(Math.round(n / 100_000) / 10)}M`;
+}
+
+/** Percentages shown in the bar never round up across a colour boundary: 94.96 → "94%", 0.46 → "0.4%". */
+export function compactPercent(p: number): string {
+  if (!Number.isFinite(p)) return '?%';
+  const clamped = Math.max(0, p);
+  if (clamped < 10) return `${trim1(Math.floor(clamped * 10) / 10)}%`;
+  return `${Math.floor(clamped)}%`;
+}
+
+function trim1(x: number): string {
+  return x.toFixed(1).replace(/\.0$/, '');
+}
+
+/** The threshold as a percentage with one decimal (0.7 → 70, not 70.00000000000001). */
+export function thresholdPercent(compressionThreshold: number): number {
+  return Math.round(compressionThreshold * 1000) / 10;
+}
+
+export function statusLevel(usage: Pick<TokenUsage, 'percentUsed' | 'compressionThreshold'>): StatusLevel {
+  if (usage.percentUsed >= ERROR_PERCENT) return 'error';
+  if (usage.percentUsed >= thresholdPercent(usage.compressionThreshold)) return 'warning';
+  return 'normal';
+}
+
+/** `$(pulse) 45% · 471K/1M` */
+export function statusText(usage: Pick<TokenUsage, 'percentUsed' | 'promptTokenCount' | 'tokenLimit'>): string {
+  return `$(pulse) ${compactPercent(usage.percentUsed)} · ${compactTokens(usage.promptTokenCount)}/${compactTokens(usage.tokenLimit)}`;
+}
+
+export function exact(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+function mdEscape(s: string): string {
+  return s.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, (c) => `\\${c}`);
+}
+
+function clock(d: Date): string {
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+export function describeCompaction(c: LastCompaction): string {
+  const what = compressionSucceeded(c.status)
+    ? `${exact(c.originalTokenCount)} → ${exact(c.newTokenCount)} tokens`
+    : `${statusLabel(c.status)} (${exact(c.originalTokenCount)} tokens kept)`;
+  return `${what}, ${c.trigger}, at ${clock(c.at)}`;
+}
+
+export function statusLabel(status: CompressionStatus): string {
+  switch (status) {
+    case 'COMPRESSED': return 'compressed';
+    case 'CONTENT_TRUNCATED': return 'truncated';
+    case 'NOOP': return 'nothing to compress';
+    case 'COMPRESSION_FAILED_INFLATED_TOKEN_COUNT': return 'failed: the summary was larger';
+    case 'COMPRESSION_FAILED_TOKEN_COUNT_ERROR': return 'failed: could not count tokens';
+    case 'COMPRESSION_FAILED_EMPTY_SUMMARY': return 'failed: empty summary';
+    default: return String(status);
+  }
+}
+
+/** Markdown tooltip: exact counts, model, threshold, source and the last compaction. */
+export function statusTooltip(usage: TokenUsage, last?: LastCompaction): string {
+  const threshold = thresholdPercent(usage.compressionThreshold);
+  const thresholdTokens = Math.floor(usage.tokenLimit * usage.compressionThreshold);
+  const source = usage.source === 'api'
+    ? 'api (reported by Gemini for the last request)'
+    : 'estimate (the history changed since the last reply)';
+  const lines = [
+    `**Sidecar** — ${usage.percentUsed.toFixed(1)}% of the context window`,
+    '',
+    `Tokens: ${exact(usage.promptTokenCount)} / ${exact(usage.tokenLimit)}`,
+    `Model: ${mdEscape(usage.model)}`,
+    `Auto-compress at: ${threshold}% (${exact(thresholdTokens)} tokens)`,
+    `Source: ${source}`,
+    `Last compaction: ${last ? describeCompaction(last) : 'none in this session'}`,
+    '',
+    'Click to compress the conversation.',
+  ];
+  return lines.join('  \n');
+}
+
+/** Information for successes and no-ops, a warning for failed compactions. */
+export function compressedMessageLevel(status: CompressionStatus): 'info' | 'warning' {
+  return compressionSucceeded(status) || status === 'NOOP' ? 'info' : 'warning';
+}

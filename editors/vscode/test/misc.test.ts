@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ChatModel, ToWebview, itemsFromTranscript } from '../src/chatModel';
+import { RestartPolicy } from '../src/restartPolicy';
+import { displayCommand, resolveServerCommand } from '../src/serverCommand';
+import { buildSettings, redacted } from '../src/settings';
+import { transcriptMarkdown } from '../src/transcript';
+
+describe('server command', () => {
+  const base = { home: '/home/u', platform: 'linux', trusted: true, exists: () => false, workspaceFolder: '/w' };
+  it('uses the setting, expanding ${workspaceFolder} and ~', () => {
+    const c = resolveServerCommand({ ...base, setting: ['~/venv/bin/python', '-m', 'sidecar', '--log-file', '${workspaceFolder}/x.log'] });
+    assert.deepEqual(c, { command: '/home/u/venv/bin/python', args: ['-m', 'sidecar', '--log-file', '/w/x.log'], source: 'setting' });
+    assert.equal(resolveServerCommand({ ...base, setting: 'sidecar --log-level DEBUG' }).command, 'sidecar');
+  });
+  it('prefers the trusted workspace venv, else python3', () => {
+    const exists = (p: string) => p === '/w/.venv/bin/python';
+    assert.deepEqual(resolveServerCommand({ ...base, setting: [], exists }), { command: '/w/.venv/bin/python', args: ['-m', 'sidecar'], source: 'workspaceVenv' });
+    assert.equal(resolveServerCommand({ ...base, setting: [], exists, trusted: false }).command, 'python3');
+    assert.equal(resolveServerCommand({ ...base, setting: [], platform: 'win32' }).command, 'python');
+  });
+  it('displays with quoting', () => {
+    assert.equal(displayCommand({ command: '/a b/python', args: ['-m', 'sidecar'] }), '"/a b/python" -m sidecar');
+  });
+});
+
+describe('settings', () => {
+  const config: Record<string, unknown> = {
+    model: 'gemini-2.5-pro', baseUrl: '', tokenLimit: null, compressionThreshold: 0.6, hooks: {},
+    serverCommand: ['x'], 'trace.server': 'verbose', apiKey: 'from-settings-json-must-be-ignored',
+  };
+  it('sends server settings only, nulls for unset optional ones, the key from secret storage', () => {
+    const s = buildSettings((k) => config[k], ' secret ');
+    assert.deepEqual(s, { model: 'gemini-2.5-pro', baseUrl: null, tokenLimit: null, compressionThreshold: 0.6, compressionModel: null, apiKey: 'secret' });
+    assert.equal(buildSettings((k) => config[k], undefined).apiKey, null);
+    assert.equal(redacted(s).apiKey, '<redacted>');
+  });
+});
+
+describe('restart policy', () => {
+  it('allows 5 restarts within 3 minutes', () => {
+    let t = 0;
+    const p = new RestartPolicy(5, 180_000, () => t);
+    for (let i = 0; i < 5; i++) { assert.equal(p.shouldRestart(), true); t += 1000; }
+    assert.equal(p.shouldRestart(), false);
+    t += 180_000;
+    assert.equal(p.shouldRestart(), true);
+  });
+});
+
+describe('chat model', () => {
+  it('streams deltas into one reply and lets the final text win', () => {
+    const m = new ChatModel();
+    const out: ToWebview[] = [];
+    m.onChange((x) => out.push(x));
+    m.addUser('hi');
+    m.setBusy(true);
+    m.delta('t1', 'Hel');
+    m.delta('t1', 'lo');
+    assert.equal(m.items[1].kind === 'model' && m.items[1].text, 'Hello');
+    m.finish('t1', 'Hello!');
+    m.setBusy(false);
+    assert.deepEqual(m.items[1], { kind: 'model', id: 'model-t1', text: 'Hello!', streaming: false });
+    assert.ok(out.some((x) => x.type === 'busy'));
+  });
+  it('tracks tool cards and confirmation decisions', () => {
+    const m = new ChatModel();
+    m.toolCall({ turnId: 't', callId: 'c1', name: 'write_file', args: { path: 'a' }, status: 'pending' });
+    m.confirmRequest({ turnId: 't', callId: 'c1', toolName: 'write_file', args: { path: 'a' }, description: 'Write a' });
+    m.decided('c1', 'allowAlways');
+    m.toolCall({ turnId: 't', callId: 'c1', name: 'write_file', args: { path: 'a' }, status: 'done', summary: 'wrote 3 lines' });
+    const card = m.items[0];
+    assert.equal(card.kind, 'tool');
+    if (card.kind === 'tool') {
+      assert.equal(card.status, 'done');
+      assert.equal(card.confirm?.decision, 'allowAlways');
+    }
+  });
+  it('shows compaction markers from notifications and transcripts', () => {
+    const m = new ChatModel();
+    m.compaction({ sessionId: 's', status: 'COMPRESSED', originalTokenCount: 9120, newTokenCount: 2310, trigger: 'manual', message: 'Chat history compressed from 9,120 to 2,310 tokens.' });
+    assert.equal(m.items[0].kind === 'compaction' && m.items[0].text, 'Chat history compressed from 9,120 to 2,310 tokens.');
+    const items = itemsFromTranscript([
+      { type: 'message', id: '1', time: 't', role: 'user', kind: 'user', text: 'q' },
+      { type: 'message', id: '2', time: 't', role: 'user', kind: 'ideContext', text: '{}' },
+      { type: 'compaction', id: '3', time: 't', trigger: 'auto', status: 'COMPRESSED', originalTokenCount: 10, newTokenCount: 5, undone: true },
+    ]);
+    assert.deepEqual(items.map((i) => i.kind), ['user', 'compaction']);
+  });
+});
+
+describe('transcript document', () => {
+  it('renders messages, fenced tool output and compactions', () => {
+    const md = transcriptMarkdown({ sessionId: 'abc', entries: [
+      { type: 'message', id: '1', time: '2025-01-01T00:00:00Z', role: 'user', kind: 'user', text: 'hello' },
+      { type: 'message', id: '2', time: '2025-01-01T00:00:01Z', role: 'user', kind: 'toolResult', text: 'has ``` fence' },
+      { type: 'compaction', id: '3', time: '2025-01-01T00:00:02Z', trigger: 'manual', status: 'COMPRESSED', originalTokenCount: 9120, newTokenCount: 2310, undone: false },
+    ] });
+    assert.match(md, /# Sidecar session abc/);
+    assert.match(md, /### You · 2025-01-01T00:00:00Z\n\nhello/);
+    assert.match(md, /````\nhas ``` fence\n````/);
+    assert.match(md, /\*\*Compaction\*\* \(manual\) — 9,120 → 2,310 tokens/);
+  });
+});

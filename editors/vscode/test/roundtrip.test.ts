@@ -1,0 +1,162 @@
+/**
+ * Protocol round trip against the REAL sidecar over stdio (LSP framing, vscode-jsonrpc), with the fake Gemini.
+ * It exercises the same typed SidecarApi the extension uses.
+ *
+ * Server features that are still landing make their tests skip with "waiting for the server: …": a request
+ * the server answers with MethodNotFound, or a feature listed in WAITING whose assertions do not hold yet.
+ */
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { after, before, describe, it, TestContext } from 'node:test';
+import { errorCode } from '../src/api';
+import { ErrorCode, Method, MessageDeltaParams, TokenUsage, CompressedParams } from '../src/protocol';
+import { StdioSidecarClient } from '../src/stdioClient';
+import { FakeGemini, REPO, projectPython, requestText, startFakeGemini, tempHome } from './support/sidecar';
+
+/** Features whose server side may not be there yet; remove an entry once the server has it. */
+const WAITING = new Set<string>([]);
+const IDE_HEADER = "Here is the user's editor context as a JSON object.";
+
+async function gated(t: TestContext, feature: string, body: () => Promise<void>): Promise<void> {
+  try {
+    await body();
+    if (WAITING.has(feature)) t.diagnostic(`${feature} works now: remove it from WAITING in roundtrip.test.ts`);
+  } catch (e) {
+    if (errorCode(e) === ErrorCode.methodNotFound) { t.skip(`waiting for the server: ${feature} (MethodNotFound)`); return; }
+    if (WAITING.has(feature)) { t.skip(`waiting for the server: ${feature} (${(e as Error).message.split('\n')[0]})`); return; }
+    throw e;
+  }
+}
+
+describe('sidecar protocol round trip (real server over stdio)', { timeout: 60_000 }, () => {
+  let fake: FakeGemini;
+  let client: StdioSidecarClient;
+  let home: string;
+  let stderr = '';
+  const usages: TokenUsage[] = [];
+  const deltas: MessageDeltaParams[] = [];
+  const compressed: CompressedParams[] = [];
+  const progressTitles: string[] = [];
+
+  before(async () => {
+    const python = projectPython();
+    fake = await startFakeGemini(python);
+    home = tempHome();
+    client = await StdioSidecarClient.start({
+      command: python,
+      args: ['-m', 'sidecar'],
+      cwd: REPO,
+      env: { ...process.env, SIDECAR_HOME: home, GEMINI_API_KEY: '', GOOGLE_API_KEY: '' },
+      settings: { baseUrl: fake.url, apiKey: 'test-key', tokenLimit: 20_000 },
+      onStderr: (c) => { stderr += c; },
+    });
+    client.connection.onNotification(Method.tokenUsage, (u: TokenUsage) => { usages.push(u); });
+    client.connection.onNotification(Method.messageDelta, (d: MessageDeltaParams) => { deltas.push(d); });
+    client.connection.onNotification(Method.compressed, (c: CompressedParams) => { compressed.push(c); });
+    client.connection.onNotification('$/progress', (p: { value: { kind: string; title?: string } }) => {
+      if (p.value.kind === 'begin' && p.value.title) progressTitles.push(p.value.title);
+    });
+  });
+
+  after(async () => {
+    const code = await client?.stop();
+    await fake?.stop();
+    if (home) fs.rmSync(home, { recursive: true, force: true });
+    assert.equal(code, 0, `the sidecar should exit cleanly after shutdown/exit; stderr:\n${stderr.slice(-2000)}`);
+  });
+
+  it('initializes and pushes token usage', async () => {
+    const info = (client.initializeResult as { serverInfo?: { name: string } }).serverInfo;
+    assert.equal(info?.name, 'sidecar');
+    const usage = await client.api.getTokenUsage();
+    assert.equal(usage.tokenLimit, 20_000);
+    assert.ok(usage.sessionId, 'a session id');
+    assert.ok(['api', 'estimate'].includes(usage.source));
+  });
+
+  it('sendMessage streams deltas in order, then answers with the whole text and the usage', async () => {
+    deltas.length = 0;
+    const before = usages.length;
+    const result = await client.api.sendMessage('Hello from the VS Code extension round trip test');
+    assert.ok(result.text.length > 0);
+    assert.ok(deltas.length >= 1, 'at least one messageDelta');
+    assert.ok(deltas.every((d) => d.turnId === result.turnId));
+    assert.equal(deltas.map((d) => d.text).join(''), result.text);
+    assert.ok(result.usage.promptTokenCount > 0);
+    assert.equal(result.usage.percentUsed, Math.round((1000 * result.usage.promptTokenCount) / 20_000) / 10);
+    assert.ok(usages.length > before, 'a tokenUsage notification after the turn');
+    assert.deepEqual(await client.api.getTokenUsage(), usages[usages.length - 1]);
+    assert.ok(progressTitles.includes('Gemini'), `work-done progress "Gemini" (saw ${JSON.stringify(progressTitles)})`);
+  });
+
+  it('invalid params are rejected with -32602 naming the field', async () => {
+    await assert.rejects(client.connection.sendRequest(Method.sendMessage, { text: 42 }), (e: unknown) => {
+      assert.equal(errorCode(e), ErrorCode.invalidParams);
+      assert.match(String((e as Error).message), /text/);
+      return true;
+    });
+  });
+
+  it('a cancelled sendMessage answers RequestCancelled and the next turn works', async () => {
+    const source = client.cancellation();
+    const pending = client.api.sendMessage('Please write a long answer about compaction', source.token);
+    source.cancel();
+    await pending.then(() => undefined, (e) => assert.equal(errorCode(e), ErrorCode.requestCancelled));
+    const next = await client.api.sendMessage('Still there?');
+    assert.ok(next.text.length > 0);
+  });
+
+  it('ideContext reaches the model in the next request (with the selected text)', async (t) => {
+    await gated(t, 'ideContext', async () => {
+      const file = path.join(REPO, 'README.md');
+      await client.api.ideContext({
+        openFiles: [{ path: file, timestamp: Date.now(), isActive: true, cursor: { line: 3, character: 5 }, selectedText: 'SELECTED-ROUNDTRIP-TEXT' }],
+        isTrusted: true,
+      });
+      await new Promise((r) => setTimeout(r, 100));
+      await fake.reset();
+      await client.api.sendMessage('What is selected?');
+      const reqs = (await fake.requests()).filter((r) => r.kind === 'stream' || r.kind === 'generate');
+      const text = requestText(reqs[reqs.length - 1]);
+      assert.ok(text.includes(IDE_HEADER), 'the full IDE context turn');
+      assert.ok(text.includes('SELECTED-ROUNDTRIP-TEXT'), 'the selected text');
+      assert.ok(text.includes(file), 'the active file path');
+    });
+  });
+
+  it('compress answers a status and pushes sidecar/compressed and a lower token usage', async (t) => {
+    await gated(t, 'compress', async () => {
+      // enough history that a summary is smaller than what it replaces
+      const filler = 'Some context about the editor, the sidecar and its token meter. '.repeat(25);
+      for (let i = 0; i < 6; i++) await client.api.sendMessage(`Message ${i}: tell me about the status bar item. ${filler}`);
+      const before = (await client.api.getTokenUsage()).promptTokenCount;
+      compressed.length = 0;
+      const r = await client.api.compress('keep the status bar details');
+      assert.ok(['COMPRESSED', 'NOOP', 'CONTENT_TRUNCATED'].includes(r.status) || r.status.startsWith('COMPRESSION_FAILED'), r.status);
+      assert.equal(typeof r.message, 'string');
+      assert.equal(r.status, 'COMPRESSED', r.message);
+      assert.ok(r.newTokenCount < r.originalTokenCount);
+      assert.ok(compressed.length >= 1 && compressed[0].trigger === 'manual', 'a sidecar/compressed notification');
+      const after = (await client.api.getTokenUsage()).promptTokenCount;
+      assert.ok(after < before, `usage drops after compaction (${before} -> ${after})`);
+      assert.ok(progressTitles.includes('Compressing conversation'));
+    });
+  });
+
+  it('sessions: new, list, resume, transcript', async (t) => {
+    await gated(t, 'sessions', async () => {
+      const first = (await client.api.getTokenUsage()).sessionId;
+      const created = await client.api.newSession();
+      assert.notEqual(created.sessionId, first);
+      const sessions = await client.api.listSessions();
+      assert.ok(sessions.some((s) => s.sessionId === first), 'the earlier session is listed');
+      const resumed = await client.api.resumeSession(first);
+      assert.equal(resumed.sessionId, first);
+      assert.ok(resumed.messageCount > 0);
+      const transcript = await client.api.getTranscript();
+      assert.equal(transcript.sessionId, first);
+      assert.ok(transcript.entries.some((e) => e.type === 'message' && e.kind === 'user'));
+    });
+  });
+});

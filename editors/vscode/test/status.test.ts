@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { TokenUsage } from '../src/protocol';
+import {
+  compactPercent, compactTokens, compressedMessageLevel, statusLevel, statusText, statusTooltip, thresholdPercent,
+} from '../src/status';
+
+const usage = (over: Partial<TokenUsage> = {}): TokenUsage => ({
+  sessionId: 's-1', model: 'gemini-2.5-flash', promptTokenCount: 471_234, tokenLimit: 1_048_576,
+  percentUsed: 44.9, compressionThreshold: 0.5, source: 'api', ...over,
+});
+
+describe('status text', () => {
+  it('matches the documented example', () => {
+    assert.equal(statusText(usage({ percentUsed: 45 })), '$(pulse) 45% · 471K/1M');
+  });
+  it('compacts token counts', () => {
+    assert.equal(compactTokens(0), '0');
+    assert.equal(compactTokens(950), '950');
+    assert.equal(compactTokens(1000), '1K');
+    assert.equal(compactTokens(9_120), '9.1K');
+    assert.equal(compactTokens(45_000), '45K');
+    assert.equal(compactTokens(471_234), '471K');
+    assert.equal(compactTokens(999_600), '1M');
+    assert.equal(compactTokens(1_048_576), '1M');
+    assert.equal(compactTokens(2_097_152), '2.1M');
+    assert.equal(compactTokens(256_000), '256K');
+    assert.equal(compactTokens(-1), '?');
+  });
+  it('never rounds a percentage up across a colour boundary', () => {
+    assert.equal(compactPercent(94.96), '94%');
+    assert.equal(compactPercent(49.99), '49%');
+    assert.equal(compactPercent(0.46), '0.4%');
+    assert.equal(compactPercent(0), '0%');
+    assert.equal(compactPercent(3), '3%');
+    assert.equal(compactPercent(100), '100%');
+  });
+});
+
+describe('status colour', () => {
+  it('is normal below the threshold', () => {
+    assert.equal(statusLevel(usage({ percentUsed: 49.9 })), 'normal');
+  });
+  it('warns at the threshold', () => {
+    assert.equal(statusLevel(usage({ percentUsed: 50 })), 'warning');
+    assert.equal(statusLevel(usage({ percentUsed: 94.9 })), 'warning');
+  });
+  it('is an error at 95% whatever the threshold', () => {
+    assert.equal(statusLevel(usage({ percentUsed: 95 })), 'error');
+    assert.equal(statusLevel(usage({ percentUsed: 99, compressionThreshold: 1 })), 'error');
+  });
+  it('compares thresholds without float noise (0.7 * 100 = 70.00000000000001)', () => {
+    assert.equal(thresholdPercent(0.7), 70);
+    assert.equal(statusLevel(usage({ percentUsed: 70, compressionThreshold: 0.7 })), 'warning');
+    assert.equal(statusLevel(usage({ percentUsed: 69.9, compressionThreshold: 0.7 })), 'normal');
+  });
+});
+
+describe('tooltip', () => {
+  it('has exact counts, model, threshold, source and the last compaction', () => {
+    const md = statusTooltip(usage(), {
+      status: 'COMPRESSED', trigger: 'manual', originalTokenCount: 9_120, newTokenCount: 2_310, at: new Date(2025, 0, 1, 12, 3, 4),
+    });
+    assert.match(md, /471,234 \/ 1,048,576/);
+    assert.match(md, /gemini\\-2\\\.5\\-flash/);
+    assert.match(md, /Auto-compress at: 50% \(524,288 tokens\)/);
+    assert.match(md, /Source: api/);
+    assert.match(md, /Last compaction: 9,120 → 2,310 tokens, manual, at 12:03:04/);
+  });
+  it('says when there was no compaction and when the count is an estimate', () => {
+    const md = statusTooltip(usage({ source: 'estimate' }));
+    assert.match(md, /Source: estimate/);
+    assert.match(md, /Last compaction: none/);
+  });
+  it('describes failed compactions', () => {
+    const md = statusTooltip(usage(), { status: 'COMPRESSION_FAILED_INFLATED_TOKEN_COUNT', trigger: 'auto', originalTokenCount: 100, newTokenCount: 120, at: new Date() });
+    assert.match(md, /failed: the summary was larger/);
+  });
+});
+
+describe('compressed message level', () => {
+  it('informs on success and no-op, warns on failure', () => {
+    assert.equal(compressedMessageLevel('COMPRESSED'), 'info');
+    assert.equal(compressedMessageLevel('NOOP'), 'info');
+    assert.equal(compressedMessageLevel('CONTENT_TRUNCATED'), 'info');
+    assert.equal(compressedMessageLevel('COMPRESSION_FAILED_EMPTY_SUMMARY'), 'warning');
+  });
+});

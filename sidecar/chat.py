@@ -1,4 +1,4 @@
-"""The chat service: runs a user turn against the model, streams deltas, keeps history valid, reports usage."""
+"""The chat service: one user turn at a time — auto compaction, overflow guard, IDE context, the streamed reply."""
 
 from __future__ import annotations
 
@@ -10,13 +10,23 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from sidecar import errors
+from sidecar.compaction_service import Compactor, Outcome, Status, Trigger
 from sidecar.core.conversation import Conversation
 from sidecar.core.history import Content, Part, text_content
+from sidecar.core.ide_context import OpenFile, context_turn_text
+from sidecar.core.tokens import estimate_tokens
 from sidecar.model_client import Chunk, ModelClient, ModelError
 from sidecar.settings import Settings
-from sidecar.wire import SendMessageResult, TokenUsage
+from sidecar.wire import CompressedNotice, CompressResult, SendMessageResult, TokenUsage
 
 log = logging.getLogger(__name__)
+
+ALREADY_COMPRESSING = "Already compressing, wait for previous request to complete"
+
+
+class Progress(Protocol):
+    def report(self, message: str) -> None: ...
+    def end(self, message: str | None = None) -> None: ...
 
 
 class Notifier(Protocol):
@@ -24,47 +34,52 @@ class Notifier(Protocol):
 
     def message_delta(self, turn_id: str, text: str) -> None: ...
     def token_usage(self, usage: TokenUsage) -> None: ...
+    def compressed(self, notice: CompressedNotice) -> None: ...
     def error(self, message: str) -> None: ...
-
-
-class Progress(Protocol):
-    def report(self, message: str) -> None: ...
+    def warning(self, message: str) -> None: ...
+    async def progress(self, title: str) -> Progress: ...
 
 
 @dataclass
-class TurnOutcome:
-    text: str
-    finish_reason: str | None
+class IdeState:
+    """What the editor last reported, and what the model last saw of it."""
+
+    current: list[OpenFile] | None = None
+    last_sent: list[OpenFile] | None = None
+    trusted: bool | None = None
 
 
 class ChatService:
-    """Owns the conversation; one turn or compaction at a time, in arrival order."""
+    """Owns the conversation; turns and compactions run one at a time, in arrival order."""
 
     def __init__(
         self,
         settings: Callable[[], Settings],
         client: Callable[[], Awaitable[ModelClient]],
         notifier: Notifier,
+        compactor: Compactor,
     ) -> None:
         self._settings = settings
         self._client = client
         self._notify = notifier
+        self.compactor = compactor
         self.conversation = Conversation(new_session_id())
+        self.ide = IdeState()
         #: Serialises turns and compactions on the history (asyncio.Lock wakes waiters in FIFO order).
         self.lock = asyncio.Lock()
+        self.compressing = False
 
     # -- usage ----------------------------------------------------------------------------------------
     def usage(self) -> TokenUsage:
         settings = self._settings()
         conv = self.conversation
         limit = settings.effective_token_limit()
-        percent = round(100.0 * conv.last_prompt_tokens / limit, 1) if limit else 0.0
         return TokenUsage(
             session_id=conv.session_id,
             model=settings.model,
             prompt_token_count=conv.last_prompt_tokens,
             token_limit=limit,
-            percent_used=percent,
+            percent_used=round(100.0 * conv.last_prompt_tokens / limit, 1),
             compression_threshold=settings.compression_threshold,
             source=conv.usage_source,
         )
@@ -72,28 +87,103 @@ class ChatService:
     def push_usage(self) -> None:
         self._notify.token_usage(self.usage())
 
+    # -- editor context -------------------------------------------------------------------------------
+    def set_ide_context(self, files: list[OpenFile], trusted: bool | None) -> None:
+        self.ide.current = files
+        if trusted is not None:
+            self.ide.trusted = trusted
+
+    # -- compaction -----------------------------------------------------------------------------------
+    async def compress(self, instructions: str | None) -> CompressResult:
+        """The user's "Compress conversation": forced, never concurrent with another compaction."""
+        if self.compressing:
+            raise errors.SidecarError(errors.BUSY, ALREADY_COMPRESSING)
+        self.compressing = True
+        try:
+            async with self.lock:
+                outcome = await self._compact(force=True, trigger="manual", instructions=instructions)
+        finally:
+            self.compressing = False
+        assert outcome is not None
+        limit = self._settings().effective_token_limit()
+        return CompressResult(
+            status=outcome.status.value,
+            original_token_count=outcome.original,
+            new_token_count=outcome.new,
+            message=outcome.message(limit),
+        )
+
+    async def _compact(self, *, force: bool, trigger: Trigger, instructions: str | None = None) -> Outcome | None:
+        """One attempt under the lock: progress, model errors named, the outcome applied and announced."""
+        progress = await self._notify.progress("Compressing conversation")
+        outcome: Outcome | None = None
+        try:
+            outcome = await self.compactor.compress(
+                self.conversation, force=force, trigger=trigger, instructions=instructions, progress=progress
+            )
+        except ModelError as exc:
+            message = f"Compaction failed, the conversation is unchanged: {exc.message}"
+            if trigger == "manual":
+                data = {"kind": exc.kind, "status": exc.status}
+                raise errors.SidecarError(errors.MODEL_ERROR, message, data) from None
+            self._notify.warning(message)
+            return None
+        finally:
+            limit = self._settings().effective_token_limit()
+            progress.end(outcome.message(limit) if outcome is not None else None)
+        self._apply(outcome, force=force)
+        return outcome
+
+    def _apply(self, outcome: Outcome, *, force: bool) -> None:
+        conv = self.conversation
+        if outcome.status is Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT:
+            conv.has_failed_compression_attempt = conv.has_failed_compression_attempt or not force
+        elif outcome.status is Status.COMPRESSED and outcome.new_history is not None:
+            conv.replace(outcome.new_history)
+            conv.set_prompt_tokens(outcome.new, outcome.token_source)
+            conv.has_failed_compression_attempt = False
+        elif outcome.status is Status.CONTENT_TRUNCATED and outcome.new_history is not None:
+            conv.replace(outcome.new_history)
+            conv.set_prompt_tokens(outcome.new, "estimate")
+        if outcome.status is not Status.NOOP:
+            limit = self._settings().effective_token_limit()
+            self._notify.compressed(
+                CompressedNotice(
+                    session_id=conv.session_id,
+                    status=outcome.status.value,
+                    original_token_count=outcome.original,
+                    new_token_count=outcome.new,
+                    trigger=outcome.trigger,
+                    message=outcome.message(limit),
+                )
+            )
+            self.push_usage()
+
     # -- turns ----------------------------------------------------------------------------------------
     async def send_message(self, text: str, progress: Progress | None = None) -> SendMessageResult:
         turn_id = f"turn-{uuid.uuid4().hex[:12]}"
         async with self.lock:
             try:
-                outcome = await self._run_turn(turn_id, text, progress)
+                reply = await self._run_turn(turn_id, text, progress)
             finally:
                 self.push_usage()
-        return SendMessageResult(
-            turn_id=turn_id, text=outcome.text, finish_reason=outcome.finish_reason, usage=self.usage()
-        )
+        return SendMessageResult(turn_id=turn_id, text=reply[0], finish_reason=reply[1], usage=self.usage())
 
-    async def _run_turn(self, turn_id: str, text: str, progress: Progress | None) -> TurnOutcome:
+    async def _run_turn(self, turn_id: str, text: str, progress: Progress | None) -> tuple[str, str | None]:
         settings = self._settings()
         conv = self.conversation
+        limit = settings.effective_token_limit()
+        if conv.last_prompt_tokens >= settings.compression_threshold * limit:
+            await self._compact(force=False, trigger="auto")  # at most one automatic compaction per turn
+        self._guard_overflow(text, limit)
+        self._add_ide_context()
         conv.append(text_content("user", text))
         client = await self._client()
+        if progress is not None:
+            progress.report("Waiting for Gemini…")
         streamed: list[Part] = []
         finish: str | None = None
         prompt_tokens: int | None = None
-        if progress is not None:
-            progress.report("Waiting for Gemini…")
         try:
             async for chunk in client.stream(settings.model, conv.history):
                 self._emit(turn_id, chunk)
@@ -116,7 +206,37 @@ class ChatService:
         reply = self._keep_reply(streamed, text_only=False)
         if prompt_tokens is not None:
             conv.record_api_usage(prompt_tokens)
-        return TurnOutcome(text=_text_of(reply), finish_reason=finish)
+        return _text_of(reply), finish
+
+    def _guard_overflow(self, text: str, limit: int) -> None:
+        """Refuse a message that cannot fit in what is left of the context window (the model is not called)."""
+        remaining = limit - self.conversation.last_prompt_tokens
+        estimated = estimate_tokens([Part(text=text)])
+        if estimated > remaining:
+            message = (
+                f"Sending this message ({estimated:,} tokens) might exceed the context window limit "
+                f"({remaining:,} tokens left)."
+            )
+            if remaining < 0.75 * limit:
+                message += " Try a shorter message, or run \"Compress conversation\" to make room."
+            raise errors.SidecarError(
+                errors.CONTEXT_OVERFLOW,
+                message,
+                {"estimatedRequestTokenCount": estimated, "remainingTokenCount": remaining},
+            )
+
+    def _add_ide_context(self) -> None:
+        """Add the editor context turn (full after any history replacement, else a delta) unless a call is pending."""
+        conv = self.conversation
+        if self.ide.current is None or conv.tool_call_pending():
+            return  # deferred: the flag stays set and the next regular turn carries it
+        text = context_turn_text(
+            self.ide.current, self.ide.last_sent, force_full=conv.force_full_ide_context or not conv.history
+        )
+        if text is not None:
+            conv.append(text_content("user", text))
+        self.ide.last_sent = self.ide.current
+        conv.force_full_ide_context = False
 
     def _emit(self, turn_id: str, chunk: Chunk) -> None:
         if chunk.text:

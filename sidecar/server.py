@@ -4,20 +4,35 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import uuid
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 
-from sidecar import __version__, errors
+from sidecar import __version__, errors, hooks
 from sidecar.backend import Backend
 from sidecar.chat import ChatService
+from sidecar.compaction_service import Compactor, Trigger
+from sidecar.core.ide_context import IdeContextParams, decode_open_files, normalize
+from sidecar.paths import data_home, project_id
 from sidecar.settings import Settings, decode_settings
+from sidecar.tool_outputs import ToolOutputSaver
 from sidecar.transport import SidecarProtocol, run_stdio
-from sidecar.wire import Empty, MessageDelta, SendMessageParams, TokenUsage, to_wire
+from sidecar.wire import (
+    CompressedNotice,
+    CompressParams,
+    Empty,
+    MessageDelta,
+    SendMessageParams,
+    TokenUsage,
+    to_wire,
+)
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +47,45 @@ class SidecarServer(LanguageServer):
         self._init_options: Any = None
         self._config_section: Any = None
         self.settings = Settings()
+        self.workspace_folders: list[str] = []
         self.backend = Backend(lambda: self.settings, self.show_info)
-        self.chat = ChatService(lambda: self.settings, self.backend.client, _Notifier(self))
+        compactor = Compactor(
+            lambda: self.settings,
+            self.backend.client,
+            self._save_tool_output,
+            self._run_pre_compress_hooks,
+            lambda: self.workspace_folders,
+        )
+        self.chat = ChatService(lambda: self.settings, self.backend.client, _Notifier(self), compactor)
+        self._tool_outputs: ToolOutputSaver | None = None
+
+    @property
+    def project_root(self) -> str:
+        return self.workspace_folders[0] if self.workspace_folders else os.getcwd()
+
+    def session_dir(self) -> Path:
+        """Where this session's data lives (tool outputs saved by compaction, …)."""
+        return data_home() / "sessions" / project_id(self.project_root) / self.chat.conversation.session_id
+
+    def _save_tool_output(self, content: str, tool_name: str) -> Path:
+        directory = self.session_dir()
+        if self._tool_outputs is None or self._tool_outputs.directory.parent != directory:
+            self._tool_outputs = ToolOutputSaver(directory)
+        return self._tool_outputs(content, tool_name)
+
+    async def _run_pre_compress_hooks(self, trigger: Trigger) -> None:
+        specs = self.settings.hooks.pre_compress
+        if specs:
+            await hooks.run_pre_compress(
+                specs,
+                session_id=self.chat.conversation.session_id,
+                transcript_path=self.transcript_path(),
+                cwd=self.project_root,
+                trigger=trigger,
+            )
+
+    def transcript_path(self) -> str:
+        return ""
 
     # -- messages to the user ------------------------------------------------------------------------
     def show(self, kind: lsp.MessageType, text: str) -> None:
@@ -96,8 +148,17 @@ class _Notifier:
     def token_usage(self, usage: TokenUsage) -> None:
         self._server.protocol.notify("sidecar/tokenUsage", to_wire(usage))
 
+    def compressed(self, notice: CompressedNotice) -> None:
+        self._server.protocol.notify("sidecar/compressed", to_wire(notice))
+
     def error(self, message: str) -> None:
         self._server.show(lsp.MessageType.Error, f"Sidecar: {message}")
+
+    def warning(self, message: str) -> None:
+        self._server.show(lsp.MessageType.Warning, f"Sidecar: {message}")
+
+    async def progress(self, title: str) -> _WorkDone:
+        return await self._server.start_progress(title)
 
 
 def _decode(method: str, raw: Any, kind: type[P]) -> P:
@@ -132,6 +193,31 @@ def _request(
     return register
 
 
+def _notification(server: SidecarServer, method: str, kind: type[P]) -> Callable[[Callable[[P], None]], None]:
+    """Register `fn(params)` for a sidecar/* notification; bad params are logged and the message dropped."""
+
+    def register(fn: Callable[[P], None]) -> None:
+        def handler(raw: Any) -> None:
+            try:
+                params = _decode(method, raw, kind)
+            except errors.SidecarError as exc:
+                log.warning("dropping %s: %s", method, exc.message)
+                return
+            fn(params)
+
+        server.feature(method)(handler)
+
+    return register
+
+
+def _workspace_folders(params: lsp.InitializeParams) -> list[str]:
+    uris = [f.uri for f in params.workspace_folders or []] or ([params.root_uri] if params.root_uri else [])
+    folders = [to_fs_path(uri) for uri in uris]
+    if not folders and params.root_path:
+        folders = [params.root_path]
+    return [f for f in folders if f]
+
+
 def build_server() -> SidecarServer:
     server = SidecarServer()
     chat = server.chat
@@ -139,6 +225,7 @@ def build_server() -> SidecarServer:
     @server.feature(lsp.INITIALIZE)
     def on_initialize(params: lsp.InitializeParams) -> None:
         server._init_options = params.initialization_options
+        server.workspace_folders = _workspace_folders(params)
         server.apply_settings()
 
     @server.feature(lsp.INITIALIZED)
@@ -169,6 +256,19 @@ def build_server() -> SidecarServer:
     @_request(server, "sidecar/getTokenUsage", Empty)
     async def get_token_usage(_params: Empty) -> Any:
         return chat.usage()
+
+    @_request(server, "sidecar/compress", CompressParams)
+    async def compress(params: CompressParams) -> Any:
+        return await chat.compress(params.instructions)
+
+    @server.command("sidecar.compressConversation")
+    async def compress_command(*args: Any) -> Any:
+        instructions = args[0] if args and isinstance(args[0], str) else None
+        return to_wire(await chat.compress(instructions))
+
+    @_notification(server, "sidecar/ideContext", IdeContextParams)
+    def ide_context(params: IdeContextParams) -> None:
+        chat.set_ide_context(normalize(decode_open_files(params.open_files)), params.is_trusted)
 
     return server
 

@@ -18,6 +18,10 @@ class SendMessageParams(_Wire, kw_only=True):
     text: str
 
 
+class CompressParams(_Wire, kw_only=True):
+    instructions: str | None = None
+
+
 class Empty(_Wire):
     """Params of methods that take none (an absent or empty object)."""
 
@@ -38,6 +42,22 @@ class SendMessageResult(_Wire, kw_only=True, omit_defaults=False):
     text: str
     finish_reason: str | None
     usage: TokenUsage
+
+
+class CompressResult(_Wire, kw_only=True, omit_defaults=False):
+    status: str
+    original_token_count: int
+    new_token_count: int
+    message: str
+
+
+class CompressedNotice(_Wire, kw_only=True, omit_defaults=False):
+    session_id: str
+    status: str
+    original_token_count: int
+    new_token_count: int
+    trigger: str
+    message: str
 
 
 class MessageDelta(_Wire, kw_only=True):

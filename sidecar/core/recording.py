@@ -97,13 +97,7 @@ class StatsRecord(_Record, tag="stats"):
 
 
 Record = (
-    SessionRecord
-    | MessageRecord
-    | UsageRecord
-    | CompactionRecord
-    | UndoCompactionRecord
-    | RewindRecord
-    | StatsRecord
+    SessionRecord | MessageRecord | UsageRecord | CompactionRecord | UndoCompactionRecord | RewindRecord | StatsRecord
 )
 
 

@@ -35,6 +35,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# The sidecar runs from this checkout whether or not it is pip-installed in the venv.
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+
 # One fake Gemini for the run; each test resets it.
 "$PY" -m sidecar.fakegemini --port 0 >"$WORK/fake.log" 2>&1 &
 FAKE_PID=$!

@@ -74,10 +74,15 @@ T.run('test_unit', function()
     T.sleep(20)
     vim.cmd('edit a.py')
     T.feed('3G')
-    vim.cmd('enew') -- a scratch buffer is not a real file
-    vim.cmd('help') -- nor is help
+    vim.cmd('enew') -- an unnamed buffer is not a real file
     T.sleep(20)
-    vim.cmd('close')
+    vim.cmd('file notes.txt') -- nor is a named buffer without a file on disk
+    T.sleep(20)
+    vim.cmd('edit sidecar://somewhere') -- nor a URI
+    T.sleep(20)
+    vim.cmd('enew')
+    vim.bo.buftype = 'nofile' -- nor a scratch buffer
+    T.sleep(20)
     vim.cmd('buffer a.py')
     T.feed('4G0fh')
     local p = ctx.payload()

@@ -8,6 +8,7 @@ local M = {}
 
 local queue = {} -- calls made while the server starts: {method, params, cb}
 local stopping = {} -- client ids stopped on purpose (no restart)
+local initialized = {} -- client ids that answered initialize
 local inflight = {} -- key -> callback of a request that has not been answered yet
 local next_key = 0
 
@@ -223,6 +224,7 @@ function M.start(opts)
     capabilities = vim.lsp.protocol.make_client_capabilities(),
     handlers = M.handlers,
     on_init = function(client, result)
+      initialized[client.id] = true
       state.server_info = result and result.serverInfo or nil
       vim.schedule(function()
         if state.client_id == client.id then
@@ -245,6 +247,15 @@ function M.start(opts)
         fail_inflight(string.format('the sidecar exited (code %s, signal %s)', code, signal))
         if state.exiting then
           state.status = 'stopped'
+          return
+        end
+        if not initialized[client_id] then
+          -- It never started: restarting would fail the same way.
+          state.status = 'failed'
+          fail_queue('the sidecar failed to start')
+          status.changed()
+          notify(string.format('%s exited during start-up (code %s, signal %s); its stderr is in %s',
+            table.concat(state.cmd or {}, ' '), code, signal, vim.lsp.get_log_path()), vim.log.levels.ERROR)
           return
         end
         schedule_restart(code, signal)

@@ -44,12 +44,7 @@ M.defaults = {
   confirm_timeout_ms = 120000,
 }
 
-local function is_list(t)
-  if vim.tbl_islist then
-    return vim.tbl_islist(t)
-  end
-  return vim.islist(t)
-end
+local is_list = vim.islist or vim.tbl_islist
 
 local function merge(base, over)
   local out = vim.deepcopy(base)

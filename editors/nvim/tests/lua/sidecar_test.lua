@@ -230,8 +230,18 @@ function T.run(name, fn)
     os.exit(3)
   end)
   T.log('%s on Neovim %s', name, require('sidecar.compat').version_string())
+  -- The plugin must not use APIs deprecated in the running Neovim.
+  local deprecations = {}
+  local orig_deprecate = vim.deprecate
+  vim.deprecate = function(what, ...)
+    deprecations[#deprecations + 1] = tostring(what) .. '\n' .. debug.traceback('', 2)
+    return orig_deprecate(what, ...)
+  end
   co = coroutine.create(function()
     local ok, err = xpcall(fn, debug.traceback)
+    if ok and #deprecations > 0 then
+      ok, err = false, 'deprecated API used: ' .. table.concat(deprecations, '\n')
+    end
     if ok then
       finish(0, string.format('PASS %s (%d steps, %.2fs)', name, T.steps, T.elapsed()))
     else

@@ -1,0 +1,179 @@
+-- The issue's scenario end to end: real sidecar (stdio) + fake Gemini, driven like a user would.
+-- Open a file, move the cursor, select text, :SidecarSend hello, the streamed reply lands in the
+-- chat buffer, statusline() shows the usage; the chat's input line; :SidecarCompress lowers the
+-- percentage; the model's next request carries the full IDE context.
+local T = require('sidecar_test')
+
+local IDE_FULL = "Here is the user's editor context as a JSON object. This is for your information only."
+
+T.run('test_e2e', function()
+  T.fake_reset()
+  local dir = T.workspace({
+    ['main.py'] = table.concat({
+      'import sys',
+      '',
+      'def greet(name):',
+      '    message = "hello " + name',
+      '    return message',
+      '',
+      'print(greet(sys.argv[1]))',
+      '',
+    }, '\n'),
+    ['util.py'] = 'def helper():\n    return 42\n',
+  })
+  local main_py = dir .. '/main.py'
+  local sidecar, state, chat
+  local deltas, progress_titles = {}, {}
+
+  T.step('setup() starts the sidecar for the workspace root and passes settings', function()
+    sidecar = T.start_sidecar()
+    state = sidecar.state
+    chat = require('sidecar.chat')
+    T.eq(state.root, dir, 'workspace root')
+    T.eq(state.usage.tokenLimit, 4000, 'tokenLimit setting reached the server')
+    T.eq(state.usage.compressionThreshold, 0.9, 'compressionThreshold setting reached the server')
+    T.ok(type(state.session_id) == 'string' and state.session_id ~= '', 'sessionId from sidecar/tokenUsage')
+    T.match(sidecar.statusline(), '^✦ %d+%% %d+/4K$', 'statusline after start')
+    local expected = require('sidecar.compat').nvim_011 and 'vim.lsp.start' or 'vim.lsp.start_client'
+    T.eq(state.start_method, expected, 'start API for this Neovim')
+    -- Count streamed deltas and progress titles (wrapping the plugin's handlers).
+    local handlers = require('sidecar.client').handlers
+    local on_delta, on_progress = handlers['sidecar/messageDelta'], handlers['$/progress']
+    handlers['sidecar/messageDelta'] = function(err, params, ctx)
+      deltas[#deltas + 1] = params
+      return on_delta(err, params, ctx)
+    end
+    handlers['$/progress'] = function(err, params, ctx, cfg)
+      if params and params.value and params.value.kind == 'begin' then
+        progress_titles[#progress_titles + 1] = params.value.title
+      end
+      return on_progress(err, params, ctx, cfg)
+    end
+  end)
+
+  T.step('open a file, move the cursor, select text, :SidecarSend hello', function()
+    vim.cmd('edit util.py')
+    vim.cmd('edit main.py')
+    T.feed('4G0w') -- line 4, on "message"
+    T.feed('ve') -- select "message"
+    -- ':' from Visual mode inserts '<,'> like a user would get.
+    T.feed(':SidecarSend hello<CR>', 50)
+    T.wait(function()
+      return chat.text():find('Fake Gemini reply #1: you said "hello"', 1, true)
+    end, 20000, 'the reply in the chat buffer')
+    local turn = chat.turns()[1]
+    T.wait(function() return turn.done end, 5000, 'the sendMessage answer')
+    T.ok(#deltas >= 2, 'the reply was streamed in several sidecar/messageDelta: ' .. #deltas)
+    local text = chat.text()
+    T.contains(text, '## You\n\nhello\n\n## Gemini\n\nFake Gemini reply #1', 'chat layout')
+    T.eq(turn.error, nil, 'no error')
+    T.ok(vim.tbl_contains(progress_titles, 'Gemini'), 'work-done progress "Gemini" during the turn')
+    -- The chat opened without taking the cursor.
+    T.eq(vim.api.nvim_buf_get_name(0), main_py, 'cursor stays in main.py')
+    T.ok(chat.window() ~= nil, 'chat window visible')
+    local buf = chat.bufnr()
+    T.eq(vim.api.nvim_buf_get_option(buf, 'buftype'), 'prompt', 'the chat has an input line')
+  end)
+
+  T.step('statusline() shows the usage pushed with sidecar/tokenUsage', function()
+    T.wait(function() return state.usage.promptTokenCount > 0 end, 5000, 'a non-zero prompt token count')
+    local u = state.usage
+    local want = string.format('✦ %d%% %d/4K', math.floor(u.percentUsed + 0.5), u.promptTokenCount)
+    T.eq(sidecar.statusline(), want, 'statusline')
+    T.ok(u.percentUsed > 0 and u.percentUsed < 90, 'percent in range: ' .. u.percentUsed)
+  end)
+
+  local function ide_context_of(req)
+    for _, t in ipairs(T.request_texts(req)) do
+      if t.role == 'user' and t.text:sub(1, #IDE_FULL) == IDE_FULL then
+        return vim.json.decode(t.text:match('```json%s*(.-)%s*```'))
+      end
+    end
+    return nil
+  end
+
+  local function last_stream_request()
+    local reqs = T.fake_requests()
+    for i = #reqs, 1, -1 do
+      if reqs[i].kind == 'stream' then
+        return reqs[i]
+      end
+    end
+    return nil
+  end
+
+  local function check_full_context(ctx, what, selected)
+    T.ok(ctx, what .. ': the request carries the full IDE context')
+    T.eq(ctx.activeFile.path, main_py, what .. ': active file')
+    T.eq(ctx.activeFile.cursor, { line = 4, character = 5 }, what .. ': 1-based cursor')
+    T.eq(ctx.activeFile.selectedText, selected, what .. ': selected text')
+    local others = {}
+    for _, f in ipairs(ctx.otherOpenFiles or {}) do
+      others[#others + 1] = type(f) == 'table' and f.path or f
+    end
+    T.eq(others, { dir .. '/util.py' }, what .. ': other open files')
+  end
+
+  T.step('the first request carried the IDE context: file, cursor, selection', function()
+    check_full_context(ide_context_of(last_stream_request()), 'first turn', 'message')
+  end)
+
+  T.step("the chat's input line sends a message", function()
+    sidecar.chat()
+    T.eq(vim.api.nvim_get_current_buf(), chat.bufnr(), ':SidecarChat focuses the chat')
+    T.feed('iwhat is in the file?<CR><Esc>', 50)
+    T.wait(function()
+      return chat.text():find('Fake Gemini reply #2: you said "what is in the file?"', 1, true)
+    end, 20000, 'the second reply')
+    local text = chat.text()
+    T.contains(text, '## You\n\nwhat is in the file?\n', 'the typed message is shown once')
+    local lines = vim.api.nvim_buf_get_lines(chat.bufnr(), 0, -1, false)
+    T.eq(lines[#lines], '> ', 'a fresh input line')
+    vim.cmd('wincmd p')
+    T.eq(vim.api.nvim_buf_get_name(0), main_py, 'back in main.py')
+  end)
+
+  T.step('a longer conversation raises the percentage', function()
+    local filler = string.rep('The quick brown fox jumps over the lazy dog. ', 14)
+    for i = 1, 4 do
+      local turn = sidecar.send(string.format('note %d: %s', i, filler))
+      T.wait(function() return turn.done end, 20000, 'turn ' .. i)
+      T.eq(turn.error, nil, 'turn ' .. i .. ' error')
+    end
+    T.ok(state.usage.percentUsed > 20, 'usage grew: ' .. vim.inspect(state.usage))
+  end)
+
+  -- Checks that need server features still landing are one line each at the end.
+  local before
+  local function step_compress()
+    T.step(':SidecarCompress shows progress, the message, and lowers the percentage', function()
+      before = state.usage.percentUsed
+      state.last_compressed = nil
+      vim.cmd('SidecarCompress keep the notes about the fox')
+      T.wait(function() return state.last_compressed end, 30000, 'sidecar/compressed')
+      T.eq(state.last_compressed.status, 'COMPRESSED', 'status')
+      T.match(state.last_compressed.message, 'compressed from [%d,]+ to [%d,]+ tokens', 'user-facing message')
+      T.ok(vim.tbl_contains(progress_titles, 'Compressing conversation'), '$/progress "Compressing conversation"')
+      T.contains(chat.text(), state.last_compressed.message, 'the message in the chat buffer')
+      T.wait(function() return state.usage.percentUsed < before end, 10000, 'a lower percentage')
+      T.match(sidecar.statusline(), '^✦ %d+%% [%d.K]+/4K$', 'statusline after compaction')
+    end)
+  end
+
+  local function step_context_after_compress()
+    T.step("the model's next request carries the full IDE context again", function()
+      -- Nothing changed in the editor since the last turn: without the forced full resend after
+      -- a compaction the request would carry no editor context at all.
+      T.fake_reset()
+      local turn = sidecar.send('and now?')
+      T.wait(function() return turn.done end, 20000, 'the turn after compaction')
+      T.eq(turn.error, nil, 'turn error')
+      local got = ide_context_of(last_stream_request())
+      T.log('context after compaction: %s', vim.inspect(got))
+      check_full_context(got, 'after compaction', nil)
+    end)
+  end
+
+  step_compress()
+  step_context_after_compress()
+end)

@@ -272,12 +272,13 @@ def test_only_the_latest_compaction_can_be_undone() -> None:
 
 def test_inconsistent_records_are_refused_without_changing_state() -> None:
     r = replay(msg("m1", "user", "one"))
-    for bad, text in [
+    cases: list[tuple[Record, str]] = [
         (compress("c1", "nope"), "keeps from 'nope'"),
         (compress("c1", "m1", replacements={"zz": text_content("user", "x")}), "replaces 'zz'"),
         (RewindRecord(time=T, to_id="zz"), "rewind to 'zz'"),
         (session(), "second session record"),
-    ]:
+    ]
+    for bad, text in cases:
         with pytest.raises(ReplayError, match=text):
             r.apply(bad)
         assert r.history_ids == ["m1"] and len(r.transcript) == 1

@@ -73,8 +73,8 @@ function M.check()
   h.info('Workspace root: ' .. (state.root or config.root_dir(cfg)))
 
   if state.server_info and state.status == 'running' then
-    h.ok(string.format('Server version: %s %s (running, %s)', tostring(state.server_info.name),
-      tostring(state.server_info.version), tostring(state.status)))
+    h.ok(string.format('Server version: %s %s (running, client id %s, %s)', tostring(state.server_info.name),
+      tostring(state.server_info.version), tostring(state.client_id), tostring(state.start_method)))
   else
     local version, err = server_version(cmd)
     if version then

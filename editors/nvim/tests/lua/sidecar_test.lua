@@ -220,6 +220,34 @@ function T.start_sidecar(opts)
   return sidecar
 end
 
+--- Pids of this Neovim's child processes running `python -m sidecar` (Linux /proc).
+function T.sidecar_pids()
+  local me = tostring(vim.fn.getpid())
+  local pids = {}
+  for _, name in ipairs(vim.fn.readdir('/proc')) do
+    if name:match('^%d+$') then
+      local f = io.open('/proc/' .. name .. '/stat')
+      local stat = f and f:read('*l')
+      if f then
+        f:close()
+      end
+      -- pid (comm) state ppid ...: comm may hold spaces, so split after the last ')'.
+      local ppid = stat and stat:match('%) %S+ (%d+)')
+      if ppid == me then
+        local c = io.open('/proc/' .. name .. '/cmdline')
+        local cmdline = c and c:read('*a') or ''
+        if c then
+          c:close()
+        end
+        if cmdline:find('-m\0sidecar\0', 1, true) or cmdline:find('-m\0sidecar$') then
+          pids[#pids + 1] = tonumber(name)
+        end
+      end
+    end
+  end
+  return pids
+end
+
 --- Run `fn` as the test: inside a coroutine, errors caught, exit status always set.
 function T.run(name, fn)
   local deadline = tonumber(os.getenv('SIDECAR_TEST_DEADLINE') or '') or 100

@@ -17,8 +17,8 @@ from sidecar.core.history import Content, text_content
 from sidecar.core.models import compression_model_alias
 from sidecar.core.prompts import (
     ACKNOWLEDGEMENT,
-    COMPRESSION_SYSTEM_PROMPT,
     auto_compaction_notice,
+    compression_system_prompt,
     status_message,
     summary_instruction,
     verify_instruction,
@@ -199,14 +199,16 @@ class Compactor:
     ) -> str | None:
         """Two passes: a summary, then a verification told which facts the first one dropped."""
         client = await self._client()
-        model = compression_model(self._settings())
+        settings = self._settings()
+        model = compression_model(settings)
+        system = compression_system_prompt(settings.approved_plan_path)
         if progress is not None:
             progress.report("Summarizing the oldest 70% of the conversation (pass 1 of 2)")
         ask = summary_instruction(has_snapshot(summarizer_input), instructions)
         first = await client.generate(
             model,
             [*summarizer_input, text_content("user", ask)],
-            system_instruction=COMPRESSION_SYSTEM_PROMPT,
+            system_instruction=system,
         )
         first_snapshot = extract_snapshot(first.text)
         if first_snapshot is None:
@@ -222,7 +224,7 @@ class Compactor:
                 text_content("model", previous),
                 text_content("user", verify_instruction(missing, instructions)),
             ],
-            system_instruction=COMPRESSION_SYSTEM_PROMPT,
+            system_instruction=system,
         )
         second_snapshot = extract_snapshot(second.text)
         if second_snapshot is None and second.text.strip():

@@ -34,6 +34,7 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
     token_limit: int | None = None
     compression_threshold: float = 0.5
     compression_model: str | None = None
+    approved_plan_path: str | None = None
     request_timeout_ms: int = 120_000
     retry_attempts: int = 3
     retry_initial_delay_ms: int = 1_000

@@ -50,12 +50,15 @@ def ascii_and_units(s: str) -> tuple[int, int]:
     """(code units <= 127, total UTF-16 code units) of `s`."""
     if s.isascii():
         return len(s), len(s)
-    data = s.encode("utf-8", "surrogatepass")
-    high = data.translate(None, _ASCII_BYTES)
-    leads = high.translate(None, _CONTINUATION_BYTES)
+    try:
+        # msgspec's UTF-8 is fast (and cached on the str once the content was measured); its escapes are ASCII,
+        # so its non-ASCII bytes are exactly those of the text.
+        data = _encode(s)
+    except UnicodeEncodeError:  # lone surrogates
+        return len(s.encode("ascii", "ignore")), len(s.encode("utf-16-le", "surrogatepass")) >> 1
+    leads = data.translate(None, _ASCII_BYTES).translate(None, _CONTINUATION_BYTES)
     astral = len(leads.translate(None, _BELOW_F0))
-    ascii_count = len(data) - len(high)
-    return ascii_count, ascii_count + len(leads) + astral
+    return len(s) - len(leads), len(s) + astral
 
 
 # ---------------------------------------------------------------- numbers

@@ -63,6 +63,22 @@ The snapshot must have exactly this structure, with all seven sections present (
 </state_snapshot>
 """
 
+PLAN_SECTION = """
+### APPROVED PLAN PRESERVATION
+The user approved an implementation plan, saved at {path}. The snapshot must keep:
+- that plan's file path, in <key_knowledge>;
+- the status of each of its steps, marked [DONE], [IN PROGRESS] or [TODO], in <task_state>;
+- every piece of user feedback on the plan or change to it, in <active_constraints>.
+"""
+
+
+def compression_system_prompt(approved_plan_path: str | None = None) -> str:
+    """The summarizer's system instruction; with an approved plan, the section that keeps it alive."""
+    if not approved_plan_path:
+        return COMPRESSION_SYSTEM_PROMPT
+    return COMPRESSION_SYSTEM_PROMPT + PLAN_SECTION.format(path=approved_plan_path)
+
+
 NEW_SNAPSHOT_INSTRUCTION = "Generate a new <state_snapshot> based on the provided history."
 ANCHORED_SNAPSHOT_INSTRUCTION = (
     "A previous <state_snapshot> exists in the history. Carry every fact from it that is still relevant into "

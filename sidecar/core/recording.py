@@ -27,7 +27,7 @@ SUMMARY_MAX = 200
 # ---------------------------------------------------------------- records (one JSON line each)
 
 
-class _Record(msgspec.Struct, tag_field="type", rename="camel", omit_defaults=True, kw_only=True):
+class _Record(msgspec.Struct, tag_field="type", rename="camel", omit_defaults=True, kw_only=True, gc=False):
     time: str  # ISO 8601 UTC, milliseconds, "Z"
 
 
@@ -117,7 +117,9 @@ def head_ids(compaction_id: str, with_env: bool) -> list[str]:
 # ---------------------------------------------------------------- what editors see
 
 
-class TranscriptMessage(msgspec.Struct, tag="message", tag_field="type", rename="camel", omit_defaults=True):
+class TranscriptMessage(
+    msgspec.Struct, tag="message", tag_field="type", rename="camel", omit_defaults=True, gc=False
+):
     id: str
     time: str
     role: Literal["user", "model"]
@@ -160,9 +162,12 @@ def _json_clip(value: Any) -> str:
 
 def display_text(content: Content) -> str:
     """Readable text of a content: its text parts, then one line per tool call, tool result or attachment."""
+    parts = content.parts
+    if len(parts) == 1 and parts[0].text is not None and not parts[0].thought:
+        return parts[0].text  # the common case, without building lists
     texts: list[str] = []
     extras: list[str] = []
-    for p in content.parts:
+    for p in parts:
         if p.text is not None:
             if not p.thought:
                 texts.append(p.text)

@@ -1,0 +1,143 @@
+"""A ChatService wired to the fake Gemini over real HTTP, with a notifier that records what the editor would see."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidecar.chat import ChatService
+from sidecar.compaction_service import Compactor, Trigger
+from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
+from sidecar.model_client import ClientConfig, ModelClient
+from sidecar.settings import Settings
+from sidecar.tool_outputs import ToolOutputSaver
+from sidecar.wire import CompressedNotice, TokenUsage
+
+
+@dataclass
+class RecordingProgress:
+    log: list[str]
+
+    def report(self, message: str) -> None:
+        self.log.append(f"report:{message}")
+
+    def end(self, message: str | None = None) -> None:
+        self.log.append(f"end:{message}")
+
+
+@dataclass
+class Recorder:
+    deltas: list[str] = field(default_factory=list)
+    usages: list[TokenUsage] = field(default_factory=list)
+    notices: list[CompressedNotice] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    progress_log: list[str] = field(default_factory=list)
+    hooks: list[Trigger] = field(default_factory=list)
+
+    def message_delta(self, turn_id: str, text: str) -> None:
+        self.deltas.append(text)
+
+    def token_usage(self, usage: TokenUsage) -> None:
+        self.usages.append(usage)
+
+    def compressed(self, notice: CompressedNotice) -> None:
+        self.notices.append(notice)
+
+    def error(self, message: str) -> None:
+        self.errors.append(message)
+
+    def warning(self, message: str) -> None:
+        self.warnings.append(message)
+
+    async def progress(self, title: str) -> RecordingProgress:
+        self.progress_log.append(f"begin:{title}")
+        return RecordingProgress(self.progress_log)
+
+
+@dataclass
+class Rig:
+    chat: ChatService
+    rec: Recorder
+    fake: Any
+    tmp: Path
+    settings: Settings
+
+    def set(self, **changes: Any) -> None:
+        import msgspec
+
+        self.settings = msgspec.structs.replace(self.settings, **changes)
+
+    def load(self, history: Sequence[Content], prompt_tokens: int, source: str = "api") -> None:
+        conv = self.chat.conversation
+        conv.replace(list(history))
+        conv.set_prompt_tokens(prompt_tokens, source)  # type: ignore[arg-type]
+        conv.force_full_ide_context = False
+
+    def summary_requests(self) -> list[Any]:
+        return [r for r in self.fake.requests() if r.summary]
+
+
+@pytest.fixture
+async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
+    rec = Recorder()
+    holder: dict[str, Any] = {}
+    client = ModelClient(
+        ClientConfig(api_key="test-key", base_url=fake.url, timeout_ms=10_000, retry_attempts=0, retry_initial_delay_ms=1)
+    )
+
+    async def get_client() -> ModelClient:
+        return client
+
+    async def hook(trigger: Trigger) -> None:
+        rec.hooks.append(trigger)
+
+    settings = Settings(token_limit=100_000)
+    compactor = Compactor(
+        lambda: holder["rig"].settings, get_client, ToolOutputSaver(tmp_path), hook, lambda: ["/ws"]
+    )
+    chat = ChatService(lambda: holder["rig"].settings, get_client, rec, compactor)
+    holder["rig"] = Rig(chat, rec, fake, tmp_path, settings)
+    yield holder["rig"]
+    await client.aclose()
+
+
+def exchange(i: int, size: int = 2_000) -> list[Content]:
+    """One user message and one model reply, each about `size` characters."""
+    filler = f" detail-{i}" * (size // 10)
+    return [text_content("user", f"Step {i}: please work on src/mod_{i}.py.{filler}"),
+            text_content("model", f"Done with step {i}.{filler}")]
+
+
+def conversation(n: int, size: int = 2_000) -> list[Content]:
+    return [c for i in range(n) for c in exchange(i, size)]
+
+
+def tool_exchange(name: str, output: str, call_id: str = "c1") -> list[Content]:
+    return [
+        text_content("user", f"run {name}"),
+        Content(role="model", parts=[Part(function_call=FunctionCall(name=name, args={"q": "x"}, id=call_id))]),
+        Content(
+            role="user",
+            parts=[Part(function_response=FunctionResponse(name=name, id=call_id, response={"output": output}))],
+        ),
+        text_content("model", f"{name} finished"),
+    ]
+
+
+def snapshot_text(goal: str = "the goal", extra: str = "") -> str:
+    sections = {
+        "overall_goal": goal,
+        "active_constraints": "none",
+        "key_knowledge": extra or "none",
+        "artifact_trail": "none",
+        "file_system_state": "none",
+        "recent_actions": "none",
+        "task_state": "1. [TODO] continue",
+    }
+    body = "".join(f"<{k}>{v}</{k}>" for k, v in sections.items())
+    return f"<state_snapshot>{body}</state_snapshot>"

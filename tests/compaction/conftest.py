@@ -87,7 +87,9 @@ async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
     rec = Recorder()
     holder: dict[str, Any] = {}
     client = ModelClient(
-        ClientConfig(api_key="test-key", base_url=fake.url, timeout_ms=10_000, retry_attempts=0, retry_initial_delay_ms=1)
+        ClientConfig(
+            api_key="test-key", base_url=fake.url, timeout_ms=10_000, retry_attempts=0, retry_initial_delay_ms=1
+        )
     )
 
     async def get_client() -> ModelClient:
@@ -97,9 +99,7 @@ async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
         rec.hooks.append(trigger)
 
     settings = Settings(token_limit=100_000)
-    compactor = Compactor(
-        lambda: holder["rig"].settings, get_client, ToolOutputSaver(tmp_path), hook, lambda: ["/ws"]
-    )
+    compactor = Compactor(lambda: holder["rig"].settings, get_client, ToolOutputSaver(tmp_path), hook, lambda: ["/ws"])
     chat = ChatService(lambda: holder["rig"].settings, get_client, rec, compactor)
     holder["rig"] = Rig(chat, rec, fake, tmp_path, settings)
     yield holder["rig"]
@@ -109,8 +109,10 @@ async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
 def exchange(i: int, size: int = 2_000) -> list[Content]:
     """One user message and one model reply, each about `size` characters."""
     filler = f" detail-{i}" * (size // 10)
-    return [text_content("user", f"Step {i}: please work on src/mod_{i}.py.{filler}"),
-            text_content("model", f"Done with step {i}.{filler}")]
+    return [
+        text_content("user", f"Step {i}: please work on src/mod_{i}.py.{filler}"),
+        text_content("model", f"Done with step {i}.{filler}"),
+    ]
 
 
 def conversation(n: int, size: int = 2_000) -> list[Content]:

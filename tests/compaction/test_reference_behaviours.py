@@ -38,7 +38,9 @@ def test_known_models_map_to_their_compression_alias(model: str, alias: str) -> 
 
 
 def test_compression_model_setting_wins() -> None:
-    assert compression_model(Settings(model="gemini-2.5-pro", compression_model="gemini-2.5-flash")) == "gemini-2.5-flash"
+    assert (
+        compression_model(Settings(model="gemini-2.5-pro", compression_model="gemini-2.5-flash")) == "gemini-2.5-flash"
+    )
 
 
 # 11–13
@@ -96,7 +98,11 @@ async def test_blank_verification_falls_back_to_first_summary(rig: Rig) -> None:
 
 
 async def test_previous_snapshot_triggers_the_anchor_instruction(rig: Rig) -> None:
-    history = [text_content("user", snapshot_text("old goal")), text_content("model", ACKNOWLEDGEMENT), *conversation(20)]
+    history = [
+        text_content("user", snapshot_text("old goal")),
+        text_content("model", ACKNOWLEDGEMENT),
+        *conversation(20),
+    ]
     rig.load(history, prompt_tokens=60_000)
     await rig.chat.compress(None)
     first = rig.summary_requests()[0].body

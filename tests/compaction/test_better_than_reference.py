@@ -1,0 +1,231 @@
+"""Where the sidecar's compaction goes beyond Gemini CLI: one test per improvement (and the hooks)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from sidecar import errors, hooks
+from sidecar.compaction_service import Status
+from sidecar.core.history import text_content
+from sidecar.settings import HookSpec
+from tests.compaction.conftest import Rig, conversation, snapshot_text
+
+
+def over_threshold(rig: Rig, n: int = 20, source: str = "api") -> None:
+    rig.load(conversation(n), prompt_tokens=60_000, source=source)
+
+
+# 1. focus instructions
+async def test_focus_instructions_reach_both_passes(rig: Rig) -> None:
+    over_threshold(rig)
+    await rig.chat.compress("the database migration and its rollback plan")
+    first, second = rig.summary_requests()
+    for request in (first, second):
+        assert "the database migration and its rollback plan" in request.body["contents"][-1]["parts"][0]["text"]
+
+
+# 2. like with like
+async def test_recount_uses_count_tokens_for_both_sides_when_the_api_counted(rig: Rig) -> None:
+    over_threshold(rig, source="api")
+    result = await rig.chat.compress(None)
+    counts = [r for r in rig.fake.requests() if r.kind == "count"]
+    assert len(counts) == 2
+    from sidecar.fakegemini import count_tokens
+
+    assert result.original_token_count == count_tokens(counts[0].body["contents"])
+    assert rig.chat.conversation.usage_source == "api"
+
+
+async def test_recount_uses_the_estimate_for_both_sides_without_api_counts(rig: Rig) -> None:
+    over_threshold(rig, source="estimate")
+    estimate_before = rig.chat.conversation.estimated_tokens()
+    result = await rig.chat.compress(None)
+    assert [r for r in rig.fake.requests() if r.kind == "count"] == []
+    assert result.original_token_count == estimate_before
+    assert result.new_token_count == rig.chat.conversation.estimated_tokens()
+
+
+async def test_failed_count_gives_token_count_error_and_keeps_history(rig: Rig) -> None:
+    over_threshold(rig)
+    before = rig.chat.conversation.history
+    rig.fake.script([{"kind": "status", "status": 500, "match": "count"}])
+    result = await rig.chat.compress(None)
+    assert result.status == "COMPRESSION_FAILED_TOKEN_COUNT_ERROR"
+    assert result.message == "Could not compress chat history due to a token counting error."
+    assert rig.chat.conversation.history is before
+
+
+# 3. no loops
+async def test_at_most_one_automatic_compaction_per_turn(rig: Rig) -> None:
+    over_threshold(rig)
+    rig.fake.script([{"kind": "text", "text": snapshot_text("g", "x " * 40_000), "match": "summary", "times": 10}])
+    await rig.chat.send_message("next step please")
+    assert len(rig.summary_requests()) == 2
+    assert [n.status for n in rig.rec.notices] == ["COMPRESSION_FAILED_INFLATED_TOKEN_COUNT"]
+
+
+async def test_auto_compaction_that_saves_too_little_counts_as_not_beneficial(rig: Rig) -> None:
+    over_threshold(rig, n=6)
+    rig.fake.script([{"kind": "text", "text": snapshot_text("g"), "match": "summary", "times": 2}])
+    baseline = await rig.chat.compactor.compress(rig.chat.conversation, force=True, trigger="manual")
+    assert baseline.status is Status.COMPRESSED
+    padding = 4 * max(0, int(0.95 * baseline.original) - baseline.new)  # ASCII: 4 characters per fake token
+    rig.fake.script([{"kind": "text", "text": snapshot_text("g", "p" * padding), "match": "summary", "times": 4}])
+    auto = await rig.chat.compactor.compress(rig.chat.conversation, force=False, trigger="auto")
+    manual = await rig.chat.compactor.compress(rig.chat.conversation, force=True, trigger="manual")
+    assert 0.9 * auto.original < auto.new <= auto.original
+    assert auto.status is Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT
+    assert manual.status is Status.COMPRESSED
+
+
+# 4. the summary is validated
+async def test_scratchpad_is_stripped_before_the_summary_enters_history(rig: Rig) -> None:
+    over_threshold(rig)
+    reply = "<scratchpad>private reasoning</scratchpad>\n" + snapshot_text("kept goal")
+    rig.fake.script([{"kind": "text", "text": reply, "match": "summary", "times": 2}])
+    await rig.chat.compress(None)
+    summary = rig.chat.conversation.history[1].parts[0].text or ""
+    assert summary.startswith("<state_snapshot>") and "private reasoning" not in summary
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        snapshot_text().replace("<task_state>1. [TODO] continue</task_state>", ""),
+        snapshot_text() + snapshot_text(),
+        "I summarised it for you: everything is fine.",
+        "<state_snapshot><overall_goal>unclosed",
+    ],
+    ids=["missing-section", "two-snapshots", "prose", "unclosed"],
+)
+async def test_invalid_summaries_count_as_empty(rig: Rig, reply: str) -> None:
+    over_threshold(rig)
+    rig.fake.script([{"kind": "text", "text": reply, "match": "summary", "times": 2}])
+    result = await rig.chat.compress(None)
+    assert result.status == "COMPRESSION_FAILED_EMPTY_SUMMARY"
+    assert len(rig.chat.conversation.history) == 40
+
+
+async def test_a_function_call_in_the_summary_is_never_executed(rig: Rig) -> None:
+    over_threshold(rig)
+    call = {"kind": "function_call", "name": "run_shell_command", "args": {"command": "rm -rf /"}, "match": "summary"}
+    rig.fake.script([{**call, "times": 2}])
+    result = await rig.chat.compress(None)
+    assert result.status == "COMPRESSION_FAILED_EMPTY_SUMMARY"
+    assert not any(p.function_call for c in rig.chat.conversation.history for p in c.parts)
+
+
+# 5. the deterministic retention check
+async def test_facts_the_first_snapshot_dropped_are_listed_in_the_verify_pass(rig: Rig) -> None:
+    history = [
+        text_content("user", "Edit lib/storage/engine.rs. You must never change the on-disk format."),
+        text_content("model", "Understood."),
+        *conversation(20),
+    ]
+    rig.load(history, prompt_tokens=60_000)
+    rig.fake.script([{"kind": "text", "text": snapshot_text("storage"), "match": "summary"}])
+    result = await rig.chat.compress(None)
+    verify = rig.summary_requests()[1].body["contents"][-1]["parts"][0]["text"]
+    assert "file path: lib/storage/engine.rs" in verify
+    assert "user constraint: You must never change the on-disk format." in verify
+    assert result.status == "COMPRESSED"
+    summary = rig.chat.conversation.history[1].parts[0].text or ""
+    assert "lib/storage/engine.rs" in summary, "the fake's verify pass added the missing path"
+
+
+# 6. hooks fire only when a compaction runs
+async def test_pre_compress_hook_does_not_fire_for_noop(rig: Rig) -> None:
+    rig.load(conversation(3), prompt_tokens=10)
+    await rig.chat._compact(force=False, trigger="auto")
+    await rig.chat.send_message("hello")
+    assert rig.rec.hooks == []
+
+
+async def test_pre_compress_hook_fires_for_a_running_compaction(rig: Rig) -> None:
+    over_threshold(rig)
+    await rig.chat.compress(None)
+    assert rig.rec.hooks == ["manual"]
+
+
+async def test_hook_command_gets_the_documented_stdin(tmp_path: Path) -> None:
+    out = tmp_path / "payload.json"
+    spec = HookSpec(command=f"cat > {out}")
+    results = await hooks.run_pre_compress(
+        [spec], session_id="s-1", transcript_path="/t.jsonl", cwd=str(tmp_path), trigger="auto"
+    )
+    assert results[0].ok
+    payload = json.loads(out.read_text())
+    assert {k: payload[k] for k in ("session_id", "transcript_path", "cwd", "hook_event_name", "trigger")} == {
+        "session_id": "s-1",
+        "transcript_path": "/t.jsonl",
+        "cwd": str(tmp_path),
+        "hook_event_name": "PreCompress",
+        "trigger": "auto",
+    }
+    assert payload["timestamp"].endswith("Z")
+
+
+async def test_hook_matcher_and_failures_are_advisory(tmp_path: Path) -> None:
+    specs = [
+        HookSpec(command="exit 3", matcher="manual"),
+        HookSpec(command="echo never", matcher="auto"),
+        HookSpec(command=f"{sys.executable} -c 'import time; time.sleep(30)'", timeout=300, matcher="*"),
+    ]
+    results = await hooks.run_pre_compress(
+        specs, session_id="s", transcript_path="", cwd=str(tmp_path), trigger="manual"
+    )
+    assert [r.command for r in results] == ["exit 3", specs[2].command]
+    assert results[0].exit_code == 3 and not results[0].ok
+    assert results[1].timed_out
+
+
+# 7. model errors never alter history
+async def test_model_error_during_manual_compaction_is_named_and_history_unchanged(rig: Rig) -> None:
+    over_threshold(rig)
+    before = list(rig.chat.conversation.history)
+    rig.fake.script([{"kind": "status", "status": 503, "match": "summary"}])
+    with pytest.raises(errors.SidecarError) as caught:
+        await rig.chat.compress(None)
+    assert caught.value.code == errors.MODEL_ERROR
+    assert "503" in caught.value.message and "unchanged" in caught.value.message
+    assert rig.chat.conversation.history == before
+    assert rig.rec.progress_log[-1] == "end:None"
+
+
+async def test_model_error_during_auto_compaction_warns_and_the_turn_goes_on(rig: Rig) -> None:
+    over_threshold(rig)
+    rig.fake.script([{"kind": "status", "status": 500, "match": "summary"}])
+    reply = await rig.chat.send_message("carry on")
+    assert reply.text
+    assert any("Compaction failed" in w for w in rig.rec.warnings)
+    assert len(rig.chat.conversation.history) == 42
+
+
+async def test_cancelled_compaction_leaves_history_unchanged(rig: Rig) -> None:
+    over_threshold(rig)
+    before = list(rig.chat.conversation.history)
+    rig.fake.script([{"kind": "delay", "seconds": 5, "match": "summary"}])
+    task = asyncio.create_task(rig.chat.compress(None))
+    await asyncio.sleep(0.5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert rig.chat.conversation.history == before
+    assert not rig.chat.compressing
+
+
+async def test_second_compress_while_one_runs_is_refused(rig: Rig) -> None:
+    over_threshold(rig)
+    rig.fake.script([{"kind": "delay", "seconds": 1, "match": "summary"}])
+    first = asyncio.create_task(rig.chat.compress(None))
+    await asyncio.sleep(0.2)
+    with pytest.raises(errors.SidecarError) as caught:
+        await rig.chat.compress(None)
+    assert caught.value.code == errors.BUSY
+    assert caught.value.message.startswith("Already compressing")
+    assert (await first).status == "COMPRESSED"

@@ -176,4 +176,37 @@ T.run('test_e2e', function()
 
   step_compress()
   step_context_after_compress()
+
+  T.step('a model error shows in the chat and as a notification', function()
+    T.http('POST', '/_control/script', { steps = { { kind = 'status', status = 500, match = 'chat' } } })
+    local notified = {}
+    local orig = vim.notify
+    vim.notify = function(msg, level)
+      notified[#notified + 1] = { msg = msg, level = level }
+    end
+    local turn = sidecar.send('this one fails')
+    T.wait(function() return turn.done end, 20000, 'the failed turn')
+    vim.notify = orig
+    T.match(turn.error or '', '^error: .*500', 'turn error')
+    T.contains(chat.text(), '> ' .. turn.error, 'error in the chat')
+    local found = false
+    for _, n in ipairs(notified) do
+      found = found or (n.level == vim.log.levels.ERROR and n.msg:find('500', 1, true) ~= nil)
+    end
+    T.ok(found, 'an error notification: ' .. vim.inspect(notified))
+  end)
+
+  T.step(':SidecarCancel stops a streaming reply', function()
+    T.http('POST', '/_control/script', { steps = { { kind = 'delay', chunkDelay = 0.5, match = 'chat' } } })
+    local turn = sidecar.send('a slow one')
+    T.wait(function() return #turn.segments > 0 end, 10000, 'the first delta')
+    vim.cmd('SidecarCancel')
+    T.wait(function() return turn.done end, 10000, 'the cancelled turn')
+    T.eq(turn.error, 'cancelled', 'turn cancelled')
+    T.contains(chat.text(), '> cancelled', 'cancel shown in the chat')
+    T.http('POST', '/_control/reset')
+    local after = sidecar.send('still there?')
+    T.wait(function() return after.done end, 20000, 'a turn after the cancel')
+    T.eq(after.error, nil, 'the conversation goes on after a cancel')
+  end)
 end)

@@ -10,6 +10,8 @@ local queue = {} -- calls made while the server starts: {method, params, cb}
 local stopping = {} -- client ids stopped on purpose (no restart)
 local initialized = {} -- client ids that answered initialize
 local inflight = {} -- key -> callback of a request that has not been answered yet
+local request_keys = {} -- LSP request id -> inflight key
+local id_of = {} -- inflight key -> LSP request id
 local next_key = 0
 
 local function notify(msg, level)
@@ -54,6 +56,10 @@ function M.request(method, params, cb)
   local key = next_key
   inflight[key] = cb or true
   local ok, id = compat.request(client, method, params or vim.empty_dict(), function(err, result)
+    if id_of[key] then
+      request_keys[id_of[key]] = nil
+      id_of[key] = nil
+    end
     if inflight[key] == nil then
       return
     end
@@ -66,13 +72,17 @@ function M.request(method, params, cb)
     inflight[key] = nil
     return fail(cb, 'the sidecar connection is closed')
   end
+  if id then
+    request_keys[id] = key
+    id_of[key] = id
+  end
   return true, id
 end
 
 --- Answer every unanswered request with an error (the server went away).
 local function fail_inflight(message)
   local pending = inflight
-  inflight = {}
+  inflight, request_keys, id_of = {}, {}, {}
   for _, cb in pairs(pending) do
     if type(cb) == 'function' then
       pcall(cb, { code = -32099, message = message }, nil)
@@ -80,11 +90,23 @@ local function fail_inflight(message)
   end
 end
 
---- Cancel a request sent with M.request ($/cancelRequest).
+--- Cancel a request sent with M.request ($/cancelRequest). Neovim's RPC layer swallows the
+--- server's RequestCancelled answer, so the callback is answered here with -32800.
 function M.cancel(id)
   local client = M.get()
   if client and id then
     pcall(compat.cancel_request, client, id)
+  end
+  local key = id and request_keys[id]
+  local cb = key and inflight[key]
+  if cb then
+    inflight[key] = nil
+    request_keys[id] = nil
+    if type(cb) == 'function' then
+      vim.schedule(function()
+        cb({ code = -32800, message = 'cancelled' }, nil)
+      end)
+    end
   end
 end
 

@@ -54,6 +54,45 @@ T.run('test_unit', function()
     T.wait(function() return fired > 0 end, 2000, 'User SidecarStatus')
   end)
 
+  T.step("the help file's 'statusline' example renders with its highlight group", function()
+    state.usage.percentUsed = 93.0
+    local expr = "%{%v:lua.require'sidecar'.statusline({'highlight':v:true})%}"
+    local r = vim.api.nvim_eval_statusline(expr, { highlights = true })
+    T.eq(r.str, '✦ 93% 120/4K', 'rendered statusline')
+    local groups = {}
+    for _, h in ipairs(r.highlights or {}) do
+      groups[#groups + 1] = h.group
+    end
+    T.ok(vim.tbl_contains(groups, 'SidecarStatusWarn'), 'highlight group in the statusline: ' .. vim.inspect(groups))
+    r = vim.api.nvim_eval_statusline("%{v:lua.require'sidecar'.statusline()}", {})
+    T.eq(r.str, '✦ 93% 120/4K', 'plain %{} form')
+    state.usage.percentUsed = 3.0
+  end)
+
+  T.step('the help file has valid, complete tags', function()
+    local doc = vim.fn.fnamemodify(vim.api.nvim_get_runtime_file('doc/sidecar.txt', false)[1], ':p')
+    local tmp = vim.fn.tempname()
+    vim.fn.mkdir(tmp, 'p')
+    vim.fn.writefile(vim.fn.readfile(doc), tmp .. '/sidecar.txt')
+    vim.cmd('helptags ' .. vim.fn.fnameescape(tmp))
+    local tags = {}
+    for _, line in ipairs(vim.fn.readfile(tmp .. '/tags')) do
+      tags[line:match('^[^\t]+')] = true
+    end
+    local n = 0
+    for name in pairs(vim.api.nvim_get_commands({})) do
+      if name:match('^Sidecar') then
+        n = n + 1
+        T.ok(tags[':' .. name], 'help tag for :' .. name)
+      end
+    end
+    T.eq(n, 9, 'user commands checked')
+    for _, tag in ipairs({ 'sidecar.txt', 'sidecar-setup', 'sidecar-statusline', 'sidecar.statusline()',
+      'hl-SidecarStatusWarn', 'sidecar-ide-context', 'sidecar-health' }) do
+      T.ok(tags[tag], 'help tag ' .. tag)
+    end
+  end)
+
   T.step('compaction progress shows in the statusline', function()
     require('sidecar.client').handlers['$/progress'](nil,
       { token = 'tok1', value = { kind = 'begin', title = 'Compressing conversation' } }, { client_id = 0 })

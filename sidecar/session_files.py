@@ -84,7 +84,6 @@ class LoadedSession:
     history: list[Content]
     history_ids: list[str]
     last_usage: LastUsage | None
-    transcript: list[TranscriptEntry]
     compaction_count: int
     message_count: int
     title: str | None
@@ -93,6 +92,12 @@ class LoadedSession:
     warnings: list[str] = field(default_factory=list)
     valid_size: int = 0  # bytes up to the end of the last good record
     needs_newline: bool = False  # the last record is whole but its newline is missing
+    _replay: Replay | None = None
+
+    @property
+    def transcript(self) -> list[TranscriptEntry]:
+        """Every message ever recorded and every compaction attempt, in order (built on first use)."""
+        return [] if self._replay is None else self._replay.transcript
 
 
 class SessionInfo(msgspec.Struct, rename="camel", kw_only=True):
@@ -146,7 +151,6 @@ def read_session(path: Path, *, salvage: bool = False) -> LoadedSession:
         history=replay.history,
         history_ids=replay.history_ids,
         last_usage=replay.last_usage,
-        transcript=replay.transcript,
         compaction_count=replay.compaction_count,
         message_count=replay.message_count,
         title=replay.title,
@@ -155,6 +159,7 @@ def read_session(path: Path, *, salvage: bool = False) -> LoadedSession:
         warnings=warnings,
         valid_size=valid_size,
         needs_newline=whole_tail,
+        _replay=replay,
     )
 
 

@@ -90,6 +90,11 @@ class SessionWriter:
         return self._file is None
 
     @property
+    def size(self) -> int:
+        """Bytes in the file, as far as this writer knows (its appends included)."""
+        return self._size
+
+    @property
     def undoable(self) -> list[str]:
         """Compactions that undo_compaction accepts, latest last (only the last one may be undone next)."""
         return list(self._undoable)

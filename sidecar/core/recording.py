@@ -185,6 +185,22 @@ def display_text(content: Content) -> str:
     return text
 
 
+def _text_of(rec: MessageRecord) -> str:
+    if rec.text is not None:
+        return rec.text
+    return "" if rec.content is None else display_text(rec.content)
+
+
+def transcript_message(rec: MessageRecord) -> TranscriptMessage:
+    """The transcript entry of a message record: display text, and who speaks."""
+    content = rec.content
+    if content is not None and content.role in ("user", "model"):
+        role: Literal["user", "model"] = "user" if content.role == "user" else "model"
+    else:
+        role = "user" if rec.kind in _USER_SIDE_KINDS else "model"
+    return TranscriptMessage(rec.id, rec.time, role, rec.kind, _text_of(rec), rec.turn_id)
+
+
 def title_of(text: str) -> str | None:
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     return _clip(first, TITLE_MAX) if first else None
@@ -216,7 +232,8 @@ class Replay:
         self.metadata: SessionRecord | None = None
         self.history: list[Content] = []
         self.history_ids: list[str] = []
-        self.transcript: list[TranscriptEntry] = []
+        self._log: list[MessageRecord | TranscriptCompaction] = []  # transcript entries, built on demand
+        self._transcript: list[TranscriptEntry] = []
         self.message_count = 0
         self.compaction_count = 0
         self.title: str | None = None
@@ -225,6 +242,13 @@ class Replay:
         self._usage_len = 0  # history length when the usage was recorded
         self._applied: list[_Applied] = []
         self._entries: dict[str, TranscriptCompaction] = {}
+
+    @property
+    def transcript(self) -> list[TranscriptEntry]:
+        """Every message and compaction so far, in order (texts are derived here, not during replay)."""
+        for item in self._log[len(self._transcript) :]:
+            self._transcript.append(item if isinstance(item, TranscriptCompaction) else transcript_message(item))
+        return self._transcript
 
     @property
     def last_usage(self) -> LastUsage | None:
@@ -263,14 +287,9 @@ class Replay:
         if content is not None and rec.kind not in DISPLAY_KINDS:
             self.history.append(content)
             self.history_ids.append(rec.id)
-        text = rec.text if rec.text is not None else ("" if content is None else display_text(content))
-        if content is not None and content.role in ("user", "model"):
-            role: Literal["user", "model"] = "user" if content.role == "user" else "model"
-        else:
-            role = "user" if rec.kind in _USER_SIDE_KINDS else "model"
         if self.title is None and rec.kind == "user":
-            self.title = title_of(text)
-        self.transcript.append(TranscriptMessage(rec.id, rec.time, role, rec.kind, text, rec.turn_id))
+            self.title = title_of(_text_of(rec))
+        self._log.append(rec)
 
     def _compaction(self, rec: CompactionRecord) -> None:
         if rec.id in self._entries:
@@ -281,7 +300,7 @@ class Replay:
         if rec.status in HISTORY_CHANGING_STATUSES:
             self._apply_compaction(rec)  # raises before changing anything if the record does not fit
         self._entries[rec.id] = entry
-        self.transcript.append(entry)
+        self._log.append(entry)
 
     def _apply_compaction(self, rec: CompactionRecord) -> None:
         if rec.status == COMPRESSED:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fcntl
 import glob
-import hashlib
 import logging
 import os
 import re
@@ -13,6 +12,8 @@ from typing import Any
 
 from sidecar import __version__
 from sidecar.core.recording import FORMAT_VERSION, SessionRecord
+from sidecar.paths import data_home as default_home
+from sidecar.paths import project_id
 from sidecar.session_files import (
     CorruptSession,
     LoadedSession,
@@ -42,23 +43,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-
-
-def default_home() -> Path:
-    """$SIDECAR_HOME, else $XDG_DATA_HOME/sidecar, else ~/.local/share/sidecar."""
-    home = os.environ.get("SIDECAR_HOME")
-    if home:
-        return Path(home).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
-    return base / "sidecar"
-
-
-def project_id(project_root: str) -> str:
-    """A readable, collision-safe directory name for a project: `<folder-name slug>-<12 hex of sha256>`."""
-    root = os.path.realpath(os.path.expanduser(project_root))
-    slug = re.sub(r"[^a-z0-9]+", "-", os.path.basename(root).lower()).strip("-")[:40] or "root"
-    return f"{slug}-{hashlib.sha256(root.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}"
 
 
 class SessionStore:

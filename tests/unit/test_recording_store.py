@@ -92,7 +92,7 @@ def new_live(store: SessionStore, sid: str = "s1") -> Live:
 def test_paths_and_permissions(store: SessionStore, tmp_path: Path) -> None:
     writer = store.create("s1", model="m")
     assert writer.path == tmp_path / "home" / "sessions" / project_id("/work/project") / "s1.jsonl"
-    assert project_id("/work/project").startswith("project-") and len(project_id("/x/project")) == len("project-") + 12
+    assert project_id("/work/project").startswith("project-") and len(project_id("/x/project")) == len("project-") + 8
     assert project_id("/a/project") != project_id("/b/project")
     for directory in (tmp_path / "home", tmp_path / "home" / "sessions", store.directory):
         assert stat.S_IMODE(directory.stat().st_mode) == 0o700

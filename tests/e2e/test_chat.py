@@ -16,14 +16,6 @@ from tests.e2e import harness
 from tests.e2e.harness import notes, request, request_error, wait_for
 
 
-@pytest_lsp.fixture(config=harness.config(), params=harness.CLIENTS)
-async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, fake: Any):  # type: ignore[no-untyped-def]
-    result = await lsp_client.initialize_session(harness.init_params(request.param, fake.url))
-    lsp_client.init_result = result  # type: ignore[attr-defined]
-    yield
-    await lsp_client.shutdown_session()
-
-
 async def test_initialize_reports_server_info(client: LanguageClient) -> None:
     info = client.init_result.server_info  # type: ignore[attr-defined]
     assert (info.name, info.version) == ("sidecar", __version__)

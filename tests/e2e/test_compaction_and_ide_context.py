@@ -1,0 +1,151 @@
+"""Compaction and IDE context through the real sidecar process, observed in the fake Gemini's request log."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pytest_lsp import LanguageClient
+
+from tests.e2e.harness import notes, request, wait_for
+
+FULL = "Here is the user's editor context as a JSON object."
+DELTA = "Here is a summary of changes in the user's editor context"
+
+
+def editor(
+    line: int = 5, character: int = 10, selected: str | None = "hello", active: str = "/ws/a.py"
+) -> dict[str, Any]:
+    files: list[dict[str, Any]] = [
+        {"path": active, "timestamp": 2000, "isActive": True, "cursor": {"line": line, "character": character}},
+        {"path": "/ws/b.py", "timestamp": 1000},
+    ]
+    if selected is not None:
+        files[0]["selectedText"] = selected
+    return {"openFiles": files, "isTrusted": True}
+
+
+def context_turns(fake: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The IDE-context turns of the last chat request: ("full"|"delta", the JSON payload)."""
+    chats = [r for r in fake.requests() if r.kind == "stream" and not r.summary]
+    found = []
+    for content in chats[-1].body["contents"]:
+        text = content["parts"][0].get("text", "")
+        if text.startswith((FULL, DELTA)):
+            payload = json.loads(text.split("```json\n", 1)[1].rsplit("\n```", 1)[0])
+            found.append(("full" if text.startswith(FULL) else "delta", payload))
+    return found
+
+
+def latest_context(fake: Any) -> tuple[str, dict[str, Any]] | None:
+    """The context turn sent right before the last user message, if there was one."""
+    chats = [r for r in fake.requests() if r.kind == "stream" and not r.summary]
+    contents = chats[-1].body["contents"]
+    if len(contents) < 2:
+        return None
+    text = contents[-2]["parts"][0].get("text", "")
+    if not text.startswith((FULL, DELTA)):
+        return None
+    payload = json.loads(text.split("```json\n", 1)[1].rsplit("\n```", 1)[0])
+    return ("full" if text.startswith(FULL) else "delta", payload)
+
+
+async def turn(client: LanguageClient, text: str) -> dict[str, Any]:
+    return await request(client, "sidecar/sendMessage", {"text": text})  # type: ignore[no-any-return]
+
+
+async def test_first_turn_sends_the_full_context_then_only_deltas(client: LanguageClient, fake: Any) -> None:
+    client.protocol.notify("sidecar/ideContext", editor())
+    await turn(client, "first")
+    assert latest_context(fake) == (
+        "full",
+        {
+            "activeFile": {"path": "/ws/a.py", "cursor": {"line": 5, "character": 10}, "selectedText": "hello"},
+            "otherOpenFiles": ["/ws/b.py"],
+        },
+    )
+    client.protocol.notify("sidecar/ideContext", editor(line=6))
+    await turn(client, "second")
+    assert latest_context(fake) == (
+        "delta",
+        {"changes": {"cursorMoved": {"path": "/ws/a.py", "cursor": {"line": 6, "character": 10}}}},
+    )
+    await turn(client, "third, nothing changed")
+    assert latest_context(fake) is None
+
+
+async def test_bad_ide_context_entries_are_dropped_not_fatal(client: LanguageClient, fake: Any) -> None:
+    bad = {"openFiles": [{"path": 7}, {"path": "relative.py", "timestamp": 1}, *editor()["openFiles"]]}
+    client.protocol.notify("sidecar/ideContext", bad)
+    client.protocol.notify("sidecar/ideContext", {"openFiles": "nope"})
+    await turn(client, "still fine")
+    kind, payload = latest_context(fake) or ("", {})
+    assert kind == "full" and payload["activeFile"]["path"] == "/ws/a.py"
+
+
+@pytest.mark.settings(tokenLimit=3000, compressionThreshold=0.5)
+async def test_auto_compaction_then_full_context_then_delta(client: LanguageClient, fake: Any) -> None:
+    client.protocol.notify("sidecar/ideContext", editor())
+    padding = " ".join(f"word{i}" for i in range(120))
+    for i in range(12):
+        reply = await turn(client, f"message {i} about src/app/module_{i}.py: {padding}")
+        if reply["usage"]["percentUsed"] >= 50:
+            break
+    percent_before = reply["usage"]["percentUsed"]
+    assert percent_before >= 50
+    mark = len(notes(client, "sidecar/tokenUsage"))
+    client.protocol.notify("sidecar/ideContext", editor(line=9))
+    after = await turn(client, "and now the next step")
+    notice = await wait_for(client, "sidecar/compressed")
+    assert (notice["status"], notice["trigger"]) == ("COMPRESSED", "auto")
+    assert notice["message"].startswith("Context compressed from ")
+    summaries = [r for r in fake.requests() if r.summary]
+    assert len(summaries) == 2
+    assert all("<state_snapshot>" in str(r.body["systemInstruction"]) for r in summaries)
+    usage = await wait_for(client, "sidecar/tokenUsage", lambda u: u["percentUsed"] < percent_before, start=mark)
+    assert usage["percentUsed"] < percent_before
+    assert after["text"]
+    kind, payload = latest_context(fake) or ("", {})
+    assert kind == "full" and payload["activeFile"]["cursor"] == {"line": 9, "character": 10}
+    client.protocol.notify("sidecar/ideContext", editor(line=10))
+    await turn(client, "one more")
+    assert latest_context(fake) == (
+        "delta",
+        {"changes": {"cursorMoved": {"path": "/ws/a.py", "cursor": {"line": 10, "character": 10}}}},
+    )
+
+
+@pytest.mark.settings(tokenLimit=20_000)
+async def test_manual_compaction_from_the_command_then_full_context(client: LanguageClient, fake: Any) -> None:
+    client.protocol.notify("sidecar/ideContext", editor(selected="the selected text"))
+    for i in range(6):
+        await turn(client, f"working on lib/part_{i}.py " + "details " * 60)
+    before = (await request(client, "sidecar/getTokenUsage", {}))["percentUsed"]
+    result = await client.workspace_execute_command_async(
+        lsp.ExecuteCommandParams(command="sidecar.compressConversation", arguments=["focus on lib/part_2.py"])
+    )
+    result = result if isinstance(result, dict) else result._asdict()
+    assert result["status"] == "COMPRESSED"
+    assert result["message"].startswith("Chat history compressed from ")
+    notice = await wait_for(client, "sidecar/compressed")
+    assert notice["trigger"] == "manual"
+    first_pass = next(r for r in fake.requests() if r.summary)
+    assert "focus on lib/part_2.py" in first_pass.body["contents"][-1]["parts"][0]["text"]
+    usage = await request(client, "sidecar/getTokenUsage", {})
+    assert usage["percentUsed"] < before
+    await turn(client, "after the compaction")
+    kind, payload = latest_context(fake) or ("", {})
+    assert kind == "full" and payload["activeFile"]["selectedText"] == "the selected text"
+    window = pytest_lsp.client_capabilities(client.client_spec).window  # type: ignore[attr-defined]
+    if window is not None and window.work_done_progress:
+        reports = [r for rs in client.progress_reports.values() for r in rs]
+        assert any(getattr(r, "title", None) == "Compressing conversation" for r in reports)
+
+
+async def test_compress_request_on_empty_history_is_noop_and_silent(client: LanguageClient) -> None:
+    result = await request(client, "sidecar/compress", {})
+    assert (result["status"], result["message"]) == ("NOOP", "Nothing to compress.")
+    assert notes(client, "sidecar/compressed") == []

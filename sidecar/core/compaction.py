@@ -10,8 +10,8 @@ from typing import Any, NamedTuple, TypeVar
 import msgspec
 
 from sidecar.core.history import Content, Part
-from sidecar.core.jsonlen import js_json_dumps, js_json_length, utf16_len
-from sidecar.core.tokens import content_quarters, js_truthy, text_quarters
+from sidecar.core.jsonlen import js_json_dumps, js_json_length, utf8_counts, utf16_len
+from sidecar.core.tokens import MAX_CHARS_FOR_FULL_HEURISTIC, content_quarters, js_truthy, text_quarters
 
 __all__ = [
     "COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET",
@@ -39,6 +39,7 @@ C = TypeVar("C", Content, Mapping[str, Any])
 SaveToolOutput = Callable[[str, str], str | os.PathLike[str]]
 
 _MISSING: Any = object()
+_encode = msgspec.json.Encoder().encode
 
 
 def _parts(content: ContentLike) -> Sequence[Any]:
@@ -69,7 +70,36 @@ class ContentMeasure(NamedTuple):
 
 
 def measure_content(content: ContentLike) -> ContentMeasure:
-    return ContentMeasure(js_json_length(content), content_quarters(content))
+    """Both measures of one content (for a plain-text Content, from a single encoding pass)."""
+    return _measure_plain_text(content) or ContentMeasure(js_json_length(content), content_quarters(content))
+
+
+def _measure_plain_text(content: ContentLike) -> ContentMeasure | None:
+    """Fast path for a Content of text parts only, whose only non-ASCII characters are in the texts.
+
+    Then the JSON's non-ASCII characters are exactly the texts' ones, and each text's quarter tokens are its
+    UTF-16 units plus 5 per non-ASCII unit, so one msgspec encoding gives both measures. None if not applicable.
+    """
+    if not isinstance(content, Content) or not (content.role is None or content.role.isascii()):
+        return None
+    lengths = []
+    for p in content.parts:
+        text, signature = p.text, p.thought_signature
+        if text is None or (signature is not None and not signature.isascii()):
+            return None
+        if p != Part(text=text, thought=p.thought, thought_signature=signature):
+            return None  # some other field is set
+        lengths.append(len(text))
+    try:
+        data = _encode(content)
+    except UnicodeEncodeError:  # lone surrogates
+        return None
+    ascii_count, non_ascii, astral = utf8_counts(data)
+    # Each text's UTF-16 length must stay within the full heuristic (<= 100,000 units).
+    if any(n > (MAX_CHARS_FOR_FULL_HEURISTIC if astral == 0 else MAX_CHARS_FOR_FULL_HEURISTIC // 2) for n in lengths):
+        return None
+    text_units = sum(lengths) + astral
+    return ContentMeasure(ascii_count + non_ascii + astral, text_units + 5 * (non_ascii + astral))
 
 
 def is_split_candidate(content: ContentLike) -> bool:
@@ -89,9 +119,7 @@ def ends_with_plain_model_reply(contents: Sequence[ContentLike]) -> bool:
     )
 
 
-def find_split_point(
-    contents: Sequence[ContentLike], fraction: float, sizes: Sequence[int] | None = None
-) -> int:
+def find_split_point(contents: Sequence[ContentLike], fraction: float, sizes: Sequence[int] | None = None) -> int:
     """Index of the oldest content to keep when compressing `fraction` of the history by JSON characters.
 
     Same result as the reference's findCompressSplitPoint; may return len(contents) (compress all).
@@ -193,9 +221,7 @@ def _with_output(part: Any, output: str) -> Any:
     """A part holding only the functionResponse, its response replaced by {output}."""
     if isinstance(part, Part):
         assert part.function_response is not None
-        return Part(
-            function_response=msgspec.structs.replace(part.function_response, response={"output": output})
-        )
+        return Part(function_response=msgspec.structs.replace(part.function_response, response={"output": output}))
     return {"functionResponse": {**part["functionResponse"], "response": {"output": output}}}
 
 

@@ -13,6 +13,7 @@ __all__ = [
     "js_json_dumps",
     "js_json_length",
     "js_number",
+    "utf8_counts",
     "utf16_len",
     "utf16_len_utf8",
 ]
@@ -36,14 +37,21 @@ def utf16_len(s: str) -> int:
     return len(s.encode("utf-16-le", "surrogatepass")) >> 1
 
 
+def utf8_counts(data: bytes) -> tuple[int, int, int]:
+    """(ASCII characters, non-ASCII characters, of which astral) in UTF-8 (or surrogatepass) `data`."""
+    if data.isascii():
+        return len(data), 0, 0
+    high = data.translate(None, _ASCII_BYTES)  # every byte >= 0x80
+    leads = high.translate(None, _CONTINUATION_BYTES)  # one per non-ASCII character
+    return len(data) - len(high), len(leads), len(leads.translate(None, _BELOW_F0))  # 4-byte leads
+
+
 def utf16_len_utf8(data: bytes) -> int:
     """UTF-16 length of the text whose UTF-8 (or surrogatepass) encoding is `data`."""
     if data.isascii():
         return len(data)
-    high = data.translate(None, _ASCII_BYTES)  # every byte >= 0x80
-    leads = high.translate(None, _CONTINUATION_BYTES)  # one per non-ASCII character
-    astral = len(leads.translate(None, _BELOW_F0))  # 4-byte leads: characters needing 2 units
-    return len(data) - len(high) + len(leads) + astral
+    ascii_count, non_ascii, astral = utf8_counts(data)
+    return ascii_count + non_ascii + astral
 
 
 def ascii_and_units(s: str) -> tuple[int, int]:
@@ -56,9 +64,8 @@ def ascii_and_units(s: str) -> tuple[int, int]:
         data = _encode(s)
     except UnicodeEncodeError:  # lone surrogates
         return len(s.encode("ascii", "ignore")), len(s.encode("utf-16-le", "surrogatepass")) >> 1
-    leads = data.translate(None, _ASCII_BYTES).translate(None, _CONTINUATION_BYTES)
-    astral = len(leads.translate(None, _BELOW_F0))
-    return len(s) - len(leads), len(s) + astral
+    _, non_ascii, astral = utf8_counts(data)
+    return len(s) - non_ascii, len(s) + astral
 
 
 # ---------------------------------------------------------------- numbers

@@ -81,9 +81,7 @@ def _media_quarters(part: Any) -> int:
     """Quarter tokens of an image or PDF part (by inlineData, then fileData mime type), else 0."""
     if isinstance(part, Part):
         inline, file = part.inline_data, part.file_data
-        mime: Any = (inline.mime_type if inline is not None else None) or (
-            file.mime_type if file is not None else None
-        )
+        mime: Any = (inline.mime_type if inline is not None else None) or (file.mime_type if file is not None else None)
     elif isinstance(part, Mapping):
         inline, file = part.get("inlineData"), part.get("fileData")
         first = inline.get("mimeType") if isinstance(inline, Mapping) else None
@@ -215,9 +213,7 @@ def _estimate_float(parts: Iterable[Any], cpt: float, depth: int) -> int:
     return math.floor(total)
 
 
-def estimate_tokens(
-    parts: Iterable[Any], chars_per_token: float = DEFAULT_CHARS_PER_TOKEN, depth: int = 0
-) -> int:
+def estimate_tokens(parts: Iterable[Any], chars_per_token: float = DEFAULT_CHARS_PER_TOKEN, depth: int = 0) -> int:
     """`estimateTokenCountSync(parts, depth, charsPerToken)`: parts are Part structs or REST-JSON dicts."""
     if chars_per_token <= 0:
         raise ValueError(f"chars_per_token must be positive, got {chars_per_token}")

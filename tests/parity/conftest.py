@@ -22,9 +22,7 @@ def reference_package() -> Path:
     """The installed @google/gemini-cli-core (tools/fetch-reference.sh; cached under .cache/reference)."""
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.fail("parity tests need node and npm on PATH to run the reference implementation")
-    proc = subprocess.run(
-        [str(REPO / "tools" / "fetch-reference.sh")], capture_output=True, text=True, timeout=600
-    )
+    proc = subprocess.run([str(REPO / "tools" / "fetch-reference.sh")], capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         pytest.fail(f"could not install the reference package (tools/fetch-reference.sh):\n{proc.stderr}")
     return Path(proc.stdout.strip().splitlines()[-1])
@@ -36,9 +34,7 @@ def reference(reference_package: Path, tmp_path_factory: pytest.TempPathFactory)
 
     def run(request: dict[str, Any]) -> dict[str, Any]:
         path = tmp_path_factory.mktemp("reference") / "request.json"
-        path.write_text(
-            json.dumps(request, allow_nan=False), encoding="ascii"
-        )  # lone surrogates travel as \\udxxx
+        path.write_text(json.dumps(request, allow_nan=False), encoding="ascii")  # lone surrogates travel as \\udxxx
         proc = subprocess.run(
             ["node", str(HARNESS), str(reference_package), str(path)],
             capture_output=True,
@@ -46,11 +42,7 @@ def reference(reference_package: Path, tmp_path_factory: pytest.TempPathFactory)
             timeout=600,
         )
         if proc.returncode != 0:
-            err = (
-                proc.stderr
-                if len(proc.stderr) < 3000
-                else f"{proc.stderr[:1500]}\n...\n{proc.stderr[-1500:]}"
-            )
+            err = proc.stderr if len(proc.stderr) < 3000 else f"{proc.stderr[:1500]}\n...\n{proc.stderr[-1500:]}"
             pytest.fail(f"the reference harness failed:\n{err}")
         result: dict[str, Any] = json.loads(proc.stdout)
         return result

@@ -22,8 +22,7 @@ class Gen:
         self.r = random.Random(seed)
         self.ascii_pool = ["".join(self.r.choices(ASCII, k=self.r.randint(1, 400))) for _ in range(200)]
         self.mixed_pool = [
-            "".join(self._segment([40, 5, 8, 30, 12, 2]) for _ in range(self.r.randint(1, 12)))
-            for _ in range(400)
+            "".join(self._segment([40, 5, 8, 30, 12, 2]) for _ in range(self.r.randint(1, 12))) for _ in range(400)
         ]
 
     def chance(self, p: float) -> bool:

@@ -95,7 +95,8 @@ if (request.bench) {
       value = fn();
       runs.push(Number(process.hrtime.bigint() - t0) / 1e6);
     }
-    return { first: runs[0], median: [...runs].sort((a, b) => a - b)[Math.floor(runs.length / 2)], value };
+    const sorted = [...runs].sort((a, b) => a - b);
+    return { first: runs[0], min: sorted[0], median: sorted[Math.floor(runs.length / 2)], value };
   };
   out.bench = {
     split: time(() => findCompressSplitPoint(history, 0.7)),

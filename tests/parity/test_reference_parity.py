@@ -61,12 +61,18 @@ def _mismatches(label: str, ours: list[Any], theirs: list[Any]) -> list[str]:
 
 def _evaluate(contents: list[Any], fraction: float, cpt: float, cached: bool) -> dict[str, Any]:
     """What reference.mjs reports per history, computed by us (with cached per-content sizes or without)."""
-    sizes = [measure_content(c).json_length for c in contents] if cached else None
+    if cached:  # what a server keeps per content
+        measures = [measure_content(c) for c in contents]
+        lengths = [m.json_length for m in measures]
+        per_content = [m.quarters // 4 for m in measures]
+    else:
+        lengths = [js_json_length(c) for c in contents]
+        per_content = [estimate_content_tokens(c) for c in contents]
     return {
-        "lengths": [js_json_length(c) for c in contents],
-        "split": _ours(find_split_point, contents, fraction, sizes),
+        "lengths": lengths,
+        "split": _ours(find_split_point, contents, fraction, lengths if cached else None),
         "estimate": estimate_tokens(_flat(contents), cpt),
-        "perContent": [estimate_content_tokens(c) for c in contents],
+        "perContent": per_content,
     }
 
 
@@ -116,17 +122,14 @@ def test_split_point_and_estimate_match_reference(reference: RunReference) -> No
 
 
 def _files(directory: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()
-    }
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
 def test_truncation_matches_reference(reference: RunReference, tmp_path: Path) -> None:
     gen = Gen(SEED + 1)
     histories = [gen.big_history() for _ in range(BIG_HISTORIES)]
     thresholds = [
-        gen.r.choice([40_000, 1, 7, 1000, 12_345, 39_999, 60_000, gen.r.randint(1, 80_000)])
-        for _ in histories
+        gen.r.choice([40_000, 1, 7, 1000, 12_345, 39_999, 60_000, gen.r.randint(1, 80_000)]) for _ in histories
     ]
     dumped = [dump_contents(parse_contents(h)) for h in histories]
 
@@ -145,9 +148,7 @@ def test_truncation_matches_reference(reference: RunReference, tmp_path: Path) -
             )
         )
         requests.append({"history": h, "threshold": threshold, "dir": str(tmp_path / "js" / f"{k:04d}")})
-        requests.append(
-            {"history": dumped[k], "threshold": threshold, "dir": str(tmp_path / "sj" / f"{k:04d}")}
-        )
+        requests.append({"history": dumped[k], "threshold": threshold, "dir": str(tmp_path / "sj" / f"{k:04d}")})
     theirs = reference({"truncate": requests})["truncate"]
 
     problems: list[str] = []
@@ -167,9 +168,7 @@ def test_truncation_matches_reference(reference: RunReference, tmp_path: Path) -
             if not same:
                 problems.append(f"history {k} ({mine}): truncated histories differ")
             if estimate_history_tokens(ours) != result["tokens"]:
-                problems.append(
-                    f"history {k} ({mine}): estimate {estimate_history_tokens(ours)} != {result['tokens']}"
-                )
+                problems.append(f"history {k} ({mine}): estimate {estimate_history_tokens(ours)} != {result['tokens']}")
             if _files(tmp_path / mine / f"{k:04d}") != _files(tmp_path / js / f"{k:04d}"):
                 problems.append(f"history {k} ({mine}): saved tool outputs differ")
             truncated += "Output too large" in text
@@ -212,13 +211,9 @@ def test_formatting_names_models_and_json_text_match_reference(reference: RunRef
         [format_truncated_tool_output(f["content"], f["file"], f["max"]) for f in formats],
         theirs["format"],
     )
-    problems += _mismatches(
-        "fileName", [tool_output_file_name(n["tool"], n["id"]) for n in names], theirs["fileName"]
-    )
+    problems += _mismatches("fileName", [tool_output_file_name(n["tool"], n["id"]) for n in names], theirs["fileName"])
     problems += _mismatches("alias", [compression_model_alias(m) for m in models], theirs["alias"])
     problems += _mismatches("limit", [token_limit(m) for m in models], theirs["limit"])
     problems += _mismatches("jsonLength", [js_json_length(v) for v in values], theirs["jsonLength"])
-    problems += _mismatches(
-        "jsonText", [js_json_dumps(t["value"], t["indent"]) for t in texts], theirs["jsonText"]
-    )
+    problems += _mismatches("jsonText", [js_json_dumps(t["value"], t["indent"]) for t in texts], theirs["jsonText"])
     assert not problems, f"{len(problems)} mismatches, first ones:\n" + "\n".join(problems[:8])

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sidecar.core.compaction import measure_content
 from sidecar.core.history import Blob, Content, FileData, FunctionCall, FunctionResponse, Part, parse_contents
 from sidecar.core.jsonlen import ascii_and_units, js_json_dumps, js_json_length, js_number, utf16_len
 from sidecar.core.tokens import (
@@ -293,3 +294,27 @@ parts_strategy = st.recursive(
 @given(st.lists(parts_strategy, max_size=5))
 def test_quarter_arithmetic_equals_a_literal_port(parts: list[Any]) -> None:
     assert estimate_tokens(parts) == _naive_estimate(parts)
+
+
+text_contents = st.builds(
+    lambda role, texts: Content(
+        role=role, parts=[Part(text=t, thought=th, thought_signature=sig) for t, th, sig in texts]
+    ),
+    st.sampled_from(["user", "model", "ユーザー", None]),
+    st.lists(
+        st.tuples(
+            any_text | st.sampled_from(["a" * 100_001, "中" * 100_000, "😀" * 50_000, "😀" * 49_999 + "ab"]),
+            st.sampled_from([None, True, False]),
+            st.sampled_from([None, "c2ln", "sïg"]),
+        ),
+        max_size=3,
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text_contents)
+def test_single_pass_measure_of_text_contents_equals_the_separate_measures(content: Content) -> None:
+    measure = measure_content(content)
+    assert measure.json_length == js_json_length(content) == utf16_len(js_json_dumps(content))
+    assert measure.quarters == content_quarters(content)

@@ -16,6 +16,8 @@ export function projectPython(): string {
 
 export interface FakeRequest {
   kind: string;
+  status?: number;
+  has_key?: boolean;
   summary?: boolean;
   body: { contents?: Array<{ role: string; parts: Array<{ text?: string }> }> };
 }
@@ -28,8 +30,23 @@ export interface FakeGemini {
   stop(): Promise<void>;
 }
 
-export async function startFakeGemini(python = projectPython(), extraArgs: string[] = []): Promise<FakeGemini> {
-  const child = spawn(python, ['-m', 'sidecar.fakegemini', '--port', '0', ...extraArgs], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Same output as `python -m sidecar.fakegemini --port 0`, but only the given API keys are accepted. */
+const FAKE_WITH_KEYS = `
+import json, signal, sys, threading
+from sidecar.fakegemini import FakeGemini
+fake = FakeGemini(api_keys=json.loads(sys.argv[1])).start()
+print(f"fake-gemini listening on {fake.url}", flush=True)
+done = threading.Event()
+signal.signal(signal.SIGTERM, lambda *a: done.set())
+done.wait()
+fake.stop()
+`;
+
+export async function startFakeGemini(python = projectPython(), options: { apiKeys?: string[] } = {}): Promise<FakeGemini> {
+  const args = options.apiKeys
+    ? ['-c', FAKE_WITH_KEYS, JSON.stringify(options.apiKeys)]
+    : ['-m', 'sidecar.fakegemini', '--port', '0'];
+  const child = spawn(python, args, { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (c) => { stderr += c; });
   const rl = readline.createInterface({ input: child.stdout! });

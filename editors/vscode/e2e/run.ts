@@ -1,0 +1,367 @@
+/**
+ * End-to-end test in a REAL VS Code: code-server (VS Code in the browser, Node extension host) driven by Debian's
+ * Chromium through playwright-core, with the real sidecar and the fake Gemini.
+ *
+ *   scripts/run-e2e.sh  (sets things up, builds the vsix, runs this file with Node)
+ *
+ * Env: VSCODE_E2E_CODE_SERVER, VSCODE_E2E_NODE24, VSCODE_E2E_CHROMIUM (from the cache's env.sh), VSIX (the package
+ * under test), SIDECAR_PYTHON (default <repo>/.venv/bin/python), E2E_ARTIFACTS (default <repo>/test-artifacts/vscode-e2e).
+ *
+ * Steps for server features that are still landing run only when the server has them (probed over stdio first);
+ * otherwise they print "WAITING FOR SERVER" and are skipped. Adding one is one `step(...)` line with `needs`.
+ */
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { BrowserContext, Frame, Page, chromium } from 'playwright-core';
+import { errorCode } from '../src/api';
+import { ErrorCode, Method } from '../src/protocol';
+import { StdioSidecarClient } from '../src/stdioClient';
+import { FakeGemini, REPO, projectPython, requestText, startFakeGemini } from '../test/support/sidecar';
+
+const API_KEY = 'e2e-secret-key-7f3a';
+const MARKER = 'SIDECAR_E2E_SELECTED_MARKER_42';
+const IDE_HEADER = "Here is the user's editor context as a JSON object.";
+const TOKEN_LIMIT = 12_000;
+const FILLER = 'The status bar item shows how much of the context window the conversation uses. '.repeat(20);
+
+const t0 = Date.now();
+const log = (...a: unknown[]) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
+
+function env(name: string): string {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set: run scripts/run-e2e.sh (it sources the setup cache's env.sh)`);
+  return v;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => { const p = (srv.address() as net.AddressInfo).port; srv.close(() => resolve(p)); });
+  });
+}
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 30_000, everyMs = 200): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < end) {
+    try { const v = await fn(); if (v) return v; } catch (e) { last = e; }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${last})` : ''}`);
+}
+
+/** Which still-landing server features exist: ask a throwaway sidecar over stdio. */
+async function probeServer(python: string, fake: FakeGemini, home: string): Promise<Set<string>> {
+  const client = await StdioSidecarClient.start({
+    command: python, args: ['-m', 'sidecar'], cwd: REPO,
+    env: { ...process.env, SIDECAR_HOME: home }, settings: { baseUrl: fake.url, apiKey: API_KEY },
+  });
+  const have = new Set<string>();
+  const probe = async (feature: string, method: string, params: object) => {
+    try { await client.connection.sendRequest(method, params); have.add(feature); } catch (e) {
+      if (errorCode(e) !== ErrorCode.methodNotFound) have.add(feature); // exists, just refused these params
+    }
+  };
+  await probe('compress', Method.compress, {});
+  await probe('sessions', Method.listSessions, {});
+  await probe('resume', Method.resumeSession, { sessionId: 'no-such-session' });
+  await probe('newSession', Method.newSession, {});
+  await probe('transcript', Method.getTranscript, {});
+  await probe('undo', Method.undoCompaction, {});
+  await client.stop();
+  return have;
+}
+
+class Workbench {
+  constructor(readonly page: Page, readonly shots: string) {}
+
+  async shot(name: string): Promise<string> {
+    const file = path.join(this.shots, `${name}.png`);
+    await this.page.screenshot({ path: file });
+    return file;
+  }
+
+  /** F1, type the title, click the matching row. */
+  async runCommand(title: string): Promise<void> {
+    const page = this.page;
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(`>${title}`);
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+    await row.waitFor({ state: 'visible', timeout: 15_000 });
+    await row.click();
+  }
+
+  /** Type into the open quick input and accept; with `row`, wait for that result row first. */
+  async quickInput(text: string, row?: string): Promise<void> {
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(text);
+    if (row) await this.page.locator('.quick-input-list .monaco-list-row', { hasText: row }).first().waitFor({ timeout: 15_000 });
+    await this.page.keyboard.press('Enter');
+  }
+
+  async toast(re: RegExp, timeoutMs = 30_000): Promise<string> {
+    const toast = this.page.locator('.notifications-toasts .notification-toast', { hasText: re }).first();
+    await toast.waitFor({ state: 'visible', timeout: timeoutMs });
+    return (await toast.innerText()).replace(/\s+/g, ' ').trim();
+  }
+
+  /** The status bar item's text and its accessible label (which carries the exact percentage). */
+  async usage(): Promise<{ text: string; label: string; percent: number } | undefined> {
+    const item = this.page.locator('.statusbar-item[aria-label^="Sidecar: "]').first();
+    if (!(await item.count())) return undefined;
+    const label = (await item.getAttribute('aria-label')) ?? '';
+    const m = /Sidecar: ([\d.]+) percent/.exec(label);
+    if (!m) return undefined;
+    return { text: (await item.innerText()).trim(), label, percent: Number(m[1]) };
+  }
+
+  /** The chat view's webview frame (the inner frame holding #composer). */
+  async chat(): Promise<Frame> {
+    return waitFor('the chat webview', async () => {
+      for (const f of this.page.frames()) {
+        if (await f.$('#composer').catch(() => null)) return f;
+      }
+      return undefined;
+    }, 30_000, 250);
+  }
+
+  async send(text: string): Promise<string> {
+    const chat = await this.chat();
+    const replies = chat.locator('.msg.model');
+    const before = await replies.count();
+    await chat.locator('#send:not([disabled])').waitFor({ timeout: 30_000 });
+    await chat.locator('#input').fill(text);
+    await chat.locator('#input').press('Enter');
+    await waitFor('the streamed reply', async () => (await replies.count()) > before && !(await chat.locator('.msg.model.streaming').count()), 60_000);
+    const error = chat.locator('.note.error');
+    if (await error.count()) throw new Error(`chat error: ${await error.last().innerText()}`);
+    return replies.last().innerText();
+  }
+}
+
+function sidecarPids(python: string, home: string): number[] {
+  const pids: number[] = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
+      if (cmd[0] !== python || cmd[1] !== '-m' || cmd[2] !== 'sidecar') continue;
+      const environ = fs.readFileSync(`/proc/${d}/environ`, 'utf8').split('\0');
+      if (environ.includes(`SIDECAR_HOME=${home}`)) pids.push(Number(d));
+    } catch { /* gone, or not ours */ }
+  }
+  return pids;
+}
+
+async function main(): Promise<void> {
+  const codeServer = env('VSCODE_E2E_CODE_SERVER');
+  const node24 = env('VSCODE_E2E_NODE24');
+  const chromiumPath = process.env.VSCODE_E2E_CHROMIUM || '/usr/bin/chromium';
+  const vsix = path.resolve(env('VSIX'));
+  const python = projectPython();
+  const artifacts = path.resolve(process.env.E2E_ARTIFACTS || path.join(REPO, 'test-artifacts', 'vscode-e2e'));
+  fs.rmSync(artifacts, { recursive: true, force: true });
+  fs.mkdirSync(artifacts, { recursive: true });
+  const run = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-vscode-e2e-'));
+  const dirs = Object.fromEntries(['ud', 'exts', 'ws', 'home', 'probe-home', 'xdg', 'chrome'].map((d) => [d, path.join(run, d)]));
+  for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
+
+  let fake: FakeGemini | undefined;
+  let server: ChildProcess | undefined;
+  let browser: BrowserContext | undefined;
+  let wb: Workbench | undefined;
+  const results: Array<[string, string]> = [];
+  try {
+    fake = await startFakeGemini(python, { apiKeys: [API_KEY] });
+    log(`fake Gemini at ${fake.url}`);
+    const have = await probeServer(python, fake, dirs['probe-home']);
+    log(`server features: ${[...have].join(', ') || '(none of the optional ones)'}`);
+    await fake.reset();
+
+    // the workspace: one Python file with a word to select
+    fs.mkdirSync(path.join(dirs.ws, 'src'));
+    const appPy = path.join(dirs.ws, 'src', 'app.py');
+    fs.writeFileSync(appPy, `"""A tiny module for the sidecar e2e test."""\n\n\ndef answer():\n    ${MARKER} = 42\n    return ${MARKER}\n`);
+
+    const serverEnv: NodeJS.ProcessEnv = {
+      ...process.env,
+      PATH: `${node24}/bin:${process.env.PATH}`,
+      XDG_CONFIG_HOME: path.join(dirs.xdg, 'config'), XDG_DATA_HOME: path.join(dirs.xdg, 'data'), XDG_CACHE_HOME: path.join(dirs.xdg, 'cache'),
+      SIDECAR_HOME: dirs.home,
+      // the sidecar package from this checkout, whether or not the venv has it installed (editable)
+      PYTHONPATH: [REPO, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter),
+      GEMINI_API_KEY: '', GOOGLE_API_KEY: '', GOOGLE_GEMINI_BASE_URL: '',
+    };
+    const install = spawnSync(codeServer, ['--user-data-dir', dirs.ud, '--extensions-dir', dirs.exts, '--install-extension', vsix], { env: serverEnv, encoding: 'utf8' });
+    if (install.status !== 0 || !/successfully installed/i.test(install.stdout)) throw new Error(`installing the vsix failed:\n${install.stdout}\n${install.stderr}`);
+    log('vsix installed');
+    // code-server is a remote setup: machine-scoped settings (sidecar.serverCommand) are read from Machine/
+    const settings = JSON.stringify({
+      'workbench.startupEditor': 'none',
+      'chat.disableAIFeatures': true,
+      'telemetry.telemetryLevel': 'off',
+      'extensions.autoUpdate': false,
+      'extensions.autoCheckUpdates': false,
+      'workbench.tips.enabled': false,
+      'workbench.secondarySideBar.defaultVisibility': 'hidden',
+      'sidecar.serverCommand': [python, '-m', 'sidecar'],
+      'sidecar.baseUrl': fake.url,
+      'sidecar.tokenLimit': TOKEN_LIMIT,
+      'sidecar.trace.server': 'messages',
+    }, null, 2);
+    for (const scope of ['User', 'Machine']) {
+      fs.mkdirSync(path.join(dirs.ud, scope), { recursive: true });
+      fs.writeFileSync(path.join(dirs.ud, scope, 'settings.json'), settings);
+    }
+
+    const port = await freePort();
+    const serverLog = fs.openSync(path.join(artifacts, 'code-server.log'), 'w');
+    server = spawn(codeServer, [
+      '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
+      '--disable-workspace-trust', '--disable-getting-started-override',
+      '--user-data-dir', dirs.ud, '--extensions-dir', dirs.exts, dirs.ws,
+    ], { env: serverEnv, detached: true, stdio: ['ignore', serverLog, serverLog] });
+    await waitFor('code-server /healthz', async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 60_000, 250);
+    log(`code-server on port ${port}`);
+
+    browser = await chromium.launchPersistentContext(dirs.chrome, {
+      executablePath: chromiumPath, headless: true, viewport: { width: 1400, height: 900 },
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    });
+    const page = browser.pages()[0] ?? await browser.newPage();
+    wb = new Workbench(page, artifacts);
+    const w = wb;
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.ws)}`, { waitUntil: 'domcontentloaded' });
+
+    const step = async (name: string, fn: () => Promise<string | void>, opts: { needs?: string[] } = {}) => {
+      const missing = (opts.needs ?? []).filter((f) => !have.has(f));
+      if (missing.length) { results.push([name, `WAITING FOR SERVER (${missing.join(', ')})`]); log(`SKIP ${name}: WAITING FOR SERVER (${missing.join(', ')})`); return; }
+      const s = Date.now();
+      const note = await fn();
+      results.push([name, `ok ${((Date.now() - s) / 1000).toFixed(1)}s${note ? ` — ${note}` : ''}`]);
+      log(`ok ${name}${note ? `: ${note}` : ''}`);
+    };
+
+    let before = 0;
+    await step('workbench loads', async () => { await page.waitForSelector('.monaco-workbench', { timeout: 60_000 }); });
+    await step('the sidecar starts and the status bar shows its usage', async () => {
+      const u = await waitFor('the usage status item', () => w.usage(), 60_000);
+      return `“${u.text}”`;
+    });
+    await step('Sidecar: Set API Key stores the key in SecretStorage', async () => {
+      await w.runCommand('Sidecar: Set API Key');
+      await w.quickInput(API_KEY);
+      return w.toast(/API key saved/);
+    });
+    await step('open a workspace file and select text', async () => {
+      await page.keyboard.press('Control+P');
+      await w.quickInput('app.py', 'app.py');
+      const word = page.locator('.editor-instance .view-line span', { hasText: MARKER }).first();
+      await word.waitFor({ timeout: 20_000 });
+      await word.dblclick();
+      await page.locator('.editor-instance .selected-text').first().waitFor({ timeout: 5000 });
+    });
+    await step('send a message from the chat view; the reply streams in', async () => {
+      await w.runCommand('Sidecar: Open Chat');
+      const reply = await w.send(`Hello! Please look at my selection. ${FILLER}`);
+      return `reply: “${reply.replace(/\s+/g, ' ').slice(0, 60)}…”`;
+    });
+    await step('the status bar shows a percentage', async () => {
+      const u = await waitFor('a non-zero percentage', async () => { const x = await w.usage(); return x && x.percent > 0 ? x : undefined; });
+      before = u.percent;
+      return `“${u.text}” (${u.percent}%)`;
+    });
+    await step('every model request carried the key from SecretStorage', async () => {
+      const reqs = (await fake!.requests()).filter((r) => r.kind !== 'count');
+      if (!reqs.length || reqs.some((r) => r.status !== 200)) throw new Error(`requests: ${JSON.stringify(reqs.map((r) => r.status))}`);
+      return `${reqs.length} requests, all 200`;
+    });
+    await step('more turns build up history', async () => {
+      for (let i = 1; i <= 4; i++) await w.send(`Turn ${i}: tell me more. ${FILLER}`);
+      const u = await waitFor('usage after the turns', async () => { const x = await w.usage(); return x && x.percent > before ? x : undefined; });
+      before = u.percent;
+      await w.shot('1-chat');
+      return `“${u.text}”`;
+    });
+    await step('Sidecar: Compress Conversation from the command palette; the percentage drops', async () => {
+      await w.runCommand('Sidecar: Compress Conversation');
+      await w.quickInput('keep the status bar details');
+      const message = await w.toast(/compressed from/i, 60_000);
+      const u = await waitFor('a lower percentage', async () => { const x = await w.usage(); return x && x.percent < before ? x : undefined; });
+      await w.shot('2-compressed');
+      return `“${message.slice(0, 70)}”; ${before}% → ${u.percent}% (“${u.text}”)`;
+    }, { needs: ['compress'] });
+    await step('the chat view shows a compaction marker', async () => {
+      const chat = await w.chat();
+      const marker = chat.locator('.marker', { hasText: /compressed/i }).first();
+      await marker.waitFor({ timeout: 10_000 });
+      return `“${(await marker.innerText()).trim()}”`;
+    }, { needs: ['compress'] });
+    await step('the next request carries the full IDE context with the selected text', async () => {
+      await fake!.reset();
+      await w.send('What is the selected identifier?');
+      const reqs = (await fake!.requests()).filter((r) => (r.kind === 'stream' || r.kind === 'generate') && !r.summary);
+      const text = requestText(reqs[reqs.length - 1]);
+      for (const [what, needle] of [['the IDE context header', IDE_HEADER], ['the selected text', MARKER], ['the active file', appPy]] as const) {
+        if (!text.includes(needle)) throw new Error(`the request after compaction lacks ${what} (${needle})`);
+      }
+      const json = /```json\n([\s\S]*?)\n```/.exec(text.slice(text.indexOf(IDE_HEADER)));
+      return json ? `context: ${json[1].replace(/\s+/g, ' ').slice(0, 140)}` : undefined;
+    }, { needs: ['compress'] });
+    let firstSession = '';
+    await step('Sidecar: New Session, then Sidecar: Resume Session brings the conversation back', async () => {
+      await w.runCommand('Sidecar: New Session');
+      const chat = await w.chat();
+      await chat.locator('.note', { hasText: 'New session' }).first().waitFor({ timeout: 10_000 });
+      await w.runCommand('Sidecar: Resume Session');
+      const rows = page.locator('.quick-input-list .monaco-list-row');
+      await rows.first().waitFor({ timeout: 10_000 });
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasNotText: 'current session' }).first();
+      firstSession = (await row.innerText()).replace(/\s+/g, ' ');
+      await row.click();
+      await chat.locator('.note', { hasText: 'Resumed session' }).first().waitFor({ timeout: 15_000 });
+      await chat.locator('.msg.user', { hasText: 'Hello! Please look at my selection' }).first().waitFor({ timeout: 10_000 });
+      return `resumed “${firstSession.slice(0, 60)}”`;
+    }, { needs: ['sessions', 'newSession', 'resume', 'transcript'] });
+    await step('a crashed sidecar is restarted and resumes its session', async () => {
+      const pids = sidecarPids(python, dirs.home);
+      if (pids.length !== 1) throw new Error(`expected one sidecar process, found ${JSON.stringify(pids)}`);
+      process.kill(pids[0], 'SIGKILL');
+      const chat = await w.chat();
+      await chat.locator('.note', { hasText: 'session was resumed' }).first().waitFor({ timeout: 30_000 });
+      const after = await waitFor('a new sidecar process', async () => { const p = sidecarPids(python, dirs.home); return p.length === 1 && p[0] !== pids[0] ? p : undefined; });
+      await fake!.reset();
+      await w.send('Are you back?');
+      const reqs = (await fake!.requests()).filter((r) => (r.kind === 'stream' || r.kind === 'generate') && !r.summary);
+      if (!requestText(reqs[reqs.length - 1]).includes('Hello! Please look at my selection')) throw new Error('the restarted sidecar did not continue the session');
+      return `pid ${pids[0]} killed → pid ${after[0]}; the next request continues the session`;
+    }, { needs: ['resume'] });
+    await step('final screenshot', async () => path.relative(REPO, await w.shot('sidecar-vscode')));
+  } catch (e) {
+    if (wb) await wb.shot('failure').catch(() => undefined);
+    throw e;
+  } finally {
+    console.log('\nVS Code e2e results:');
+    for (const [name, r] of results) console.log(`  ${r.startsWith('ok') ? '✔' : '…'} ${name}: ${r}`);
+    await browser?.close().catch(() => undefined);
+    if (server?.pid) { try { process.kill(-server.pid, 'SIGTERM'); } catch { /* gone */ } }
+    await new Promise((r) => setTimeout(r, 500));
+    if (server?.pid) { try { process.kill(-server.pid, 'SIGKILL'); } catch { /* gone */ } }
+    await fake?.stop();
+    const exthostLogs = path.join(dirs.ud, 'logs');
+    if (fs.existsSync(exthostLogs)) fs.cpSync(exthostLogs, path.join(artifacts, 'vscode-logs'), { recursive: true });
+    fs.rmSync(run, { recursive: true, force: true });
+    log(`artifacts in ${path.relative(REPO, artifacts)}`);
+  }
+}
+
+main().then(() => { log('PASS'); process.exit(0); }, (e) => { console.error(`[e2e] FAIL: ${e instanceof Error ? e.stack : e}`); process.exit(1); });

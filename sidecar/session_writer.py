@@ -270,12 +270,12 @@ class SessionWriter:
         try:
             written = self._file.write(data)
             if written is not None and written < len(data):  # rare: retry the rest
-                view = memoryview(data)
-                while written < len(data):
-                    more = self._file.write(view[written:])
-                    if not more:
-                        raise OSError(errno.EIO, "short write")
-                    written += more
+                with memoryview(data) as view:
+                    while written < len(data):
+                        more = self._file.write(view[written:])
+                        if not more:
+                            raise OSError(errno.EIO, "short write")
+                        written += more
             self._file.flush()
         except OSError as exc:
             self._fail(exc)

@@ -181,3 +181,17 @@ def test_really_unwritable_directory_as_an_unprivileged_user(tmp_path: Path) -> 
         pytest.skip(f"the unprivileged user cannot run the venv: {result.stderr[-200:]}")
     assert result.returncode == 0, result.stderr
     assert "the session directory is not writable (Permission denied" in result.stdout
+
+
+def test_short_writes_are_completed(tmp_path: Path) -> None:
+    class Dribble(FullDisk):
+        def write(self, data: bytearray | memoryview) -> int:
+            return os.write(self.fd, bytes(data[:7]))
+
+    store = SessionStore("/p", home=tmp_path)
+    store.create("s1", model="m").close()
+    path = store.path("s1")
+    writer = SessionWriter("s1", path, Dribble(path, ok=0), size=path.stat().st_size)
+    writer.message(text_content("user", "a message longer than seven bytes"), kind="user")
+    writer.close()
+    assert not writer.problem and store.load("s1").history_ids == ["m1"]

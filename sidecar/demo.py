@@ -9,12 +9,21 @@ from typing import Any
 
 from sidecar.rpc_client import RpcClient, RpcError, sidecar_command
 
-FAKE_TOKEN_LIMIT = 2_000
+FAKE_TOKEN_LIMIT = 3_000
+TRACEBACK = "\n".join(
+    f'  File "src/app/tokenizer.py", line {100 + i}, in scan_identifier\n    ch = source[pos + {i}]' for i in range(24)
+)
 SCRIPT = [
     "I'm working on src/app/parser.py. The goal: make the tokenizer handle unicode identifiers.",
     "Constraint: we must never change the public API of parse_file().",
-    "What would you check first?",
+    f"The test run fails like this:\nTraceback (most recent call last):\n{TRACEBACK}\nIndexError: out of range",
+    f"And with a longer input it fails the same way:\n{TRACEBACK}\nUnicodeDecodeError: invalid start byte",
+    "Let's also look at tests/test_parser.py and the fixtures under tests/data/ for non-ASCII names.",
+    "Good. Next, how should the error messages mention the offending character?",
+    "Please summarise the plan so far in three steps.",
 ]
+FULL = "Here is the user's editor context as a JSON object."
+DELTA = "Here is a summary of changes in the user's editor context"
 
 
 def human(n: float) -> str:
@@ -44,6 +53,7 @@ class Demo:
         self.fake: Any = None
         self.client = RpcClient(sidecar_command("--log-level", "WARNING"))
         self.usage: dict[str, Any] = {}
+        self.replying = False
 
     def out(self, text: str = "", end: str = "\n") -> None:
         sys.stdout.write(text + end)
@@ -57,7 +67,7 @@ class Demo:
             self.fake = FakeGemini()
             self.fake.start()
             options = {"baseUrl": self.fake.url, "apiKey": "demo-key", "tokenLimit": FAKE_TOKEN_LIMIT}
-        self.client.on("sidecar/messageDelta", lambda p: self.out(p["text"], end=""))
+        self.client.on("sidecar/messageDelta", self._on_delta)
         self.client.on("sidecar/tokenUsage", self._on_usage)
         self.client.on("window/showMessage", lambda p: self.out(f"  [editor message] {p['message']}"))
         self.client.on("window/workDoneProgress/create", lambda p: None)
@@ -77,24 +87,86 @@ class Demo:
         if not self.real:
             self.out(f"   (fake mode uses tokenLimit {FAKE_TOKEN_LIMIT:,} so the meter visibly moves)")
 
+    def _on_delta(self, params: dict[str, Any]) -> None:
+        if not self.replying:
+            self.replying = True
+            self.out("< ", end="")
+        self.out(params["text"], end="")
+
     def _on_usage(self, params: dict[str, Any]) -> None:
         self.usage = params
 
+    def _on_compressed(self, params: dict[str, Any]) -> None:
+        self.out(
+            f"  [compaction · {params['trigger']}] {params['status']}: "
+            f"{params['originalTokenCount']:,} → {params['newTokenCount']:,} tokens — {params['message']}"
+        )
+
+    def editor(self, line: int, selected: str | None = None) -> None:
+        """What an editor sends when the user moves around: the open files, cursor and selection."""
+        root = os.getcwd()
+        active: dict[str, Any] = {
+            "path": f"{root}/src/app/parser.py",
+            "timestamp": 2_000 + line,
+            "isActive": True,
+            "cursor": {"line": line, "character": 1},
+        }
+        if selected:
+            active["selectedText"] = selected
+        files = [active, {"path": f"{root}/tests/test_parser.py", "timestamp": 1_000}]
+        self.client.notify("sidecar/ideContext", {"openFiles": files, "isTrusted": True})
+
+    def context_sent(self) -> str:
+        """Which IDE context the last chat request carried, read from the fake's request log."""
+        if self.fake is None:
+            return "sent to Gemini"
+        chats = [r for r in self.fake.requests() if r.kind == "stream" and not r.summary]
+        if not chats:
+            return "none"
+        contents = chats[-1].body["contents"]
+        text = contents[-2]["parts"][0].get("text", "") if len(contents) > 1 else ""
+        if text.startswith(FULL):
+            return "FULL (active file, cursor, selection, other open files)"
+        if text.startswith(DELTA):
+            changes = text.split("```json", 1)[1]
+            keys = [k for k in ("activeFileChanged", "cursorMoved", "selectionChanged", "filesOpened") if k in changes]
+            return "DELTA (" + ", ".join(keys) + ")"
+        return "none (nothing changed)"
+
     async def turn(self, text: str) -> None:
-        self.out(f"\n> {text}")
-        self.out("< ", end="")
+        first_line = text.splitlines()[0]
+        pasted = f" … [{len(text):,} characters pasted]" if "\n" in text else ""
+        self.out(f"\n> {first_line}{pasted}")
+        self.replying = False
         try:
             result = await self.client.request("sidecar/sendMessage", {"text": text})
         except RpcError as exc:
             self.out(f"\n  error: {exc.message}")
             return
         self.out()
+        self.out(f"  [ide context] {self.context_sent()}")
         self.out(f"  [status bar] {status_line(result['usage'])}")
 
+    async def compress(self, instructions: str) -> None:
+        self.out(f"\n> (user runs \"Compress conversation\" with focus: {instructions!r})")
+        before = self.usage
+        result = await self.client.request("sidecar/compress", {"instructions": instructions})
+        self.out(f"  {result['status']}: {result['message']}")
+        if before:
+            self.out(f"  [status bar] before {status_line(before)}")
+        self.out(f"  [status bar] after  {status_line(self.usage)}")
+
     async def run(self) -> int:
+        self.client.on("sidecar/compressed", self._on_compressed)
         await self.start()
-        for text in SCRIPT:
+        self.editor(line=12, selected="def parse_identifier(")
+        for index, text in enumerate(SCRIPT):
+            if index == 1:
+                self.editor(line=40)  # the cursor moved: only a delta goes to the model
             await self.turn(text)
+        await self.compress("the tokenizer changes and the public API constraint")
+        self.editor(line=41, selected="IDENT_RE")
+        await self.turn("After compressing: what were we doing?")
         code = await self.client.close()
         if self.fake is not None:
             self.fake.stop()

@@ -260,7 +260,11 @@ local function schedule_flush()
   timer:stop()
   timer:start(delay, 0, function()
     vim.schedule(function()
-      M.flush(false)
+      -- While a turn runs, its request is built from the context sent with its message: changes
+      -- made meanwhile (the cursor leaving a selection...) wait until the turn is over.
+      if (state.turns_in_flight or 0) == 0 then
+        M.flush(false)
+      end
     end)
   end)
 end

@@ -127,9 +127,14 @@ function M.send(text, opts)
   local turn = chat.begin_turn(text)
   local entry = { turn = turn }
   current_turn = entry
+  state.turns_in_flight = (state.turns_in_flight or 0) + 1
   local _, id = client.request('sidecar/sendMessage', { text = text }, function(err, result)
     if current_turn == entry then
       current_turn = nil
+    end
+    state.turns_in_flight = math.max((state.turns_in_flight or 1) - 1, 0)
+    if state.turns_in_flight == 0 then
+      context.flush(false) -- what changed in the editor during the turn
     end
     if not err and type(result) == 'table' and type(result.usage) == 'table' then
       state.usage = result.usage
@@ -154,7 +159,14 @@ end
 
 -- Compaction and sessions -----------------------------------------------------------------------
 
-function M.compress(instructions)
+-- Every command below takes an optional cb(err, result), called after the plugin handled the answer.
+local function done(cb, err, result)
+  if cb then
+    cb(err, result)
+  end
+end
+
+function M.compress(instructions, cb)
   ensure()
   local params = vim.empty_dict()
   if instructions and vim.trim(instructions) ~= '' then
@@ -162,26 +174,30 @@ function M.compress(instructions)
   end
   client.request('sidecar/compress', params, function(err, result)
     require('sidecar.ui').on_compress_result(err, result)
+    done(cb, err, result)
   end)
 end
 
-function M.undo_compaction()
+function M.undo_compaction(cb)
   ensure()
   client.request('sidecar/undoCompaction', vim.empty_dict(), function(err, result)
     if err then
-      return on_err('undo compaction')(err)
+      on_err('undo compaction')(err)
+      return done(cb, err)
     end
     local msg = result.message or (result.restored and 'compaction undone' or 'nothing to undo')
     notify(msg, result.restored and vim.log.levels.INFO or vim.log.levels.WARN)
     require('sidecar.chat').note(msg)
+    done(cb, nil, result)
   end)
 end
 
-function M.new_session()
+function M.new_session(cb)
   ensure()
   client.request('sidecar/newSession', vim.empty_dict(), function(err, result)
     if err then
-      return on_err('new session')(err)
+      on_err('new session')(err)
+      return done(cb, err)
     end
     state.session_id = result.sessionId or state.session_id
     local chat = require('sidecar.chat')
@@ -190,31 +206,38 @@ function M.new_session()
     notify('new session ' .. tostring(result.sessionId))
     require('sidecar.context').reset_sent()
     require('sidecar.context').flush(true)
+    done(cb, nil, result)
   end)
 end
 
-local function load_into_chat(session_id)
+local function load_into_chat(session_id, cb)
   client.request('sidecar/getTranscript', { sessionId = session_id }, function(err, t)
     if err then
-      return on_err('transcript')(err)
+      on_err('transcript')(err)
+      return done(cb, err)
     end
     require('sidecar.chat').load(t)
+    done(cb, nil, t)
   end)
 end
 
 --- Resume a session: the given id, or one picked with vim.ui.select from sidecar/listSessions.
-function M.resume(session_id)
+--- cb gets the resumeSession answer once the chat holds the session's transcript.
+function M.resume(session_id, cb)
   ensure()
   local function resume(id)
     client.request('sidecar/resumeSession', { sessionId = id }, function(err, result)
       if err then
-        return on_err('resume')(err)
+        on_err('resume')(err)
+        return done(cb, err)
       end
       state.session_id = result.sessionId or id
       notify(string.format('resumed session %s (%s messages)', state.session_id, tostring(result.messageCount)))
-      load_into_chat(state.session_id)
       require('sidecar.context').reset_sent()
       require('sidecar.context').flush(true)
+      load_into_chat(state.session_id, function()
+        done(cb, nil, result)
+      end)
     end)
   end
   if session_id and session_id ~= '' then
@@ -222,10 +245,12 @@ function M.resume(session_id)
   end
   client.request('sidecar/listSessions', vim.empty_dict(), function(err, sessions)
     if err then
-      return on_err('list sessions')(err)
+      on_err('list sessions')(err)
+      return done(cb, err)
     end
     if type(sessions) ~= 'table' or #sessions == 0 then
-      return notify('no sessions to resume', vim.log.levels.WARN)
+      notify('no sessions to resume', vim.log.levels.WARN)
+      return done(cb, { message = 'no sessions' })
     end
     vim.ui.select(sessions, {
       prompt = 'Resume sidecar session',
@@ -243,19 +268,23 @@ function M.resume(session_id)
     }, function(choice)
       if choice then
         resume(choice.sessionId)
+      else
+        done(cb, { message = 'no session chosen' })
       end
     end)
   end)
 end
 
-function M.transcript(session_id)
+function M.transcript(session_id, cb)
   ensure()
   local params = (session_id and session_id ~= '') and { sessionId = session_id } or vim.empty_dict()
   client.request('sidecar/getTranscript', params, function(err, t)
     if err then
-      return on_err('transcript')(err)
+      on_err('transcript')(err)
+      return done(cb, err)
     end
-    require('sidecar.transcript').show(t)
+    local buf = require('sidecar.transcript').show(t)
+    done(cb, nil, { transcript = t, bufnr = buf })
   end)
 end
 

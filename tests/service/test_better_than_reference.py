@@ -13,7 +13,7 @@ from sidecar import errors, hooks
 from sidecar.compaction_service import Status
 from sidecar.core.history import text_content
 from sidecar.settings import HookSpec
-from tests.compaction.conftest import Rig, conversation, snapshot_text
+from tests.service.conftest import Rig, conversation, snapshot_text
 
 
 def over_threshold(rig: Rig, n: int = 20, source: str = "api") -> None:

@@ -10,7 +10,7 @@ from sidecar.core.history import text_content
 from sidecar.core.models import compression_model_alias
 from sidecar.core.prompts import ACKNOWLEDGEMENT
 from sidecar.settings import Settings
-from tests.compaction.conftest import Rig, conversation, exchange, snapshot_text, tool_exchange
+from tests.service.conftest import Rig, conversation, exchange, snapshot_text, tool_exchange
 
 
 def chat_history_over_threshold(rig: Rig, n: int = 20) -> None:

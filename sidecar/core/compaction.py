@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_COMPRESSION_TOKEN_THRESHOLD",
     "DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD",
     "ContentMeasure",
+    "SaveToolOutput",
     "ends_with_plain_model_reply",
     "find_split_point",
     "format_truncated_tool_output",
@@ -36,7 +37,7 @@ DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD = 40_000
 
 ContentLike = Content | Mapping[str, Any]
 C = TypeVar("C", Content, Mapping[str, Any])
-SaveToolOutput = Callable[[str, str], str | os.PathLike[str]]
+SaveToolOutput = Callable[[str, str], str | os.PathLike[str]]  # (text, tool name) -> path of the saved file
 
 _MISSING: Any = object()
 _encode = msgspec.json.Encoder().encode

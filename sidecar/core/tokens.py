@@ -17,6 +17,7 @@ __all__ = [
     "estimate_history_tokens",
     "estimate_text_tokens",
     "estimate_tokens",
+    "js_truthy",
     "part_quarters",
     "parts_quarters",
     "quarters_to_tokens",

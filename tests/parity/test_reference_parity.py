@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 from conftest import RunReference
 from parity_data import EMOJI, LONE, Gen
 
@@ -22,6 +23,8 @@ from sidecar.core.jsonlen import js_json_dumps, js_json_length
 from sidecar.core.models import compression_model_alias, token_limit
 from sidecar.core.tokens import estimate_content_tokens, estimate_history_tokens, estimate_tokens
 from sidecar.tool_outputs import ToolOutputSaver, tool_output_file_name
+
+pytestmark = pytest.mark.slow  # about 30 s: thousands of histories through both implementations
 
 SEED = 20260821
 HISTORIES = 3000

@@ -25,6 +25,8 @@ const API_KEY = 'e2e-secret-key-7f3a';
 const MARKER = 'SIDECAR_E2E_SELECTED_MARKER_42';
 const IDE_HEADER = "Here is the user's editor context as a JSON object.";
 const TOKEN_LIMIT = 12_000;
+/** The tool call the fake model makes in the tool-confirmation step (a file write needs the user's OK). */
+const toolCall = (ws: string) => ({ kind: 'function_call', name: 'write_file', args: { file_path: path.join(ws, 'notes.txt'), content: 'written by the e2e tool step\n' } });
 const FILLER = 'The status bar item shows how much of the context window the conversation uses. '.repeat(20);
 
 const t0 = Date.now();
@@ -72,6 +74,15 @@ async function probeServer(python: string, fake: FakeGemini, home: string): Prom
   await probe('newSession', Method.newSession, {});
   await probe('transcript', Method.getTranscript, {});
   await probe('undo', Method.undoCompaction, {});
+  // tools: does a functionCall from the model reach the editor as a tool call / confirmation?
+  const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-probe-ws-'));
+  let sawTool = false;
+  client.connection.onNotification(Method.toolCall, () => { sawTool = true; });
+  client.connection.onRequest(Method.confirmToolCall, () => { sawTool = true; return { decision: 'deny' }; });
+  await fake.script([toolCall(ws)]);
+  await client.api.sendMessage('probe: write the notes file').catch(() => undefined);
+  if (sawTool) have.add('tools');
+  fs.rmSync(ws, { recursive: true, force: true });
   await client.stop();
   return have;
 }
@@ -133,13 +144,15 @@ class Workbench {
     }, 30_000, 250);
   }
 
-  async send(text: string): Promise<string> {
+  /** Send from the chat view and wait for the finished reply; `during` runs while the turn is in flight. */
+  async send(text: string, during?: (chat: Frame) => Promise<void>): Promise<string> {
     const chat = await this.chat();
     const replies = chat.locator('.msg.model');
     const before = await replies.count();
     await chat.locator('#send:not([disabled])').waitFor({ timeout: 30_000 });
     await chat.locator('#input').fill(text);
     await chat.locator('#input').press('Enter');
+    if (during) await during(chat);
     await waitFor('the streamed reply', async () => (await replies.count()) > before && !(await chat.locator('.msg.model.streaming').count()), 60_000);
     const error = chat.locator('.note.error');
     if (await error.count()) throw new Error(`chat error: ${await error.last().innerText()}`);
@@ -317,6 +330,19 @@ async function main(): Promise<void> {
       const json = /```json\n([\s\S]*?)\n```/.exec(text.slice(text.indexOf(IDE_HEADER)));
       return json ? `context: ${json[1].replace(/\s+/g, ' ').slice(0, 140)}` : undefined;
     }, { needs: ['compress'] });
+    await step('a tool call shows a card; Allow answers sidecar/confirmToolCall', async () => {
+      await fake!.script([toolCall(dirs.ws)]);
+      await w.send('Please write the notes file.', async (chat) => {
+        const allow = chat.locator('.card.tool button[data-decision="allow"]').first();
+        await allow.waitFor({ timeout: 30_000 });
+        await w.shot('3-tool-card');
+        await allow.click();
+      });
+      const chat = await w.chat();
+      await chat.locator('.card.tool .decision', { hasText: 'Allowed' }).first().waitFor({ timeout: 10_000 });
+      if (!fs.existsSync(path.join(dirs.ws, 'notes.txt'))) throw new Error('the allowed tool call did not write notes.txt');
+      return 'card answered Allow; notes.txt written';
+    }, { needs: ['tools'] });
     let firstSession = '';
     await step('Sidecar: New Session, then Sidecar: Resume Session brings the conversation back', async () => {
       await w.runCommand('Sidecar: New Session');
@@ -332,18 +358,25 @@ async function main(): Promise<void> {
       await chat.locator('.msg.user', { hasText: 'Hello! Please look at my selection' }).first().waitFor({ timeout: 10_000 });
       return `resumed “${firstSession.slice(0, 60)}”`;
     }, { needs: ['sessions', 'newSession', 'resume', 'transcript'] });
-    await step('a crashed sidecar is restarted and resumes its session', async () => {
+    await step('a crashed sidecar is restarted (kill -9) and the chat keeps working', async () => {
       const pids = sidecarPids(python, dirs.home);
       if (pids.length !== 1) throw new Error(`expected one sidecar process, found ${JSON.stringify(pids)}`);
       process.kill(pids[0], 'SIGKILL');
       const chat = await w.chat();
-      await chat.locator('.note', { hasText: 'session was resumed' }).first().waitFor({ timeout: 30_000 });
+      await chat.locator('.note', { hasText: 'restarted after a crash' }).first().waitFor({ timeout: 30_000 });
       const after = await waitFor('a new sidecar process', async () => { const p = sidecarPids(python, dirs.home); return p.length === 1 && p[0] !== pids[0] ? p : undefined; });
-      await fake!.reset();
+      await waitFor('the usage item back', () => w.usage());
       await w.send('Are you back?');
+      return `pid ${pids[0]} killed → pid ${after[0]} answers`;
+    });
+    await step('… and it resumed the session it had (sidecar/resumeSession with the last sessionId)', async () => {
+      const chat = await w.chat();
+      await chat.locator('.note', { hasText: 'session was resumed' }).first().waitFor({ timeout: 5_000 });
+      await fake!.reset();
+      await w.send('Do you remember what we discussed?');
       const reqs = (await fake!.requests()).filter((r) => (r.kind === 'stream' || r.kind === 'generate') && !r.summary);
-      if (!requestText(reqs[reqs.length - 1]).includes('Hello! Please look at my selection')) throw new Error('the restarted sidecar did not continue the session');
-      return `pid ${pids[0]} killed → pid ${after[0]}; the next request continues the session`;
+      if (!requestText(reqs[reqs.length - 1]).includes('Are you back?')) throw new Error('the restarted sidecar did not continue the session');
+      return 'the next request continues the conversation';
     }, { needs: ['resume'] });
     await step('final screenshot', async () => path.relative(REPO, await w.shot('sidecar-vscode')));
   } catch (e) {

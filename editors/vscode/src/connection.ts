@@ -139,6 +139,9 @@ export class SidecarConnection implements vscode.Disposable {
 
   /** Spawn the server ourselves: we keep its pid and the tail of its stderr for error messages. */
   private async spawnServer(): Promise<ChildProcess> {
+    // back off when a restarted server keeps dying: 0, 0.5, 1, 2, 4 s
+    const attempt = this.wasRunning ? this.restarts.recent : 0;
+    if (attempt > 1) await new Promise((r) => setTimeout(r, Math.min(4000, 500 * 2 ** (attempt - 2))));
     const cmd = this.resolveCommand();
     this.command = cmd;
     this.stderrTail = '';

@@ -27,6 +27,8 @@ export interface FakeGemini {
   process: ChildProcess;
   requests(): Promise<FakeRequest[]>;
   reset(): Promise<void>;
+  /** Queue fault/reply steps (docs/fake-gemini.md), e.g. {kind: 'function_call', name, args}. */
+  script(steps: object[]): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -64,6 +66,10 @@ export async function startFakeGemini(python = projectPython(), options: { apiKe
     process: child,
     async requests() { return (await (await fetch(`${url}/_control/requests`)).json()) as FakeRequest[]; },
     async reset() { await fetch(`${url}/_control/reset`, { method: 'POST', body: '{}' }); },
+    async script(steps) {
+      const r = await fetch(`${url}/_control/script`, { method: 'POST', body: JSON.stringify(steps) });
+      if (!r.ok) throw new Error(`fake Gemini refused the script: ${await r.text()}`);
+    },
     async stop() {
       if (child.exitCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));

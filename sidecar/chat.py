@@ -16,6 +16,7 @@ from sidecar.core.history import Content, Part, text_content
 from sidecar.core.ide_context import OpenFile, context_turn_text
 from sidecar.core.tokens import estimate_tokens
 from sidecar.model_client import Chunk, ModelClient, ModelError
+from sidecar.session_recorder import Recorder
 from sidecar.settings import Settings
 from sidecar.wire import CompressedNotice, CompressResult, SendMessageResult, TokenUsage
 
@@ -58,12 +59,15 @@ class ChatService:
         client: Callable[[], Awaitable[ModelClient]],
         notifier: Notifier,
         compactor: Compactor,
+        recorder: Recorder,
     ) -> None:
         self._settings = settings
         self._client = client
         self._notify = notifier
         self.compactor = compactor
+        self.recorder = recorder
         self.conversation = Conversation(new_session_id())
+        recorder.start(self.conversation.session_id)
         self.ide = IdeState()
         #: Serialises turns and compactions on the history (asyncio.Lock wakes waiters in FIFO order).
         self.lock = asyncio.Lock()
@@ -136,14 +140,15 @@ class ChatService:
 
     def _apply(self, outcome: Outcome, *, force: bool) -> None:
         conv = self.conversation
+        new_ids = self.recorder.compaction(outcome, conv.ids)
         if outcome.status is Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT:
             conv.has_failed_compression_attempt = conv.has_failed_compression_attempt or not force
         elif outcome.status is Status.COMPRESSED and outcome.new_history is not None:
-            conv.replace(outcome.new_history)
+            conv.replace(outcome.new_history, new_ids)
             conv.set_prompt_tokens(outcome.new, outcome.token_source)
             conv.has_failed_compression_attempt = False
         elif outcome.status is Status.CONTENT_TRUNCATED and outcome.new_history is not None:
-            conv.replace(outcome.new_history)
+            conv.replace(outcome.new_history, new_ids)
             conv.set_prompt_tokens(outcome.new, "estimate")
         if outcome.status is not Status.NOOP:
             limit = self._settings().effective_token_limit()
@@ -166,6 +171,7 @@ class ChatService:
             try:
                 reply = await self._run_turn(turn_id, text, progress)
             finally:
+                self.recorder.sync()
                 self.push_usage()
         return SendMessageResult(turn_id=turn_id, text=reply[0], finish_reason=reply[1], usage=self.usage())
 
@@ -176,8 +182,8 @@ class ChatService:
         if conv.last_prompt_tokens >= settings.compression_threshold * limit:
             await self._compact(force=False, trigger="auto")  # at most one automatic compaction per turn
         self._guard_overflow(text, limit)
-        self._add_ide_context()
-        conv.append(text_content("user", text))
+        self._add_ide_context(turn_id)
+        self._append(text_content("user", text), "user", turn_id)
         client = await self._client()
         if progress is not None:
             progress.report("Waiting for Gemini…")
@@ -193,19 +199,22 @@ class ChatService:
                     prompt_tokens = chunk.usage.prompt_token_count
         except asyncio.CancelledError:
             # Keep what the user already saw; drop half-made calls so no call dangles without a response.
-            self._keep_reply(streamed, text_only=True)
+            self._keep_reply(streamed, turn_id, text_only=True)
+            self.recorder.note("info", "The turn was cancelled.", turn_id)
             log.info("turn %s cancelled after %d parts", turn_id, len(streamed))
             raise
         except ModelError as exc:
             # The user's message stays in the history: nothing they wrote is lost.
-            self._keep_reply(streamed, text_only=True)
+            self._keep_reply(streamed, turn_id, text_only=True)
+            self.recorder.note("error", exc.message, turn_id)
             self._notify.error(exc.message)
             raise errors.SidecarError(
                 errors.MODEL_ERROR, exc.message, {"kind": exc.kind, "status": exc.status, "turnId": turn_id}
             ) from None
-        reply = self._keep_reply(streamed, text_only=False)
+        reply = self._keep_reply(streamed, turn_id, text_only=False)
         if prompt_tokens is not None:
             conv.record_api_usage(prompt_tokens)
+            self.recorder.usage(prompt_tokens, "api", conv.ids[-1] if conv.ids else None, None)
         return _text_of(reply), finish
 
     def _guard_overflow(self, text: str, limit: int) -> None:
@@ -225,7 +234,11 @@ class ChatService:
                 {"estimatedRequestTokenCount": estimated, "remainingTokenCount": remaining},
             )
 
-    def _add_ide_context(self) -> None:
+    def _append(self, content: Content, kind: str, turn_id: str | None) -> None:
+        """Add to the model-facing history and to the recording, keeping the two in step."""
+        self.conversation.append(content, self.recorder.message(content, kind, turn_id))
+
+    def _add_ide_context(self, turn_id: str | None = None) -> None:
         """Add the editor context turn (full after any history replacement, else a delta) unless a call is pending."""
         conv = self.conversation
         if self.ide.current is None or conv.tool_call_pending():
@@ -234,7 +247,7 @@ class ChatService:
             self.ide.current, self.ide.last_sent, force_full=conv.force_full_ide_context or not conv.history
         )
         if text is not None:
-            conv.append(text_content("user", text))
+            self._append(text_content("user", text), "ideContext", turn_id)
         self.ide.last_sent = self.ide.current
         conv.force_full_ide_context = False
 
@@ -242,10 +255,11 @@ class ChatService:
         if chunk.text:
             self._notify.message_delta(turn_id, chunk.text)
 
-    def _keep_reply(self, parts: list[Part], *, text_only: bool) -> list[Part]:
+    def _keep_reply(self, parts: list[Part], turn_id: str, *, text_only: bool) -> list[Part]:
         kept = merge_text_parts([p for p in parts if not text_only or (p.text is not None)])
         if kept:
-            self.conversation.append(Content(role="model", parts=kept))
+            kind = "toolCall" if any(p.function_call for p in kept) else "model"
+            self._append(Content(role="model", parts=kept), kind, turn_id)
         return kept
 
 

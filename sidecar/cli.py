@@ -27,6 +27,9 @@ def _parser() -> argparse.ArgumentParser:
         help="log verbosity (default: INFO)",
     )
     parser.add_argument("--stdio", action="store_true", help="serve on stdio (the default; accepted for editors)")
+    from sidecar.sessions_cli import add_parsers
+
+    add_parsers(parser.add_subparsers(dest="command", metavar="{sessions,import}"))
     return parser
 
 
@@ -50,6 +53,8 @@ def configure_logging(level: str, log_file: str | None) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     configure_logging(args.log_level, args.log_file)
+    if getattr(args, "func", None) is not None:
+        return int(args.func(args))
     from sidecar.server import build_server
 
     server = build_server()

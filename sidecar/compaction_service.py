@@ -143,7 +143,7 @@ class Compactor:
         truncated = truncate_history_to_budget(
             history, tool_output_threshold=tool_output_threshold(limit, original), save=self._save
         )
-        replacements = {i: new for i, (old, new) in enumerate(zip(history, truncated, strict=True)) if old is not new}
+        replacements = {i: new for i, (old, new) in enumerate(zip(history, truncated, strict=True)) if old != new}
 
         if conv.has_failed_compression_attempt and not force:
             truncated_count = estimate_history_tokens(truncated)

@@ -21,6 +21,9 @@ from sidecar.chat import ChatService
 from sidecar.compaction_service import Compactor, Trigger
 from sidecar.core.ide_context import IdeContextParams, decode_open_files, normalize
 from sidecar.paths import data_home, project_id
+from sidecar.recording import SessionStore
+from sidecar.session_recorder import Recorder
+from sidecar.sessions import SessionService
 from sidecar.settings import Settings, decode_settings
 from sidecar.tool_outputs import ToolOutputSaver
 from sidecar.transport import SidecarProtocol, run_stdio
@@ -30,7 +33,9 @@ from sidecar.wire import (
     Empty,
     MessageDelta,
     SendMessageParams,
+    SessionParams,
     TokenUsage,
+    TranscriptParams,
     to_wire,
 )
 
@@ -56,16 +61,26 @@ class SidecarServer(LanguageServer):
             self._run_pre_compress_hooks,
             lambda: self.workspace_folders,
         )
-        self.chat = ChatService(lambda: self.settings, self.backend.client, _Notifier(self), compactor)
+        self._store: SessionStore | None = None
+        recorder = Recorder(self.session_store, lambda: self.settings.model, self.show_warning)
+        self.chat = ChatService(lambda: self.settings, self.backend.client, _Notifier(self), compactor, recorder)
+        self.sessions = SessionService(self.chat)
         self._tool_outputs: ToolOutputSaver | None = None
+
+    def session_store(self) -> SessionStore:
+        if self._store is None or self._store.project_root != os.path.realpath(self.project_root):
+            self._store = SessionStore(self.project_root, home=data_home())
+        return self._store
 
     @property
     def project_root(self) -> str:
         return self.workspace_folders[0] if self.workspace_folders else os.getcwd()
 
     def session_dir(self) -> Path:
-        """Where this session's data lives (tool outputs saved by compaction, …)."""
-        return data_home() / "sessions" / project_id(self.project_root) / self.chat.conversation.session_id
+        """Where this session's data lives (tool outputs saved by compaction, …), created 0700."""
+        path = data_home() / "sessions" / project_id(self.project_root) / self.chat.conversation.session_id
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return path
 
     def _save_tool_output(self, content: str, tool_name: str) -> Path:
         directory = self.session_dir()
@@ -85,7 +100,8 @@ class SidecarServer(LanguageServer):
             )
 
     def transcript_path(self) -> str:
-        return ""
+        path = self.chat.recorder.path
+        return str(path) if path is not None and path.exists() else ""
 
     # -- messages to the user ------------------------------------------------------------------------
     def show(self, kind: lsp.MessageType, text: str) -> None:
@@ -93,6 +109,9 @@ class SidecarServer(LanguageServer):
 
     def show_info(self, text: str) -> None:
         self.show(lsp.MessageType.Info, text)
+
+    def show_warning(self, text: str) -> None:
+        self.show(lsp.MessageType.Warning, f"Sidecar: {text}")
 
     # -- settings -----------------------------------------------------------------------------------
     def apply_settings(self) -> None:
@@ -243,6 +262,7 @@ def build_server() -> SidecarServer:
 
     @server.feature(lsp.SHUTDOWN)
     async def on_shutdown(_params: Any) -> None:
+        chat.recorder.close()
         await server.backend.aclose()
 
     @_request(server, "sidecar/sendMessage", SendMessageParams)
@@ -265,6 +285,28 @@ def build_server() -> SidecarServer:
     async def compress_command(*args: Any) -> Any:
         instructions = args[0] if args and isinstance(args[0], str) else None
         return to_wire(await chat.compress(instructions))
+
+    sessions = server.sessions
+
+    @_request(server, "sidecar/newSession", Empty)
+    async def new_session(_params: Empty) -> Any:
+        return await sessions.new()
+
+    @_request(server, "sidecar/listSessions", Empty)
+    async def list_sessions(_params: Empty) -> Any:
+        return sessions.list()
+
+    @_request(server, "sidecar/resumeSession", SessionParams)
+    async def resume_session(params: SessionParams) -> Any:
+        return await sessions.resume(params.session_id)
+
+    @_request(server, "sidecar/getTranscript", TranscriptParams)
+    async def get_transcript(params: TranscriptParams) -> Any:
+        return sessions.transcript(params.session_id)
+
+    @_request(server, "sidecar/undoCompaction", Empty)
+    async def undo_compaction(_params: Empty) -> Any:
+        return await sessions.undo_compaction()
 
     @_notification(server, "sidecar/ideContext", IdeContextParams)
     def ide_context(params: IdeContextParams) -> None:

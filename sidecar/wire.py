@@ -22,6 +22,14 @@ class CompressParams(_Wire, kw_only=True):
     instructions: str | None = None
 
 
+class SessionParams(_Wire, kw_only=True):
+    session_id: str
+
+
+class TranscriptParams(_Wire, kw_only=True):
+    session_id: str | None = None
+
+
 class Empty(_Wire):
     """Params of methods that take none (an absent or empty object)."""
 

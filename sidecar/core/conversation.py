@@ -18,9 +18,13 @@ class Conversation:
     history, so no per-turn work grows with the length of the conversation.
     """
 
-    def __init__(self, session_id: str, history: Iterable[Content] = ()) -> None:
+    def __init__(
+        self, session_id: str, history: Iterable[Content] = (), ids: Sequence[str] | None = None
+    ) -> None:
         self.session_id = session_id
         self.history: list[Content] = []
+        #: The recording's message id of each history item ("" when it was not recorded).
+        self.ids: list[str] = []
         self._quarters: list[int] = []
         self._total_quarters = 0
         self.last_prompt_tokens = 0
@@ -29,7 +33,7 @@ class Conversation:
         self.force_full_ide_context = True
         #: Gemini CLI's latch: after an auto compaction inflated, auto attempts only truncate.
         self.has_failed_compression_attempt = False
-        self.replace(list(history))
+        self.replace(list(history), ids)
 
     # -- reading ------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -47,9 +51,10 @@ class Conversation:
         return bool(self.history) and self.history[-1].role == "model" and has_function_call(self.history[-1])
 
     # -- changing ------------------------------------------------------------------------------------
-    def append(self, content: Content) -> None:
+    def append(self, content: Content, msg_id: str = "") -> None:
         quarters = estimate_content_quarters(content)
         self.history.append(content)
+        self.ids.append(msg_id)
         self._quarters.append(quarters)
         self._total_quarters += quarters
         self._mark_estimate()
@@ -60,12 +65,16 @@ class Conversation:
             return
         self._total_quarters -= sum(self._quarters[length:])
         del self.history[length:]
+        del self.ids[length:]
         del self._quarters[length:]
         self._mark_estimate()
 
-    def replace(self, history: Sequence[Content]) -> None:
+    def replace(self, history: Sequence[Content], ids: Sequence[str] | None = None) -> None:
         """Replace the whole history (compaction, resume, undo): usage becomes an estimate again."""
         self.history = list(history)
+        self.ids = list(ids) if ids is not None else [""] * len(self.history)
+        if len(self.ids) != len(self.history):
+            raise ValueError(f"{len(self.ids)} ids for {len(self.history)} history items")
         self._quarters = [estimate_content_quarters(c) for c in self.history]
         self._total_quarters = sum(self._quarters)
         self._mark_estimate()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import tempfile
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +23,8 @@ NOTIFICATIONS = [
     "sidecar/toolCall",
 ]
 CANARY_KEY = "AIzaCANARY-e2e-0123456789abcdef"
+#: Every e2e server records its sessions here, never in the user's data directory.
+E2E_HOME = tempfile.mkdtemp(prefix="sidecar-e2e-home-")
 
 
 def plain(value: Any) -> Any:
@@ -49,6 +52,7 @@ def server_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
     env.pop("GOOGLE_GEMINI_BASE_URL", None)
     env["PYTHONUNBUFFERED"] = "1"
+    env["SIDECAR_HOME"] = E2E_HOME
     env.update(extra)
     return env
 

@@ -13,6 +13,8 @@ from sidecar.chat import ChatService
 from sidecar.compaction_service import Compactor, Trigger
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
 from sidecar.model_client import ClientConfig, ModelClient
+from sidecar.recording import SessionStore
+from sidecar.session_recorder import Recorder as SessionRecorder
 from sidecar.settings import Settings
 from sidecar.tool_outputs import ToolOutputSaver
 from sidecar.wire import CompressedNotice, TokenUsage
@@ -100,7 +102,9 @@ async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
 
     settings = Settings(token_limit=100_000)
     compactor = Compactor(lambda: holder["rig"].settings, get_client, ToolOutputSaver(tmp_path), hook, lambda: ["/ws"])
-    chat = ChatService(lambda: holder["rig"].settings, get_client, rec, compactor)
+    store = SessionStore(str(tmp_path / "project"), home=tmp_path / "home")
+    recorder = SessionRecorder(lambda: store, lambda: holder["rig"].settings.model, rec.warning)
+    chat = ChatService(lambda: holder["rig"].settings, get_client, rec, compactor, recorder)
     holder["rig"] = Rig(chat, rec, fake, tmp_path, settings)
     yield holder["rig"]
     await client.aclose()

@@ -54,9 +54,7 @@ if [ -z "$BASEURL" ]; then
   exit 2
 fi
 
-# Isolation: no user config, plugins, shada, state or API keys.
-export XDG_CONFIG_HOME="$WORK/config" XDG_DATA_HOME="$WORK/data" XDG_STATE_HOME="$WORK/state" \
-  XDG_CACHE_HOME="$WORK/cache" NVIM_LOG_FILE="$WORK/nvim.log"
+# Isolation: no user config, plugins, shada, state or API keys (XDG dirs are per test, below).
 unset GEMINI_API_KEY GOOGLE_API_KEY GOOGLE_GEMINI_BASE_URL NVIM NVIM_LISTEN_ADDRESS VIMINIT
 export SIDECAR_TEST_PYTHON="$PY" SIDECAR_TEST_BASEURL="$BASEURL" SIDECAR_TEST_DEADLINE=$((TIMEOUT - 10))
 
@@ -82,8 +80,12 @@ for v in $VERSIONS; do
   for t in "${TESTS[@]}"; do
     name=$(basename "$t" .lua)
     log="$WORK/$v-$name.log"
+    home="$WORK/$v-$name"
+    mkdir -p "$home"
     t0=$(date +%s%N)
-    ( cd "$WORK" && timeout -k 5 "$TIMEOUT" "$NVIM" --headless -n -i NONE -u "$HERE/minimal_init.lua" \
+    ( cd "$home" && export XDG_CONFIG_HOME="$home/config" XDG_DATA_HOME="$home/data" \
+        XDG_STATE_HOME="$home/state" XDG_CACHE_HOME="$home/cache" NVIM_LOG_FILE="$home/nvim.log" \
+        TMPDIR="$home" && timeout -k 5 "$TIMEOUT" "$NVIM" --headless -n -i NONE -u "$HERE/minimal_init.lua" \
         -c "luafile $t" </dev/null >"$log" 2>&1 )
     rc=$?
     secs=$(secs_since "$t0")
@@ -96,6 +98,11 @@ for v in $VERSIONS; do
       summary+=("$(printf 'FAIL  nvim %-5s %-16s %6ss (exit %s)' "$v" "$name" "$secs" "$rc")")
       echo "---- nvim $v $name (exit $rc) ----" >&2
       cat "$log" >&2
+      # The server's stderr lands in Neovim's LSP log.
+      for f in "$home/state/nvim/lsp.log" "$home/nvim.log"; do
+        [ -s "$f" ] && { echo "---- $(basename "$f") (last 40 lines) ----" >&2; tail -n 40 "$f" >&2; }
+      done
+      mkdir -p "$CACHE/nvim-test-logs" && cp "$log" "$CACHE/nvim-test-logs/" 2>/dev/null
     fi
     [ "${SIDECAR_NVIM_VERBOSE:-0}" = 1 ] && cat "$log" >&2
   done

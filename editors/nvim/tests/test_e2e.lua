@@ -240,6 +240,23 @@ T.run('test_e2e', function()
     T.eq(after.error, nil, 'the conversation goes on after a cancel')
   end)
 
+  T.step('update_settings() reaches the server; an automatic compaction is reported', function()
+    sidecar.update_settings({ compressionThreshold = 0.2 })
+    T.wait(function() return state.usage.compressionThreshold == 0.2 end, 5000, 'usage with the new threshold')
+    state.last_compressed = nil
+    local filler = string.rep('Lorem ipsum dolor sit amet, consectetur adipiscing elit. ', 12)
+    for i = 1, 6 do
+      local turn = sidecar.send(string.format('more %d: %s', i, filler))
+      T.wait(function() return turn.done end, 20000, 'turn ' .. i)
+      if state.last_compressed then
+        break
+      end
+    end
+    T.wait(function() return state.last_compressed end, 20000, 'an automatic compaction')
+    T.eq(state.last_compressed.trigger, 'auto', 'trigger')
+    T.contains(chat.text(), state.last_compressed.message, 'the message in the chat')
+  end)
+
   -- Sessions and transcripts.
   local function call(fn, ...)
     local res = {}

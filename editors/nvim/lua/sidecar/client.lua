@@ -141,7 +141,9 @@ local function on_token_usage(_, usage)
     return
   end
   state.usage = usage
-  if usage.sessionId then
+  -- While a restart resumes the old session, the fresh server's own session is not "ours" (if it
+  -- crashed again now, the old session is the one to resume).
+  if usage.sessionId and not state.resuming then
     state.session_id = usage.sessionId
   end
   status.changed()
@@ -204,18 +206,23 @@ local function after_init(client_id, resume)
     flush_queue()
     return
   end
+  state.resuming = resume
   M.request('sidecar/resumeSession', { sessionId = resume }, function(err, result)
+    if state.client_id ~= client_id then
+      return -- crashed again meanwhile: the next start resumes `resume`
+    end
+    state.resuming = nil
     if err then
+      state.session_id = state.usage and state.usage.sessionId or state.session_id
       notify('restarted, but could not resume session ' .. resume .. ': ' .. (err.message or ''), vim.log.levels.WARN)
+      require('sidecar.chat').note('sidecar restarted in a new session: session ' .. resume .. ' could not be resumed')
     else
       state.session_id = result.sessionId or resume
       state.last_resume = result
       notify(string.format('restarted and resumed session %s (%s messages)', state.session_id, tostring(result.messageCount)))
       require('sidecar.chat').note('sidecar restarted; resumed session ' .. state.session_id)
     end
-    if state.client_id == client_id then
-      flush_queue()
-    end
+    flush_queue()
   end)
 end
 
@@ -232,6 +239,7 @@ function M.start(opts)
   local cmd = config.cmd(cfg)
   state.root, state.cmd = root, cmd
   state.status = opts.resume and 'restarting' or 'starting'
+  state.resuming = nil
   state.progress = {}
   local settings = vim.deepcopy(cfg.settings or {})
   local client_config = {

@@ -1,0 +1,336 @@
+"""The read-only tools: read_file, list_directory, glob and search_text — gitignore-aware, each with bounded output."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import BinaryIO, NamedTuple
+
+from sidecar.tools.gitignore import Ignorer, expand_braces, glob_regex
+from sidecar.tools.paths import ToolError, Workspace
+
+__all__ = [
+    "MAX_GLOB_RESULTS",
+    "MAX_READ_BYTES",
+    "MAX_READ_LINES",
+    "MAX_SEARCH_MATCHES",
+    "Outcome",
+    "compile_glob",
+    "glob_files",
+    "list_directory",
+    "read_file",
+    "search_text",
+]
+
+MAX_READ_LINES = 2_000
+MAX_READ_BYTES = 256 * 1024
+MAX_LIST_ENTRIES = 1_000
+MAX_GLOB_RESULTS = 1_000
+MAX_SEARCH_MATCHES = 200
+MAX_MATCH_LINE_CHARS = 400
+MAX_SEARCH_FILE_BYTES = 4 * 1024 * 1024
+MAX_WALK_ENTRIES = 200_000
+SNIFF_BYTES = 8_192
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules"})
+
+
+class Outcome(NamedTuple):
+    """A tool's text for the model and its one-line summary for the UI."""
+
+    output: str
+    summary: str
+
+
+def _is_binary(head: bytes) -> bool:
+    return b"\0" in head
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _skipped_dir(path: str, name: str) -> bool:
+    """Folders no tool descends into by default: version control, node_modules, virtualenvs."""
+    return name in SKIP_DIRS or os.path.exists(os.path.join(path, "pyvenv.cfg"))
+
+
+# ---------------------------------------------------------------- read_file
+
+
+def _open_text(path: Path, shown: str, text: str | None) -> BinaryIO:
+    if text is not None:
+        return io.BytesIO(text.encode("utf-8", "surrogatepass"))
+    if not path.exists():
+        raise ToolError(f"File not found: {shown}")
+    if path.is_dir():
+        raise ToolError(f"{shown} is a directory; use list_directory to see its entries.")
+    if not path.is_file():
+        raise ToolError(f"{shown} is not a regular file.")
+    try:
+        return path.open("rb")
+    except OSError as exc:
+        raise ToolError(f"Cannot read {shown}: {exc.strerror or exc}") from None
+
+
+def read_file(path: Path, shown: str, start: int | None, end: int | None, text: str | None = None) -> Outcome:
+    """Lines start..end (1-based, inclusive) of a text file, at most MAX_READ_LINES lines / MAX_READ_BYTES bytes.
+
+    `text` is the editor's unsaved text of the file, used instead of the disk when given.
+    """
+    first = start or 1
+    lines: list[bytes] = []
+    size = total = 0
+    cut = long_line = False
+    with _open_text(path, shown, text) as f:
+        if _is_binary(f.read(SNIFF_BYTES)):
+            raise ToolError(f"{shown} looks like a binary file; read_file shows text files only.")
+        f.seek(0)
+        for number, line in enumerate(f, 1):
+            total = number
+            if number < first or (end is not None and number > end) or cut:
+                continue
+            if len(lines) >= MAX_READ_LINES or size + len(line) > MAX_READ_BYTES:
+                if not lines:  # one line longer than the byte cap: show its start
+                    lines.append(line[:MAX_READ_BYTES])
+                    long_line = True
+                cut = True
+                continue
+            lines.append(line)
+            size += len(line)
+    if total == 0:
+        if start not in (None, 1):
+            raise ToolError(f"start_line {start} is past the end of {shown}, which is empty.")
+        return Outcome("[empty file]", f"Read {shown} (empty)")
+    if first > total:
+        raise ToolError(f"start_line {first} is past the end of {shown}, which has {total} lines.")
+    data = b"".join(lines)
+    body = data.decode("utf-8", "replace")
+    last = first + len(lines) - 1
+    notes: list[str] = []
+    if long_line:
+        notes.append(f"[truncated: line {first} is longer than {MAX_READ_BYTES:,} bytes; showing its start only]")
+    elif cut:
+        notes.append(f"[truncated: showing lines {first}–{last} of {total}; use start_line/end_line]")
+    elif start is not None or end is not None:
+        notes.append(f"[showing lines {first}–{last} of {total}]")
+    if not long_line and not _is_utf8(data):
+        notes.append("[not valid UTF-8: undecodable bytes are shown as U+FFFD]")
+    header = "\n".join(notes) + "\n" if notes else ""
+    summary = f"Read {shown} (lines {first}–{last} of {total})" if notes else f"Read {shown} ({total} lines)"
+    return Outcome(header + body, summary)
+
+
+# ---------------------------------------------------------------- walking
+
+
+class _Walk:
+    """Files under a root, depth first in name order: skipped folders and ignored paths left out unless asked,
+    directory symlinks not followed, file symlinks only when their target is inside the workspace."""
+
+    def __init__(self, workspace: Workspace, root: Path, include_ignored: bool, stop: threading.Event) -> None:
+        self.workspace, self.root, self.include_ignored, self.stop = workspace, root, include_ignored, stop
+        self.limited = False
+
+    def __iter__(self) -> Iterator[tuple[Path, Path, str]]:
+        """(path to read, path as found, path relative to the root in POSIX form)."""
+        ignorer = None if self.include_ignored else Ignorer.for_directory(self.root)
+        stack: list[tuple[str, str, Ignorer | None]] = [(str(self.root), "", ignorer)]
+        visited = 0
+        while stack and not self.stop.is_set():
+            directory, rel, ignorer = stack.pop()
+            try:
+                entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            except OSError:
+                continue
+            subdirs: list[tuple[str, str, Ignorer | None]] = []
+            for entry in entries:
+                visited += 1
+                if visited > MAX_WALK_ENTRIES or self.stop.is_set():
+                    self.limited = visited > MAX_WALK_ENTRIES
+                    return
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                    is_link = entry.is_symlink()
+                except OSError:
+                    continue
+                if is_dir:
+                    if ignorer is not None and (
+                        _skipped_dir(entry.path, entry.name) or ignorer.ignored(entry.path, True)
+                    ):
+                        continue
+                    child = ignorer.child(Path(entry.path)) if ignorer is not None else None
+                    subdirs.append((entry.path, f"{rel}{entry.name}/", child))
+                    continue
+                if ignorer is not None and ignorer.ignored(entry.path, False):
+                    continue
+                found = Path(entry.path)
+                if is_link:
+                    real = os.path.realpath(entry.path)
+                    if os.path.isfile(real) and self.workspace.contains(real):
+                        yield Path(real), found, rel + entry.name
+                elif entry.is_file(follow_symlinks=False):
+                    yield found, found, rel + entry.name
+            stack.extend(reversed(subdirs))
+
+
+_WALK_LIMIT_NOTE = f"[stopped after visiting {MAX_WALK_ENTRIES:,} entries; search a smaller directory]"
+
+
+def compile_glob(pattern: str) -> list[re.Pattern[str]]:
+    """The regexes of a glob pattern (braces expanded); a pattern without '/' matches names at any depth."""
+    pattern = pattern.strip()
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    if not pattern:
+        raise ToolError("The glob pattern is empty.")
+    if pattern.startswith("/"):
+        raise ToolError("The glob pattern must be relative; pass the folder to search as 'directory'.")
+    compiled = []
+    for alternative in expand_braces(pattern):
+        if "/" not in alternative:
+            alternative = "**/" + alternative
+        compiled.append(re.compile(glob_regex(alternative), re.DOTALL))
+    return compiled
+
+
+def glob_files(
+    workspace: Workspace, roots: list[Path], pattern: str, include_ignored: bool, stop: threading.Event
+) -> Outcome:
+    regexes = compile_glob(pattern)
+    found: set[str] = set()
+    limited = False
+    for root in roots:
+        walk = _Walk(workspace, root, include_ignored, stop)
+        for _read, path, rel in walk:
+            if any(r.fullmatch(rel) for r in regexes):
+                found.add(workspace.display(path))
+        limited = limited or walk.limited
+    where = ", ".join(workspace.display(r) for r in roots)
+    if not found:
+        text = f"No files match {pattern!r} in {where}" + (f"\n{_WALK_LIMIT_NOTE}" if limited else "")
+        return Outcome(text, f"No files match {pattern}")
+    paths = sorted(found)
+    notes = []
+    if len(paths) > MAX_GLOB_RESULTS:
+        notes.append(f"[truncated: showing {MAX_GLOB_RESULTS:,} of {len(paths):,} paths; use a narrower pattern]")
+    if limited:
+        notes.append(_WALK_LIMIT_NOTE)
+    text = "\n".join([*paths[:MAX_GLOB_RESULTS], *notes])
+    return Outcome(text, f"Found {len(paths)} file(s) matching {pattern}")
+
+
+# ---------------------------------------------------------------- list_directory
+
+
+def list_directory(workspace: Workspace, path: Path, include_ignored: bool) -> Outcome:
+    shown = workspace.display(path)
+    if not path.exists():
+        raise ToolError(f"Directory not found: {shown}")
+    if not path.is_dir():
+        raise ToolError(f"{shown} is a file, not a directory; use read_file to read it.")
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except OSError as exc:
+        raise ToolError(f"Cannot list {shown}: {exc.strerror or exc}") from None
+    ignorer = None if include_ignored else Ignorer.for_directory(path)
+    dirs: list[str] = []
+    files: list[str] = []
+    hidden = 0
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        real_dir = is_dir and not entry.is_symlink()
+        if ignorer is not None and (
+            (real_dir and _skipped_dir(entry.path, entry.name)) or ignorer.ignored(entry.path, is_dir)
+        ):
+            hidden += 1
+            continue
+        (dirs if is_dir else files).append(entry.name + ("/" if is_dir else ""))
+    listed = dirs + files
+    lines = listed[:MAX_LIST_ENTRIES] or ["[empty directory]"]
+    if len(listed) > MAX_LIST_ENTRIES:
+        lines.append(f"[truncated: showing {MAX_LIST_ENTRIES:,} of {len(listed):,} entries; use glob to narrow]")
+    if hidden:
+        lines.append(
+            f"[{hidden} entries hidden: ignored by .gitignore, or .git/node_modules/virtualenv folders; "
+            "pass include_ignored=true to see them]"
+        )
+    return Outcome(f"Directory {shown}:\n" + "\n".join(lines), f"Listed {shown} ({len(listed)} entries)")
+
+
+# ---------------------------------------------------------------- search_text
+
+
+def _file_text(path: Path, overrides: Mapping[str, str]) -> str | None:
+    """The text to search, or None for a binary, unreadable or too large file."""
+    if str(path) in overrides:
+        return overrides[str(path)]
+    try:
+        if path.stat().st_size > MAX_SEARCH_FILE_BYTES:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return None if _is_binary(data[:SNIFF_BYTES]) else data.decode("utf-8", "replace")
+
+
+def search_text(
+    workspace: Workspace,
+    roots: list[Path],
+    regex: re.Pattern[str],
+    include: list[re.Pattern[str]] | None,
+    stop: threading.Event,
+    overrides: Mapping[str, str] | None = None,
+) -> Outcome:
+    """Lines matching `regex` in the text files under `roots` (`include` filters paths relative to the root)."""
+    results: list[str] = []
+    files_matched = 0
+    full = limited = False
+    for root in roots:
+        walk = _Walk(workspace, root, False, stop)
+        for read_path, path, rel in walk:
+            if include is not None and not any(r.fullmatch(rel) for r in include):
+                continue
+            text = _file_text(read_path, overrides or {})
+            if text is None:
+                continue
+            shown = workspace.display(path)
+            matched = False
+            for number, line in enumerate(text.split("\n"), 1):
+                line = line.removesuffix("\r")
+                if regex.search(line) is None:
+                    continue
+                if len(results) == MAX_SEARCH_MATCHES:
+                    full = True
+                    break
+                matched = True
+                cut = line if len(line) <= MAX_MATCH_LINE_CHARS else line[:MAX_MATCH_LINE_CHARS] + "…"
+                results.append(f"{shown}:{number}: {cut}")
+            files_matched += matched
+            if full:
+                break
+        limited = limited or walk.limited
+        if full:
+            break
+    where = ", ".join(workspace.display(r) for r in roots)
+    if not results:
+        note = f"\n{_WALK_LIMIT_NOTE}" if limited else ""
+        return Outcome(f"No matches for /{regex.pattern}/ in {where}{note}", f"No matches for /{regex.pattern}/")
+    count = f"{MAX_SEARCH_MATCHES}+" if full else str(len(results))
+    if full:
+        results.append(
+            f"[truncated: showing the first {MAX_SEARCH_MATCHES} matches; narrow the pattern, directory or include]"
+        )
+    if limited:
+        results.append(_WALK_LIMIT_NOTE)
+    return Outcome("\n".join(results), f"{count} match(es) in {files_matched} file(s) for /{regex.pattern}/")

@@ -1,0 +1,185 @@
+"""run_shell_command: `bash -c` in its own process group, with a timeout and an output cap; the group is stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+from sidecar.tools.paths import ToolError
+
+__all__ = ["KILL_GRACE_SECONDS", "MAX_CAPTURE_BYTES", "ShellRun", "group_alive", "run_shell", "stop_group"]
+
+MAX_CAPTURE_BYTES = 16 * 1024 * 1024  # kept in memory: the first quarter and the last three quarters
+KILL_GRACE_SECONDS = 1.0  # between SIGTERM and SIGKILL
+PIPE_DRAIN_SECONDS = 2.0  # for output still buffered once the group is gone
+_POLL_SECONDS = 0.02
+_READ_CHUNK = 64 * 1024
+
+
+@dataclass(frozen=True)
+class ShellRun:
+    """How a command ended and what it printed (stdout and stderr interleaved)."""
+
+    output: str
+    exit_code: int | None  # None when the shell was ended by a signal
+    signal_name: str | None
+    timed_out: bool
+    stopped_leftovers: bool  # processes still running when the shell exited were stopped
+    output_held: bool  # a process outside the group kept the output open; later output is missing
+
+
+class _Capture:
+    """Output bytes, bounded: past the limit the middle is dropped and counted."""
+
+    def __init__(self, limit: int) -> None:
+        self.head_limit = limit // 4
+        self.tail_limit = limit - self.head_limit
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        self.tail += chunk
+        excess = len(self.tail) - self.tail_limit
+        if excess > 0:
+            del self.tail[:excess]
+            self.dropped += excess
+
+    def text(self) -> str:
+        if not self.dropped:
+            return (self.head + self.tail).decode("utf-8", "replace")
+        gap = f"\n[... {self.dropped:,} bytes of output not kept ...]\n"
+        return self.head.decode("utf-8", "replace") + gap + self.tail.decode("utf-8", "replace")
+
+
+def _shell() -> list[str]:
+    bash = shutil.which("bash")
+    return [bash, "-c"] if bash else ["/bin/sh", "-c"]
+
+
+def _environment() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    return env
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of the group is still running (zombies waiting to be reaped do not count)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    if not os.path.isdir("/proc"):
+        return True
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(os.path.join(entry.path, "stat"), "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def stop_group(pgid: int, grace: float = KILL_GRACE_SECONDS) -> bool:
+    """SIGTERM the process group, SIGKILL whatever is left after `grace` seconds (also when cancelled meanwhile).
+
+    Returns whether anything was still running.
+    """
+    if not group_alive(pgid):
+        return False
+    _signal_group(pgid, signal.SIGTERM)
+    _signal_group(pgid, signal.SIGCONT)  # a stopped process acts on SIGTERM only once continued
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + grace
+    try:
+        while group_alive(pgid) and loop.time() < deadline:
+            await asyncio.sleep(_POLL_SECONDS)
+    finally:
+        if group_alive(pgid):
+            _signal_group(pgid, signal.SIGKILL)
+    return True
+
+
+async def _pump(stream: asyncio.StreamReader, capture: _Capture) -> None:
+    while chunk := await stream.read(_READ_CHUNK):
+        capture.add(chunk)
+
+
+async def run_shell(command: str, cwd: Path, timeout: float) -> ShellRun:
+    """Run `command` with `bash -c` in `cwd`, stdin empty, in a new session (so its own process group).
+
+    When the shell exits, on timeout, and when the caller is cancelled, the whole group is stopped
+    (SIGTERM, then SIGKILL); a cancellation is re-raised once that is done. Processes that start a new
+    session themselves (setsid, daemons) leave the group and are out of reach.
+    """
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *_shell(),
+            command,
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            env=_environment(),
+        )
+    except OSError as exc:
+        raise ToolError(f"Could not start the shell: {exc.strerror or exc}") from None
+    pgid = proc.pid
+    capture = _Capture(MAX_CAPTURE_BYTES)
+    assert proc.stdout is not None
+    reader = asyncio.create_task(_pump(proc.stdout, capture))
+    timed_out = False
+    try:
+        try:
+            await asyncio.wait_for(proc.wait(), timeout)
+        except TimeoutError:
+            timed_out = True
+        leftovers = await stop_group(pgid)
+        await proc.wait()
+    except BaseException:
+        try:
+            await stop_group(pgid)
+        finally:
+            reader.cancel()
+        raise
+    try:
+        await asyncio.wait_for(reader, PIPE_DRAIN_SECONDS)
+        held = False
+    except TimeoutError:
+        held = True
+    code = proc.returncode
+    signal_name = None
+    if code is not None and code < 0:
+        try:
+            signal_name = signal.Signals(-code).name
+        except ValueError:
+            signal_name = f"signal {-code}"
+    return ShellRun(
+        output=capture.text(),
+        exit_code=code if code is not None and code >= 0 else None,
+        signal_name=signal_name,
+        timed_out=timed_out,
+        stopped_leftovers=leftovers and not timed_out,
+        output_held=held,
+    )

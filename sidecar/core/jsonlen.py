@@ -58,13 +58,8 @@ def ascii_and_units(s: str) -> tuple[int, int]:
     """(code units <= 127, total UTF-16 code units) of `s`."""
     if s.isascii():
         return len(s), len(s)
-    try:
-        # msgspec's UTF-8 is fast (and cached on the str once the content was measured); its escapes are ASCII,
-        # so its non-ASCII bytes are exactly those of the text.
-        data = _encode(s)
-    except UnicodeEncodeError:  # lone surrogates
-        return len(s.encode("ascii", "ignore")), len(s.encode("utf-16-le", "surrogatepass")) >> 1
-    _, non_ascii, astral = utf8_counts(data)
+    # A copy of the UTF-8 that CPython caches on the str once msgspec has encoded it (e.g. by measuring its content).
+    _, non_ascii, astral = utf8_counts(s.encode("utf-8", "surrogatepass"))
     return len(s) - non_ascii, len(s) + astral
 
 

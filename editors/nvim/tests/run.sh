@@ -85,7 +85,7 @@ for v in $VERSIONS; do
     t0=$(date +%s%N)
     ( cd "$home" && export XDG_CONFIG_HOME="$home/config" XDG_DATA_HOME="$home/data" \
         XDG_STATE_HOME="$home/state" XDG_CACHE_HOME="$home/cache" NVIM_LOG_FILE="$home/nvim.log" \
-        TMPDIR="$home" && timeout -k 5 "$TIMEOUT" "$NVIM" --headless -n -i NONE -u "$HERE/minimal_init.lua" \
+        SIDECAR_HOME="$home/sidecar-home" TMPDIR="$home" && timeout -k 5 "$TIMEOUT" "$NVIM" --headless -n -i NONE -u "$HERE/minimal_init.lua" \
         -c "luafile $t" </dev/null >"$log" 2>&1 )
     rc=$?
     secs=$(secs_since "$t0")

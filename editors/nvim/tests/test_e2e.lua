@@ -257,47 +257,61 @@ T.run('test_e2e', function()
     T.contains(chat.text(), state.last_compressed.message, 'the message in the chat')
   end)
 
-  -- Sessions and transcripts.
-  local function call(fn, ...)
-    local res = {}
-    local args = { ... }
-    args[#args + 1] = function(err, result)
-      res.err, res.result, res.done = err, result, true
+  -- Sessions and transcripts, through the commands; effects observed in the editor.
+  local function capture_notify()
+    local got = {}
+    local orig = vim.notify
+    vim.notify = function(msg, level)
+      got[#got + 1] = { msg = msg, level = level }
+      return orig(msg, level)
     end
-    fn(unpack(args))
-    T.wait(function() return res.done end, 20000, 'the answer')
-    T.eq(res.err, nil, 'error')
-    return res.result
+    return got, function()
+      vim.notify = orig
+    end
   end
 
   local first_session = state.session_id
   local function step_transcript()
     T.step(':SidecarTranscript shows messages and the compaction', function()
-      local r = call(sidecar.transcript, nil)
-      T.eq(r.transcript.sessionId, first_session, 'transcript session')
-      T.eq(vim.api.nvim_get_current_buf(), r.bufnr, 'the transcript buffer is shown')
-      local text = table.concat(vim.api.nvim_buf_get_lines(r.bufnr, 0, -1, false), '\n')
+      vim.cmd('SidecarTranscript')
+      local name = 'sidecar://transcript/' .. first_session
+      local buf = T.wait(function()
+        local b = vim.fn.bufnr(name)
+        return b > 0 and vim.api.nvim_get_current_buf() == b and b
+      end, 10000, 'the transcript buffer')
+      local text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
       T.contains(text, 'hello', 'the first message')
       T.contains(text, 'Fake Gemini reply #1', 'the first reply')
-      T.match(text, 'compaction %(manual%) COMPRESSED: [%d,]+ → [%d,]+ tokens', 'the compaction')
+      T.match(text, 'compaction %(manual%) COMPRESSED: [%d,]+ → [%d,]+ tokens', 'the manual compaction')
+      T.match(text, 'compaction %(auto%) COMPRESSED: [%d,]+ → [%d,]+ tokens', 'the automatic compaction')
       vim.cmd('close')
     end)
   end
 
   local function step_undo()
     T.step(':SidecarUndoCompaction restores the history', function()
-      local r = call(sidecar.undo_compaction)
-      T.eq(r.restored, true, 'restored')
-      T.contains(chat.text(), r.message, 'the message in the chat')
+      local got, restore = capture_notify()
+      vim.cmd('SidecarUndoCompaction')
+      local n = T.wait(function()
+        for _, n in ipairs(got) do
+          if n.msg:find('^sidecar: ') then
+            return n
+          end
+        end
+      end, 10000, 'the undo message')
+      restore()
+      T.eq(n.level, vim.log.levels.INFO, 'restored (info, not a warning): ' .. n.msg)
+      T.contains(chat.text(), n.msg:gsub('^sidecar: ', ''), 'the message in the chat')
     end)
   end
 
   local second_session
   local function step_new()
     T.step(':SidecarNew starts an empty session', function()
-      local r = call(sidecar.new_session)
-      second_session = r.sessionId
-      T.ok(second_session and second_session ~= first_session, 'a new session id')
+      vim.cmd('SidecarNew')
+      second_session = T.wait(function()
+        return state.session_id ~= first_session and state.session_id
+      end, 10000, 'a new session id')
       T.wait(function() return state.usage.sessionId == second_session end, 5000, 'usage of the new session')
       T.contains(chat.text(), 'new session ' .. second_session, 'noted in the chat')
       T.ok(not chat.text():find('Fake Gemini reply #1', 1, true), 'the chat was cleared')
@@ -319,19 +333,23 @@ T.run('test_e2e', function()
         end
         on_choice(nil)
       end
-      local r = call(sidecar.resume, nil)
+      vim.cmd('SidecarResume')
+      T.wait(function() return offered end, 10000, 'the session picker')
       vim.ui.select = orig
       T.ok(#offered >= 2, 'both sessions offered: ' .. vim.inspect(offered))
       T.contains(offered[1], '[current]', 'newest (the current session) first')
-      T.eq(r.sessionId, first_session, 'resumed session')
-      T.eq(state.session_id, first_session, 'state follows')
-      T.contains(chat.text(), 'Fake Gemini reply #1', 'the chat holds the resumed transcript')
+      T.wait(function() return state.session_id == first_session end, 10000, 'the resumed session')
+      T.wait(function() return chat.text():find('Fake Gemini reply #1', 1, true) end, 10000,
+        'the chat holding the resumed transcript')
+      T.ok(not chat.text():find('first message of the second session', 1, true), 'not the other session')
+      local turn = sidecar.send('back in the first session')
+      T.wait(function() return turn.done end, 20000, 'a turn in the resumed session')
+      T.eq(state.usage.sessionId, first_session, 'usage of the resumed session')
     end)
   end
 
-  -- WAITS ON SERVER (sidecar/getTranscript, undoCompaction, newSession, listSessions, resumeSession):
-  -- step_transcript()
-  -- step_undo()
-  -- step_new()
-  -- step_resume()
+  step_transcript()
+  step_undo()
+  step_new()
+  step_resume()
 end)

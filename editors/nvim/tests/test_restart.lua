@@ -77,6 +77,5 @@ T.run('test_restart', function()
     end)
   end
 
-  -- WAITS ON SERVER (sidecar/resumeSession): uncomment when the server implements sessions.
-  -- step_resumed_history()
+  step_resumed_history()
 end)

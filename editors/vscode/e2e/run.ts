@@ -330,6 +330,40 @@ async function main(): Promise<void> {
       const json = /```json\n([\s\S]*?)\n```/.exec(text.slice(text.indexOf(IDE_HEADER)));
       return json ? `context: ${json[1].replace(/\s+/g, ' ').slice(0, 140)}` : undefined;
     }, { needs: ['compress'] });
+    await step('hovering the status bar item shows exact counts, threshold, source and the last compaction', async () => {
+      await page.locator('.statusbar-item[aria-label^="Sidecar: "]').first().hover();
+      const hover = page.locator('.monaco-hover', { hasText: 'Auto-compress at' }).first();
+      await hover.waitFor({ state: 'visible', timeout: 15_000 });
+      const text = (await hover.innerText()).replace(/\s+/g, ' ');
+      for (const needle of ['Tokens:', '/ 12,000', 'Model: gemini', 'Source: api', 'Last compaction:']) {
+        if (!text.includes(needle)) throw new Error(`tooltip lacks “${needle}”: ${text}`);
+      }
+      await page.mouse.move(700, 400);
+      await page.keyboard.press('Escape');
+      return text.slice(0, 120);
+    });
+    await step('clicking the status bar item starts Compress Conversation', async () => {
+      await page.locator('.statusbar-item[aria-label^="Sidecar: "]').first().click();
+      await page.locator('.quick-input-widget', { hasText: 'Compress Conversation' }).waitFor({ state: 'visible', timeout: 10_000 });
+      await page.keyboard.press('Escape');
+    }, { needs: ['compress'] });
+    await step('Sidecar: Show Transcript opens the session as Markdown', async () => {
+      await w.runCommand('Sidecar: Show Transcript');
+      const line = page.locator('.editor-instance .view-line', { hasText: '# Sidecar session' }).first();
+      await line.waitFor({ timeout: 15_000 });
+      await w.shot('4-transcript');
+      const title = (await line.innerText()).trim();
+      await w.runCommand('View: Close Editor');
+      return title;
+    }, { needs: ['transcript'] });
+    await step('Sidecar: Undo Last Compaction restores the history; the percentage rises', async () => {
+      const low = (await w.usage())!.percent;
+      await w.runCommand('Sidecar: Undo Last Compaction');
+      const u = await waitFor('a higher percentage', async () => { const x = await w.usage(); return x && x.percent > low ? x : undefined; }, 30_000);
+      const chat = await w.chat();
+      await chat.locator('.marker.undone').first().waitFor({ timeout: 10_000 });
+      return `${low}% → ${u.percent}%; the marker shows “undone”`;
+    }, { needs: ['undo', 'transcript'] });
     await step('a tool call shows a card; Allow answers sidecar/confirmToolCall', async () => {
       await fake!.script([toolCall(dirs.ws)]);
       await w.send('Please write the notes file.', async (chat) => {
@@ -349,9 +383,9 @@ async function main(): Promise<void> {
       const chat = await w.chat();
       await chat.locator('.note', { hasText: 'New session' }).first().waitFor({ timeout: 10_000 });
       await w.runCommand('Sidecar: Resume Session');
-      const rows = page.locator('.quick-input-list .monaco-list-row');
-      await rows.first().waitFor({ timeout: 10_000 });
-      const row = page.locator('.quick-input-list .monaco-list-row', { hasNotText: 'current session' }).first();
+      // session rows (not the palette's command row): their detail says "Last used"; skip the current one
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Last used' }).filter({ hasNotText: 'current session' }).first();
+      await row.waitFor({ timeout: 10_000 });
       firstSession = (await row.innerText()).replace(/\s+/g, ' ');
       await row.click();
       await chat.locator('.note', { hasText: 'Resumed session' }).first().waitFor({ timeout: 15_000 });
@@ -378,6 +412,15 @@ async function main(): Promise<void> {
       if (!requestText(reqs[reqs.length - 1]).includes('Are you back?')) throw new Error('the restarted sidecar did not continue the session');
       return 'the next request continues the conversation';
     }, { needs: ['resume'] });
+    await step('a settings change reaches the sidecar: threshold 5% turns the item to the warning colour', async () => {
+      for (const scope of ['User', 'Machine']) {
+        const file = path.join(dirs.ud, scope, 'settings.json');
+        fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), 'sidecar.compressionThreshold': 0.05 }, null, 2));
+      }
+      const item = page.locator('.statusbar-item[aria-label^="Sidecar: "]').first();
+      await waitFor('the warning colour', async () => /warning-kind/.test((await item.getAttribute('class')) ?? ''), 30_000);
+      return `class “${await item.getAttribute('class')}”`;
+    });
     await step('final screenshot', async () => path.relative(REPO, await w.shot('sidecar-vscode')));
   } catch (e) {
     if (wb) await wb.shot('failure').catch(() => undefined);

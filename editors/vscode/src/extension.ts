@@ -11,6 +11,7 @@ import { UsageStatusBar } from './statusBar';
 import { transcriptMarkdown } from './transcript';
 
 let connection: SidecarConnection | undefined;
+const TRANSCRIPT_SCHEME = 'sidecar-transcript';
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const conn = new SidecarConnection(context);
@@ -150,9 +151,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   });
 
+  // transcripts open as read-only Markdown documents (never "unsaved changes" on close)
+  const transcripts = new Map<string, string>();
+  context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider(TRANSCRIPT_SCHEME, {
+    provideTextDocumentContent: (uri) => transcripts.get(uri.toString()) ?? '',
+  }));
   register('sidecar.showTranscript', async () => {
     const t = await requireRunning().getTranscript();
-    const doc = await vscode.workspace.openTextDocument({ content: transcriptMarkdown(t), language: 'markdown' });
+    const uri = vscode.Uri.from({ scheme: TRANSCRIPT_SCHEME, path: `/Sidecar transcript ${t.sessionId.slice(0, 8)}.md`, query: String(Date.now()) });
+    transcripts.set(uri.toString(), transcriptMarkdown(t));
+    const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc, { preview: false });
   });
 

@@ -144,6 +144,19 @@ describe('sidecar protocol round trip (real server over stdio)', { timeout: 60_0
     });
   });
 
+  it('undoCompaction restores the compacted history', async (t) => {
+    await gated(t, 'undo', async () => {
+      const compacted = (await client.api.getTokenUsage()).promptTokenCount;
+      const r = await client.api.undoCompaction();
+      assert.equal(r.restored, true, r.message);
+      assert.equal(typeof r.message, 'string');
+      const after = await client.api.getTokenUsage();
+      assert.ok(after.promptTokenCount > compacted, `usage rises again (${compacted} -> ${after.promptTokenCount})`);
+      const transcript = await client.api.getTranscript();
+      assert.ok(transcript.entries.some((e) => e.type === 'compaction' && e.undone), 'the compaction is marked undone');
+    });
+  });
+
   it('sessions: new, list, resume, transcript', async (t) => {
     await gated(t, 'sessions', async () => {
       const first = (await client.api.getTokenUsage()).sessionId;

@@ -6,7 +6,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from sidecar import errors
@@ -48,6 +48,10 @@ class IdeState:
     current: list[OpenFile] | None = None
     last_sent: list[OpenFile] | None = None
     trusted: bool | None = None
+    #: Files the agent read or edited in this session (real paths).
+    tracked: set[str] = field(default_factory=set)
+    #: Tracked files changed on disk outside the editor since the last context turn.
+    changed_on_disk: set[str] = field(default_factory=set)
 
 
 class ChatService:
@@ -92,10 +96,22 @@ class ChatService:
         self._notify.token_usage(self.usage())
 
     # -- editor context -------------------------------------------------------------------------------
-    def set_ide_context(self, files: list[OpenFile], trusted: bool | None) -> None:
+    def set_ide_context(self, files: list[OpenFile], trusted: bool | None) -> bool:
+        """Store what the editor reports; True when the workspace trust changed."""
         self.ide.current = files
+        changed = trusted is not None and trusted != self.ide.trusted
         if trusted is not None:
             self.ide.trusted = trusted
+        return changed
+
+    def track_file(self, path: str) -> None:
+        """The agent read or edited `path`: a later change on disk outside the editor will be reported."""
+        self.ide.tracked.add(path)
+
+    def files_changed(self, paths: set[str]) -> None:
+        """Changes seen on disk; tracked files not open in the editor are reported in the next context turn."""
+        open_paths = {f.path for f in self.ide.current or []}
+        self.ide.changed_on_disk |= {p for p in paths if p in self.ide.tracked and p not in open_paths}
 
     # -- compaction -----------------------------------------------------------------------------------
     async def compress(self, instructions: str | None) -> CompressResult:
@@ -240,15 +256,20 @@ class ChatService:
 
     def _add_ide_context(self, turn_id: str | None = None) -> None:
         """Add the editor context turn (full after any history replacement, else a delta) unless a call is pending."""
-        conv = self.conversation
-        if self.ide.current is None or conv.tool_call_pending():
+        conv, ide = self.conversation, self.ide
+        if conv.tool_call_pending() or (ide.current is None and not ide.changed_on_disk):
             return  # deferred: the flag stays set and the next regular turn carries it
+        current = ide.current if ide.current is not None else []
         text = context_turn_text(
-            self.ide.current, self.ide.last_sent, force_full=conv.force_full_ide_context or not conv.history
+            current,
+            ide.last_sent,
+            force_full=conv.force_full_ide_context or not conv.history,
+            changed_on_disk=sorted(ide.changed_on_disk),
         )
         if text is not None:
             self._append(text_content("user", text), "ideContext", turn_id)
-        self.ide.last_sent = self.ide.current
+        ide.changed_on_disk.clear()
+        ide.last_sent = current
         conv.force_full_ide_context = False
 
     def _emit(self, turn_id: str, chunk: Chunk) -> None:

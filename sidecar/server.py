@@ -20,6 +20,7 @@ from sidecar.backend import Backend
 from sidecar.chat import ChatService
 from sidecar.compaction_service import Compactor, Trigger
 from sidecar.core.ide_context import IdeContextParams, decode_open_files, normalize
+from sidecar.logging_setup import register_secret
 from sidecar.paths import data_home, project_id
 from sidecar.recording import SessionStore
 from sidecar.session_recorder import Recorder
@@ -27,6 +28,7 @@ from sidecar.sessions import SessionService
 from sidecar.settings import Settings, decode_settings
 from sidecar.tool_outputs import ToolOutputSaver
 from sidecar.transport import SidecarProtocol, run_stdio
+from sidecar.watcher import WorkspaceWatcher
 from sidecar.wire import (
     CompressedNotice,
     CompressParams,
@@ -38,6 +40,7 @@ from sidecar.wire import (
     TranscriptParams,
     to_wire,
 )
+from sidecar.workspace_settings import read_workspace_settings, settings_path
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +54,7 @@ class SidecarServer(LanguageServer):
         super().__init__("sidecar", __version__, protocol_cls=SidecarProtocol)
         self._init_options: Any = None
         self._config_section: Any = None
+        self._last_problems: set[str] = set()
         self.settings = Settings()
         self.workspace_folders: list[str] = []
         self.backend = Backend(lambda: self.settings, self.show_info)
@@ -66,6 +70,7 @@ class SidecarServer(LanguageServer):
         self.chat = ChatService(lambda: self.settings, self.backend.client, _Notifier(self), compactor, recorder)
         self.sessions = SessionService(self.chat)
         self._tool_outputs: ToolOutputSaver | None = None
+        self.watcher: WorkspaceWatcher | None = None
 
     def session_store(self) -> SessionStore:
         if self._store is None or self._store.project_root != os.path.realpath(self.project_root):
@@ -115,12 +120,41 @@ class SidecarServer(LanguageServer):
 
     # -- settings -----------------------------------------------------------------------------------
     def apply_settings(self) -> None:
+        """Defaults < initializationOptions < didChangeConfiguration < the workspace's .sidecar/settings.json."""
         settings, problems = decode_settings(self._init_options)
         settings, more = decode_settings(self._config_section, base=settings)
+        section, file_problems = read_workspace_settings(self.workspace_folders, self.chat.ide.trusted is True)
+        settings, from_file = decode_settings(section, base=settings)
         self.settings = settings
-        for problem in [*problems, *more]:
-            log.warning("%s", problem.message())
-            self.show(lsp.MessageType.Warning, problem.message())
+        register_secret(settings.api_key)
+        messages = [p.message() for p in [*problems, *more, *from_file]] + file_problems
+        for message in messages:
+            if message not in self._last_problems:  # each problem is shown once until it goes away
+                log.warning("%s", message)
+                self.show(lsp.MessageType.Warning, message)
+        self._last_problems = set(messages)
+
+    def on_files_changed(self, paths: set[str]) -> None:
+        settings_files = {os.path.realpath(settings_path(root)) for root in self.workspace_folders}
+        if paths & settings_files:
+            log.info("workspace settings changed; reloading")
+            self.apply_settings()
+            self.chat.push_usage()
+        self.chat.files_changed(paths - settings_files)
+
+    async def start_watching(self) -> None:
+        if not self.workspace_folders:
+            return
+        loop = asyncio.get_running_loop()
+        watcher = WorkspaceWatcher(self.workspace_folders, loop, self.on_files_changed)
+        try:
+            await loop.run_in_executor(None, watcher.start)
+        except Exception:
+            log.exception("the workspace watcher could not start; files changed on disk will not be reported")
+            return
+        self.watcher = watcher
+        # The settings file may have changed between initialize and the first watch: read it once more.
+        self.on_files_changed({os.path.realpath(settings_path(root)) for root in self.workspace_folders})
 
     def start(self, stdin: Any, stdout: Any) -> None:
         run_stdio(self, stdin, stdout)
@@ -253,6 +287,7 @@ def build_server() -> SidecarServer:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, _warm_imports)
         chat.push_usage()
+        await server.start_watching()
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def on_configuration(params: lsp.DidChangeConfigurationParams) -> None:
@@ -263,6 +298,8 @@ def build_server() -> SidecarServer:
     @server.feature(lsp.SHUTDOWN)
     async def on_shutdown(_params: Any) -> None:
         chat.recorder.close()
+        if server.watcher is not None:
+            await asyncio.get_running_loop().run_in_executor(None, server.watcher.stop)
         await server.backend.aclose()
 
     @_request(server, "sidecar/sendMessage", SendMessageParams)
@@ -310,7 +347,8 @@ def build_server() -> SidecarServer:
 
     @_notification(server, "sidecar/ideContext", IdeContextParams)
     def ide_context(params: IdeContextParams) -> None:
-        chat.set_ide_context(normalize(decode_open_files(params.open_files)), params.is_trusted)
+        if chat.set_ide_context(normalize(decode_open_files(params.open_files)), params.is_trusted):
+            server.apply_settings()  # workspace hooks follow the trust decision
 
     return server
 

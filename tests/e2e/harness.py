@@ -65,7 +65,7 @@ def config(**env: str) -> ClientServerConfig:
     )
 
 
-def init_params(client_spec: str, fake_url: str, **settings: Any) -> lsp.InitializeParams:
+def init_params(client_spec: str, fake_url: str, root: str | None = None, **settings: Any) -> lsp.InitializeParams:
     options = {
         "baseUrl": fake_url,
         "apiKey": CANARY_KEY,
@@ -77,6 +77,8 @@ def init_params(client_spec: str, fake_url: str, **settings: Any) -> lsp.Initial
         capabilities=pytest_lsp.client_capabilities(client_spec),
         initialization_options=options,
         process_id=os.getpid(),
+        root_uri=f"file://{root}" if root else None,
+        workspace_folders=[lsp.WorkspaceFolder(uri=f"file://{root}", name="ws")] if root else None,
     )
 
 

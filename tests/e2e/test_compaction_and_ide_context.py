@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import pytest
@@ -149,3 +150,16 @@ async def test_compress_request_on_empty_history_is_noop_and_silent(client: Lang
     result = await request(client, "sidecar/compress", {})
     assert (result["status"], result["message"]) == ("NOOP", "Nothing to compress.")
     assert notes(client, "sidecar/compressed") == []
+
+
+async def test_workspace_settings_file_is_hot_reloaded_into_token_usage(client: LanguageClient) -> None:
+    root = client.workspace_root  # type: ignore[attr-defined]
+    await wait_for(client, "sidecar/tokenUsage")
+    os.makedirs(os.path.join(root, ".sidecar"))
+    with open(os.path.join(root, ".sidecar", "settings.json"), "w") as handle:
+        json.dump({"compressionThreshold": 0.3, "baseUrl": "http://127.0.0.1:9"}, handle)
+    usage = await wait_for(client, "sidecar/tokenUsage", lambda u: u["compressionThreshold"] == 0.3)
+    assert usage["compressionThreshold"] == 0.3
+    assert any("baseUrl" in m.message and "workspace file" in m.message for m in client.messages)
+    reply = await turn(client, "the workspace could not redirect my key")
+    assert reply["text"]

@@ -57,6 +57,11 @@ def _is_utf8(data: bytes) -> bool:
     return True
 
 
+def _sorted_entries(directory: str | Path) -> list[os.DirEntry[str]]:
+    with os.scandir(directory) as entries:
+        return sorted(entries, key=lambda e: e.name)
+
+
 def _skipped_dir(path: str, name: str) -> bool:
     """Folders no tool descends into by default: version control, node_modules, virtualenvs."""
     return name in SKIP_DIRS or os.path.exists(os.path.join(path, "pyvenv.cfg"))
@@ -147,7 +152,7 @@ class _Walk:
         while stack and not self.stop.is_set():
             directory, rel, ignorer = stack.pop()
             try:
-                entries = sorted(os.scandir(directory), key=lambda e: e.name)
+                entries = _sorted_entries(directory)
             except OSError:
                 continue
             subdirs: list[tuple[str, str, Ignorer | None]] = []
@@ -237,7 +242,7 @@ def list_directory(workspace: Workspace, path: Path, include_ignored: bool) -> O
     if not path.is_dir():
         raise ToolError(f"{shown} is a file, not a directory; use read_file to read it.")
     try:
-        entries = sorted(os.scandir(path), key=lambda e: e.name)
+        entries = _sorted_entries(path)
     except OSError as exc:
         raise ToolError(f"Cannot list {shown}: {exc.strerror or exc}") from None
     ignorer = None if include_ignored else Ignorer.for_directory(path)

@@ -18,7 +18,6 @@ MAX_CAPTURE_BYTES = 16 * 1024 * 1024  # kept in memory: the first quarter and th
 KILL_GRACE_SECONDS = 1.0  # between SIGTERM and SIGKILL
 PIPE_DRAIN_SECONDS = 2.0  # for output still buffered once the group is gone
 _POLL_SECONDS = 0.02
-_READ_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -82,16 +81,17 @@ def group_alive(pgid: int) -> bool:
         return True
     if not os.path.isdir("/proc"):
         return True
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(os.path.join(entry.path, "stat"), "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
+    with os.scandir("/proc") as entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(os.path.join(entry.path, "stat"), "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+                return True
     return False
 
 
@@ -120,9 +120,35 @@ async def stop_group(pgid: int, grace: float = KILL_GRACE_SECONDS) -> bool:
     return True
 
 
-async def _pump(stream: asyncio.StreamReader, capture: _Capture) -> None:
-    while chunk := await stream.read(_READ_CHUNK):
-        capture.add(chunk)
+class _Protocol(asyncio.SubprocessProtocol):
+    """Collects the output and reports the shell's exit and the pipe's close separately: a background process
+    can keep the pipe open long after the shell is gone (asyncio's Process.wait() waits for both)."""
+
+    def __init__(self, capture: _Capture) -> None:
+        loop = asyncio.get_running_loop()
+        self.capture = capture
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.closed: asyncio.Future[None] = loop.create_future()
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        self.capture.add(data.encode() if isinstance(data, str) else data)
+
+    def process_exited(self) -> None:
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+async def _within(future: asyncio.Future[None], seconds: float) -> bool:
+    """Whether `future` completes within `seconds` (it is not cancelled either way)."""
+    try:
+        await asyncio.wait_for(asyncio.shield(future), seconds)
+    except TimeoutError:
+        return False
+    return True
 
 
 async def run_shell(command: str, cwd: Path, timeout: float) -> ShellRun:
@@ -132,8 +158,11 @@ async def run_shell(command: str, cwd: Path, timeout: float) -> ShellRun:
     (SIGTERM, then SIGKILL); a cancellation is re-raised once that is done. Processes that start a new
     session themselves (setsid, daemons) leave the group and are out of reach.
     """
+    loop = asyncio.get_running_loop()
+    capture = _Capture(MAX_CAPTURE_BYTES)
     try:
-        proc = await asyncio.create_subprocess_exec(
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _Protocol(capture),
             *_shell(),
             command,
             cwd=cwd,
@@ -145,30 +174,19 @@ async def run_shell(command: str, cwd: Path, timeout: float) -> ShellRun:
         )
     except OSError as exc:
         raise ToolError(f"Could not start the shell: {exc.strerror or exc}") from None
-    pgid = proc.pid
-    capture = _Capture(MAX_CAPTURE_BYTES)
-    assert proc.stdout is not None
-    reader = asyncio.create_task(_pump(proc.stdout, capture))
-    timed_out = False
+    pgid = transport.get_pid()
     try:
-        try:
-            await asyncio.wait_for(proc.wait(), timeout)
-        except TimeoutError:
-            timed_out = True
+        timed_out = not await _within(protocol.exited, timeout)
         leftovers = await stop_group(pgid)
-        await proc.wait()
+        await _within(protocol.exited, 5.0)
+        held = not await _within(protocol.closed, PIPE_DRAIN_SECONDS)
     except BaseException:
-        try:
-            await stop_group(pgid)
-        finally:
-            reader.cancel()
+        await stop_group(pgid)
+        await _within(protocol.exited, 1.0)  # let the watcher reap the shell before the transport closes
         raise
-    try:
-        await asyncio.wait_for(reader, PIPE_DRAIN_SECONDS)
-        held = False
-    except TimeoutError:
-        held = True
-    code = proc.returncode
+    finally:
+        transport.close()
+    code = transport.get_returncode()
     signal_name = None
     if code is not None and code < 0:
         try:

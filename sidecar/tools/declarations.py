@@ -180,7 +180,7 @@ def check_args(name: str, args: Any) -> tuple[dict[str, Any], str | None]:
     if args is None:
         args = {}
     if not isinstance(args, dict):
-        return {}, f"The arguments of {name} must be an object, got {type(args).__name__}."
+        return {}, f"Invalid arguments for {name}: they must be an object, got {type(args).__name__}."
     problems: list[str] = []
     unknown = sorted(set(args) - set(properties))
     if unknown:

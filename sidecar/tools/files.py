@@ -85,6 +85,15 @@ def _open_text(path: Path, shown: str, text: str | None) -> BinaryIO:
         raise ToolError(f"Cannot read {shown}: {exc.strerror or exc}") from None
 
 
+def _count_rest(f: BinaryIO) -> int:
+    """Lines left in `f` from its current position, counted in chunks."""
+    count, last = 0, b"\n"
+    while chunk := f.read(1024 * 1024):
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+    return count + (last != b"\n")
+
+
 def read_file(path: Path, shown: str, start: int | None, end: int | None, text: str | None = None) -> Outcome:
     """Lines start..end (1-based, inclusive) of a text file, at most MAX_READ_LINES lines / MAX_READ_BYTES bytes.
 
@@ -92,24 +101,26 @@ def read_file(path: Path, shown: str, start: int | None, end: int | None, text: 
     """
     first = start or 1
     lines: list[bytes] = []
-    size = total = 0
+    size = number = 0
     cut = long_line = False
     with _open_text(path, shown, text) as f:
         if _is_binary(f.read(SNIFF_BYTES)):
             raise ToolError(f"{shown} looks like a binary file; read_file shows text files only.")
         f.seek(0)
         for number, line in enumerate(f, 1):
-            total = number
-            if number < first or (end is not None and number > end) or cut:
+            if number < first:
                 continue
+            if end is not None and number > end:
+                break
             if len(lines) >= MAX_READ_LINES or size + len(line) > MAX_READ_BYTES:
                 if not lines:  # one line longer than the byte cap: show its start
                     lines.append(line[:MAX_READ_BYTES])
                     long_line = True
                 cut = True
-                continue
+                break
             lines.append(line)
             size += len(line)
+        total = number + _count_rest(f)
     if total == 0:
         if start not in (None, 1):
             raise ToolError(f"start_line {start} is past the end of {shown}, which is empty.")

@@ -65,8 +65,11 @@ def _shell() -> list[str]:
     return [bash, "-c"] if bash else ["/bin/sh", "-c"]
 
 
+_SECRETS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")  # the sidecar's own keys: a command's output goes to the model
+
+
 def _environment() -> dict[str, str]:
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k not in _SECRETS}
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
     return env
 

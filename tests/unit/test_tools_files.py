@@ -194,3 +194,11 @@ async def test_search_text_line_numbers_match_read_file_with_crlf(ws: Path) -> N
     (ws / "dos.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
     output = (await call(ws, "search_text", pattern="two$", include="dos.txt")).response["output"]
     assert output == "dos.txt:2: two"
+
+
+async def test_read_file_counts_all_lines_after_a_range(ws: Path) -> None:
+    (ws / "n.txt").write_text("\n".join(f"l{i}" for i in range(1, 101)))  # no final newline
+    middle = await call(ws, "read_file", path="n.txt", start_line=10, end_line=11)
+    assert middle.response["output"] == "[showing lines 10–11 of 100]\nl10\nl11\n"
+    tail = await call(ws, "read_file", path="n.txt", start_line=100)
+    assert tail.response["output"] == "[showing lines 100–100 of 100]\nl100"

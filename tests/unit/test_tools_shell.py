@@ -206,3 +206,15 @@ async def test_shell_mentions_unsaved_editor_changes(tmp_path: Path) -> None:
     result = await shell(tools, "cat a.txt")
     assert "Note: unsaved editor changes to a.txt are not on disk yet" in result.response["output"]
     assert result.response["output"].endswith("Output:\nold\n")
+
+
+async def test_the_sidecars_api_keys_are_not_passed_to_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GEMINI_API_KEY", "secret-gemini")
+    monkeypatch.setenv("GOOGLE_API_KEY", "secret-google")
+    monkeypatch.setenv("SIDECAR_TEST_VISIBLE", "visible")
+    tools, _ = make(tmp_path)
+    result = await shell(tools, "env")
+    assert "secret-" not in result.response["output"]
+    assert "SIDECAR_TEST_VISIBLE=visible" in result.response["output"]

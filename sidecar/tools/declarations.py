@@ -153,11 +153,21 @@ def declaration(name: str) -> dict[str, Any] | None:
 _TYPE_NAMES = {"string": "a string", "integer": "an integer", "boolean": "true or false"}
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _check_value(name: str, value: Any, schema: dict[str, Any]) -> tuple[Any, str | None]:
     """(normalised value, problem). Integral floats count as integers (JSON numbers may arrive as 3.0)."""
     kind = schema["type"]
     if kind == "string":
         ok = isinstance(value, str)
+        if ok and not _encodable(value):
+            return value, f"'{name}' contains an unpaired UTF-16 surrogate, which is not valid text."
     elif kind == "boolean":
         ok = isinstance(value, bool)
     else:

@@ -268,9 +268,10 @@ def plan_replace(path: Path, shown: str, old: str, new: str, expected: int, buff
 
 def write_to_disk(path: Path, text: str, shown: str) -> None:
     try:
+        data = text.encode("utf-8")
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8", newline="") as f:
-            f.write(text)
+        with path.open("wb") as f:  # in place: keeps the file's permissions, owner and hard links
+            f.write(data)
     except OSError as exc:
         raise ToolError(f"Cannot write {shown}: {exc.strerror or exc}") from None
 

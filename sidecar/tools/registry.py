@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import os
 import re
 import threading
@@ -30,6 +31,8 @@ from sidecar.tools.paths import ToolError, Workspace
 from sidecar.tools.shell import run_shell
 
 __all__ = ["Kind", "ToolPlan", "ToolRegistry", "ToolResult", "needs_confirmation"]
+
+log = logging.getLogger(__name__)
 
 Kind = Literal["read", "edit", "shell"]
 SaveOutput = Callable[[str, str], "str | os.PathLike[str]"]
@@ -143,6 +146,9 @@ class ToolRegistry:
             plan: ToolPlan = planner(clean)
         except ToolError as exc:
             return ToolPlan(name, clean, kind, f"{name} refused", error=str(exc))
+        except Exception as exc:  # a bug or an odd file system: the model still gets an answer
+            log.exception("planning %s failed", name)
+            return ToolPlan(name, clean, kind, f"{name} failed", error=f"{name} failed unexpectedly: {exc!r}")
         return plan
 
     def _search_roots(self, directory: str | None) -> _Search:
@@ -217,7 +223,7 @@ class ToolRegistry:
     # -- running --------------------------------------------------------------------------------------
     async def run(self, plan: ToolPlan, *, apply_edit: ApplyEdit | None) -> ToolResult:
         """Run a plan. A refused plan gives its error back. Failures come back as ok=False results, never raised;
-        cancellation (CancelledError) is raised after any running command's process group has been stopped.
+        cancellation (CancelledError) is raised once a running command's process group has been stopped.
 
         apply_edit sends a WorkspaceEdit to the editor (workspace/applyEdit) and returns (applied, failure
         reason); None means the editor cannot, and edits are written to disk.
@@ -232,6 +238,10 @@ class ToolRegistry:
             return await self._run_read(plan)
         except ToolError as exc:
             return ToolResult(False, {"error": str(exc)}, f"{plan.name} failed: {_one_line(str(exc), 160)}")
+        except Exception as exc:
+            log.exception("running %s failed", plan.name)
+            message = f"{plan.name} failed unexpectedly: {exc!r}"
+            return ToolResult(False, {"error": message}, _one_line(message, 200))
 
     async def _run_read(self, plan: ToolPlan) -> ToolResult:
         stop = threading.Event()

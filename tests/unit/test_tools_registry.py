@@ -132,3 +132,16 @@ async def test_runtime_failures_come_back_as_results(tools: ToolRegistry, tmp_pa
     result = await tools.run(plan, apply_edit=None)
     assert not result.ok and result.response == {"error": "File not found: gone.txt"}
     assert result.summary == "read_file failed: File not found: gone.txt"
+
+
+def test_unpaired_surrogates_are_refused_before_anything_is_written(tools: ToolRegistry, tmp_path: Path) -> None:
+    plan = tools.plan("write_file", {"path": "s.txt", "content": "a\ud800b"}, trusted=True)
+    assert plan.error is not None and "'content' contains an unpaired UTF-16 surrogate" in plan.error
+    assert not (tmp_path / "s.txt").exists()
+
+
+async def test_unexpected_errors_become_error_results(tools: ToolRegistry, tmp_path: Path) -> None:
+    plan = tools.plan("read_file", {"path": "a.txt"}, trusted=True)
+    broken = ToolPlan(plan.name, plan.args, plan.kind, plan.description, payload=None)  # not a valid payload
+    result = await tools.run(broken, apply_edit=None)
+    assert not result.ok and result.response["error"].startswith("read_file failed unexpectedly: TypeError")

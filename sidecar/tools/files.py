@@ -155,7 +155,7 @@ class _Walk:
         self.workspace, self.root, self.include_ignored, self.stop = workspace, root, include_ignored, stop
         self.limited = False
 
-    def __iter__(self) -> Iterator[tuple[Path, Path, str]]:
+    def __iter__(self) -> Iterator[tuple[str, str, str]]:
         """(path to read, path as found, path relative to the root in POSIX form)."""
         ignorer = None if self.include_ignored else Ignorer.for_directory(self.root)
         stack: list[tuple[str, str, Ignorer | None]] = [(str(self.root), "", ignorer)]
@@ -187,13 +187,12 @@ class _Walk:
                     continue
                 if ignorer is not None and ignorer.ignored(entry.path, False):
                     continue
-                found = Path(entry.path)
                 if is_link:
                     real = os.path.realpath(entry.path)
                     if os.path.isfile(real) and self.workspace.contains(real):
-                        yield Path(real), found, rel + entry.name
+                        yield real, entry.path, rel + entry.name
                 elif entry.is_file(follow_symlinks=False):
-                    yield found, found, rel + entry.name
+                    yield entry.path, entry.path, rel + entry.name
             stack.extend(reversed(subdirs))
 
 
@@ -223,11 +222,12 @@ def glob_files(
     regexes = compile_glob(pattern)
     found: set[str] = set()
     limited = False
+    show = workspace.displayer()
     for root in roots:
         walk = _Walk(workspace, root, include_ignored, stop)
         for _read, path, rel in walk:
             if any(r.fullmatch(rel) for r in regexes):
-                found.add(workspace.display(path))
+                found.add(show(path))
         limited = limited or walk.limited
     where = ", ".join(workspace.display(r) for r in roots)
     if not found:
@@ -287,14 +287,15 @@ def list_directory(workspace: Workspace, path: Path, include_ignored: bool) -> O
 # ---------------------------------------------------------------- search_text
 
 
-def _file_text(path: Path, overrides: Mapping[str, str]) -> str | None:
+def _file_text(path: str, overrides: Mapping[str, str]) -> str | None:
     """The text to search, or None for a binary, unreadable or too large file."""
-    if str(path) in overrides:
-        return overrides[str(path)]
+    if path in overrides:
+        return overrides[path]
     try:
-        if path.stat().st_size > MAX_SEARCH_FILE_BYTES:
-            return None
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size > MAX_SEARCH_FILE_BYTES:
+                return None
+            data = f.read()
     except OSError:
         return None
     return None if _is_binary(data[:SNIFF_BYTES]) else data.decode("utf-8", "replace")
@@ -312,6 +313,7 @@ def search_text(
     results: list[str] = []
     files_matched = 0
     full = limited = False
+    show = workspace.displayer()
     for root in roots:
         walk = _Walk(workspace, root, False, stop)
         for read_path, path, rel in walk:
@@ -320,7 +322,7 @@ def search_text(
             text = _file_text(read_path, overrides or {})
             if text is None:
                 continue
-            shown = workspace.display(path)
+            shown = show(path)
             matched = False
             for number, line in enumerate(text.split("\n"), 1):
                 line = line.removesuffix("\r")

@@ -6,6 +6,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 __all__ = ["IgnoreRules", "Ignorer", "expand_braces", "glob_regex", "parse_gitignore"]
@@ -129,12 +130,27 @@ class IgnoreRules:
     base: str
     rules: tuple[_Rule, ...]
 
+    @cached_property
+    def _prefix(self) -> str:
+        return self.base.rstrip(os.sep) + os.sep
+
+    @cached_property
+    def _any(self) -> tuple[re.Pattern[str], re.Pattern[str]]:
+        """One regex per kind of path (file, directory) matching where any rule matches: most paths match
+        none, and one search is much cheaper than one per rule."""
+
+        def union(rules: list[_Rule]) -> re.Pattern[str]:
+            return re.compile("|".join(f"(?:{r.regex.pattern})" for r in rules) or "(?!)", re.DOTALL)
+
+        return union([r for r in self.rules if not r.dir_only]), union(list(self.rules))
+
     def verdict(self, real_path: str, is_dir: bool) -> bool | None:
         """True ignored, False re-included, None when no rule of this file matches the path."""
-        prefix = self.base.rstrip(os.sep) + os.sep
-        if not real_path.startswith(prefix):
+        if not real_path.startswith(self._prefix):
             return None
-        rel = real_path[len(prefix) :].replace(os.sep, "/")
+        rel = real_path[len(self._prefix) :].replace(os.sep, "/")
+        if not self._any[is_dir].fullmatch(rel):
+            return None
         for rule in reversed(self.rules):
             if rule.dir_only and not is_dir:
                 continue

@@ -71,13 +71,23 @@ class Workspace:
         real = os.fspath(real_path)
         return any(_inside(real, str(root)) for root in self.roots())
 
-    def display(self, real_path: Path) -> str:
+    def display(self, real_path: str | Path) -> str:
         """How paths are shown to the model: relative to the first folder when inside it, else absolute."""
+        return self.displayer()(real_path)
+
+    def displayer(self) -> Callable[[str | Path], str]:
+        """`display` with the folders read once, for showing many paths."""
         roots = self.roots()
-        if roots and _inside(str(real_path), str(roots[0])):
-            rel = os.path.relpath(real_path, roots[0])
-            return "." if rel == "." else Path(rel).as_posix()
-        return str(real_path)
+        first = str(roots[0]) if roots else None
+        prefix = (first or "").rstrip(os.sep) + os.sep
+
+        def show(real_path: str | Path) -> str:
+            text = os.fspath(real_path)
+            if first is None or text == first:
+                return "." if text == first else text
+            return text[len(prefix) :].replace(os.sep, "/") if text.startswith(prefix) else text
+
+        return show
 
     def hint(self) -> str:
         roots = self.roots()

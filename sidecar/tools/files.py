@@ -30,6 +30,7 @@ MAX_READ_LINES = 2_000
 MAX_READ_BYTES = 256 * 1024
 MAX_LIST_ENTRIES = 1_000
 MAX_GLOB_RESULTS = 1_000
+MAX_GLOB_ALTERNATIVES = 256
 MAX_SEARCH_MATCHES = 200
 MAX_MATCH_LINE_CHARS = 400
 MAX_SEARCH_FILE_BYTES = 4 * 1024 * 1024
@@ -208,8 +209,11 @@ def compile_glob(pattern: str) -> list[re.Pattern[str]]:
         raise ToolError("The glob pattern is empty.")
     if pattern.startswith("/"):
         raise ToolError("The glob pattern must be relative; pass the folder to search as 'directory'.")
+    alternatives = expand_braces(pattern)
+    if len(alternatives) > MAX_GLOB_ALTERNATIVES:
+        raise ToolError(f"The glob pattern expands to {len(alternatives)} alternatives; the limit is 256.")
     compiled = []
-    for alternative in expand_braces(pattern):
+    for alternative in alternatives:
         if "/" not in alternative:
             alternative = "**/" + alternative
         compiled.append(re.compile(glob_regex(alternative), re.DOTALL))

@@ -42,7 +42,7 @@ def _segment_regex(segment: str) -> str:
                 negate = body[:1] in ("!", "^")
                 body = body[1:] if negate else body
                 body = "".join("\\" + b if b in "\\[]&~|" else b for b in body)
-                out.append(f"[^/{body}]" if negate else f"[{body}]")
+                out.append(f"[^/{body}]" if negate else f"(?!/)[{body}]")  # a range must not match "/"
                 i = j
         else:
             out.append(re.escape(c))

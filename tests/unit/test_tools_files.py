@@ -142,6 +142,8 @@ async def test_glob_patterns(ws: Path) -> None:
     assert none.ok and none.response["output"] == "No files match '*.rs' in ."
     bad = await call(ws, "glob", pattern="/abs/*.py")
     assert not bad.ok and "must be relative" in bad.response["error"]
+    explosive = await call(ws, "glob", pattern="{a,b}" * 9)
+    assert not explosive.ok and "expands to 512 alternatives; the limit is 256" in explosive.response["error"]
 
 
 async def test_glob_caps_results(ws: Path) -> None:

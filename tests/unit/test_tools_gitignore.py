@@ -38,6 +38,8 @@ def _ignored(patterns: str, rel: str, is_dir: bool = False) -> bool:
         ("[ab].txt", "b.txt", False, True),
         ("[!ab].txt", "c.txt", False, True),
         ("[!ab].txt", "a.txt", False, False),
+        ("a[!-~]b", "a/b", False, False),  # no bracket expression matches "/"
+        ("a[--0]b", "a/b", False, False),
         ("*.log\n!keep.log", "keep.log", False, False),  # negation re-includes
         ("!keep.log\n*.log", "keep.log", False, True),  # the last matching rule wins
         ("\\#hash", "#hash", False, True),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import re
 from collections.abc import Awaitable, Callable
@@ -298,12 +299,18 @@ async def apply_edit_plan(plan: EditPlan, buffers: EditorBuffers, apply_edit: Ap
             plan.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ToolError(f"Cannot create the folder for {plan.shown}: {exc.strerror or exc}") from None
+
+    def record(request: asyncio.Future[tuple[bool, str | None]]) -> None:
+        if not request.cancelled() and request.exception() is None and request.result()[0]:
+            buffers.record(plan.path, disk_before, plan.after, created=plan.before is None)
+
+    request = asyncio.ensure_future(apply_edit(plan.edit))
+    request.add_done_callback(record)  # also when the turn is cancelled while the editor answers
     try:
-        ok, reason = await apply_edit(plan.edit)
+        ok, reason = await asyncio.shield(request)
     except Exception as exc:
         raise ToolError(f"The editor could not apply the edit to {plan.shown}: {exc}") from None
     if not ok:
         why = reason or "no reason given"
         raise ToolError(f"The editor did not apply the edit to {plan.shown}: {why}.")
-    buffers.record(plan.path, disk_before, plan.after, created=plan.before is None)
     return done + " in the editor (unsaved)"

@@ -3,6 +3,7 @@ applyEdit failures, and later reads and edits seeing the unsaved editor text."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -335,3 +336,22 @@ async def test_editor_text_hook_takes_precedence(code: Path) -> None:
     assert read.response["output"] == "typed in the editor\n"
     plan = tools.plan("replace", {"path": "m.py", "old_string": "typed", "new_string": "written"}, trusted=True)
     assert plan.error is None and plan.diff is not None and "+written in the editor" in plan.diff
+
+
+async def test_an_edit_the_editor_applies_after_cancellation_is_still_remembered(code: Path) -> None:
+    tools = registry(code)
+    answer: asyncio.Future[tuple[bool, str | None]] = asyncio.get_running_loop().create_future()
+
+    async def slow_editor(edit: dict[str, Any]) -> tuple[bool, str | None]:
+        return await answer
+
+    plan = tools.plan("replace", {"path": "m.py", "old_string": "def f", "new_string": "def h"}, trusted=True)
+    task = asyncio.create_task(tools.run(plan, apply_edit=slow_editor))
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    answer.set_result((True, None))  # the editor applied it anyway
+    await asyncio.sleep(0.01)
+    read = await tools.run(tools.plan("read_file", {"path": "m.py"}, trusted=True), apply_edit=None)
+    assert read.response["output"].startswith("def h():")

@@ -1,5 +1,4 @@
-"""write_file and replace: WorkspaceEdit shape, line edits that an LSP client applies correctly, diffs, disk fallback,
-applyEdit failures, and later reads and edits seeing the unsaved editor text."""
+"""write_file and replace: edit shape, line edits any LSP client applies right, diffs, disk fallback, unsaved text."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""run_shell_command: output and exit code, timeout and cancellation stop the whole process group, leftovers are
-stopped, long output is shortened with the full text saved, and untrusted workspaces get no shell."""
+"""run_shell_command: exit code and output; timeout, cancellation and leftovers stop the group; truncation; trust."""
 
 from __future__ import annotations
 

@@ -192,6 +192,9 @@ M.handlers = {
     return require('sidecar.confirm').handle(err, params, ctx)
   end,
   ['$/progress'] = on_progress,
+  ['workspace/applyEdit'] = function(err, params, ctx, cfg)
+    return require('sidecar.edits').handler(err, params, ctx, cfg)
+  end,
 }
 
 -- Lifecycle --------------------------------------------------------------------------------------

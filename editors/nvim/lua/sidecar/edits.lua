@@ -1,0 +1,65 @@
+-- workspace/applyEdit: Neovim's own handler, plus one fix for empty documents.
+--
+-- Neovim shows an empty file as one empty line, so inserting "text\n" at 0:0 of an empty (or newly
+-- created) document leaves the lines {"text", ""}, which are written as "text\n\n". In LSP terms the
+-- document was "" and the result is "text\n", i.e. the lines {"text"}. Edits ending past the last
+-- line get this right already (Neovim drops the extra line itself); edits into an empty document
+-- at 0:0 do not. After the default handler runs, drop that extra last line.
+local compat = require('sidecar.compat')
+
+local M = {}
+
+local function uris_of(edit)
+  local out = {}
+  for _, change in ipairs(edit.documentChanges or {}) do
+    if change.textDocument and change.textDocument.uri then
+      out[change.textDocument.uri] = true
+    elseif change.kind == 'create' and change.uri then
+      out[change.uri] = true
+    end
+  end
+  for uri in pairs(edit.changes or {}) do
+    out[uri] = true
+  end
+  return out
+end
+
+local function empty_document(uri)
+  local ok, fname = pcall(vim.uri_to_fname, uri)
+  if not ok then
+    return false
+  end
+  local buf = vim.fn.bufnr(fname)
+  if buf > 0 and vim.api.nvim_buf_is_loaded(buf) then
+    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    return #lines == 1 and lines[1] == ''
+  end
+  local stat = compat.uv.fs_stat(fname)
+  return stat == nil or stat.size == 0
+end
+
+function M.handler(err, params, ctx, config)
+  local empty = {}
+  if type(params) == 'table' and type(params.edit) == 'table' then
+    for uri in pairs(uris_of(params.edit)) do
+      if empty_document(uri) then
+        empty[#empty + 1] = uri
+      end
+    end
+  end
+  local result = vim.lsp.handlers['workspace/applyEdit'](err, params, ctx, config)
+  if type(result) == 'table' and result.applied then
+    for _, uri in ipairs(empty) do
+      local buf = vim.fn.bufnr(vim.uri_to_fname(uri))
+      if buf > 0 and vim.api.nvim_buf_is_loaded(buf) then
+        local n = vim.api.nvim_buf_line_count(buf)
+        if n > 1 and vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1] == '' then
+          vim.api.nvim_buf_set_lines(buf, n - 1, n, false, {})
+        end
+      end
+    end
+  end
+  return result
+end
+
+return M

@@ -12,12 +12,14 @@ from typing import Protocol
 from sidecar import errors
 from sidecar.compaction_service import Compactor, Outcome, Status, Trigger
 from sidecar.core.conversation import Conversation
-from sidecar.core.history import Content, Part, text_content
+from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
 from sidecar.core.ide_context import OpenFile, context_turn_text
+from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
 from sidecar.core.tokens import estimate_tokens
 from sidecar.model_client import Chunk, ModelClient, ModelError
 from sidecar.session_recorder import Recorder
 from sidecar.settings import Settings
+from sidecar.tool_runner import ToolRunner
 from sidecar.wire import CompressedNotice, CompressResult, SendMessageResult, TokenUsage
 
 log = logging.getLogger(__name__)
@@ -64,12 +66,14 @@ class ChatService:
         notifier: Notifier,
         compactor: Compactor,
         recorder: Recorder,
+        tools: ToolRunner | None = None,
     ) -> None:
         self._settings = settings
         self._client = client
         self._notify = notifier
         self.compactor = compactor
         self.recorder = recorder
+        self.tools = tools
         self.conversation = Conversation(new_session_id())
         recorder.start(self.conversation.session_id)
         self.ide = IdeState()
@@ -201,13 +205,48 @@ class ChatService:
         self._add_ide_context(turn_id)
         self._append(text_content("user", text), "user", turn_id)
         client = await self._client()
+        texts: list[str] = []
+        for round_number in range(1, settings.max_tool_rounds + 2):
+            reply, finish = await self._stream_round(turn_id, client, settings, progress)
+            texts.append(_text_of(reply))
+            calls = [p.function_call for p in reply if p.function_call is not None]
+            if not calls or self.tools is None:
+                return "".join(texts), finish
+            if round_number > settings.max_tool_rounds:
+                note = f"Stopped after {settings.max_tool_rounds} tool rounds (the maxToolRounds setting)."
+                self._answer_calls(turn_id, [_error_response(c, note) for c in calls])
+                self.recorder.note("info", note, turn_id)
+                return "".join(texts), "MAX_TOOL_ROUNDS"
+            if progress is not None:
+                progress.report(f"Running {len(calls)} tool call(s)…")
+            try:
+                parts = await self.tools.answer(turn_id, calls)
+            except asyncio.CancelledError:
+                self._answer_calls(turn_id, self.tools.answered_so_far)  # no call is left without a response
+                self.recorder.note("info", "The turn was cancelled.", turn_id)
+                raise
+            self._answer_calls(turn_id, parts)
+        raise AssertionError("unreachable: the loop returns by the last round")
+
+    def _answer_calls(self, turn_id: str, parts: list[Part]) -> None:
+        """All responses to one model turn's calls go into one user turn, as the API requires."""
+        if parts:
+            self._append(Content(role="user", parts=parts), "toolResult", turn_id)
+
+    async def _stream_round(
+        self, turn_id: str, client: ModelClient, settings: Settings, progress: Progress | None
+    ) -> tuple[list[Part], str | None]:
+        """One model call: stream the reply into the history; cancellations and errors leave it valid."""
+        conv = self.conversation
         if progress is not None:
             progress.report("Waiting for Gemini…")
         streamed: list[Part] = []
         finish: str | None = None
         prompt_tokens: int | None = None
+        tools = self.tools.declarations() if self.tools is not None else None
+        system = AGENT_SYSTEM_PROMPT if tools else None
         try:
-            async for chunk in client.stream(settings.model, conv.history):
+            async for chunk in client.stream(settings.model, conv.history, system_instruction=system, tools=tools):
                 self._emit(turn_id, chunk)
                 streamed.extend(chunk.parts)
                 finish = chunk.finish_reason or finish
@@ -231,7 +270,7 @@ class ChatService:
         if prompt_tokens is not None:
             conv.record_api_usage(prompt_tokens)
             self.recorder.usage(prompt_tokens, "api", conv.ids[-1] if conv.ids else None, None)
-        return _text_of(reply), finish
+        return reply, finish
 
     def _guard_overflow(self, text: str, limit: int) -> None:
         """Refuse a message that cannot fit in what is left of the context window (the model is not called)."""
@@ -296,6 +335,10 @@ def merge_text_parts(parts: list[Part]) -> list[Part]:
                 continue
         merged.append(part)
     return [p for p in merged if not (p.text == "" and p.function_call is None and p.thought_signature is None)]
+
+
+def _error_response(call: FunctionCall, message: str) -> Part:
+    return Part(function_response=FunctionResponse(name=call.name, id=call.id, response={"error": message}))
 
 
 def _text_of(parts: list[Part]) -> str:

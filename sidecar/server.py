@@ -13,12 +13,13 @@ from typing import Any, TypeVar
 import msgspec
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 from sidecar import __version__, errors, hooks
 from sidecar.backend import Backend
 from sidecar.chat import ChatService
 from sidecar.compaction_service import Compactor, Trigger
+from sidecar.core.compaction import tool_output_threshold
 from sidecar.core.ide_context import IdeContextParams, decode_open_files, normalize
 from sidecar.logging_setup import register_secret
 from sidecar.paths import data_home, project_id
@@ -27,6 +28,9 @@ from sidecar.session_recorder import Recorder
 from sidecar.sessions import SessionService
 from sidecar.settings import Settings, decode_settings
 from sidecar.tool_outputs import ToolOutputSaver
+from sidecar.tool_runner import Decision, ToolRunner, decode_decision
+from sidecar.tools import ToolRegistry
+from sidecar.tools.edits import ApplyEdit
 from sidecar.transport import SidecarProtocol, run_stdio
 from sidecar.watcher import WorkspaceWatcher
 from sidecar.wire import (
@@ -67,10 +71,33 @@ class SidecarServer(LanguageServer):
         )
         self._store: SessionStore | None = None
         recorder = Recorder(self.session_store, lambda: self.settings.model, self.show_warning)
-        self.chat = ChatService(lambda: self.settings, self.backend.client, _Notifier(self), compactor, recorder)
+        registry = ToolRegistry(
+            lambda: self.workspace_folders,
+            save_output=self._save_tool_output,
+            output_threshold=self._tool_output_threshold,
+            editor_text=self._editor_text,
+        )
+        tools = ToolRunner(
+            registry,
+            _ToolHost(self),
+            approval_mode=lambda: self.settings.approval_mode,
+            trusted=lambda: self.chat.ide.trusted is not False,
+            track=lambda path: self.chat.track_file(path),
+        )
+        self.chat = ChatService(
+            lambda: self.settings, self.backend.client, _Notifier(self), compactor, recorder, tools
+        )
         self.sessions = SessionService(self.chat)
         self._tool_outputs: ToolOutputSaver | None = None
         self.watcher: WorkspaceWatcher | None = None
+
+    def _tool_output_threshold(self) -> int:
+        return tool_output_threshold(self.settings.effective_token_limit(), self.chat.conversation.last_prompt_tokens)
+
+    def _editor_text(self, path: Path) -> str | None:
+        """An open editor buffer's current text, when the client syncs documents to us."""
+        document = self.workspace.text_documents.get(from_fs_path(str(path)) or "")
+        return None if document is None else document.source
 
     def session_store(self) -> SessionStore:
         if self._store is None or self._store.project_root != os.path.realpath(self.project_root):
@@ -189,6 +216,34 @@ class _WorkDone:
         if self._token is not None:
             self._server.work_done_progress.end(self._token, lsp.WorkDoneProgressEnd(message=message))
             self._token = None
+
+
+class _ToolHost:
+    """The editor side of tool calls: visibility notifications, confirmations and workspace/applyEdit."""
+
+    def __init__(self, server: SidecarServer) -> None:
+        self._server = server
+
+    def tool_call(self, notice: dict[str, Any]) -> None:
+        self._server.protocol.notify("sidecar/toolCall", notice)
+
+    async def confirm(self, request: dict[str, Any]) -> Decision:
+        result = await self._server.protocol.send_request_async("sidecar/confirmToolCall", request)
+        return decode_decision(result)
+
+    def apply_edit(self) -> ApplyEdit | None:
+        workspace = self._server.client_capabilities.workspace
+        if workspace is None or not workspace.apply_edit:
+            return None
+        return self._apply
+
+    async def _apply(self, edit: dict[str, Any]) -> tuple[bool, str | None]:
+        protocol = self._server.protocol
+        typed = protocol._converter.structure(edit, lsp.WorkspaceEdit)
+        result = await self._server.workspace_apply_edit_async(
+            lsp.ApplyWorkspaceEditParams(edit=typed, label="sidecar edit")
+        )
+        return bool(result.applied), result.failure_reason
 
 
 class _Notifier:

@@ -14,6 +14,14 @@ SNAPSHOT_SECTIONS = (
     "task_state",
 )
 
+AGENT_SYSTEM_PROMPT = """\
+You are a coding agent working inside the user's editor through the sidecar. Use the tools to read, search and \
+change files in the workspace and to run commands; paths are relative to the workspace folder unless absolute. \
+Edits land in the user's editor buffers, where the user sees and can undo them; shell commands and edits may need the \
+user's confirmation, and a denied call must not be retried without asking. Editor context (open files, cursor, \
+selection) arrives as JSON in user turns marked "for your information only". Be concise and precise.
+"""
+
 COMPRESSION_SYSTEM_PROMPT = """\
 You are the memory component of a coding agent. Your only job is to condense the conversation history you are \
 given into one structured XML document, the <state_snapshot>.

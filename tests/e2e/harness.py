@@ -45,6 +45,24 @@ def make_client() -> LanguageClient:
             client.notes[_method].append(plain(params))  # type: ignore[attr-defined]
 
         client.feature(method)(record)
+
+    client.decisions = []  # type: ignore[attr-defined]  # answers to sidecar/confirmToolCall, in order
+    client.confirmations = []  # type: ignore[attr-defined]
+    client.edits = []  # type: ignore[attr-defined]
+    client.apply_result = {"applied": True}  # type: ignore[attr-defined]
+
+    @client.feature("sidecar/confirmToolCall")
+    def confirm(params: Any) -> dict[str, str]:
+        client.confirmations.append(plain(params))  # type: ignore[attr-defined]
+        decisions = client.decisions  # type: ignore[attr-defined]
+        return {"decision": decisions.pop(0) if decisions else "allow"}
+
+    @client.feature(lsp.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
+        client.edits.append(params.edit)  # type: ignore[attr-defined]
+        result = client.apply_result  # type: ignore[attr-defined]
+        return lsp.ApplyWorkspaceEditResult(applied=result["applied"], failure_reason=result.get("reason"))
+
     return client
 
 

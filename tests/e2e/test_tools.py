@@ -159,3 +159,21 @@ def _cmdline(pid: str) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
+
+
+async def test_a_file_read_by_the_agent_and_changed_on_disk_is_reported(
+    client: LanguageClient, fake: Any, root: Path
+) -> None:
+    fake.script([call("read_file", path="notes.txt")])
+    await say(client, "read notes.txt")
+    (root / "notes.txt").write_text("changed behind the agent's back\n")
+    for _ in range(300):
+        await asyncio.sleep(0.02)
+        await say(client, "anything new?")
+        contents = [r for r in fake.requests() if r.kind == "stream"][-1].body["contents"]
+        texts = [c["parts"][0].get("text", "") for c in contents[-2:]]
+        if any("filesChangedOnDisk" in t for t in texts):
+            break
+    else:
+        raise AssertionError("filesChangedOnDisk never reached the model")
+    assert str(root / "notes.txt") in next(t for t in texts if "filesChangedOnDisk" in t)

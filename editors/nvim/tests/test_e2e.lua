@@ -33,7 +33,7 @@ T.run('test_e2e', function()
     T.eq(state.usage.tokenLimit, 4000, 'tokenLimit setting reached the server')
     T.eq(state.usage.compressionThreshold, 0.9, 'compressionThreshold setting reached the server')
     T.ok(type(state.session_id) == 'string' and state.session_id ~= '', 'sessionId from sidecar/tokenUsage')
-    T.match(sidecar.statusline(), '^✦ %d+%% %d+/4K$', 'statusline after start')
+    T.match(sidecar.statusline(), '^✦ %d+%% [%d.]+K?/4K$', 'statusline after start')
     local expected = require('sidecar.compat').nvim_011 and 'vim.lsp.start' or 'vim.lsp.start_client'
     T.eq(state.start_method, expected, 'start API for this Neovim')
     -- Count streamed deltas and progress titles (wrapping the plugin's handlers).
@@ -191,7 +191,7 @@ T.run('test_e2e', function()
       T.ok(vim.tbl_contains(progress_titles, 'Compressing conversation'), '$/progress "Compressing conversation"')
       T.contains(chat.text(), state.last_compressed.message, 'the message in the chat buffer')
       T.wait(function() return state.usage.percentUsed < before end, 10000, 'a lower percentage')
-      T.match(sidecar.statusline(), '^✦ %d+%% [%d.K]+/4K$', 'statusline after compaction')
+      T.match(sidecar.statusline(), '^✦ %d+%% [%d.]+K?/4K$', 'statusline after compaction')
     end)
   end
 

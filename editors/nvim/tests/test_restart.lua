@@ -53,7 +53,7 @@ T.run('test_restart', function()
     T.wait(function() return queued.done end, 20000, 'the queued turn')
     T.eq(queued.error, nil, 'queued turn error')
     T.contains(chat.text(), 'you said "what was the word?"', 'reply in the chat')
-    T.match(sidecar.statusline(), '^✦ %d+%% %d+/4K$', 'statusline after the restart')
+    T.match(sidecar.statusline(), '^✦ %d+%% [%d.]+K?/4K$', 'statusline after the restart')
   end)
 
   local function step_resumed_history()

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sidecar.tools import ToolRegistry, needs_confirmation
-from sidecar.tools.edits import line_edits, split_lines, unified_diff
+from sidecar.tools.edits import line_edits, split_lines, unified_diff, workspace_edit
 
 # ---------------------------------------------------------------- a client applying WorkspaceEdits
 
@@ -354,3 +354,13 @@ async def test_an_edit_the_editor_applies_after_cancellation_is_still_remembered
     await asyncio.sleep(0.01)
     read = await tools.run(tools.plan("read_file", {"path": "m.py"}, trusted=True), apply_edit=None)
     assert read.response["output"].startswith("def h():")
+
+
+@pytest.mark.parametrize("before", [None, "a\nb\n"])
+def test_workspace_edits_structure_as_lsprotocol_types(tmp_path: Path, before: str | None) -> None:
+    from lsprotocol import converters, types
+
+    edit = workspace_edit(tmp_path / "x.py", before, "a\nc\n")
+    converter = converters.get_converter()
+    structured = converter.structure(edit, types.WorkspaceEdit)
+    assert converter.unstructure(structured) == edit

@@ -26,7 +26,7 @@ const MARKER = 'SIDECAR_E2E_SELECTED_MARKER_42';
 const IDE_HEADER = "Here is the user's editor context as a JSON object.";
 const TOKEN_LIMIT = 12_000;
 /** The tool call the fake model makes in the tool-confirmation step (a file write needs the user's OK). */
-const toolCall = (ws: string) => ({ kind: 'function_call', name: 'write_file', args: { file_path: path.join(ws, 'notes.txt'), content: 'written by the e2e tool step\n' } });
+const toolCall = (ws: string) => ({ kind: 'function_call', name: 'write_file', args: { path: 'notes.txt', content: 'written by the e2e tool step\n' } });
 const FILLER = 'The status bar item shows how much of the context window the conversation uses. '.repeat(20);
 
 const t0 = Date.now();
@@ -373,9 +373,10 @@ async function main(): Promise<void> {
         await allow.click();
       });
       const chat = await w.chat();
-      await chat.locator('.card.tool .decision', { hasText: 'Allowed' }).first().waitFor({ timeout: 10_000 });
-      if (!fs.existsSync(path.join(dirs.ws, 'notes.txt'))) throw new Error('the allowed tool call did not write notes.txt');
-      return 'card answered Allow; notes.txt written';
+      await chat.locator('.card.tool.status-done .decision', { hasText: 'Allowed' }).first().waitFor({ timeout: 10_000 });
+      // the edit arrives as workspace/applyEdit (VS Code applies it) or is written to disk by the sidecar
+      await waitFor('notes.txt', async () => fs.existsSync(path.join(dirs.ws, 'notes.txt')), 10_000);
+      return 'card answered Allow; the card shows done; notes.txt exists';
     }, { needs: ['tools'] });
     let firstSession = '';
     await step('Sidecar: New Session, then Sidecar: Resume Session brings the conversation back', async () => {
@@ -422,6 +423,25 @@ async function main(): Promise<void> {
       return `class “${await item.getAttribute('class')}”`;
     });
     await step('final screenshot', async () => path.relative(REPO, await w.shot('sidecar-vscode')));
+    await step('a server command that cannot start gives a clear error with “Show log”', async () => {
+      for (const scope of ['User', 'Machine']) {
+        const file = path.join(dirs.ud, scope, 'settings.json');
+        fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), 'sidecar.serverCommand': [python, '-m', 'no_such_sidecar_module'] }, null, 2));
+      }
+      const offer = page.locator('.notifications-toasts .notification-toast', { hasText: 'server command changed' }).first();
+      await offer.waitFor({ timeout: 30_000 });
+      await offer.locator('a.monaco-button, .monaco-button', { hasText: 'Restart' }).first().click();
+      const error = page.locator('.notifications-toasts .notification-toast', { hasText: 'Sidecar could not start' }).first();
+      await error.waitFor({ timeout: 30_000 });
+      const message = (await error.innerText()).replace(/\s+/g, ' ');
+      if (!/No module named no_such_sidecar_module/.test(message)) throw new Error(`the error does not say why: ${message}`);
+      await w.shot('5-start-error');
+      await error.locator('.monaco-button', { hasText: 'Show log' }).first().click();
+      await page.locator('.part.panel .view-line', { hasText: 'could not start' }).first().waitFor({ timeout: 15_000 });
+      const item = page.locator('.statusbar-item', { hasText: 'Sidecar' }).filter({ has: page.locator('.codicon-error') }).first();
+      await item.waitFor({ timeout: 5_000 });
+      return message.slice(0, 110);
+    });
   } catch (e) {
     if (wb) await wb.shot('failure').catch(() => undefined);
     throw e;

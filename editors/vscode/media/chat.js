@@ -91,10 +91,12 @@
         const d = el('div', 'card tool status-' + item.status);
         const head = el('div', 'card-head');
         head.appendChild(el('span', 'tool-name', item.name));
-        head.appendChild(el('span', 'badge', STATUS_LABEL[item.status] || item.status));
+        const asking = item.confirm && !item.confirm.decision;
+        head.appendChild(el('span', 'badge', asking ? 'needs approval' : (STATUS_LABEL[item.status] || item.status)));
         d.appendChild(head);
-        if (item.confirm && item.confirm.description) d.appendChild(el('div', 'desc', item.confirm.description));
-        if (item.summary) d.appendChild(el('div', 'summary', item.summary));
+        const desc = item.confirm && item.confirm.description;
+        if (desc) d.appendChild(el('div', 'desc', desc));
+        if (item.summary && item.summary !== desc) d.appendChild(el('div', 'summary', item.summary));
         if (item.confirm && item.confirm.diff) { const pre = el('pre', 'diff'); pre.appendChild(el('code', undefined, item.confirm.diff)); d.appendChild(pre); }
         if (item.args !== undefined && item.args !== null) {
           const det = el('details');

@@ -144,6 +144,11 @@ export class ChatModel {
   }
 }
 
+/** The tool's name in a transcript line such as `→ write_file(notes.txt)`. */
+export function toolName(text: string): string {
+  return /[A-Za-z_][\w.-]*/.exec(text)?.[0] ?? 'tool';
+}
+
 /** What the chat view shows for a transcript: user and model messages, tool calls, notes and compaction markers. */
 export function itemsFromTranscript(entries: TranscriptEntry[]): ChatItem[] {
   const items: ChatItem[] = [];
@@ -155,7 +160,7 @@ export function itemsFromTranscript(entries: TranscriptEntry[]): ChatItem[] {
     switch (e.kind) {
       case 'user': items.push({ kind: 'user', id: `t-${e.id}`, text: e.text }); break;
       case 'model': items.push({ kind: 'model', id: `t-${e.id}`, text: e.text, streaming: false }); break;
-      case 'toolCall': items.push({ kind: 'tool', id: `t-${e.id}`, callId: e.id, name: e.text.split('(')[0] || 'tool', args: undefined, status: 'done', summary: e.text }); break;
+      case 'toolCall': items.push({ kind: 'tool', id: `t-${e.id}`, callId: e.id, name: toolName(e.text), args: undefined, status: 'done', summary: e.text }); break;
       case 'info': items.push({ kind: 'info', id: `t-${e.id}`, text: e.text }); break;
       case 'error': items.push({ kind: 'error', id: `t-${e.id}`, text: e.text }); break;
       default: break; // toolResult, ideContext, summary: in the transcript document, not in the chat

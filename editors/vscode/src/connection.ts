@@ -211,7 +211,7 @@ export class SidecarConnection implements vscode.Disposable {
       this.setState('restarting');
       return { action: CloseAction.Restart, handled: true };
     }
-    this.lastError = `it stopped ${this.restarts.max} times in 3 minutes${tail ? ` (${tail})` : ''}`;
+    this.lastError = `it stopped ${this.restarts.max} times in 3 minutes${tail ? ` (${lastLine(tail)})` : ''}`;
     this.setState('failed');
     void this.showStartError(`The sidecar keeps stopping and was not restarted: ${this.lastError}`);
     return { action: CloseAction.DoNotRestart, handled: true };
@@ -254,8 +254,8 @@ export class SidecarConnection implements vscode.Disposable {
       if (this.client !== client) return;
       const tail = lastLines(this.stderrTail, 4);
       const cmd = this.command ? displayCommand(this.command) : 'the sidecar';
-      this.lastError = `${errorMessage(e)}${tail ? `\n${tail}` : ''}`;
-      this.output.error(`could not start ${cmd}: ${this.lastError}`);
+      this.output.error(`could not start ${cmd}: ${errorMessage(e)}${tail ? `\n${tail}` : ''}`);
+      this.lastError = lastLine(tail) || errorMessage(e); // the server's own last words say why, if it said any
       this.setState('failed');
       this.client = undefined;
       void client.dispose().catch(() => undefined);
@@ -263,7 +263,7 @@ export class SidecarConnection implements vscode.Disposable {
       const hint = this.command?.source === 'setting'
         ? 'Check the sidecar.serverCommand setting.'
         : 'Install the sidecar (pip install -e . in its repository) or set sidecar.serverCommand.';
-      void this.showStartError(`Sidecar could not start (${cmd}): ${firstLine(tail) || errorMessage(e)}. ${hint}`);
+      void this.showStartError(`Sidecar could not start (${cmd}): ${this.lastError}. ${hint}`);
     }
   }
 
@@ -311,7 +311,8 @@ function lastLines(text: string, n: number): string {
   return text.trim().split(/\r?\n/).filter((l) => l.trim()).slice(-n).join('\n');
 }
 
-function firstLine(text: string): string {
+/** The last non-empty line (a Python traceback ends with the reason). */
+function lastLine(text: string): string {
   const lines = text.trim().split(/\r?\n/).filter((l) => l.trim());
   return (lines.length ? lines[lines.length - 1] : '').slice(0, 300);
 }

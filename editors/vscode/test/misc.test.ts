@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ChatModel, ToWebview, itemsFromTranscript } from '../src/chatModel';
+import { ChatModel, ToWebview, itemsFromTranscript, toolName } from '../src/chatModel';
 import { RestartPolicy } from '../src/restartPolicy';
 import { displayCommand, resolveServerCommand } from '../src/serverCommand';
 import { buildSettings, redacted } from '../src/settings';
@@ -86,6 +86,8 @@ describe('chat model', () => {
       { type: 'compaction', id: '3', time: 't', trigger: 'auto', status: 'COMPRESSED', originalTokenCount: 10, newTokenCount: 5, undone: true },
     ]);
     assert.deepEqual(items.map((i) => i.kind), ['user', 'compaction']);
+    assert.equal(toolName('→ write_file(notes.txt)'), 'write_file');
+    assert.equal(toolName('run_shell_command'), 'run_shell_command');
   });
 });
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lsprotocol import converters, types
 
 from sidecar.tools import ToolRegistry, needs_confirmation
 from sidecar.tools.edits import line_edits, split_lines, unified_diff, workspace_edit
@@ -358,8 +359,6 @@ async def test_an_edit_the_editor_applies_after_cancellation_is_still_remembered
 
 @pytest.mark.parametrize("before", [None, "a\nb\n"])
 def test_workspace_edits_structure_as_lsprotocol_types(tmp_path: Path, before: str | None) -> None:
-    from lsprotocol import converters, types
-
     edit = workspace_edit(tmp_path / "x.py", before, "a\nc\n")
     converter = converters.get_converter()
     structured = converter.structure(edit, types.WorkspaceEdit)

@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test test-python lint typecheck bench clean
+.PHONY: help venv demo test test-python lint typecheck bench clean vsix test-vscode-unit test-vscode-e2e
 
 help: ## list the targets
 	@echo "sidecar — make targets:"
@@ -26,7 +26,7 @@ venv: $(STAMP) ## create or update the project venv
 demo: $(STAMP) ## a scripted editor session end to end (embedded fake Gemini, or real Gemini with GEMINI_API_KEY)
 	$(PY) -m sidecar.demo
 
-test: lint typecheck test-python ## everything: lint, types, unit, e2e and reliability tests
+test: lint typecheck test-python test-vscode-unit test-vscode-e2e ## everything: lint, types, Python suites, editors
 
 test-python: $(STAMP) ## the pytest suites
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -40,5 +40,23 @@ typecheck: $(STAMP) ## mypy --strict on sidecar/
 bench: $(STAMP) ## benchmarks; writes bench/results/ and docs/performance.md
 	$(PY) -m bench
 
-clean: ## remove the venv and caches
+# ---- VS Code extension (editors/vscode) ----
+VSCODE    := editors/vscode
+VSCODE_NM := $(VSCODE)/node_modules/.package-lock.json
+
+$(VSCODE_NM): $(VSCODE)/package.json $(VSCODE)/package-lock.json
+	cd $(VSCODE) && npm ci --no-audit --no-fund
+	@touch $@
+
+vsix: $(VSCODE_NM) ## package the VS Code extension: editors/vscode/sidecar.vsix (vsce, offline)
+	cd $(VSCODE) && npm run --silent package
+
+test-vscode-unit: $(STAMP) $(VSCODE_NM) ## VS Code extension: node --test unit tests + protocol round trip with the real sidecar
+	cd $(VSCODE) && SIDECAR_PYTHON=$(abspath $(PY)) npm test
+
+test-vscode-e2e: $(STAMP) $(VSCODE_NM) ## VS Code extension in a real VS Code (code-server + Chromium; setup cached in .cache/vscode-e2e)
+	SIDECAR_PYTHON=$(abspath $(PY)) $(VSCODE)/scripts/run-e2e.sh
+
+clean: ## remove the venv, caches and build output
 	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VSCODE)/node_modules $(VSCODE)/out $(VSCODE)/dist $(VSCODE)/*.vsix test-artifacts

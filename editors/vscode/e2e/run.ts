@@ -8,7 +8,7 @@
  * under test), SIDECAR_PYTHON (default <repo>/.venv/bin/python), E2E_ARTIFACTS (default <repo>/test-artifacts/vscode-e2e).
  *
  * Steps for server features that are still landing run only when the server has them (probed over stdio first);
- * otherwise they print "WAITING FOR SERVER" and are skipped. Adding one is one `step(...)` line with `needs`.
+ * otherwise the run fails naming what the server lacks (nothing is skipped).
  */
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -257,7 +257,7 @@ async function main(): Promise<void> {
 
     const step = async (name: string, fn: () => Promise<string | void>, opts: { needs?: string[] } = {}) => {
       const missing = (opts.needs ?? []).filter((f) => !have.has(f));
-      if (missing.length) { results.push([name, `WAITING FOR SERVER (${missing.join(', ')})`]); log(`SKIP ${name}: WAITING FOR SERVER (${missing.join(', ')})`); return; }
+      if (missing.length) throw new Error(`${name}: the server lacks ${missing.join(', ')}`);
       const s = Date.now();
       const note = await fn();
       results.push([name, `ok ${((Date.now() - s) / 1000).toFixed(1)}s${note ? ` — ${note}` : ''}`]);

@@ -87,7 +87,7 @@ T.run('test_e2e', function()
     T.eq(vim.api.nvim_buf_get_name(0), main_py, 'cursor stays in main.py')
     T.ok(chat.window() ~= nil, 'chat window visible')
     local buf = chat.bufnr()
-    T.eq(vim.api.nvim_buf_get_option(buf, 'buftype'), 'prompt', 'the chat has an input line')
+    T.eq(vim.bo[buf].buftype, 'prompt', 'the chat has an input line')
     -- The context went out before the message, and nothing while the turn ran (the cursor leaving
     -- the selection after the command must not change what this turn's request sees).
     local last_before
@@ -401,7 +401,7 @@ T.run('test_e2e', function()
       -- The buffer holds exactly the content (Neovim would show an extra empty last line for an
       -- insert into a new, empty document: see lua/sidecar/edits.lua).
       T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { 'written by the model' }, 'edited text')
-      T.eq(vim.api.nvim_buf_get_option(buf, 'modified'), true, 'edited in the editor, not saved')
+      T.eq(vim.bo[buf].modified, true, 'edited in the editor, not saved')
       vim.api.nvim_buf_call(buf, function() vim.cmd('silent write') end)
       local f = assert(io.open(dir .. '/notes.txt', 'rb'))
       T.eq(f:read('*a'), 'written by the model\n', 'the saved file')

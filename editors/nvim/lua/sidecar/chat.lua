@@ -49,7 +49,7 @@ local function on_submit(text)
   if n >= 2 then
     vim.api.nvim_buf_set_lines(buf, n - 2, n - 1, false, {})
   end
-  vim.api.nvim_buf_set_option(buf, 'modified', false)
+  vim.bo[buf].modified = false
   text = vim.trim(text or '')
   if text == '' then
     return
@@ -81,10 +81,10 @@ function M.ensure()
   end
   buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_name(buf, NAME)
-  vim.api.nvim_buf_set_option(buf, 'buftype', 'prompt')
-  vim.api.nvim_buf_set_option(buf, 'bufhidden', 'hide')
-  vim.api.nvim_buf_set_option(buf, 'swapfile', false)
-  vim.api.nvim_buf_set_option(buf, 'filetype', 'markdown')
+  vim.bo[buf].buftype = 'prompt'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = 'markdown'
   vim.fn.prompt_setprompt(buf, PROMPT)
   vim.fn.prompt_setcallback(buf, on_submit)
   vim.fn.prompt_setinterrupt(buf, function()
@@ -120,9 +120,9 @@ function M.open(opts)
     vim.cmd(split)
     win = vim.api.nvim_get_current_win()
     vim.api.nvim_win_set_buf(win, buf)
-    vim.api.nvim_win_set_option(win, 'wrap', true)
-    vim.api.nvim_win_set_option(win, 'linebreak', true)
-    vim.api.nvim_win_set_option(win, 'number', false)
+    vim.wo[win].wrap = true
+    vim.wo[win].linebreak = true
+    vim.wo[win].number = false
     pcall(vim.api.nvim_win_set_cursor, win, { vim.api.nvim_buf_line_count(buf), 0 })
     if not opts.focus and vim.api.nvim_win_is_valid(cur) then
       vim.api.nvim_set_current_win(cur)
@@ -169,7 +169,7 @@ local function render(turn)
   vim.api.nvim_buf_set_lines(buf, row, row + turn.nlines, false, lines)
   turn.nlines = #lines
   turn.mark = vim.api.nvim_buf_set_extmark(buf, ns, row, 0, { id = turn.mark })
-  vim.api.nvim_buf_set_option(buf, 'modified', false)
+  vim.bo[buf].modified = false
   follow()
 end
 
@@ -192,7 +192,7 @@ local function new_turn(user_text)
     mark = vim.api.nvim_buf_set_extmark(buf, ns, row, 0, {}),
   }
   order[#order + 1] = turn
-  vim.api.nvim_buf_set_option(buf, 'modified', false)
+  vim.bo[buf].modified = false
   follow()
   return turn
 end
@@ -305,7 +305,7 @@ function M.note(text)
   end
   lines[#lines + 1] = ''
   insert(lines)
-  vim.api.nvim_buf_set_option(buf, 'modified', false)
+  vim.bo[buf].modified = false
   follow()
 end
 
@@ -318,7 +318,7 @@ function M.clear()
   vim.api.nvim_buf_set_lines(buf, 0, n - 1, false, {})
   vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
   turns, unbound, order = {}, {}, {}
-  vim.api.nvim_buf_set_option(buf, 'modified', false)
+  vim.bo[buf].modified = false
 end
 
 --- Replace the chat with a session's transcript (after :SidecarResume).
@@ -329,7 +329,7 @@ function M.load(transcript)
   if #lines > 0 then
     insert(lines)
   end
-  vim.api.nvim_buf_set_option(buf, 'modified', false)
+  vim.bo[buf].modified = false
   follow()
 end
 

@@ -26,7 +26,7 @@ function M.real_file(buf)
   if not buf or not vim.api.nvim_buf_is_valid(buf) then
     return nil
   end
-  if vim.api.nvim_buf_get_option(buf, 'buftype') ~= '' then
+  if vim.bo[buf].buftype ~= '' then
     return nil
   end
   local name = vim.api.nvim_buf_get_name(buf)

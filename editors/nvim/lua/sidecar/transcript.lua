@@ -97,13 +97,13 @@ function M.show(t)
   else
     buf = vim.api.nvim_create_buf(false, true)
     vim.api.nvim_buf_set_name(buf, name)
-    vim.api.nvim_buf_set_option(buf, 'bufhidden', 'hide')
-    vim.api.nvim_buf_set_option(buf, 'filetype', 'markdown')
+    vim.bo[buf].bufhidden = 'hide'
+    vim.bo[buf].filetype = 'markdown'
   end
-  vim.api.nvim_buf_set_option(buf, 'modifiable', true)
+  vim.bo[buf].modifiable = true
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, M.full_lines(t))
-  vim.api.nvim_buf_set_option(buf, 'modifiable', false)
-  vim.api.nvim_buf_set_option(buf, 'modified', false)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].modified = false
   local win
   for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
     if vim.api.nvim_win_get_buf(w) == buf then

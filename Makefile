@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test test-python lint typecheck bench clean vsix test-vscode-unit test-vscode-e2e
+.PHONY: help venv demo test test-python lint typecheck bench clean vsix test-vscode-unit test-vscode-e2e test-nvim nvim-install
 
 help: ## list the targets
 	@echo "sidecar — make targets:"
@@ -26,7 +26,7 @@ venv: $(STAMP) ## create or update the project venv
 demo: $(STAMP) ## a scripted editor session end to end (embedded fake Gemini, or real Gemini with GEMINI_API_KEY)
 	$(PY) -m sidecar.demo
 
-test: lint typecheck test-python test-vscode-unit test-vscode-e2e ## everything: lint, types, Python suites, editors
+test: lint typecheck test-python test-vscode-unit test-nvim test-vscode-e2e ## everything: lint, types, Python suites, both editors
 
 test-python: $(STAMP) ## the pytest suites
 	$(PY) -m pytest $(PYTEST_ARGS)
@@ -39,6 +39,13 @@ typecheck: $(STAMP) ## mypy --strict on sidecar/
 
 bench: $(STAMP) ## benchmarks; writes bench/results/ and docs/performance.md
 	$(PY) -m bench
+
+# ---- Neovim plugin (editors/nvim) ----
+nvim-install: ## Neovim 0.7.2 (apt) and 0.11 (PyPI, .cache/nvim011-venv) for the plugin tests
+	PYTHON=$(PYTHON) editors/nvim/tests/install-nvim.sh
+
+test-nvim: $(STAMP) nvim-install ## the Neovim plugin's headless tests on nvim 0.7.2 and 0.11
+	SIDECAR_PYTHON=$(abspath $(PY)) SIDECAR_NVIM_SKIP_INSTALL=1 editors/nvim/tests/run.sh
 
 # ---- VS Code extension (editors/vscode) ----
 VSCODE    := editors/vscode

@@ -1,0 +1,213 @@
+"""A real sidecar process for the reliability suite: every byte it writes is kept, so tests can grep it.
+
+Built on the project's own JSON-RPC client (sidecar/rpc_client.py) and the e2e harness's environment, so the
+process can be SIGKILLed, fed raw bytes, and measured (RSS) from the test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sidecar.rpc_client import RpcClient, RpcError, sidecar_command
+from sidecar.session_files import LoadedSession, read_session
+from tests.e2e.harness import CANARY_KEY, server_env
+
+__all__ = ["CANARY_KEY", "RecordingClient", "RpcError", "Sidecar", "records", "session_file"]
+
+
+class RecordingClient(RpcClient):
+    """RpcClient that also keeps every message the server sent (responses with a null id included)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.received: list[dict[str, Any]] = []
+        self.notes: dict[str, list[Any]] = defaultdict(list)
+        self.null_id_errors: list[dict[str, Any]] = []
+        #: Requests the server sent us (e.g. sidecar/confirmToolCall); answered with None unless a handler is set.
+        self.server_requests: list[dict[str, Any]] = []
+
+    async def _dispatch(self, message: dict[str, Any]) -> None:
+        self.received.append(message)
+        if "method" in message and "id" not in message:
+            self.notes[message["method"]].append(message.get("params"))
+        elif "method" in message:
+            self.server_requests.append(message)
+        elif "method" not in message and message.get("id") is None:
+            self.null_id_errors.append(message)
+        await super()._dispatch(message)
+
+
+class Sidecar:
+    """One `python -m sidecar` process recording into `home`, with `workspace` as its root folder."""
+
+    def __init__(self, home: str | Path, workspace: str | Path, fake_url: str, *, log_level: str = "DEBUG") -> None:
+        self.home = Path(home)
+        self.workspace = str(workspace)
+        self.fake_url = fake_url
+        self.client = RecordingClient(
+            sidecar_command("--log-level", log_level), env=server_env(SIDECAR_HOME=str(self.home))
+        )
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+    async def start(self, *, initialize: bool = True, **settings: Any) -> Sidecar:
+        await self.client.start()
+        if initialize:
+            await self.initialize(**settings)
+        return self
+
+    async def initialize(self, **settings: Any) -> Any:
+        options = {
+            "baseUrl": self.fake_url,
+            "apiKey": CANARY_KEY,
+            "retryInitialDelayMs": 10,
+            "requestTimeoutMs": 10_000,
+            **settings,
+        }
+        result = await self.client.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "capabilities": {},
+                "rootUri": f"file://{self.workspace}",
+                "workspaceFolders": [{"uri": f"file://{self.workspace}", "name": "ws"}],
+                "initializationOptions": options,
+            },
+            timeout=30,
+        )
+        self.client.notify("initialized", {})
+        await self.wait_note("sidecar/tokenUsage")  # sent once the heavy imports are done
+        return result
+
+    @property
+    def pid(self) -> int:
+        assert self.client._proc is not None
+        return self.client._proc.pid
+
+    @property
+    def returncode(self) -> int | None:
+        assert self.client._proc is not None
+        return self.client._proc.returncode
+
+    def kill(self) -> None:
+        """SIGKILL (no chance to flush, close or unlock anything)."""
+        if self.client._proc is not None and self.client._proc.returncode is None:
+            os.kill(self.pid, signal.SIGKILL)
+
+    async def wait_exit(self, timeout: float = 10) -> int:
+        assert self.client._proc is not None
+        return await asyncio.wait_for(self.client._proc.wait(), timeout)
+
+    async def stop(self) -> None:
+        """shutdown + exit when the server still answers; SIGKILL otherwise. Always leaves no process behind."""
+        proc = self.client._proc
+        if proc is None:
+            return
+        if proc.returncode is None:
+            with contextlib.suppress(TimeoutError, ConnectionError, RpcError, BrokenPipeError):
+                await asyncio.wait_for(self.client.close(), 15)
+        if proc.returncode is None:
+            self.kill()
+            await proc.wait()
+        for task in (self.client._reader_task, self.client._stderr_task):
+            if task is not None and not task.done():
+                task.cancel()
+
+    # -- talking ----------------------------------------------------------------------------------------
+    async def request(self, method: str, params: Any = None, timeout: float = 30) -> Any:
+        return await self.client.request(method, params, timeout=timeout)
+
+    async def error(self, method: str, params: Any = None, timeout: float = 30) -> RpcError:
+        try:
+            result = await self.request(method, params, timeout)
+        except RpcError as exc:
+            return exc
+        raise AssertionError(f"{method} answered {str(result)[:300]} but an error was expected")
+
+    def notify(self, method: str, params: Any = None) -> None:
+        self.client.notify(method, params)
+
+    async def say(self, text: str, timeout: float = 30) -> dict[str, Any]:
+        return await self.request("sidecar/sendMessage", {"text": text}, timeout)  # type: ignore[no-any-return]
+
+    def write_raw(self, data: bytes) -> None:
+        assert self.client._proc is not None and self.client._proc.stdin is not None
+        self.client._proc.stdin.write(data)
+
+    async def ping(self, timeout: float = 10) -> dict[str, Any]:
+        """The server still answers requests (sidecar/getTokenUsage)."""
+        return await self.request("sidecar/getTokenUsage", {}, timeout)  # type: ignore[no-any-return]
+
+    # -- observing --------------------------------------------------------------------------------------
+    def notes(self, method: str) -> list[Any]:
+        return self.client.notes[method]
+
+    def messages(self, kind: int | None = None) -> list[str]:
+        """window/showMessage texts (of one MessageType when given: 1 error, 2 warning, 3 info)."""
+        return [m["message"] for m in self.notes("window/showMessage") if kind is None or m["type"] == kind]
+
+    @property
+    def stderr(self) -> list[str]:
+        return self.client.stderr_lines
+
+    async def wait_note(
+        self, method: str, predicate: Callable[[Any], bool] = lambda _: True, timeout: float = 15, start: int = 0
+    ) -> Any:
+        async def found() -> Any:
+            return next((n for n in self.notes(method)[start:] if predicate(n)), None)
+
+        return await _poll(found, timeout, lambda: f"no {method} matching; last: {self.notes(method)[-3:]}")
+
+    async def wait_log(self, needle: str, timeout: float = 10, start: int = 0) -> str:
+        async def found() -> str | None:
+            return next((line for line in self.stderr[start:] if needle in line), None)
+
+        return await _poll(found, timeout, lambda: f"no log line with {needle!r}")  # type: ignore[no-any-return]
+
+    def rss_kb(self) -> int:
+        with open(f"/proc/{self.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        raise AssertionError("no VmRSS")
+
+    def session_id(self) -> str:
+        return str(self.notes("sidecar/tokenUsage")[-1]["sessionId"])
+
+    def session_path(self, session_id: str | None = None) -> Path:
+        return session_file(self.home, session_id or self.session_id())
+
+
+async def _poll(check: Callable[[], Any], timeout: float, describe: Callable[[], str]) -> Any:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        value = await check()
+        if value is not None:
+            return value
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out after {timeout}s: {describe()}")
+        await asyncio.sleep(0.01)
+
+
+def session_file(home: Path, session_id: str) -> Path:
+    found = list(home.rglob(f"{session_id}.jsonl"))
+    assert len(found) == 1, f"expected one file for session {session_id}, found {found}"
+    return found[0]
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    """The complete lines of a session file as JSON objects (a torn tail is left out)."""
+    data = path.read_bytes()
+    return [json.loads(line) for line in data[: data.rfind(b"\n") + 1].splitlines() if line.strip()]
+
+
+def replay(path: Path) -> LoadedSession:
+    """The session as a fresh sidecar would load it (strict: a damaged line raises)."""
+    return read_session(path)

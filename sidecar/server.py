@@ -37,6 +37,7 @@ from sidecar.wire import (
     CompressedNotice,
     CompressParams,
     Empty,
+    ImportParams,
     MessageDelta,
     SendMessageParams,
     SessionParams,
@@ -395,6 +396,10 @@ def build_server() -> SidecarServer:
     @_request(server, "sidecar/getTranscript", TranscriptParams)
     async def get_transcript(params: TranscriptParams) -> Any:
         return sessions.transcript(params.session_id)
+
+    @_request(server, "sidecar/importSession", ImportParams)
+    async def import_session(params: ImportParams) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(None, sessions.import_gemini, params.path)
 
     @_request(server, "sidecar/undoCompaction", Empty)
     async def undo_compaction(_params: Empty) -> Any:

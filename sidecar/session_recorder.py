@@ -54,6 +54,10 @@ class Recorder:
             self._writer = None
 
     @property
+    def store(self) -> SessionStore:
+        return self._store()
+
+    @property
     def path(self) -> Path | None:
         return None if self._session_id is None else self._store().path(self._session_id)
 

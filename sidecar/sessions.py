@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -9,6 +10,7 @@ import msgspec
 from sidecar import errors
 from sidecar.chat import ChatService, new_session_id
 from sidecar.core.conversation import Conversation
+from sidecar.gemini_import import import_gemini_session
 from sidecar.recording import LoadedSession, RecordingError
 
 
@@ -39,6 +41,14 @@ class SessionService:
             self._switch(_conversation_of(loaded))
         self.chat.push_usage()
         return {"sessionId": session_id, "messageCount": len(self.chat.conversation)}
+
+    def import_gemini(self, path: str) -> dict[str, Any]:
+        """A Gemini CLI session file (.json or .jsonl) becomes a new recorded session, ready to resume."""
+        try:
+            result = import_gemini_session(Path(path).expanduser(), self.chat.recorder.store)
+        except (RecordingError, OSError, ValueError) as exc:
+            raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot import {path}: {exc}") from None
+        return {"sessionId": result.session_id, "messageCount": result.messages, "warnings": result.warnings}
 
     def transcript(self, session_id: str | None) -> dict[str, Any]:
         sid = session_id or self.chat.conversation.session_id

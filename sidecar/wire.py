@@ -26,6 +26,10 @@ class SessionParams(_Wire, kw_only=True):
     session_id: str
 
 
+class ImportParams(_Wire, kw_only=True):
+    path: str
+
+
 class TranscriptParams(_Wire, kw_only=True):
     session_id: str | None = None
 

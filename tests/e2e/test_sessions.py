@@ -179,3 +179,25 @@ async def test_session_files_are_private_and_never_hold_the_key(client: Language
     new = await request(client, "sidecar/newSession", {})
     assert new["sessionId"] != usage["sessionId"]
     assert notes(client, "sidecar/tokenUsage")[-1]["sessionId"] in (new["sessionId"], usage["sessionId"])
+
+
+@pytest.mark.parametrize("fixture", ["legacy-session.json", "session-2026-05-10T14-00-b2d4e6f8.jsonl"])
+async def test_gemini_cli_session_is_imported_and_can_be_continued(
+    fake: Any, dirs: tuple[str, str], fixture: str
+) -> None:
+    home, workspace = dirs
+    side = Sidecar(home, fake.url, workspace)
+    await side.start()
+    source = Path(__file__).parents[1] / "fixtures" / "gemini-cli" / fixture
+    imported = await side.client.request("sidecar/importSession", {"path": str(source)})
+    assert imported["messageCount"] > 0
+    listed = await side.client.request("sidecar/listSessions", {})
+    assert imported["sessionId"] in [s["sessionId"] for s in listed]
+    await side.client.request("sidecar/resumeSession", {"sessionId": imported["sessionId"]})
+    await side.say("continuing the imported conversation")
+    contents = chat_contents(fake)
+    assert len(contents) > 2 and contents[-1]["parts"][0]["text"] == "continuing the imported conversation"
+    with pytest.raises(RpcError) as caught:
+        await side.client.request("sidecar/importSession", {"path": str(source.with_name("missing.jsonl"))})
+    assert caught.value.code == -32004
+    await side.client.close()

@@ -318,3 +318,16 @@ async def test_still_too_large_after_compression_is_refused(rig: Rig) -> None:
         await rig.chat.send_message("c" * 400_000)
     assert caught.value.code == errors.CONTEXT_OVERFLOW
     assert [n.status for n in rig.rec.notices] == ["COMPRESSED"]
+
+
+# 39: the compacted session keeps its session file (re-attached, not forked)
+async def test_compression_keeps_recording_into_the_same_session_file(rig: Rig) -> None:
+    await rig.chat.send_message("start recording")
+    path = rig.chat.recorder.path
+    assert path is not None and path.exists()
+    rig.load(conversation(20), prompt_tokens=60_000)
+    await rig.chat.compress(None)
+    await rig.chat.send_message("after")
+    assert rig.chat.recorder.path == path
+    kinds = [line.split('"type":"', 1)[1].split('"', 1)[0] for line in path.read_text().splitlines()]
+    assert "compaction" in kinds and kinds.index("compaction") < len(kinds) - 1

@@ -1,0 +1,1 @@
+"""Benchmarks of the sidecar against its targets (issue 9); run with `python -m bench` or `make bench`."""

@@ -168,8 +168,7 @@ class ChatService:
             conv.set_prompt_tokens(outcome.new, outcome.token_source)
             conv.has_failed_compression_attempt = False
         elif outcome.status is Status.CONTENT_TRUNCATED and outcome.new_history is not None:
-            conv.replace(outcome.new_history, new_ids)
-            conv.set_prompt_tokens(outcome.new, "estimate")
+            conv.replace(outcome.new_history, new_ids)  # usage becomes the local estimate, as in the reference
         if outcome.status is not Status.NOOP:
             limit = self._settings().effective_token_limit()
             self._notify.compressed(

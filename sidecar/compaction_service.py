@@ -139,6 +139,10 @@ class Compactor:
         limit = settings.effective_token_limit()
         if not force and original < settings.compression_threshold * limit:
             return Outcome(Status.NOOP, original, original, trigger)
+        if not force and (1 - PRESERVE_FRACTION) * conv.estimated_tokens() < MIN_AUTO_SAVINGS * original:
+            # The history is too small a part of the prompt (system prompt and tool declarations fill it):
+            # even summarising all of it to nothing could not save enough, so the model is not asked.
+            return Outcome(Status.NOOP, original, original, trigger)
 
         truncated = truncate_history_to_budget(
             history, tool_output_threshold=tool_output_threshold(limit, original), save=self._save
@@ -146,11 +150,13 @@ class Compactor:
         replacements = {i: new for i, (old, new) in enumerate(zip(history, truncated, strict=True)) if old != new}
 
         if conv.has_failed_compression_attempt and not force:
-            truncated_count = estimate_history_tokens(truncated)
-            if truncated_count < original:
+            # Truncation only. Unlike the reference, compare estimate with estimate, and only when something
+            # was actually truncated (otherwise every latched turn would "succeed" with nothing changed).
+            before, after = conv.estimated_tokens(), estimate_history_tokens(truncated)
+            if replacements and after < before:
                 await self._pre_compress(trigger)
                 return Outcome(
-                    Status.CONTENT_TRUNCATED, original, truncated_count, trigger,
+                    Status.CONTENT_TRUNCATED, before, after, trigger,
                     new_history=truncated, replacements=replacements,
                 )
             return Outcome(Status.NOOP, original, original, trigger)
@@ -179,10 +185,16 @@ class Compactor:
         if counted is None:
             return Outcome(Status.COMPRESSION_FAILED_TOKEN_COUNT_ERROR, original, original, trigger)
         before, after, source = counted
-        if after > before or (not force and after > before * (1 - MIN_AUTO_SAVINGS)):
-            return Outcome(Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT, before, after, trigger)
+        # The histories are compared with one method. The counts reported (and shown in the status bar) add
+        # back what the API counted beyond the history — system prompt and tool declarations — so that they
+        # are prompt sizes like every other number the editor shows.
+        overhead = max(0, original - before) if source == "api" else 0
+        if after > before or (not force and after + overhead > (before + overhead) * (1 - MIN_AUTO_SAVINGS)):
+            return Outcome(
+                Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT, before + overhead, after + overhead, trigger
+            )
         return Outcome(
-            Status.COMPRESSED, before, after, trigger,
+            Status.COMPRESSED, before + overhead, after + overhead, trigger,
             new_history=new_history,
             snapshot=snapshot,
             kept_from=split if kept else None,

@@ -9,7 +9,7 @@ from typing import Any
 
 from sidecar.rpc_client import RpcClient, RpcError, sidecar_command
 
-FAKE_TOKEN_LIMIT = 3_000
+FAKE_TOKEN_LIMIT = 6_000
 TRACEBACK = "\n".join(
     f'  File "src/app/tokenizer.py", line {100 + i}, in scan_identifier\n    ch = source[pos + {i}]' for i in range(24)
 )

@@ -49,6 +49,7 @@ class WorkspaceWatcher:
         self._timer: threading.Timer | None = None
         self._observer: Any = None
         self._ignorers: dict[str, Any] = {}
+        self._handler: Any = None
         self.watched: list[tuple[str, bool]] = []
 
     # -- lifecycle ------------------------------------------------------------------------------------
@@ -60,6 +61,7 @@ class WorkspaceWatcher:
 
         observer = Observer()
         handler = _handler(self)
+        self._handler = handler
         for root in self.roots:
             self._ignorers[root] = Ignorer.for_directory(Path(root))
             for path, recursive in self._plan(root):
@@ -109,7 +111,10 @@ class WorkspaceWatcher:
 
     # -- events (observer thread) ----------------------------------------------------------------------
     def _event(self, path: str, is_dir: bool) -> None:
-        if is_dir or self.ignored(path, False):
+        if is_dir:
+            self._new_folder(path)
+            return
+        if self.ignored(path, False):
             return
         with self._lock:
             self._pending.add(path)
@@ -117,6 +122,23 @@ class WorkspaceWatcher:
                 self._timer = threading.Timer(self._debounce, self._flush)
                 self._timer.daemon = True
                 self._timer.start()
+
+    def _new_folder(self, path: str) -> None:
+        """A top-level folder created after start gets its own recursive watch (unless it is ignored)."""
+        if os.path.dirname(path) not in self.roots or not os.path.isdir(path) or self.ignored(path, True):
+            return
+        if any(watched == path for watched, _ in self.watched) or self._observer is None:
+            return
+        try:
+            self._observer.schedule(self._handler, path, recursive=True)
+            self.watched.append((path, True))
+        except OSError as exc:
+            log.warning("cannot watch %s: %s", path, exc)
+            return
+        # Files may have been written into it before the watch existed: report what is there now.
+        for dirpath, _dirs, files in os.walk(path):
+            for name in files:
+                self._event(os.path.join(dirpath, name), False)
 
     def _flush(self) -> None:
         with self._lock:

@@ -12,6 +12,7 @@ import pytest
 from sidecar.chat import ChatService
 from sidecar.compaction_service import Compactor, Trigger
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
+from sidecar.core.tokens import estimate_history_tokens
 from sidecar.model_client import ClientConfig, ModelClient
 from sidecar.recording import SessionStore
 from sidecar.session_recorder import Recorder as SessionRecorder
@@ -79,6 +80,12 @@ class Rig:
         conv.replace(list(history))
         conv.set_prompt_tokens(prompt_tokens, source)  # type: ignore[arg-type]
         conv.force_full_ide_context = False
+
+    def load_just_over_threshold(self, history: Sequence[Content]) -> None:
+        """A history whose own size (not a made-up prompt count) puts it just over the 50% threshold."""
+        estimate = estimate_history_tokens(history)
+        self.set(token_limit=2 * estimate, compression_threshold=0.5)
+        self.load(history, prompt_tokens=estimate + 50)
 
     def summary_requests(self) -> list[Any]:
         return [r for r in self.fake.requests() if r.summary]

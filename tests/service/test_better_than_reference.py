@@ -37,7 +37,10 @@ async def test_recount_uses_count_tokens_for_both_sides_when_the_api_counted(rig
     assert len(counts) == 2
     from sidecar.fakegemini import count_tokens
 
-    assert result.original_token_count == count_tokens(counts[0].body["contents"])
+    old, new = (count_tokens(c.body["contents"]) for c in counts)
+    beyond_history = 60_000 - old  # what the API counted besides the history: system prompt, tools
+    assert (result.original_token_count, result.new_token_count) == (60_000, new + beyond_history)
+    assert rig.chat.conversation.last_prompt_tokens == new + beyond_history
     assert rig.chat.conversation.usage_source == "api"
 
 
@@ -70,7 +73,7 @@ async def test_at_most_one_automatic_compaction_per_turn(rig: Rig) -> None:
 
 
 async def test_auto_compaction_that_saves_too_little_counts_as_not_beneficial(rig: Rig) -> None:
-    over_threshold(rig, n=6)
+    rig.load_just_over_threshold(conversation(6))
     rig.fake.script([{"kind": "text", "text": snapshot_text("g"), "match": "summary", "times": 2}])
     baseline = await rig.chat.compactor.compress(rig.chat.conversation, force=True, trigger="manual")
     assert baseline.status is Status.COMPRESSED
@@ -229,3 +232,19 @@ async def test_second_compress_while_one_runs_is_refused(rig: Rig) -> None:
     assert caught.value.code == errors.BUSY
     assert caught.value.message.startswith("Already compressing")
     assert (await first).status == "COMPRESSED"
+
+
+async def test_no_summary_calls_when_the_history_is_a_small_part_of_the_prompt(rig: Rig) -> None:
+    # The prompt is mostly system prompt and tool declarations: compacting the history could not help.
+    rig.load(conversation(2), prompt_tokens=60_000)
+    outcome = await rig.chat.compactor.compress(rig.chat.conversation, force=False, trigger="auto")
+    assert outcome.status is Status.NOOP
+    assert rig.summary_requests() == []
+
+
+async def test_latched_truncation_with_nothing_to_truncate_is_noop(rig: Rig) -> None:
+    rig.load_just_over_threshold(conversation(10))
+    rig.chat.conversation.has_failed_compression_attempt = True
+    outcome = await rig.chat._compact(force=False, trigger="auto")
+    assert outcome is not None and outcome.status is Status.NOOP
+    assert rig.rec.notices == []

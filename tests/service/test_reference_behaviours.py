@@ -208,7 +208,7 @@ async def test_summarizer_gets_the_truncated_slice_when_the_original_exceeds_the
 
 # 33–38
 async def test_forced_compress_succeeds_after_an_auto_inflated_failure(rig: Rig) -> None:
-    chat_history_over_threshold(rig, n=6)
+    rig.load_just_over_threshold(conversation(6))
     rig.fake.script([{"kind": "text", "text": snapshot_text("g", "x " * 40_000), "match": "summary", "times": 2}])
     await rig.chat._compact(force=False, trigger="auto")
     assert rig.chat.conversation.has_failed_compression_attempt
@@ -233,7 +233,7 @@ async def test_inflated_result_leaves_the_history_in_place(rig: Rig) -> None:
 
 
 async def test_auto_inflated_latches_and_forced_inflated_keeps_the_latch(rig: Rig) -> None:
-    chat_history_over_threshold(rig, n=6)
+    rig.load_just_over_threshold(conversation(6))
     rig.fake.script([{"kind": "text", "text": snapshot_text("g", "x " * 40_000), "match": "summary", "times": 4}])
     await rig.chat._compact(force=False, trigger="auto")
     assert rig.chat.conversation.has_failed_compression_attempt

@@ -101,3 +101,17 @@ def test_broken_workspace_settings_file_is_reported_not_fatal(tmp_path: Path) ->
     section, problems = read_workspace_settings([str(tmp_path)], trusted=True)
     assert section == {}
     assert "is not valid JSON" in problems[0] and "nothing was changed" in problems[0]
+
+
+async def test_a_top_level_folder_created_later_is_watched_too(tree: Path) -> None:
+    watcher, queue = await watch(tree)
+    try:
+        (tree / ".sidecar").mkdir()
+        (tree / ".sidecar" / "settings.json").write_text("{}")
+        seen: set[str] = set()
+        while str(tree / ".sidecar" / "settings.json") not in seen:
+            seen |= await next_batch(queue)
+        (tree / ".sidecar" / "settings.json").write_text('{"tokenLimit": 5}')
+        assert str(tree / ".sidecar" / "settings.json") in await next_batch(queue)
+    finally:
+        watcher.stop()

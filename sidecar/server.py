@@ -21,6 +21,7 @@ from sidecar.chat import ChatService
 from sidecar.compaction_service import Compactor, Trigger
 from sidecar.core.compaction import tool_output_threshold
 from sidecar.core.ide_context import IdeContextParams, decode_open_files, normalize
+from sidecar.editor_bridge import Notifier, ToolHost, WorkDone
 from sidecar.logging_setup import register_secret
 from sidecar.paths import data_home, project_id
 from sidecar.recording import SessionStore
@@ -28,20 +29,16 @@ from sidecar.session_recorder import Recorder
 from sidecar.sessions import SessionService
 from sidecar.settings import Settings, decode_settings
 from sidecar.tool_outputs import ToolOutputSaver
-from sidecar.tool_runner import Decision, ToolRunner, decode_decision
+from sidecar.tool_runner import ToolRunner
 from sidecar.tools import ToolRegistry
-from sidecar.tools.edits import ApplyEdit
 from sidecar.transport import SidecarProtocol, run_stdio
 from sidecar.watcher import WorkspaceWatcher
 from sidecar.wire import (
-    CompressedNotice,
     CompressParams,
     Empty,
     ImportParams,
-    MessageDelta,
     SendMessageParams,
     SessionParams,
-    TokenUsage,
     TranscriptParams,
     to_wire,
 )
@@ -80,13 +77,13 @@ class SidecarServer(LanguageServer):
         )
         tools = ToolRunner(
             registry,
-            _ToolHost(self),
+            ToolHost(self),
             approval_mode=lambda: self.settings.approval_mode,
             trusted=lambda: self.chat.ide.trusted is not False,
             track=lambda path: self.chat.track_file(path),
         )
         self.chat = ChatService(
-            lambda: self.settings, self.backend.client, _Notifier(self), compactor, recorder, tools
+            lambda: self.settings, self.backend.client, Notifier(self), compactor, recorder, tools
         )
         self.sessions = SessionService(self.chat)
         self._tool_outputs: ToolOutputSaver | None = None
@@ -188,86 +185,18 @@ class SidecarServer(LanguageServer):
         run_stdio(self, stdin, stdout)
 
     # -- progress ----------------------------------------------------------------------------------
-    async def start_progress(self, title: str) -> _WorkDone:
+    async def start_progress(self, title: str) -> WorkDone:
         window = self.client_capabilities.window if self.protocol.client_capabilities else None
         if window is None or not window.work_done_progress:
-            return _WorkDone(self, None)
+            return WorkDone(self, None)
         token = f"sidecar-{uuid.uuid4().hex[:12]}"
         try:
             await asyncio.wait_for(self.work_done_progress.create_async(token), timeout=5)
         except Exception:
             log.info("client did not accept a progress token; continuing without progress")
-            return _WorkDone(self, None)
+            return WorkDone(self, None)
         self.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=True))
-        return _WorkDone(self, token)
-
-
-class _WorkDone:
-    """A running work-done progress (a no-op when the client has no progress support)."""
-
-    def __init__(self, server: SidecarServer, token: str | None) -> None:
-        self._server = server
-        self._token = token
-
-    def report(self, message: str) -> None:
-        if self._token is not None:
-            self._server.work_done_progress.report(self._token, lsp.WorkDoneProgressReport(message=message))
-
-    def end(self, message: str | None = None) -> None:
-        if self._token is not None:
-            self._server.work_done_progress.end(self._token, lsp.WorkDoneProgressEnd(message=message))
-            self._token = None
-
-
-class _ToolHost:
-    """The editor side of tool calls: visibility notifications, confirmations and workspace/applyEdit."""
-
-    def __init__(self, server: SidecarServer) -> None:
-        self._server = server
-
-    def tool_call(self, notice: dict[str, Any]) -> None:
-        self._server.protocol.notify("sidecar/toolCall", notice)
-
-    async def confirm(self, request: dict[str, Any]) -> Decision:
-        result = await self._server.protocol.send_request_async("sidecar/confirmToolCall", request)
-        return decode_decision(result)
-
-    def apply_edit(self) -> ApplyEdit | None:
-        workspace = self._server.client_capabilities.workspace
-        if workspace is None or not workspace.apply_edit:
-            return None
-        return self._apply
-
-    async def _apply(self, edit: dict[str, Any]) -> tuple[bool, str | None]:
-        protocol = self._server.protocol
-        typed = protocol._converter.structure(edit, lsp.WorkspaceEdit)
-        result = await self._server.workspace_apply_edit_async(
-            lsp.ApplyWorkspaceEditParams(edit=typed, label="sidecar edit")
-        )
-        return bool(result.applied), result.failure_reason
-
-
-class _Notifier:
-    def __init__(self, server: SidecarServer) -> None:
-        self._server = server
-
-    def message_delta(self, turn_id: str, text: str) -> None:
-        self._server.protocol.notify("sidecar/messageDelta", to_wire(MessageDelta(turn_id=turn_id, text=text)))
-
-    def token_usage(self, usage: TokenUsage) -> None:
-        self._server.protocol.notify("sidecar/tokenUsage", to_wire(usage))
-
-    def compressed(self, notice: CompressedNotice) -> None:
-        self._server.protocol.notify("sidecar/compressed", to_wire(notice))
-
-    def error(self, message: str) -> None:
-        self._server.show(lsp.MessageType.Error, f"Sidecar: {message}")
-
-    def warning(self, message: str) -> None:
-        self._server.show(lsp.MessageType.Warning, f"Sidecar: {message}")
-
-    async def progress(self, title: str) -> _WorkDone:
-        return await self._server.start_progress(title)
+        return WorkDone(self, token)
 
 
 def _decode(method: str, raw: Any, kind: type[P]) -> P:

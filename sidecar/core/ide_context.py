@@ -87,6 +87,16 @@ def _cursor(cursor: Cursor | None) -> dict[str, int] | None:
     return None if cursor is None else {"line": cursor.line, "character": cursor.character}
 
 
+def _active_entry(active: OpenFile) -> dict[str, Any]:
+    """{path, cursor?, selectedText?} of the active file (an empty selection is left out)."""
+    entry: dict[str, Any] = {"path": active.path}
+    if active.cursor is not None:
+        entry["cursor"] = _cursor(active.cursor)
+    if active.selected_text:
+        entry["selectedText"] = active.selected_text
+    return entry
+
+
 def _fenced(header: str, payload: dict[str, Any]) -> str:
     body = json.dumps(payload, indent=2, ensure_ascii=False)
     return "\n".join([header, "```json", body, "```"])
@@ -97,12 +107,7 @@ def full_context(files: Sequence[OpenFile], changed_on_disk: Sequence[str] = ())
     payload: dict[str, Any] = {}
     active = _active(files)
     if active is not None:
-        entry: dict[str, Any] = {"path": active.path}
-        if active.cursor is not None:
-            entry["cursor"] = _cursor(active.cursor)
-        if active.selected_text:
-            entry["selectedText"] = active.selected_text
-        payload["activeFile"] = entry
+        payload["activeFile"] = _active_entry(active)
     others = [f.path for f in files if not f.is_active]
     if others:
         payload["otherOpenFiles"] = others
@@ -127,12 +132,7 @@ def delta_context(
     now, before = _active(current), _active(last)
     if now is not None:
         if before is None or before.path != now.path:
-            entry: dict[str, Any] = {"path": now.path}
-            if now.cursor is not None:
-                entry["cursor"] = _cursor(now.cursor)
-            if now.selected_text:
-                entry["selectedText"] = now.selected_text
-            changes["activeFileChanged"] = entry
+            changes["activeFileChanged"] = _active_entry(now)
         else:
             if now.cursor is not None and (before.cursor is None or before.cursor != now.cursor):
                 changes["cursorMoved"] = {"path": now.path, "cursor": _cursor(now.cursor)}

@@ -10,16 +10,10 @@ from typing import Any
 import msgspec
 
 from sidecar.core.history import Content, content_text
+from sidecar.core.prompts import SNAPSHOT_SECTIONS
 
-SECTIONS = (
-    "overall_goal",
-    "active_constraints",
-    "key_knowledge",
-    "artifact_trail",
-    "file_system_state",
-    "recent_actions",
-    "task_state",
-)
+SECTIONS = SNAPSHOT_SECTIONS
+
 #: User texts starting with one of these are context, not requests (IDE context, environment).
 CONTEXT_PREFIXES = (
     "Here is the user's editor context",

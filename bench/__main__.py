@@ -24,12 +24,12 @@ from bench.reference import ReferenceUnavailable
 #: Repeats per benchmark: (full run, --quick). Big cases run fewer times.
 REPEATS = {
     "startup": (10, 3),  # spawns per series (sidecar, bare pygls, sidecar without bytecode cache)
-    "workspace": (5, 1),  # spawns per workspace (empty, 50,000 files)
-    "turn_small": (15, 5),  # turns with a tiny history
-    "turn_big": (7, 3),  # turns with the 1M-token history
+    "workspace": (7, 1),  # spawns per workspace (empty, 50,000 files)
+    "turn_small": (20, 5),  # turns with a tiny history
+    "turn_big": (9, 3),  # turns with the 1M-token history
     "estimate": (5, 2),  # runs per size and round; 3 rounds alternate reference and ours
-    "compaction": (5, 2),  # compactions at 1M tokens (and reference truncations)
-    "resume": (5, 3),  # resumes of the 40 MB session
+    "compaction": (7, 2),  # compactions at 1M tokens (and reference truncations)
+    "resume": (7, 3),  # resumes of the 40 MB session
 }
 BENCHMARKS = ("startup", "turn", "estimate", "compaction", "recording")
 

@@ -64,6 +64,13 @@ def judge(value: float, limit: float, waited: float) -> str:
     return "MISS (load)" if value - waited <= limit else "MISS"
 
 
+def judge_ratio(ratio: float, limit: float, ratio_without_waits: float) -> str:
+    """As judge(), for a ratio of two medians; the second ratio uses each run's wall time minus its CPU wait."""
+    if ratio <= limit:
+        return "pass"
+    return "MISS (load)" if ratio_without_waits <= limit else "MISS"
+
+
 # ---------------------------------------------------------------- the sidecar process
 
 

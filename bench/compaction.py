@@ -1,11 +1,11 @@
-"""Target 4: a whole manual compaction at 1M tokens through ChatService, with a zero-latency model; the reference's
-truncation step side by side.
+"""Target 4: a whole manual compaction at 1M tokens through ChatService, with a zero-latency model; the reference's"""
 
-In-process: the sidecar's ChatService, Compactor, Recorder and ToolOutputSaver (real files in a temp dir) with a
-model stub whose generate() returns a valid <state_snapshot> at once. Usage is an estimate (as after a resume),
-so the recount is the local one, not countTokens. Timed: `await chat.compress(None)`, i.e. truncation, split,
-the snapshot checks, new history, recount, recording (with its fsync) and the history swap.
-"""
+# truncation step side by side.
+#
+# In-process: the sidecar's ChatService, Compactor, Recorder and ToolOutputSaver (real files in a temp dir) with a
+# model stub whose generate() returns a valid <state_snapshot> at once. Usage is an estimate (as after a resume),
+# so the recount is the local one, not countTokens. Timed: `await chat.compress(None)`, i.e. truncation, split,
+# the snapshot checks, new history, recount, recording (with its fsync) and the history swap.
 
 from __future__ import annotations
 

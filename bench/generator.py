@@ -1,11 +1,10 @@
-"""Deterministic coding-agent conversations (REST-JSON contents) and recorded sessions for the benchmarks.
+"""Deterministic coding-agent conversations (REST-JSON contents) and recorded sessions for the benchmarks."""
 
-A conversation is a list of Gemini `Content` dicts: user prompts, model replies, and tool rounds (a model
-`functionCall`, then a user `functionResponse` whose output is 1 KB to 200 KB, log-uniform). About 10% of
-all characters are CJK and a few are emoji (astral, two UTF-16 units). Sizes are in *estimated tokens*:
-the sidecar's estimate, which is the reference's `estimateTokenCountSync` over all parts.
-Text is cut from one seeded corpus, so the same (size, seed) always gives byte-identical output.
-"""
+# A conversation is a list of Gemini `Content` dicts: user prompts, model replies, and tool rounds (a model
+# `functionCall`, then a user `functionResponse` whose output is 1 KB to 200 KB, log-uniform). About 10% of
+# all characters are CJK and a few are emoji (astral, two UTF-16 units). Sizes are in *estimated tokens*:
+# the sidecar's estimate, which is the reference's `estimateTokenCountSync` over all parts.
+# Text is cut from one seeded corpus, so the same (size, seed) always gives byte-identical output.
 
 from __future__ import annotations
 

@@ -48,7 +48,8 @@ def conversation_session(home: Path, root: Path, session_id: str, contents: list
 
 
 def snapshot_text(number: int) -> str:
-    body = generator.corpus()[number * 997 : number * 997 + 6000]
+    start = number * 997 % generator.CORPUS_CHARS
+    body = generator.corpus()[start : start + 6000]
     return f"<state_snapshot>\n<overall_goal>{body}</overall_goal>\n</state_snapshot>"
 
 

@@ -52,6 +52,7 @@ class Sidecar:
         self.home = Path(home)
         self.workspace = str(workspace)
         self.fake_url = fake_url
+        self._markers = 0
         self.client = RecordingClient(
             sidecar_command("--log-level", log_level), env=server_env(SIDECAR_HOME=str(self.home))
         )
@@ -170,6 +171,19 @@ class Sidecar:
             return next((line for line in self.stderr[start:] if needle in line), None)
 
         return await _poll(found, timeout, lambda: f"no log line with {needle!r}")  # type: ignore[no-any-return]
+
+    async def logged_since(self, mark: int) -> list[str]:
+        """The log lines written since stderr line `mark`, up to everything the server has handled so far.
+
+        The server handles messages in order and logs synchronously, so once a marker notification sent now
+        shows up in the log, every line about earlier messages is there too.
+        """
+        self._markers += 1
+        marker = f"sidecar/logMarker{self._markers}"
+        self.notify(marker, {})
+        await self.wait_log(repr(marker), start=mark)
+        lines = self.stderr[mark:]
+        return lines[: next(i for i, line in enumerate(lines) if repr(marker) in line)]
 
     def rss_kb(self) -> int:
         with open(f"/proc/{self.pid}/status") as status:

@@ -64,6 +64,12 @@ def judge(value: float, limit: float, waited: float) -> str:
     return "MISS (load)" if value - waited <= limit else "MISS"
 
 
+def worst(*verdicts: str) -> str:
+    """The worst of several verdicts: MISS over MISS (load) over pass."""
+    order = ["pass", "MISS (load)", "MISS"]
+    return max(verdicts, key=order.index)
+
+
 def judge_ratio(ratio: float, limit: float, ratio_without_waits: float) -> str:
     """As judge(), for a ratio of two medians; the second ratio uses each run's wall time minus its CPU wait."""
     if ratio <= limit:

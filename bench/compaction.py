@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from bench import reference
-from bench.common import Row, median, sched, verdict
+from bench.common import Row, judge, median, sched
 from sidecar.chat import ChatService
 from sidecar.compaction_service import Compactor
 from sidecar.core.history import Content, Part
@@ -172,7 +172,7 @@ def rows(result: dict[str, Any]) -> list[Row]:
             f"{wall:.0f} ms ({cpu:.0f} ms on CPU, {queued:.0f} ms waiting for one); reference's truncation step "
             f"alone {ref:.0f} ms",
             f"≤ {LIMIT_MS:.0f} ms",
-            verdict(wall <= LIMIT_MS),
+            judge(wall, LIMIT_MS, queued),
             f"Median of {len(result['wall_ms'])}; status {'/'.join(result['status'])}, {before} → {after} contents. "
             f"Reference: compress() on its truncation-only path ({result['reference']['status']}), "
             f"median of {len(result['reference']['runs'])} (first run {result['reference']['runs'][0]:.0f} ms). "

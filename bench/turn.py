@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import generator, sessionfiles
-from bench.common import Row, fake_options, init_params, judge, median, pid_of, sched, sidecar_client, spread
+from bench.common import Row, fake_options, init_params, judge, median, pid_of, sched, sidecar_client, spread, worst
 from bench.timedfake import TimedFake
 from sidecar.rpc_client import RpcClient
 
@@ -144,10 +144,9 @@ def rows(result: dict[str, Any]) -> list[Row]:
             "sidecar/tokenUsage at the client after the model's last chunk",
             f"{usage_large:.1f} ms at 1M tokens, {usage_small:.1f} ms tiny",
             f"≤ {USAGE_LIMIT_MS:.0f} ms",
-            judge(
-                max(usage_large, usage_small),
-                USAGE_LIMIT_MS,
-                median(large["usage_wait"]) if usage_large >= usage_small else median(small["usage_wait"]),
+            worst(
+                judge(usage_large, USAGE_LIMIT_MS, median(large["usage_wait"])),
+                judge(usage_small, USAGE_LIMIT_MS, median(small["usage_wait"])),
             ),
             f"1M: {spread(large['usage'])}, server on CPU {median(large['usage_cpu']):.1f} ms, waiting for a CPU "
             f"{median(large['usage_wait']):.1f} ms, neither {_blocked(large):.1f} ms; tiny: {spread(small['usage'])}, "

@@ -190,8 +190,8 @@ class ChatService:
             try:
                 reply = await self._run_turn(turn_id, text, progress)
             finally:
+                self.push_usage()  # the status bar first; the fsync can take milliseconds
                 self.recorder.sync()
-                self.push_usage()
         return SendMessageResult(turn_id=turn_id, text=reply[0], finish_reason=reply[1], usage=self.usage())
 
     async def _run_turn(self, turn_id: str, text: str, progress: Progress | None) -> tuple[str, str | None]:

@@ -11,7 +11,12 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Literal, Protocol
 
-from sidecar.core.compaction import find_split_point, tool_output_threshold, truncate_history_to_budget
+from sidecar.core.compaction import (
+    find_split_point,
+    measure_content,
+    tool_output_threshold,
+    truncate_history_to_budget,
+)
 from sidecar.core.conversation import Conversation
 from sidecar.core.history import Content, text_content
 from sidecar.core.models import compression_model_alias
@@ -161,7 +166,9 @@ class Compactor:
                 )
             return Outcome(Status.NOOP, original, original, trigger)
 
-        split = find_split_point(truncated, 1 - PRESERVE_FRACTION)
+        cached = conv.json_sizes()
+        sizes = [measure_content(c).json_length if i in replacements else cached[i] for i, c in enumerate(truncated)]
+        split = find_split_point(truncated, 1 - PRESERVE_FRACTION, sizes)
         if split == 0:
             return Outcome(Status.NOOP, original, original, trigger)
         await self._pre_compress(trigger)

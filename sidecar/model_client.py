@@ -127,7 +127,7 @@ class ModelClient:
             except (asyncio.CancelledError, GeneratorExit):
                 raise
             except Exception as exc:
-                error = self._name_error(exc, during_stream=started)
+                error = self._name_error(exc, during_stream=started, retried=attempt)
                 if started or not self._should_retry(error, attempt):
                     raise error from None
                 attempt += 1
@@ -186,7 +186,7 @@ class ModelClient:
             except (asyncio.CancelledError, ModelError):
                 raise
             except Exception as exc:
-                error = self._name_error(exc, during_stream=False)
+                error = self._name_error(exc, during_stream=False, retried=attempt)
                 if not self._should_retry(error, attempt):
                     raise error from None
                 attempt += 1
@@ -205,7 +205,8 @@ class ModelClient:
         log.info("model call failed (%s); retry %d in %.2fs", type(exc).__name__, attempt, delay)
         await asyncio.sleep(delay)
 
-    def _name_error(self, exc: Exception, *, during_stream: bool) -> ModelError:
+    def _name_error(self, exc: Exception, *, during_stream: bool, retried: int) -> ModelError:
+        """A ModelError naming the cause; `retried` is how many retries were already made before this failure."""
         if isinstance(exc, ModelError):
             return exc
         from google.genai import errors as genai_errors
@@ -214,7 +215,7 @@ class ModelClient:
         if isinstance(exc, genai_errors.APIError):
             status = int(exc.code) if exc.code else None
             detail = redact(str(exc.message or exc.status or "no details"))
-            retries = f" after {self.config.retry_attempts} retries" if status in RETRYABLE_STATUS else ""
+            retries = f" after {retried} {'retry' if retried == 1 else 'retries'}" if retried else ""
             if status == 429:
                 return ModelError("rateLimit", f"Gemini API rate limit (429){retries}: {detail}", status)
             if status in (401, 403):

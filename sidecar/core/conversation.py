@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
+from sidecar.core.compaction import measure_content
 from sidecar.core.history import Content, has_function_call
-from sidecar.core.tokens import content_quarters as estimate_content_quarters
 
 UsageSource = Literal["api", "estimate"]
 
@@ -26,6 +26,7 @@ class Conversation:
         #: The recording's message id of each history item ("" when it was not recorded).
         self.ids: list[str] = []
         self._quarters: list[int] = []
+        self._sizes: list[int] = []  # JSON.stringify length of each content, for the split point
         self._total_quarters = 0
         self.last_prompt_tokens = 0
         self.usage_source: UsageSource = "estimate"
@@ -51,12 +52,17 @@ class Conversation:
         return bool(self.history) and self.history[-1].role == "model" and has_function_call(self.history[-1])
 
     # -- changing ------------------------------------------------------------------------------------
+    def json_sizes(self) -> list[int]:
+        """Each content's JSON length (the split point's measure), computed once when it was added."""
+        return list(self._sizes)
+
     def append(self, content: Content, msg_id: str = "") -> None:
-        quarters = estimate_content_quarters(content)
+        measure = measure_content(content)
         self.history.append(content)
         self.ids.append(msg_id)
-        self._quarters.append(quarters)
-        self._total_quarters += quarters
+        self._quarters.append(measure.quarters)
+        self._sizes.append(measure.json_length)
+        self._total_quarters += measure.quarters
         self._mark_estimate()
 
     def truncate(self, length: int) -> None:
@@ -67,6 +73,7 @@ class Conversation:
         del self.history[length:]
         del self.ids[length:]
         del self._quarters[length:]
+        del self._sizes[length:]
         self._mark_estimate()
 
     def replace(self, history: Sequence[Content], ids: Sequence[str] | None = None) -> None:
@@ -75,7 +82,9 @@ class Conversation:
         self.ids = list(ids) if ids is not None else [""] * len(self.history)
         if len(self.ids) != len(self.history):
             raise ValueError(f"{len(self.ids)} ids for {len(self.history)} history items")
-        self._quarters = [estimate_content_quarters(c) for c in self.history]
+        measures = [measure_content(c) for c in self.history]
+        self._quarters = [m.quarters for m in measures]
+        self._sizes = [m.json_length for m in measures]
         self._total_quarters = sum(self._quarters)
         self._mark_estimate()
         self.force_full_ide_context = True

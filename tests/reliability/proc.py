@@ -87,6 +87,10 @@ class Sidecar:
         await self.wait_note("sidecar/tokenUsage")  # sent once the heavy imports are done
         return result
 
+    async def watching(self) -> None:
+        """Wait until the workspace watcher runs (the last start-up step), so an exit is not racing it."""
+        await self.wait_log("sidecar.watcher: watching")
+
     @property
     def pid(self) -> int:
         assert self.client._proc is not None
@@ -113,7 +117,7 @@ class Sidecar:
             return
         if proc.returncode is None:
             with contextlib.suppress(TimeoutError, ConnectionError, RpcError, BrokenPipeError):
-                await asyncio.wait_for(self.client.close(), 15)
+                await asyncio.wait_for(self.client.close(), 8)
         if proc.returncode is None:
             self.kill()
             await proc.wait()

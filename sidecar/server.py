@@ -199,11 +199,18 @@ class SidecarServer(LanguageServer):
         return WorkDone(self, token)
 
 
-def _decode(method: str, raw: Any, kind: type[P]) -> P:
+def _decode(method: str, raw: Any, kind: type[P], *, whole_unicode: bool = True) -> P:
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
         raise errors.invalid_params(method, f"params must be an object, got {type(raw).__name__}")
+    try:
+        if whole_unicode:
+            msgspec.json.encode(raw)  # JSON allows "\ud800"; text that is not valid Unicode must not get further
+    except UnicodeEncodeError:
+        raise errors.invalid_params(method, "a string holds a lone UTF-16 surrogate (not valid Unicode)") from None
+    except (TypeError, OverflowError) as exc:
+        raise errors.invalid_params(method, str(exc)) from None
     try:
         return msgspec.convert(raw, kind)
     except msgspec.ValidationError as exc:
@@ -237,7 +244,7 @@ def _notification(server: SidecarServer, method: str, kind: type[P]) -> Callable
     def register(fn: Callable[[P], None]) -> None:
         def handler(raw: Any) -> None:
             try:
-                params = _decode(method, raw, kind)
+                params = _decode(method, raw, kind, whole_unicode=False)  # notifications check their own parts
             except errors.SidecarError as exc:
                 log.warning("dropping %s: %s", method, exc.message)
                 return

@@ -47,8 +47,12 @@ def decode_open_files(raw: Sequence[Any]) -> list[OpenFile]:
     files: list[OpenFile] = []
     for index, item in enumerate(raw):
         try:
+            msgspec.json.encode(item)  # a lone surrogate ("\ud800") is not text we can pass on
             entry = msgspec.convert(item, OpenFile)
-        except msgspec.ValidationError as exc:
+        except UnicodeEncodeError:
+            log.warning("dropping openFiles[%d]: a string holds a lone UTF-16 surrogate", index)
+            continue
+        except (msgspec.ValidationError, TypeError, OverflowError) as exc:
             log.warning("dropping openFiles[%d]: %s", index, exc)
             continue
         if not entry.path.startswith("/") and not (len(entry.path) > 2 and entry.path[1] == ":"):

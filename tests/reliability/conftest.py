@@ -37,13 +37,21 @@ def dirs() -> Iterator[tuple[Path, Path]]:
 async def spawn(dirs: tuple[Path, Path], fake: Any) -> AsyncIterator[Spawn]:
     """`await spawn(**settings)`: a started, initialized sidecar on this test's home and workspace.
 
-    `initialize=False` only starts the process. Every process is stopped at teardown.
+    `initialize=False` only starts the process; `args` are extra command-line arguments, `env` extra
+    environment variables. Every process is stopped at teardown.
     """
     started: list[Sidecar] = []
     home, workspace = dirs
 
-    async def start(*, initialize: bool = True, log_level: str = "DEBUG", **settings: Any) -> Sidecar:
-        side = Sidecar(home, workspace, fake.url, log_level=log_level)
+    async def start(
+        *,
+        initialize: bool = True,
+        log_level: str = "DEBUG",
+        args: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+        **settings: Any,
+    ) -> Sidecar:
+        side = Sidecar(home, workspace, fake.url, log_level=log_level, args=args, env=env)
         started.append(side)
         return await side.start(initialize=initialize, **settings)
 

@@ -48,13 +48,22 @@ class RecordingClient(RpcClient):
 class Sidecar:
     """One `python -m sidecar` process recording into `home`, with `workspace` as its root folder."""
 
-    def __init__(self, home: str | Path, workspace: str | Path, fake_url: str, *, log_level: str = "DEBUG") -> None:
+    def __init__(
+        self,
+        home: str | Path,
+        workspace: str | Path,
+        fake_url: str,
+        *,
+        log_level: str = "DEBUG",
+        args: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.home = Path(home)
         self.workspace = str(workspace)
         self.fake_url = fake_url
         self._markers = 0
         self.client = RecordingClient(
-            sidecar_command("--log-level", log_level), env=server_env(SIDECAR_HOME=str(self.home))
+            sidecar_command("--log-level", log_level, *args), env=server_env(SIDECAR_HOME=str(self.home), **(env or {}))
         )
 
     # -- lifecycle ------------------------------------------------------------------------------------

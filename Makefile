@@ -28,8 +28,8 @@ demo: $(STAMP) ## a scripted editor session end to end (embedded fake Gemini, or
 
 test: lint typecheck test-python test-vscode-unit test-nvim test-vscode-e2e ## everything: lint, types, Python suites, both editors
 
-test-python: $(STAMP) ## the pytest suites
-	$(PY) -m pytest $(PYTEST_ARGS)
+test-python: $(STAMP) ## the pytest suites (two workers: most e2e time is spent waiting on processes)
+	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
 lint: $(STAMP) ## ruff
 	$(BIN)/ruff check sidecar tests bench

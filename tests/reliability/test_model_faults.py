@@ -31,7 +31,7 @@ from tests.reliability.proc import CANARY_KEY, Sidecar, records
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 RETRIES = 2
-TIMEOUT_MS = 300
+TIMEOUT_MS = 500  # only while a scripted hang is pending: a loaded machine must not time out normal calls
 BASE = {"retryAttempts": RETRIES, "retryInitialDelayMs": 10, "tokenLimit": 20_000, "compressionThreshold": 1.0}
 ERROR, WARNING = 1, 2
 
@@ -55,8 +55,8 @@ class Session:
         self.fake = fake
         self.id = ""
 
-    async def begin(self, **settings: Any) -> Session:
-        self.configure(**settings)
+    async def begin(self) -> Session:
+        self.configure()
         self.id = (await self.side.request("sidecar/newSession", {}))["sessionId"]
         return self
 
@@ -92,9 +92,15 @@ def assert_key_free(*values: Any) -> None:
         assert CANARY_KEY not in str(value)
 
 
+def fault_settings(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    """A short requestTimeoutMs while a scripted hang is pending (and only then)."""
+    return {"requestTimeoutMs": TIMEOUT_MS} if any(s["kind"] == "delay" for s in steps) else {}
+
+
 async def assert_next_turn_works(session: Session, history: list[dict[str, Any]]) -> None:
     """The next turn answers, and the model sees exactly `history` (= what the recording replays to) first."""
     session.fake.reset_script()
+    session.configure()  # back to the initialization options
     reply = await session.side.say("and the next turn?")
     assert "and the next turn?" in reply["text"]
     assert last_chat_contents(session.fake) == [*history, text("user", "and the next turn?")]
@@ -136,8 +142,9 @@ TURN_FAULTS = [
 async def test_turn_fault_is_named_and_leaves_history_and_recording_intact(
     session: Session, fake: Any, step: dict[str, Any], kind: str, status: int | None, cause: str, attempts: int
 ) -> None:
-    await session.begin(requestTimeoutMs=TIMEOUT_MS)
+    await session.begin()
     before = await session.build(2)
+    session.configure(**fault_settings([step]))
     record_count = len(records(session.path))
     shown, usage_mark = len(session.side.messages(ERROR)), len(session.side.notes("sidecar/tokenUsage"))
     deltas_mark = len(session.side.notes("sidecar/messageDelta"))
@@ -241,8 +248,9 @@ def _with_marker(steps: list[dict[str, Any]], marker: Path) -> list[dict[str, An
 async def test_manual_compaction_fault_leaves_everything_as_it_was(
     session: Session, fake: Any, steps: list[dict[str, Any]], outcome: tuple[str, str, str], tmp_path: Path
 ) -> None:
-    await session.begin(requestTimeoutMs=TIMEOUT_MS)
+    await session.begin()
     before = await session.build()
+    session.configure(**fault_settings(steps))
     record_count = len(records(session.path))
     marker = tmp_path / "executed"
     fake.script(_with_marker(steps, marker))
@@ -276,11 +284,11 @@ async def test_manual_compaction_fault_leaves_everything_as_it_was(
 async def test_auto_compaction_fault_during_a_turn_leaves_the_history_and_the_turn_works(
     session: Session, fake: Any, steps: list[dict[str, Any]], outcome: tuple[str, str, str], tmp_path: Path
 ) -> None:
-    await session.begin(requestTimeoutMs=TIMEOUT_MS)
+    await session.begin()
     before = await session.build()
     prompt = session.side.notes("sidecar/tokenUsage")[-1]["promptTokenCount"]
     # Lower the threshold under the last prompt: the next turn starts with an automatic compaction.
-    session.configure(requestTimeoutMs=TIMEOUT_MS, compressionThreshold=round(prompt / 2 / 20_000, 4))
+    session.configure(**fault_settings(steps), compressionThreshold=round(prompt / 2 / 20_000, 4))
     record_count = len(records(session.path))
     marker = tmp_path / "executed"
     fake.script(_with_marker(steps, marker))
@@ -306,7 +314,6 @@ async def test_auto_compaction_fault_during_a_turn_leaves_the_history_and_the_tu
     assert all(r["status"] in FAILED_STATUSES for r in added if r["type"] == "compaction")
     assert not marker.exists(), "a functionCall in a summary is never executed"
     assert session.side.notes("sidecar/toolCall") == [] and session.side.client.server_requests == []
-    session.configure(requestTimeoutMs=TIMEOUT_MS)  # threshold back to 1.0: no compaction in the next turn
     await assert_next_turn_works(session, [*before, *turn])
 
 

@@ -283,6 +283,39 @@ async def test_hostile_file_content_cannot_run_a_command_without_the_user(
     assert not marker.exists()
 
 
+NOT_UTF8 = [
+    pytest.param(call("list_directory", path="."), id="list_directory"),
+    pytest.param(call("glob", pattern="*.txt"), id="glob"),
+    pytest.param(call("search_text", pattern="needle"), id="search_text"),
+    pytest.param(call("read_file", path="plain.txt"), id="read_file"),
+    pytest.param(call("run_shell_command", command="ls; cat plain.txt"), id="run_shell_command"),
+]
+
+
+@pytest.mark.parametrize("step", NOT_UTF8)
+async def test_names_and_bytes_that_are_not_utf8_cannot_break_the_conversation(
+    spawn: Spawn, fake: Any, dirs: tuple[Path, Path], step: dict[str, Any]
+) -> None:
+    """A repository may hold a file whose name (or content) is not UTF-8. Whatever a tool reports about it, the
+    call gets its response, the turn answers, the recording takes it, and the conversation goes on."""
+    _, workspace = dirs
+    with open(os.path.join(os.fsencode(workspace), b"bad-\xff\xfe-name.txt"), "wb") as handle:
+        handle.write(b"needle \xff\xfe\n")
+    (workspace / "plain.txt").write_bytes(b"needle in bytes \xff\xfe that are not UTF-8\n")
+    side = await spawn(approvalMode="yolo")
+    trust(side, True)
+    fake.script([step])
+    reply = await side.say("look at the files")
+    assert reply["text"], "the turn answers"
+    (response,) = responses(fake)
+    assert response["name"] == step["name"]
+    assert "next turn" in (await side.say("and the next turn"))["text"], "the conversation goes on"
+    ids = [r["id"] for r in records(side.session_path()) if r["type"] == "message"]
+    assert ids == [f"m{n}" for n in range(1, len(ids) + 1)], f"every message recorded, ids contiguous: {ids}"
+    history = recorded_history(side.session_path())
+    assert history[: -1] == last_chat_contents(fake), "the recording holds what the model saw"
+
+
 # -- the summarizer's output is data ------------------------------------------------------------------------------
 
 

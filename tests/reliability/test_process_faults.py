@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import stat
 from pathlib import Path
 from typing import Any
@@ -95,6 +97,67 @@ async def test_sigkill_during_a_turn_then_resume(spawn: Spawn, fake: Any, where:
     assert resumed["messageCount"] == len(history)
     await assert_everything_recorded_is_back(second, path, recorded)
     await assert_next_turn_continues(second, fake, path, history)
+
+
+def pids_with(marker: str) -> list[int]:
+    """Processes whose command line holds `marker` (the tool commands this test started)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                    if marker.encode() in handle.read():
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.parametrize("where", ["waiting-for-the-users-confirmation", "while-the-tool-runs"])
+async def test_sigkill_during_a_tool_call_then_resume(spawn: Spawn, fake: Any, where: str) -> None:
+    """The recording then ends with the model's function call and no response to it. A resumed session must still
+    work: every call the model sees has its response (the API refuses the request otherwise)."""
+    marker = f"sidecar-reliability-{os.getpid()}-{where}"
+    first = await spawn(approvalMode="yolo" if where == "while-the-tool-runs" else "default")
+    first.notify("sidecar/ideContext", {"openFiles": [], "isTrusted": True})
+    await first.say("before the tool call")
+    session_id = first.session_id()
+    asked = asyncio.Event()
+
+    async def never_answer(_params: Any) -> None:
+        asked.set()
+        await asyncio.Event().wait()
+
+    first.client.on("sidecar/confirmToolCall", never_answer)
+    fake.script([{"kind": "function_call", "match": "chat", "name": "run_shell_command",
+                  "args": {"command": f"sleep 30 # {marker}"}}])
+    turn = asyncio.ensure_future(first.say("run the tool"))
+    try:
+        if where == "while-the-tool-runs":
+            await first.wait_note("sidecar/toolCall", lambda n: n["status"] == "running")
+        else:
+            await asyncio.wait_for(asyncio.shield(asked.wait()), 15)
+        first.kill()
+        assert await first.wait_exit() == -9
+    finally:
+        turn.cancel()
+        for pid in pids_with(marker):  # SIGKILL gives the server no chance to stop the command it started
+            os.kill(pid, signal.SIGKILL)
+    fake.reset()
+
+    path = first.session_path(session_id)
+    recorded = records(path)
+    assert recorded_history(path)[-1]["parts"][0].get("functionCall"), "killed with the call unanswered"
+    second, _ = await resume(spawn, session_id, path)
+    await assert_everything_recorded_is_back(second, path, recorded)
+    reply = await second.say("after the restart")
+    assert "after the restart" in reply["text"]
+    contents = last_chat_contents(fake)
+    for index, content in enumerate(contents):
+        calls = [p for p in content["parts"] if "functionCall" in p]
+        if calls:
+            answered = [p for p in contents[index + 1]["parts"] if "functionResponse" in p]
+            assert len(answered) == len(calls), "every call the model sees has its response"
 
 
 async def test_sigkill_during_a_compaction_then_resume(spawn: Spawn, fake: Any) -> None:

@@ -198,6 +198,7 @@ class ChatService:
         settings = self._settings()
         conv = self.conversation
         limit = settings.effective_token_limit()
+        self.answer_interrupted_calls()
         if conv.last_prompt_tokens >= settings.compression_threshold * limit:
             await self._compact(force=False, trigger="auto")  # at most one automatic compaction per turn
         self._guard_overflow(text, limit)
@@ -226,6 +227,17 @@ class ChatService:
                 raise
             self._answer_calls(turn_id, parts)
         raise AssertionError("unreachable: the loop returns by the last round")
+
+    def answer_interrupted_calls(self) -> None:
+        """Calls a previous process never answered (it was killed mid-call) get an error response before the next
+        turn, so the history again satisfies the API rule that every functionCall turn is followed by its responses.
+        (Resume itself only reads; the answer is recorded with the next turn.)"""
+        conv = self.conversation
+        if not conv.tool_call_pending():
+            return
+        calls = [p.function_call for p in conv.history[-1].parts if p.function_call is not None]
+        note = "The sidecar stopped before this tool call finished; it may or may not have taken effect."
+        self._answer_calls("resume", [_error_response(c, note) for c in calls])
 
     def _answer_calls(self, turn_id: str, parts: list[Part]) -> None:
         """All responses to one model turn's calls go into one user turn, as the API requires."""

@@ -114,13 +114,27 @@ class ToolRunner:
                 "name": call.name or "",
                 "args": call.args or {},
                 "status": status,
-                "summary": summary,
+                "summary": valid_text(summary),
             }
         )
 
 
 def _response(call: FunctionCall, response: dict[str, Any]) -> Part:
-    return Part(function_response=FunctionResponse(name=call.name, id=call.id, response=response))
+    clean = {key: valid_text(value) if isinstance(value, str) else value for key, value in response.items()}
+    return Part(function_response=FunctionResponse(name=call.name, id=call.id, response=clean))
+
+
+def valid_text(text: str) -> str:
+    r"""Text that can be recorded and sent: undecodable file-name bytes as \xNN, other lone surrogates as U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 def decode_decision(result: Any) -> Decision:

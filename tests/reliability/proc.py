@@ -148,6 +148,17 @@ class Sidecar:
     def notify(self, method: str, params: Any = None) -> None:
         self.client.notify(method, params)
 
+    def request_now(self, method: str, params: Any = None) -> asyncio.Future[Any]:
+        """Write a request at once, in program order with notify() and other request_now() calls (a task running
+        request() would only write it when the event loop gets to it), and return the future of its answer."""
+        client = self.client
+        msg_id = next(client._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        client._pending[msg_id] = future
+        future.add_done_callback(lambda _done: client._pending.pop(msg_id, None))
+        client._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        return future
+
     async def say(self, text: str, timeout: float = 30) -> dict[str, Any]:
         return await self.request("sidecar/sendMessage", {"text": text}, timeout)  # type: ignore[no-any-return]
 

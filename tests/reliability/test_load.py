@@ -46,10 +46,10 @@ class Run:
 
 
 def context(index: int) -> dict[str, Any]:
-    """The editor context sent at stream position `index`: the cursor's line is the position."""
+    """The editor context sent at stream position `index`: the cursor's (1-based) line is the position + 1."""
     return {
         "openFiles": [
-            {"path": ACTIVE, "timestamp": index, "isActive": True, "cursor": {"line": index, "character": 1}}
+            {"path": ACTIVE, "timestamp": index, "isActive": True, "cursor": {"line": index + 1, "character": 1}}
         ],
         "isTrusted": True,
     }
@@ -73,14 +73,14 @@ async def run(_fake_server: Any) -> AsyncIterator[Run]:
                 side.notify("sidecar/ideContext", payload)
             elif kind == "send":
                 payload = {"text": f"load message {index}"}
-                futures[index] = asyncio.ensure_future(side.request("sidecar/sendMessage", payload, timeout=300))
+                futures[index] = side.request_now("sidecar/sendMessage", payload)
             else:
                 payload = {}
-                futures[index] = asyncio.ensure_future(side.request("sidecar/compress", payload, timeout=300))
+                futures[index] = side.request_now("sidecar/compress", payload)
             result.stream.append((kind, payload))
             if index in futures:
                 futures[index].add_done_callback(lambda _f, i=index: result.answer_order.append(i))
-        outcomes = await asyncio.gather(*futures.values(), return_exceptions=True)
+        outcomes = await asyncio.wait_for(asyncio.gather(*futures.values(), return_exceptions=True), 300)
         result.answers = dict(zip(futures, outcomes, strict=True))
         result.session_id = side.session_id()
         result.path = side.session_path(result.session_id)
@@ -187,7 +187,7 @@ async def test_each_turn_sees_the_editor_context_sent_before_it(run: Run) -> Non
     wrong = []
     for request, index in zip(chat_requests_of(run), run.indexes("send"), strict=True):
         line = shown_line(normal(request.body["contents"]), line)
-        expected = max(i for i in run.indexes("ctx") if i < index)
+        expected = max(i for i in run.indexes("ctx") if i < index) + 1
         if line != expected:
             wrong.append((index, expected, line))
     assert not wrong, (

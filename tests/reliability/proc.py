@@ -24,13 +24,13 @@ __all__ = ["CANARY_KEY", "RecordingClient", "RpcError", "Sidecar", "records", "s
 
 
 class RecordingClient(RpcClient):
-    """RpcClient that also keeps every message the server sent (responses with a null id included)."""
+    """RpcClient that also keeps every message the server sent (responses with a null id included: RpcClient
+    itself drops those)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.received: list[dict[str, Any]] = []
         self.notes: dict[str, list[Any]] = defaultdict(list)
-        self.null_id_errors: list[dict[str, Any]] = []
         #: Requests the server sent us (e.g. sidecar/confirmToolCall); answered with None unless a handler is set.
         self.server_requests: list[dict[str, Any]] = []
 
@@ -40,8 +40,6 @@ class RecordingClient(RpcClient):
             self.notes[message["method"]].append(message.get("params"))
         elif "method" in message:
             self.server_requests.append(message)
-        elif "method" not in message and message.get("id") is None:
-            self.null_id_errors.append(message)
         await super()._dispatch(message)
 
 

@@ -9,6 +9,7 @@ answer promptly and its memory must not have grown with what it was sent.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -55,6 +56,7 @@ async def target(_fake_server: Any) -> AsyncIterator[Fuzzed]:
         yield fuzzed
     finally:
         await side.stop()
+        shutil.rmtree(home.parent, ignore_errors=True)
 
 
 # -- strategies ------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,6 +89,7 @@ async def run(_fake_server: Any) -> AsyncIterator[Run]:
         yield result
     finally:
         await side.stop()
+        shutil.rmtree(home.parent, ignore_errors=True)
         fake.reset()
 
 

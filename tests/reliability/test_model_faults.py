@@ -8,6 +8,7 @@ next turn must work. One sidecar process serves the whole module; each test star
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -45,6 +46,7 @@ async def server(_fake_server: Any) -> AsyncIterator[Sidecar]:
         yield side
     finally:
         await side.stop()
+        shutil.rmtree(home.parent, ignore_errors=True)
 
 
 class Session:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import os
 import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 from sidecar import __version__
 
@@ -35,9 +37,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def configure_logging(level: str, log_file: str | None) -> None:
-    # stdout carries JSON-RPC: never log there.
+    # stdout carries JSON-RPC: never log there. A log file holds conversations at DEBUG: only its owner reads it.
     handler: logging.Handler = (
-        logging.FileHandler(log_file, encoding="utf-8") if log_file else logging.StreamHandler(sys.stderr)
+        logging.StreamHandler(_private_log(log_file)) if log_file else logging.StreamHandler(sys.stderr)
     )
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
     from sidecar.logging_setup import KeyRedactingFilter
@@ -49,6 +51,12 @@ def configure_logging(level: str, log_file: str | None) -> None:
     # pygls logs every message body at INFO; keep that for DEBUG runs only.
     if level != "DEBUG":
         logging.getLogger("pygls").setLevel(logging.WARNING)
+
+
+def _private_log(path: str) -> TextIO:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    os.fchmod(fd, 0o600)  # also when the file existed with looser permissions
+    return open(fd, "a", encoding="utf-8", buffering=1)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -13,6 +14,18 @@ RELATIVE_PATH = os.path.join(".sidecar", "settings.json")
 #: A repository must not redirect requests (and the API key) elsewhere, supply a key, or turn confirmations off.
 FORBIDDEN_KEYS = frozenset({"apiKey", "baseUrl", "approvalMode"})
 MAX_BYTES = 1_000_000
+
+
+def _read_regular_file(path: str) -> bytes:
+    """At most MAX_BYTES + 1 bytes of a regular file; a FIFO or device is refused without blocking."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise IsADirectoryError(path)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(MAX_BYTES + 1)
+    finally:
+        os.close(fd)
 
 
 def settings_path(root: str) -> str:
@@ -29,9 +42,11 @@ def read_workspace_settings(roots: list[str], trusted: bool) -> tuple[dict[str, 
     for root in roots:
         path = settings_path(root)
         try:
-            with open(path, "rb") as handle:
-                raw = handle.read(MAX_BYTES + 1)
+            raw = _read_regular_file(path)
         except FileNotFoundError:
+            continue
+        except IsADirectoryError:
+            problems.append(f"{path} is not a regular file; it is ignored.")
             continue
         except OSError as exc:
             problems.append(f"Cannot read {path}: {exc.strerror or exc}; it is ignored.")

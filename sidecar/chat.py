@@ -184,17 +184,24 @@ class ChatService:
             self.push_usage()
 
     # -- turns ----------------------------------------------------------------------------------------
-    async def send_message(self, text: str, progress: Progress | None = None) -> SendMessageResult:
+    async def send_message(
+        self, text: str, progress: Progress | None = None, editor: list[OpenFile] | None = None
+    ) -> SendMessageResult:
+        """One user turn. `editor` is the editor context as it was when the message arrived (default: now):
+        a turn waiting behind another must not show the model context the editor sent after it."""
         turn_id = f"turn-{uuid.uuid4().hex[:12]}"
+        editor = self.ide.current if editor is None else editor
         async with self.lock:
             try:
-                reply = await self._run_turn(turn_id, text, progress)
+                reply = await self._run_turn(turn_id, text, progress, editor)
             finally:
                 self.push_usage()  # the status bar first; the fsync can take milliseconds
                 self.recorder.sync()
         return SendMessageResult(turn_id=turn_id, text=reply[0], finish_reason=reply[1], usage=self.usage())
 
-    async def _run_turn(self, turn_id: str, text: str, progress: Progress | None) -> tuple[str, str | None]:
+    async def _run_turn(
+        self, turn_id: str, text: str, progress: Progress | None, editor: list[OpenFile] | None
+    ) -> tuple[str, str | None]:
         settings = self._settings()
         conv = self.conversation
         limit = settings.effective_token_limit()
@@ -202,7 +209,7 @@ class ChatService:
         if conv.last_prompt_tokens >= settings.compression_threshold * limit:
             await self._compact(force=False, trigger="auto")  # at most one automatic compaction per turn
         self._guard_overflow(text, limit)
-        self._add_ide_context(turn_id)
+        self._add_ide_context(turn_id, editor)
         self._append(text_content("user", text), "user", turn_id)
         client = await self._client()
         texts: list[str] = []
@@ -304,12 +311,13 @@ class ChatService:
         """Add to the model-facing history and to the recording, keeping the two in step."""
         self.conversation.append(content, self.recorder.message(content, kind, turn_id))
 
-    def _add_ide_context(self, turn_id: str | None = None) -> None:
+    def _add_ide_context(self, turn_id: str | None = None, editor: list[OpenFile] | None = None) -> None:
         """Add the editor context turn (full after any history replacement, else a delta) unless a call is pending."""
         conv, ide = self.conversation, self.ide
-        if conv.tool_call_pending() or (ide.current is None and not ide.changed_on_disk):
+        editor = ide.current if editor is None else editor
+        if conv.tool_call_pending() or (editor is None and not ide.changed_on_disk):
             return  # deferred: the flag stays set and the next regular turn carries it
-        current = ide.current if ide.current is not None else []
+        current = editor if editor is not None else []
         text = context_turn_text(
             current,
             ide.last_sent,

@@ -296,9 +296,10 @@ def build_server() -> SidecarServer:
 
     @_request(server, "sidecar/sendMessage", SendMessageParams)
     async def send_message(params: SendMessageParams) -> Any:
+        editor = chat.ide.current  # before any await: the editor context this message was sent with
         work = await server.start_progress("Gemini")
         try:
-            return await chat.send_message(params.text, work)
+            return await chat.send_message(params.text, work, editor)
         finally:
             work.end()
 

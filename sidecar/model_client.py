@@ -234,8 +234,13 @@ class ModelClient:
             )
         if "Connect" in name or isinstance(exc, ConnectionError | OSError):
             return ModelError("unreachable", f"cannot reach Gemini at {self.where}: {text}")
-        if during_stream or "Protocol" in name or "Incomplete" in name or "Read" in name:
+        dropped = "Protocol" in name or "Incomplete" in name or "Read" in name or "Disconnect" in name
+        if during_stream:
             return ModelError("stream", f"The Gemini stream ended unexpectedly: {name}: {text}")
+        if dropped:  # before any answer arrived: like an unreachable server, worth a retry
+            return ModelError(
+                "unreachable", f"The connection to Gemini at {self.where} dropped before an answer: {name}: {text}"
+            )
         return ModelError("badRequest", f"Gemini call failed: {name}: {text}")
 
 

@@ -214,7 +214,7 @@ SUMMARY_FAULTS = [
     ),
     pytest.param(
         [{"kind": "cut", "match": "summary", "times": RETRIES + 1}],
-        ("error", "stream", "RemoteProtocolError"), id="cut",
+        ("error", "unreachable", "dropped before an answer"), id="cut",
     ),
     pytest.param(
         [{"kind": "empty", "match": "summary", "times": 2}],

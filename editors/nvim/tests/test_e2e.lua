@@ -246,11 +246,13 @@ T.run('test_e2e', function()
   end)
 
   T.step('update_settings() reaches the server; an automatic compaction is reported', function()
-    sidecar.update_settings({ compressionThreshold = 0.2 })
-    T.wait(function() return state.usage.compressionThreshold == 0.2 end, 5000, 'usage with the new threshold')
+    -- A window where the history, not the tool declarations and system prompt, is what fills it up:
+    -- compacting it then really saves tokens (the sidecar skips or refuses compactions that cannot).
+    sidecar.update_settings({ tokenLimit = 20000, compressionThreshold = 0.5 })
+    T.wait(function() return state.usage.tokenLimit == 20000 end, 5000, 'usage with the new settings')
     state.last_compressed = nil
-    local filler = string.rep('Lorem ipsum dolor sit amet, consectetur adipiscing elit. ', 12)
-    for i = 1, 6 do
+    local filler = string.rep('Lorem ipsum dolor sit amet, consectetur adipiscing elit. ', 120)
+    for i = 1, 10 do
       local turn = sidecar.send(string.format('more %d: %s', i, filler))
       T.wait(function() return turn.done end, 20000, 'turn ' .. i)
       if state.last_compressed then
@@ -259,6 +261,7 @@ T.run('test_e2e', function()
     end
     T.wait(function() return state.last_compressed end, 20000, 'an automatic compaction')
     T.eq(state.last_compressed.trigger, 'auto', 'trigger')
+    T.eq(state.last_compressed.status, 'COMPRESSED', 'status')
     T.contains(chat.text(), state.last_compressed.message, 'the message in the chat')
   end)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import tempfile
 from typing import Any
 
 from sidecar.rpc_client import RpcClient, RpcError, sidecar_command
@@ -51,7 +52,11 @@ class Demo:
     def __init__(self, real: bool) -> None:
         self.real = real
         self.fake: Any = None
-        self.client = RpcClient(sidecar_command("--log-level", "WARNING"))
+        # The demo's session goes to a temporary folder, not into the user's list of sessions
+        # (unless SIDECAR_HOME says where to keep it).
+        self.home = os.environ.get("SIDECAR_HOME") or tempfile.mkdtemp(prefix="sidecar-demo-")
+        env = {**os.environ, "SIDECAR_HOME": self.home}
+        self.client = RpcClient(sidecar_command("--log-level", "WARNING"), env=env)
         self.usage: dict[str, Any] = {}
         self.replying = False
 
@@ -170,7 +175,7 @@ class Demo:
         code = await self.client.close()
         if self.fake is not None:
             self.fake.stop()
-        self.out(f"\n== done (sidecar exited with {code})")
+        self.out(f"\n== done (sidecar exited with {code}); the session was recorded under {self.home}")
         return 0 if code == 0 else 1
 
 

@@ -116,18 +116,23 @@ class SessionStore:
         if loaded is None:
             loaded = read_session(path)
 
-        def off(problem: str) -> SessionWriter:
+        def writer(file: Any, *, size: int = 0, problem: str | None = None) -> SessionWriter:
+            """A writer carrying on from `loaded`; with no file it is disabled and says why."""
             return SessionWriter(
                 session_id,
                 path,
-                None,
+                file,
                 message_count=loaded.message_count,
                 compaction_count=loaded.compaction_count,
                 title=loaded.title,
                 undoable=loaded.undoable,
+                size=size,
                 problem=problem,
                 on_problem=on_problem,
             )
+
+        def off(problem: str) -> SessionWriter:
+            return writer(None, problem=problem)
 
         try:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
@@ -149,17 +154,7 @@ class SessionStore:
             os.close(fd)
             return off(problem_text(exc, path))
         file = open(fd, "ab", buffering=0)  # noqa: SIM115 - the writer owns and closes it
-        return SessionWriter(
-            session_id,
-            path,
-            file,
-            message_count=loaded.message_count,
-            compaction_count=loaded.compaction_count,
-            title=loaded.title,
-            undoable=loaded.undoable,
-            size=size,
-            on_problem=on_problem,
-        )
+        return writer(file, size=size)
 
     # -- reading ---------------------------------------------------------------------------------------
     def load(self, session_id: str, *, salvage: bool = False) -> LoadedSession:

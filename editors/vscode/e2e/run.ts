@@ -99,11 +99,22 @@ class Workbench {
   /** F1, type the title, click the matching row. */
   async runCommand(title: string): Promise<void> {
     const page = this.page;
-    await page.keyboard.press('Escape');
-    await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible' });
-    await input.fill(`>${title}`);
+    // A quick input that is still closing (from the previous step) can swallow F1 or leave the new one inert:
+    // close whatever is open, wait for it to be gone, and open the palette again until its input takes text.
+    for (let attempt = 1; ; attempt++) {
+      await page.keyboard.press('Escape');
+      await input.waitFor({ state: 'hidden', timeout: 5_000 }).catch(() => undefined);
+      await page.keyboard.press('F1');
+      try {
+        await input.waitFor({ state: 'visible', timeout: 5_000 });
+        await input.fill(`>${title}`, { timeout: 5_000 });
+        break;
+      } catch (e) {
+        if (attempt >= 4) throw e;
+        log(`command palette not ready for “${title}” (attempt ${attempt}); opening it again`);
+      }
+    }
     const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
     await row.waitFor({ state: 'visible', timeout: 15_000 });
     await row.click();

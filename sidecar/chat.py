@@ -242,7 +242,8 @@ class ChatService:
         conv = self.conversation
         if not conv.tool_call_pending():
             return
-        calls = [p.function_call for p in conv.history[-1].parts if p.function_call is not None]
+        last = conv.last()
+        calls = [p.function_call for p in (last.parts if last else []) if p.function_call is not None]
         note = "The sidecar stopped before this tool call finished; it may or may not have taken effect."
         self._answer_calls("resume", [_error_response(c, note) for c in calls])
 
@@ -264,7 +265,7 @@ class ChatService:
         tools = self.tools.declarations() if self.tools is not None else None
         system = AGENT_SYSTEM_PROMPT if tools else None
         try:
-            async for chunk in client.stream(settings.model, conv.history, system_instruction=system, tools=tools):
+            async for chunk in client.stream(settings.model, conv.wire(), system_instruction=system, tools=tools):
                 self._emit(turn_id, chunk)
                 streamed.extend(chunk.parts)
                 finish = chunk.finish_reason or finish
@@ -321,7 +322,7 @@ class ChatService:
         text = context_turn_text(
             current,
             ide.last_sent,
-            force_full=conv.force_full_ide_context or not conv.history,
+            force_full=conv.force_full_ide_context or not len(conv),
             changed_on_disk=sorted(ide.changed_on_disk),
         )
         if text is not None:

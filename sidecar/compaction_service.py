@@ -137,8 +137,7 @@ class Compactor:
         progress: Progress | None = None,
     ) -> Outcome:
         settings = self._settings()
-        history = list(conv.history)
-        if not history:
+        if not len(conv):
             return Outcome(Status.NOOP, 0, 0, trigger)
         original = conv.last_prompt_tokens
         limit = settings.effective_token_limit()
@@ -149,6 +148,7 @@ class Compactor:
             # even summarising all of it to nothing could not save enough, so the model is not asked.
             return Outcome(Status.NOOP, original, original, trigger)
 
+        history = conv.history  # decoded once per compaction
         truncated = truncate_history_to_budget(
             history, tool_output_threshold=tool_output_threshold(limit, original), save=self._save
         )

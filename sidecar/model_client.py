@@ -1,4 +1,4 @@
-"""Talking to Gemini through google-genai (imported lazily): streaming, calls, countTokens, retries, named errors."""
+"""Talking to Gemini: chat streams on the cached-bytes path, other calls through google-genai; retries, named errors."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any, Literal
 import msgspec
 
 from sidecar.core.history import Content, Part, dump_contents
+from sidecar.gemini_stream import ApiError, GeminiStream, MalformedEvent, Usage
 
 log = logging.getLogger(__name__)
 
@@ -31,13 +32,6 @@ class ModelError(Exception):
         self.kind = kind
         self.message = message
         self.status = status
-
-
-@dataclass
-class Usage:
-    prompt_token_count: int | None = None
-    candidates_token_count: int | None = None
-    total_token_count: int | None = None
 
 
 @dataclass
@@ -76,7 +70,8 @@ class ClientConfig:
 
 
 class ModelClient:
-    """One google-genai async client; every call retried on 408/429/5xx/timeouts before any output arrived."""
+    """Chat streams on our HTTP path (sidecar/gemini_stream.py), other calls on one google-genai async client;
+    every call retried on 408/429/5xx/timeouts before any output arrived."""
 
     def __init__(self, config: ClientConfig) -> None:
         from google import genai
@@ -88,6 +83,7 @@ class ModelClient:
         if config.base_url:
             options.base_url = config.base_url
         self._client = genai.Client(api_key=config.api_key, http_options=options)
+        self._stream = GeminiStream(config.api_key, config.base_url, API_VERSION, config.timeout_ms)
         self._redact_key = _redactor(config.api_key)
 
     @property
@@ -95,34 +91,32 @@ class ModelClient:
         return self.config.base_url or "https://generativelanguage.googleapis.com"
 
     async def aclose(self) -> None:
-        try:
-            await self._client.aio.aclose()
-        except Exception:  # closing is best effort
-            log.debug("closing the genai client failed", exc_info=True)
+        for close in (self._stream.aclose, self._client.aio.aclose):
+            try:
+                await close()
+            except Exception:  # closing is best effort
+                log.debug("closing an HTTP client failed", exc_info=True)
 
     # -- calls ------------------------------------------------------------------------------------
     async def stream(
         self,
         model: str,
-        contents: Sequence[Content],
+        contents: Sequence[bytes],
         *,
         system_instruction: str | None = None,
         tools: list[dict[str, Any]] | None = None,
     ) -> AsyncIterator[Chunk]:
-        """Stream a reply. Retries happen only before the first chunk; a later failure raises ModelError."""
-        config = self._config(system_instruction, tools)
-        payload = dump_contents(contents)
+        """Stream a reply to `contents`, each a content's JSON bytes (Conversation.wire()). Retries happen only
+        before the first chunk; a later failure raises ModelError."""
         attempt = 0
         while True:
             started = False
             iterator: Any = None
             try:
-                iterator = await self._client.aio.models.generate_content_stream(
-                    model=model, contents=payload, config=config
-                )
-                async for response in iterator:
+                iterator = self._stream.stream(model, contents, system_instruction, tools)
+                async for event in iterator:
                     started = True
-                    yield _chunk(response)
+                    yield Chunk(parts=event.parts, finish_reason=event.finish_reason, usage=event.usage)
                 return
             except (asyncio.CancelledError, GeneratorExit):
                 raise
@@ -212,7 +206,7 @@ class ModelClient:
         from google.genai import errors as genai_errors
 
         redact = self._redact_key
-        if isinstance(exc, genai_errors.APIError):
+        if isinstance(exc, genai_errors.APIError | ApiError):
             status = int(exc.code) if exc.code else None
             detail = redact(str(exc.message or exc.status or "no details"))
             retries = f" after {retried} {'retry' if retried == 1 else 'retries'}" if retried else ""
@@ -227,6 +221,8 @@ class ModelClient:
             return ModelError("badRequest", f"Gemini API rejected the request ({status}): {detail}", status)
         name = type(exc).__name__
         text = redact(str(exc)) or name
+        if isinstance(exc, MalformedEvent):
+            return ModelError("stream" if during_stream else "badRequest", text)
         if "Timeout" in name or isinstance(exc, TimeoutError):
             return ModelError(
                 "timeout",

@@ -1,11 +1,14 @@
-"""One session's model-facing history with incremental token accounting and the per-history flags."""
+"""One session's model-facing history (as JSON bytes) with incremental token accounting and per-history flags."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from sidecar.core.compaction import measure_content
+import msgspec
+
+from sidecar.core.compaction import ContentMeasure, measure_content
 from sidecar.core.history import Content, has_function_call
 
 UsageSource = Literal["api", "estimate"]
@@ -14,15 +17,18 @@ UsageSource = Literal["api", "estimate"]
 class Conversation:
     """The history sent to the model, plus what the status bar and compaction need to know about it.
 
-    Token accounting is incremental: each content's estimate is computed once when it enters the
-    history, so no per-turn work grows with the length of the conversation.
+    Each content is held as its JSON bytes, encoded once when it enters the history: a request sends them as
+    they are (no per-turn re-serialisation), and they take a quarter of the memory of decoded strings (CPython
+    stores a whole string at 4 bytes per character once it holds one emoji). Token accounting is incremental
+    too: each content's estimate and JSON length are computed once, so no per-turn work grows with the length
+    of the conversation. `history` decodes the whole list and is for compaction, not for every turn.
     """
 
     def __init__(
         self, session_id: str, history: Iterable[Content] = (), ids: Sequence[str] | None = None
     ) -> None:
         self.session_id = session_id
-        self.history: list[Content] = []
+        self._wire: list[bytes] = []
         #: The recording's message id of each history item ("" when it was not recorded).
         self.ids: list[str] = []
         self._quarters: list[int] = []
@@ -36,9 +42,28 @@ class Conversation:
         self.has_failed_compression_attempt = False
         self.replace(list(history), ids)
 
+    @classmethod
+    def from_wire(cls, session_id: str, wire: Sequence[bytes], ids: Sequence[str] | None = None) -> Conversation:
+        """A conversation over recorded contents' JSON (a resumed session), decoded one at a time to measure."""
+        conv = cls(session_id)
+        conv.replace_wire(wire, ids)
+        return conv
+
     # -- reading ------------------------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self.history)
+        return len(self._wire)
+
+    @property
+    def history(self) -> list[Content]:
+        """The whole history, decoded (O(history): for compaction and inspection, not for every turn)."""
+        return _CONTENTS.decode(b"[" + b",".join(self._wire) + b"]") if self._wire else []
+
+    def wire(self) -> list[bytes]:
+        """Each content's JSON, as a request sends it. The live list: read it, never change it."""
+        return self._wire
+
+    def last(self) -> Content | None:
+        return _CONTENT.decode(self._wire[-1]) if self._wire else None
 
     def estimated_tokens(self) -> int:
         """The reference's local estimate of the whole history (estimateTokenCountSync over all parts)."""
@@ -49,7 +74,8 @@ class Conversation:
 
     def tool_call_pending(self) -> bool:
         """True when the last item is a model turn with a functionCall still waiting for its response."""
-        return bool(self.history) and self.history[-1].role == "model" and has_function_call(self.history[-1])
+        last = self.last()
+        return last is not None and last.role == "model" and has_function_call(last)
 
     # -- changing ------------------------------------------------------------------------------------
     def json_sizes(self) -> list[int]:
@@ -58,7 +84,7 @@ class Conversation:
 
     def append(self, content: Content, msg_id: str = "") -> None:
         measure = measure_content(content)
-        self.history.append(content)
+        self._wire.append(encode_content(content))
         self.ids.append(msg_id)
         self._quarters.append(measure.quarters)
         self._sizes.append(measure.json_length)
@@ -67,22 +93,29 @@ class Conversation:
 
     def truncate(self, length: int) -> None:
         """Drop everything from `length` on (used to roll back a turn that must leave no trace)."""
-        if length >= len(self.history):
+        if length >= len(self._wire):
             return
         self._total_quarters -= sum(self._quarters[length:])
-        del self.history[length:]
+        del self._wire[length:]
         del self.ids[length:]
         del self._quarters[length:]
         del self._sizes[length:]
         self._mark_estimate()
 
     def replace(self, history: Sequence[Content], ids: Sequence[str] | None = None) -> None:
-        """Replace the whole history (compaction, resume, undo): usage becomes an estimate again."""
-        self.history = list(history)
-        self.ids = list(ids) if ids is not None else [""] * len(self.history)
-        if len(self.ids) != len(self.history):
-            raise ValueError(f"{len(self.ids)} ids for {len(self.history)} history items")
-        measures = [measure_content(c) for c in self.history]
+        """Replace the whole history (compaction, undo): usage becomes an estimate again."""
+        measures = [measure_content(c) for c in history]
+        self._set([encode_content(c) for c in history], ids, measures)
+
+    def replace_wire(self, wire: Sequence[bytes], ids: Sequence[str] | None = None) -> None:
+        """Replace the whole history with recorded contents' JSON (resume), kept as recorded."""
+        self._set(list(wire), ids, [measure_content(_CONTENT.decode(item)) for item in wire])
+
+    def _set(self, wire: list[bytes], ids: Sequence[str] | None, measures: list[ContentMeasure]) -> None:
+        ids = list(ids) if ids is not None else [""] * len(wire)
+        if len(ids) != len(wire):
+            raise ValueError(f"{len(ids)} ids for {len(wire)} history items")
+        self._wire, self.ids = wire, ids
         self._quarters = [m.quarters for m in measures]
         self._sizes = [m.json_length for m in measures]
         self._total_quarters = sum(self._quarters)
@@ -101,3 +134,18 @@ class Conversation:
     def _mark_estimate(self) -> None:
         self.last_prompt_tokens = self._total_quarters // 4
         self.usage_source = "estimate"
+
+
+_CONTENT = msgspec.json.Decoder(Content)
+_CONTENTS = msgspec.json.Decoder(list[Content])
+_encode = msgspec.json.encode
+
+
+def encode_content(content: Content) -> bytes:
+    """A content's wire JSON. A lone surrogate (which UTF-8 cannot carry; every entry point already replaces them)
+    becomes U+FFFD rather than failing the turn."""
+    try:
+        return _encode(content)
+    except UnicodeEncodeError:
+        text = json.dumps(msgspec.to_builtins(content), ensure_ascii=False, separators=(",", ":"))
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode()

@@ -55,12 +55,12 @@ async def test_recount_uses_the_estimate_for_both_sides_without_api_counts(rig: 
 
 async def test_failed_count_gives_token_count_error_and_keeps_history(rig: Rig) -> None:
     over_threshold(rig)
-    before = rig.chat.conversation.history
+    before = rig.chat.conversation.wire()
     rig.fake.script([{"kind": "status", "status": 500, "match": "count"}])
     result = await rig.chat.compress(None)
     assert result.status == "COMPRESSION_FAILED_TOKEN_COUNT_ERROR"
     assert result.message == "Could not compress chat history due to a token counting error."
-    assert rig.chat.conversation.history is before
+    assert rig.chat.conversation.wire() is before
 
 
 # 3. no loops

@@ -226,10 +226,10 @@ async def test_inflated_result_does_not_update_the_token_count(rig: Rig) -> None
 
 async def test_inflated_result_leaves_the_history_in_place(rig: Rig) -> None:
     chat_history_over_threshold(rig, n=6)
-    history = rig.chat.conversation.history
+    history = rig.chat.conversation.wire()
     rig.fake.script([{"kind": "text", "text": snapshot_text("g", "x " * 40_000), "match": "summary", "times": 2}])
     await rig.chat.compress(None)
-    assert rig.chat.conversation.history is history
+    assert rig.chat.conversation.wire() is history
 
 
 async def test_auto_inflated_latches_and_forced_inflated_keeps_the_latch(rig: Rig) -> None:
@@ -255,9 +255,9 @@ async def test_latched_auto_attempt_only_truncates(rig: Rig) -> None:
 
 async def test_below_threshold_noop_keeps_the_history_object(rig: Rig) -> None:
     rig.load(conversation(4), prompt_tokens=100)
-    history = rig.chat.conversation.history
+    history = rig.chat.conversation.wire()
     await rig.chat._compact(force=False, trigger="auto")
-    assert rig.chat.conversation.history is history
+    assert rig.chat.conversation.wire() is history
 
 
 async def test_too_short_history_noop_has_equal_counts(rig: Rig) -> None:

@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 #: Small pieces of the body are gathered into writes of about this size; big contents are sent as they are.
-WRITE_SIZE = int(__import__("os").environ.get("SIDECAR_WS", 65536))
+WRITE_SIZE = 64 * 1024
 
 
 class ApiError(Exception):

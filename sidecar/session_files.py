@@ -13,13 +13,15 @@ from typing import BinaryIO, Protocol
 
 import msgspec
 
+from sidecar.core.content_json import check_content, decode_contents
 from sidecar.core.history import Content
 from sidecar.core.recording import (
     COMPRESSED,
     FORMAT_VERSION,
+    FileRecord,
     Header,
     LastUsage,
-    Record,
+    RawMessageRecord,
     Replay,
     ReplayError,
     SessionRecord,
@@ -28,7 +30,7 @@ from sidecar.core.recording import (
 
 log = logging.getLogger(__name__)
 
-_DECODER = msgspec.json.Decoder(Record)
+_DECODER = msgspec.json.Decoder(FileRecord)
 _HEADER = msgspec.json.Decoder(Header)
 _SESSION = msgspec.json.Decoder(SessionRecord)
 _TAIL = 64 * 1024
@@ -81,7 +83,7 @@ class LoadedSession:
     session_id: str
     path: Path
     metadata: SessionRecord
-    history: list[Content]
+    history_wire: list[bytes]  # each model-facing content's JSON, as recorded
     history_ids: list[str]
     last_usage: LastUsage | None
     compaction_count: int
@@ -93,6 +95,11 @@ class LoadedSession:
     valid_size: int = 0  # bytes up to the end of the last good record
     needs_newline: bool = False  # the last record is whole but its newline is missing
     _replay: Replay | None = None
+
+    @property
+    def history(self) -> list[Content]:
+        """The model history decoded from `history_wire` (O(n), a new list each time)."""
+        return decode_contents(self.history_wire)
 
     @property
     def transcript(self) -> list[TranscriptEntry]:
@@ -130,7 +137,8 @@ def _check_header(path: Path, first: bytes) -> None:
 
 
 def read_session(path: Path, *, salvage: bool = False) -> LoadedSession:
-    """Replay a session file (see SessionStore.load). The file is mapped, not copied, and decoded in one pass."""
+    """Replay a session file (see SessionStore.load). The file is mapped, not copied, and decoded in one pass;
+    message contents are checked and copied out as their JSON, not kept decoded."""
     try:
         with open(path, "rb") as f:
             if os.fstat(f.fileno()).st_size == 0:
@@ -148,7 +156,7 @@ def read_session(path: Path, *, salvage: bool = False) -> LoadedSession:
         session_id=metadata.session_id,
         path=path,
         metadata=metadata,
-        history=replay.history,
+        history_wire=replay.wire,
         history_ids=replay.history_ids,
         last_usage=replay.last_usage,
         compaction_count=replay.compaction_count,
@@ -168,12 +176,14 @@ def _replay_mapped(path: Path, data: mmap.mmap, salvage: bool) -> tuple[Replay, 
     _check_header(path, data[:first_end] if first_end >= 0 else data[:])
     end = data.rfind(b"\n") + 1
     warnings: list[str] = []
-    last: Record | None = None
+    last: FileRecord | None = None
     valid_size = end
     if end < len(data):
         try:
-            last = _DECODER.decode(data[end:])
-            valid_size = len(data)
+            record = _DECODER.decode(data[end:])
+            if isinstance(record, RawMessageRecord) and record.content:
+                check_content(bytes(record.content))  # a content that is not a Content: skipped as torn, too
+            last, valid_size = record, len(data)
         except msgspec.DecodeError:
             warnings.append(
                 f"The last record of {path.name} was incomplete ({len(data) - end} bytes, probably written "
@@ -183,11 +193,8 @@ def _replay_mapped(path: Path, data: mmap.mmap, salvage: bool) -> tuple[Replay, 
     gc.disable()  # tens of thousands of new objects, none of them cyclic garbage: skip the collector passes
     try:
         with memoryview(data) as view, view[:end] as body:
-            try:
-                replay = Replay()
-                for record in _DECODER.decode_lines(body):
-                    replay.apply(record)
-            except (msgspec.DecodeError, ReplayError):
+            replay = _replay_all(body)
+            if replay is None:
                 replay = _replay_by_line(path, bytes(body), salvage, warnings)
         if last is not None:
             try:
@@ -201,6 +208,19 @@ def _replay_mapped(path: Path, data: mmap.mmap, salvage: bool) -> tuple[Replay, 
         if collecting:
             gc.enable()
     return replay, warnings, valid_size, last is not None
+
+
+def _replay_all(body: memoryview) -> Replay | None:
+    """The fast path: all lines decoded in one call. None if a line is bad. Replay.apply copies each message's
+    content out of `body` (and drops the Raw viewing it) first, so no view outlives this call and the file's
+    mapping can be closed."""
+    replay = Replay()
+    try:
+        for record in _DECODER.decode_lines(body):
+            replay.apply(record)
+    except (msgspec.DecodeError, ReplayError):
+        return None
+    return replay
 
 
 def _replay_by_line(path: Path, body: bytes, salvage: bool, warnings: list[str]) -> Replay:

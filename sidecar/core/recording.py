@@ -7,7 +7,13 @@ from typing import Any, Literal
 
 import msgspec
 
+from sidecar.core.content_json import check_content, decode_content, decode_contents
 from sidecar.core.history import Content
+from sidecar.core.transcript import TranscriptCompaction as TranscriptCompaction
+from sidecar.core.transcript import TranscriptEntry as TranscriptEntry
+from sidecar.core.transcript import TranscriptMessage as TranscriptMessage
+from sidecar.core.transcript import display_text as display_text
+from sidecar.core.transcript import title_of as title_of
 
 FORMAT_VERSION = 1
 
@@ -20,8 +26,6 @@ COMPRESSED = "COMPRESSED"
 CONTENT_TRUNCATED = "CONTENT_TRUNCATED"
 HISTORY_CHANGING_STATUSES = frozenset({COMPRESSED, CONTENT_TRUNCATED})
 COMPACTION_TOKEN_SOURCE = "estimate"
-TITLE_MAX = 80
-SUMMARY_MAX = 200
 
 
 # ---------------------------------------------------------------- records (one JSON line each)
@@ -50,6 +54,18 @@ class MessageRecord(_Record, tag="message"):
     id: str
     kind: str
     content: Content | None = None
+    text: str | None = None
+    turn_id: str | None = None
+    meta: dict[str, Any] | None = None
+
+
+class RawMessageRecord(_Record, tag="message"):
+    """A MessageRecord as read from a file: `content` is its JSON as recorded (empty Raw: none), which the replay
+    checks is a Content and keeps undecoded, so a resumed history takes about the file's size, not 3-4 times it."""
+
+    id: str
+    kind: str
+    content: msgspec.Raw = msgspec.Raw()
     text: str | None = None
     turn_id: str | None = None
     meta: dict[str, Any] | None = None
@@ -101,6 +117,12 @@ Record = (
 )
 
 
+FileRecord = (
+    SessionRecord | RawMessageRecord | UsageRecord | CompactionRecord | UndoCompactionRecord
+    | RewindRecord | StatsRecord
+)  # what a file's lines are decoded as: Record, but messages keep their content's JSON
+
+
 class Header(msgspec.Struct, rename="camel"):
     """The part of a first line read before anything else: is it a session, and which format version."""
 
@@ -114,31 +136,20 @@ def head_ids(compaction_id: str, with_env: bool) -> list[str]:
     return [f"{compaction_id}.env", *ids] if with_env else ids
 
 
-# ---------------------------------------------------------------- what editors see
+# ---------------------------------------------------------------- contents kept as their JSON (see core.content_json)
+
+_ENCODE = msgspec.json.Encoder().encode
+_NO_CONTENT = msgspec.Raw()
 
 
-class TranscriptMessage(
-    msgspec.Struct, tag="message", tag_field="type", rename="camel", omit_defaults=True, gc=False
-):
-    id: str
-    time: str
-    role: Literal["user", "model"]
-    kind: str
-    text: str
-    turn_id: str | None = None
+class _Role(msgspec.Struct):
+    role: str | None = None
 
 
-class TranscriptCompaction(msgspec.Struct, tag="compaction", tag_field="type", rename="camel"):
-    id: str
-    time: str
-    trigger: str
-    status: str
-    original_token_count: int
-    new_token_count: int
-    undone: bool
+_ROLE = msgspec.json.Decoder(_Role)
 
 
-TranscriptEntry = TranscriptMessage | TranscriptCompaction
+# ---------------------------------------------------------------- what editors see (its types: core.transcript)
 
 
 class LastUsage(msgspec.Struct, rename="camel", frozen=True):
@@ -146,64 +157,24 @@ class LastUsage(msgspec.Struct, rename="camel", frozen=True):
     source: str
 
 
-def _clip(text: str, limit: int = SUMMARY_MAX) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _json_clip(value: Any) -> str:
-    if isinstance(value, dict):
-        for key in ("output", "content", "error"):
-            if isinstance(value.get(key), str):
-                return _clip(value[key])
-    if isinstance(value, str):
-        return _clip(value)
-    return _clip(msgspec.json.encode(value).decode())
-
-
-def display_text(content: Content) -> str:
-    """Readable text of a content: its text parts, then one line per tool call, tool result or attachment."""
-    parts = content.parts
-    if len(parts) == 1 and parts[0].text is not None and not parts[0].thought:
-        return parts[0].text  # the common case, without building lists
-    texts: list[str] = []
-    extras: list[str] = []
-    for p in parts:
-        if p.text is not None:
-            if not p.thought:
-                texts.append(p.text)
-        elif p.function_call is not None:
-            extras.append(f"→ {p.function_call.name}({_json_clip(p.function_call.args or {})})")
-        elif p.function_response is not None:
-            extras.append(f"← {p.function_response.name}: {_json_clip(p.function_response.response)}")
-        elif p.inline_data is not None:
-            extras.append(f"[attachment {p.inline_data.mime_type or 'data'}]")
-        elif p.file_data is not None:
-            extras.append(f"[file {p.file_data.file_uri}]")
-    text = "".join(texts)
-    if extras:
-        return "\n".join([text, *extras]) if text else "\n".join(extras)
-    return text
-
-
-def _text_of(rec: MessageRecord) -> str:
-    if rec.text is not None:
-        return rec.text
-    return "" if rec.content is None else display_text(rec.content)
-
-
-def transcript_message(rec: MessageRecord) -> TranscriptMessage:
-    """The transcript entry of a message record: display text, and who speaks."""
-    content = rec.content
-    if content is not None and content.role in ("user", "model"):
-        role: Literal["user", "model"] = "user" if content.role == "user" else "model"
+def transcript_message(rec: MessageRecord | RawMessageRecord) -> TranscriptMessage:
+    """The transcript entry of a message record: display text, and who speaks (recorded JSON is decoded here)."""
+    text, role = rec.text, None
+    content = rec.content if isinstance(rec, MessageRecord) else None
+    if isinstance(rec, RawMessageRecord) and rec.content:
+        if text is None:
+            content = decode_content(rec.content)
+        else:
+            role = _ROLE.decode(rec.content).role  # the display text wins: only the role is needed
+    if content is not None:
+        role = content.role
+        text = display_text(content) if text is None else text
+    speaker: Literal["user", "model"]
+    if role in ("user", "model"):
+        speaker = "user" if role == "user" else "model"
     else:
-        role = "user" if rec.kind in _USER_SIDE_KINDS else "model"
-    return TranscriptMessage(rec.id, rec.time, role, rec.kind, _text_of(rec), rec.turn_id)
-
-
-def title_of(text: str) -> str | None:
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    return _clip(first, TITLE_MAX) if first else None
+        speaker = "user" if rec.kind in _USER_SIDE_KINDS else "model"
+    return TranscriptMessage(rec.id, rec.time, speaker, rec.kind, "" if text is None else text, rec.turn_id)
 
 
 # ---------------------------------------------------------------- replay
@@ -218,7 +189,7 @@ class _Applied:
     """What undoing one history-changing compaction needs."""
 
     compaction_id: str
-    before: list[Content]
+    before: list[bytes]
     before_ids: list[str]
     after_ids: list[str]
     usage: LastUsage | None
@@ -226,13 +197,17 @@ class _Applied:
 
 
 class Replay:
-    """Applies records in file order. After the last one: history (+ ids), transcript, usage, counters."""
+    """Applies records in file order. After the last one: history (+ ids), transcript, usage, counters.
+
+    The model history is `wire`, each content's JSON (for messages read from a file, exactly as recorded); the
+    `history` property decodes it.
+    """
 
     def __init__(self) -> None:
         self.metadata: SessionRecord | None = None
-        self.history: list[Content] = []
+        self.wire: list[bytes] = []
         self.history_ids: list[str] = []
-        self._log: list[MessageRecord | TranscriptCompaction] = []  # transcript entries, built on demand
+        self._log: list[MessageRecord | RawMessageRecord | TranscriptCompaction] = []  # transcript, built on demand
         self._transcript: list[TranscriptEntry] = []
         self.message_count = 0
         self.compaction_count = 0
@@ -242,6 +217,11 @@ class Replay:
         self._usage_len = 0  # history length when the usage was recorded
         self._applied: list[_Applied] = []
         self._entries: dict[str, TranscriptCompaction] = {}
+
+    @property
+    def history(self) -> list[Content]:
+        """The model history decoded from `wire` (O(n), a new list each time)."""
+        return decode_contents(self.wire)
 
     @property
     def transcript(self) -> list[TranscriptEntry]:
@@ -259,15 +239,16 @@ class Replay:
         """Ids of compactions that can still be undone, latest last."""
         return [a.compaction_id for a in self._applied]
 
-    def apply(self, record: Record) -> None:
+    def apply(self, record: Record | FileRecord) -> None:
+        """Apply one record; a message read from a file whose content is not a Content raises
+        msgspec.ValidationError, an inconsistent record ReplayError, both before anything changes."""
         if self.metadata is None and type(record) is not SessionRecord:
             raise ReplayError(f"expected the session record first, got a {type(record).__name__}")
-        self.last_time = record.time
-        if isinstance(record, MessageRecord):
+        if isinstance(record, MessageRecord | RawMessageRecord):
             self._message(record)
         elif isinstance(record, UsageRecord):
             self._usage = LastUsage(record.prompt_token_count, record.source)
-            self._usage_len = len(self.history)
+            self._usage_len = len(self.wire)
         elif isinstance(record, CompactionRecord):
             self._compaction(record)
         elif isinstance(record, UndoCompactionRecord):
@@ -280,15 +261,26 @@ class Replay:
             self.metadata = record
             self.title = record.title
         # StatsRecord: counters for listing; replay recounts.
+        self.last_time = record.time
 
-    def _message(self, rec: MessageRecord) -> None:
+    def _message(self, rec: MessageRecord | RawMessageRecord) -> None:
+        if isinstance(rec, RawMessageRecord):
+            # Its content's JSON as bytes of its own: the Raw may view the file's mapped buffer, closed after the
+            # replay. Let go of that first, even if the check (ValidationError unless a Content) raises.
+            data: bytes | None = bytes(rec.content)
+            rec.content = _NO_CONTENT
+            if data and check_content(data):
+                rec.content = msgspec.Raw(data)  # shares the bytes with the history (decoded for the transcript)
+            else:
+                data = None
+        else:
+            data = None if rec.content is None else _ENCODE(rec.content)
         self.message_count += 1
-        content = rec.content
-        if content is not None and rec.kind not in DISPLAY_KINDS:
-            self.history.append(content)
+        if data is not None and rec.kind not in DISPLAY_KINDS:
+            self.wire.append(data)
             self.history_ids.append(rec.id)
         if self.title is None and rec.kind == "user":
-            self.title = title_of(_text_of(rec))
+            self.title = title_of(rec.text if rec.text is not None else transcript_message(rec).text)
         self._log.append(rec)
 
     def _compaction(self, rec: CompactionRecord) -> None:
@@ -306,25 +298,25 @@ class Replay:
         if rec.status == COMPRESSED:
             if rec.summary is None or rec.ack is None:
                 raise ReplayError(f"compaction {rec.id!r} is COMPRESSED but lacks its summary or ack")
-            start = len(self.history) if rec.kept_from is None else self._index(rec.kept_from, rec.id)
+            start = len(self.wire) if rec.kept_from is None else self._index(rec.kept_from, rec.id)
             head = [rec.summary, rec.ack] if rec.env is None else [rec.env, rec.summary, rec.ack]
-            history = head + self.history[start:]
+            wire = [_ENCODE(c) for c in head] + self.wire[start:]
             ids = head_ids(rec.id, rec.env is not None) + self.history_ids[start:]
         else:
-            history, ids = list(self.history), list(self.history_ids)
+            wire, ids = list(self.wire), list(self.history_ids)
         if rec.replacements:
             where = {mid: i for i, mid in enumerate(ids)}
             for mid, replacement in rec.replacements.items():
                 if mid not in where:
                     raise ReplayError(f"compaction {rec.id!r} replaces {mid!r}, which is not in the history")
-                history[where[mid]] = replacement
+                wire[where[mid]] = _ENCODE(replacement)
         if rec.status == COMPRESSED:
             self.compaction_count += 1
-        before = _Applied(rec.id, self.history, self.history_ids, list(ids), self._usage, self._usage_len)
+        before = _Applied(rec.id, self.wire, self.history_ids, list(ids), self._usage, self._usage_len)
         self._applied.append(before)
-        self.history, self.history_ids = history, ids
+        self.wire, self.history_ids = wire, ids
         self._usage = LastUsage(rec.new_token_count, COMPACTION_TOKEN_SOURCE)
-        self._usage_len = len(history)
+        self._usage_len = len(wire)
 
     def _index(self, message_id: str, compaction_id: str) -> int:
         try:
@@ -340,8 +332,8 @@ class Replay:
             raise ReplayError(f"undo of compaction {compaction_id!r}; the latest undoable one is {latest}")
         applied = self._applied.pop()
         after = set(applied.after_ids)
-        since = [(mid, c) for mid, c in zip(self.history_ids, self.history, strict=True) if mid not in after]
-        self.history = applied.before + [c for _, c in since]
+        since = [(mid, c) for mid, c in zip(self.history_ids, self.wire, strict=True) if mid not in after]
+        self.wire = applied.before + [c for _, c in since]
         self.history_ids = applied.before_ids + [mid for mid, _ in since]
         self._usage, self._usage_len = applied.usage, applied.usage_len
         self._entries[compaction_id].undone = True
@@ -351,7 +343,7 @@ class Replay:
             index = self.history_ids.index(to_id)
         except ValueError:
             raise ReplayError(f"rewind to {to_id!r}, which is not in the history") from None
-        del self.history[index:]
+        del self.wire[index:]
         del self.history_ids[index:]
         if self._usage_len > index:
             self._usage = None

@@ -1,0 +1,80 @@
+"""What editors see of a session: transcript entries, and the readable text and title of contents."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from sidecar.core.history import Content
+
+TITLE_MAX = 80
+SUMMARY_MAX = 200
+
+
+class TranscriptMessage(
+    msgspec.Struct, tag="message", tag_field="type", rename="camel", omit_defaults=True, gc=False
+):
+    id: str
+    time: str
+    role: Literal["user", "model"]
+    kind: str
+    text: str
+    turn_id: str | None = None
+
+
+class TranscriptCompaction(msgspec.Struct, tag="compaction", tag_field="type", rename="camel"):
+    id: str
+    time: str
+    trigger: str
+    status: str
+    original_token_count: int
+    new_token_count: int
+    undone: bool
+
+
+TranscriptEntry = TranscriptMessage | TranscriptCompaction
+
+
+def _clip(text: str, limit: int = SUMMARY_MAX) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _json_clip(value: Any) -> str:
+    if isinstance(value, dict):
+        for key in ("output", "content", "error"):
+            if isinstance(value.get(key), str):
+                return _clip(value[key])
+    if isinstance(value, str):
+        return _clip(value)
+    return _clip(msgspec.json.encode(value).decode())
+
+
+def display_text(content: Content) -> str:
+    """Readable text of a content: its text parts, then one line per tool call, tool result or attachment."""
+    parts = content.parts
+    if len(parts) == 1 and parts[0].text is not None and not parts[0].thought:
+        return parts[0].text  # the common case, without building lists
+    texts: list[str] = []
+    extras: list[str] = []
+    for p in parts:
+        if p.text is not None:
+            if not p.thought:
+                texts.append(p.text)
+        elif p.function_call is not None:
+            extras.append(f"→ {p.function_call.name}({_json_clip(p.function_call.args or {})})")
+        elif p.function_response is not None:
+            extras.append(f"← {p.function_response.name}: {_json_clip(p.function_response.response)}")
+        elif p.inline_data is not None:
+            extras.append(f"[attachment {p.inline_data.mime_type or 'data'}]")
+        elif p.file_data is not None:
+            extras.append(f"[file {p.file_data.file_uri}]")
+    text = "".join(texts)
+    if extras:
+        return "\n".join([text, *extras]) if text else "\n".join(extras)
+    return text
+
+
+def title_of(text: str) -> str | None:
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return _clip(first, TITLE_MAX) if first else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -45,6 +46,9 @@ class Backend:
                 if old is not None:
                     await old.aclose()
                 self._client = await asyncio.get_running_loop().run_in_executor(None, ModelClient, config)
+                # google-genai's import (pydantic models) leaves ~100k long-lived objects: out of the collector's
+                # way, so that a full collection during a turn does not rescan them all (as at start-up, cli.py).
+                gc.freeze()
             return self._client
 
     def _config(self) -> ClientConfig:

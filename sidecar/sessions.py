@@ -86,7 +86,7 @@ class SessionService:
 
 
 def _conversation_of(loaded: LoadedSession) -> Conversation:
-    conv = Conversation(loaded.session_id, loaded.history, loaded.history_ids)
+    conv = Conversation.from_wire(loaded.session_id, loaded.history_wire, loaded.history_ids)
     usage = loaded.last_usage
     if usage is not None:
         conv.set_prompt_tokens(usage.prompt_token_count, "api" if usage.source == "api" else "estimate")

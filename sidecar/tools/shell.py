@@ -7,6 +7,7 @@ import contextlib
 import os
 import shutil
 import signal
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,9 +61,14 @@ class _Capture:
         return self.head.decode("utf-8", "replace") + gap + self.tail.decode("utf-8", "replace")
 
 
+_GUARD = str(Path(__file__).with_name("shell_guard.py"))
+
+
 def _shell() -> list[str]:
+    """The guard (sidecar/tools/shell_guard.py: the group goes down with the sidecar), then the shell."""
     bash = shutil.which("bash")
-    return [bash, "-c"] if bash else ["/bin/sh", "-c"]
+    guard = [sys.executable, "-I", "-S", _GUARD, str(os.getpid())]
+    return [*guard, bash, "-c"] if bash else [*guard, "/bin/sh", "-c"]
 
 
 _SECRETS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")  # the sidecar's own keys: a command's output goes to the model

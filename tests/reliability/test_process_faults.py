@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -139,9 +140,14 @@ async def test_sigkill_during_a_tool_call_then_resume(spawn: Spawn, fake: Any, w
             await asyncio.wait_for(asyncio.shield(asked.wait()), 15)
         first.kill()
         assert await first.wait_exit() == -9
+        if where == "while-the-tool-runs":  # the command's guard (sidecar/tools/shell_guard.py) stops it
+            deadline = time.monotonic() + 10
+            while pids_with(marker) and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert pids_with(marker) == [], "the shell command outlived the sidecar"
     finally:
         turn.cancel()
-        for pid in pids_with(marker):  # SIGKILL gives the server no chance to stop the command it started
+        for pid in pids_with(marker):  # never leave a test's command behind, whatever happened
             os.kill(pid, signal.SIGKILL)
     fake.reset()
 

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from sidecar.tools import ToolRegistry, ToolResult, needs_confirmation
+from sidecar.tools import shell as shell_module
 from sidecar.tools.shell import KILL_GRACE_SECONDS, group_alive
+
+#: The command's process group, from inside it (the guard leads the group, not bash: $$ is not the group id).
+PGID = "$(cut -d' ' -f5 /proc/$$/stat)"
 
 
 def live_members(pgid: int) -> list[int]:
@@ -93,7 +101,7 @@ async def test_directory_stdin_and_empty_output(tmp_path: Path) -> None:
 async def test_timeout_stops_the_whole_group(tmp_path: Path) -> None:
     tools, _ = make(tmp_path)
     started = time.monotonic()
-    result = await shell(tools, "echo pgid=$$; sleep 100 & sleep 100", timeout_seconds=1)
+    result = await shell(tools, f"echo pgid={PGID}; sleep 100 & sleep 100", timeout_seconds=1)
     assert time.monotonic() - started < 1 + KILL_GRACE_SECONDS + 3
     assert not result.ok and result.summary.startswith("Timed out after 1 s")
     assert "Timed out after 1 s; the command and its process group were stopped." in result.response["error"]
@@ -102,7 +110,7 @@ async def test_timeout_stops_the_whole_group(tmp_path: Path) -> None:
 
 async def test_processes_ignoring_sigterm_are_killed(tmp_path: Path) -> None:
     tools, _ = make(tmp_path)
-    result = await shell(tools, "trap '' TERM; echo pgid=$$; sleep 100 & sleep 100", timeout_seconds=1)
+    result = await shell(tools, f"trap '' TERM; echo pgid={PGID}; sleep 100 & sleep 100", timeout_seconds=1)
     assert not result.ok
     assert_group_gone(pgid_of(result))
 
@@ -110,13 +118,13 @@ async def test_processes_ignoring_sigterm_are_killed(tmp_path: Path) -> None:
 async def test_cancellation_stops_the_whole_group(tmp_path: Path) -> None:
     tools, _ = make(tmp_path)
     marker = tmp_path / "pgid"
-    plan = tools.plan("run_shell_command", {"command": f"echo $$ > {marker}; sleep 100 & sleep 100"}, trusted=True)
+    plan = tools.plan("run_shell_command", {"command": f"echo {PGID} > {marker}; sleep 100 & sleep 100"}, trusted=True)
     task = asyncio.create_task(tools.run(plan, apply_edit=None))
     deadline = time.monotonic() + 10
     while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
     pgid = int(marker.read_text())
-    assert len(live_members(pgid)) == 3  # bash and both sleeps
+    assert len(live_members(pgid)) == 4  # the guard, bash and both sleeps
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -126,7 +134,7 @@ async def test_cancellation_stops_the_whole_group(tmp_path: Path) -> None:
 async def test_background_leftovers_are_stopped_when_the_command_ends(tmp_path: Path) -> None:
     tools, _ = make(tmp_path)
     started = time.monotonic()
-    result = await shell(tools, "echo pgid=$$; sleep 100 & echo started")
+    result = await shell(tools, f"echo pgid={PGID}; sleep 100 & echo started")
     assert time.monotonic() - started < 5  # does not wait for the background sleep
     assert result.ok and "Exit code: 0" in result.response["output"]
     assert "Processes it left running (e.g. started with &) were stopped" in result.response["output"]
@@ -217,3 +225,49 @@ async def test_the_sidecars_api_keys_are_not_passed_to_commands(
     result = await shell(tools, "env")
     assert "secret-" not in result.response["output"]
     assert "SIDECAR_TEST_VISIBLE=visible" in result.response["output"]
+
+
+# ---------------------------------------------------------------------------------------------- the guard
+
+GUARD = Path(shell_module.__file__).with_name("shell_guard.py")
+PARENT = """
+import os, subprocess, sys, time
+guard = subprocess.Popen(
+    [sys.executable, "-I", "-S", sys.argv[1], str(os.getpid()), "bash", "-c", "sleep 300 & sleep 300"],
+    start_new_session=True, stdin=subprocess.DEVNULL,
+)
+print(guard.pid, flush=True)
+time.sleep(300)
+"""
+
+
+def guarded(command: str) -> subprocess.CompletedProcess[bytes]:
+    argv = [sys.executable, "-I", "-S", str(GUARD), str(os.getpid()), "bash", "-c", command]
+    return subprocess.run(argv, capture_output=True, timeout=30, check=False)
+
+
+def test_the_guard_passes_on_exit_codes_output_and_signals() -> None:
+    done = guarded("echo out; echo err >&2; exit 3")
+    assert (done.returncode, done.stdout, done.stderr) == (3, b"out\n", b"err\n")
+    assert guarded("kill -TERM $$").returncode == -signal.SIGTERM
+    assert guarded("true").returncode == 0
+
+
+def test_a_command_goes_down_with_a_sidecar_killed_by_sigkill() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, str(GUARD)], stdout=subprocess.PIPE)
+    assert parent.stdout is not None
+    pgid = int(parent.stdout.readline())
+    deadline = time.monotonic() + 10
+    while len(live_members(pgid)) < 4 and time.monotonic() < deadline:  # the guard, bash and two sleeps
+        time.sleep(0.02)
+    assert len(live_members(pgid)) == 4
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        assert not group_alive(pgid), "the command outlived the sidecar"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)

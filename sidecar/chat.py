@@ -16,7 +16,8 @@ from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, 
 from sidecar.core.ide_context import OpenFile, context_turn_text
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
 from sidecar.core.tokens import estimate_tokens
-from sidecar.model_client import Chunk, ModelClient, ModelError
+from sidecar.gemini_stream import Chunk
+from sidecar.model_client import ModelClient, ModelError
 from sidecar.session_recorder import Recorder
 from sidecar.settings import Settings
 from sidecar.tool_runner import ToolRunner

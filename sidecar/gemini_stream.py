@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -62,12 +63,18 @@ _EVENT = msgspec.json.Decoder(_Event)
 _encode = msgspec.json.encode
 
 
-class StreamEvent(msgspec.Struct):
-    """The first candidate's parts and finish reason of one event, and its usage (normally on the last)."""
+@dataclass
+class Chunk:
+    """One streamed piece of a reply (an event's first candidate): its parts, and on the last chunk the finish
+    reason and usage."""
 
-    parts: list[Part]
-    finish_reason: str | None
-    usage: Usage | None
+    parts: list[Part] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: Usage | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(p.text for p in self.parts if p.text and not p.thought)
 
 
 def request_pieces(
@@ -118,7 +125,7 @@ class GeminiStream:
         contents: Sequence[bytes],
         system_instruction: str | None,
         tools: list[dict[str, Any]] | None,
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncIterator[Chunk]:
         """POST the request and yield its events. Raises ApiError for an error answer, httpx errors as they are."""
         # One joined body, written at once: measured faster than passing the cached pieces to the socket one by
         # one (each write waits for the socket to drain), the copy included (bench target 2, docs/performance.md).
@@ -136,7 +143,7 @@ class GeminiStream:
             await response.aclose()
 
 
-async def sse_events(chunks: AsyncIterator[bytes]) -> AsyncIterator[StreamEvent]:
+async def sse_events(chunks: AsyncIterator[bytes]) -> AsyncIterator[Chunk]:
     """Server-sent events: `data:` lines up to a blank line make one JSON event. Other lines (an error the server
     wrote as plain JSON instead of SSE) are gathered and read as one error object at the end."""
     pending = b""
@@ -157,7 +164,7 @@ async def sse_events(chunks: AsyncIterator[bytes]) -> AsyncIterator[StreamEvent]
         raise ApiError(0, _error_json(b"\n".join(other), "a response that is not a stream of events"))
 
 
-def _line(line: bytes, data: list[bytes], other: list[bytes]) -> StreamEvent | None:
+def _line(line: bytes, data: list[bytes], other: list[bytes]) -> Chunk | None:
     if not line:
         if not data:
             return None
@@ -171,7 +178,7 @@ def _line(line: bytes, data: list[bytes], other: list[bytes]) -> StreamEvent | N
     return None
 
 
-def _event(payload: bytes) -> StreamEvent:
+def _event(payload: bytes) -> Chunk:
     try:
         event = _EVENT.decode(payload)
     except msgspec.DecodeError as exc:
@@ -185,7 +192,7 @@ def _event(payload: bytes) -> StreamEvent:
         finish = first.finish_reason
         if first.content is not None:
             parts = first.content.parts
-    return StreamEvent(parts, finish, event.usage_metadata)
+    return Chunk(parts, finish, event.usage_metadata)
 
 
 class MalformedEvent(Exception):

@@ -7,13 +7,13 @@ import logging
 import random
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import msgspec
 
 from sidecar.core.history import Content, Part, dump_contents
-from sidecar.gemini_stream import ApiError, GeminiStream, MalformedEvent, Usage
+from sidecar.gemini_stream import ApiError, Chunk, GeminiStream, MalformedEvent, Usage
 
 log = logging.getLogger(__name__)
 
@@ -32,19 +32,6 @@ class ModelError(Exception):
         self.kind = kind
         self.message = message
         self.status = status
-
-
-@dataclass
-class Chunk:
-    """One streamed piece of a reply: its parts, and on the last chunk the finish reason and usage."""
-
-    parts: list[Part] = field(default_factory=list)
-    finish_reason: str | None = None
-    usage: Usage | None = None
-
-    @property
-    def text(self) -> str:
-        return "".join(p.text for p in self.parts if p.text and not p.thought)
 
 
 @dataclass
@@ -114,9 +101,9 @@ class ModelClient:
             iterator: Any = None
             try:
                 iterator = self._stream.stream(model, contents, system_instruction, tools)
-                async for event in iterator:
+                async for chunk in iterator:
                     started = True
-                    yield Chunk(parts=event.parts, finish_reason=event.finish_reason, usage=event.usage)
+                    yield chunk
                 return
             except (asyncio.CancelledError, GeneratorExit):
                 raise

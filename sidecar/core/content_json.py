@@ -1,7 +1,8 @@
-"""Contents kept as their JSON: checking that recorded JSON is a Content without building it, and decoding it."""
+"""Contents kept as their JSON: encoding, checking recorded JSON is a Content without building it, decoding."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
 import msgspec
@@ -74,6 +75,7 @@ MIRRORS: dict[type[msgspec.Struct], type[msgspec.Struct]] = {
 
 _CHECK = msgspec.json.Decoder(_Content | None)
 _CONTENT = msgspec.json.Decoder(Content)
+_ENCODE = msgspec.json.Encoder().encode
 
 
 def check_content(data: bytes) -> bool:
@@ -95,3 +97,13 @@ def decode_content(data: bytes | msgspec.Raw) -> Content:
 def decode_contents(wire: Iterable[bytes]) -> list[Content]:
     """Contents from their JSON (one decode each: O(n), for callers that need the structs)."""
     return [_CONTENT.decode(data) for data in wire]
+
+
+def encode_content(content: Content) -> bytes:
+    """A content's wire JSON. A lone surrogate (which UTF-8 cannot carry; every entry point already replaces them)
+    becomes U+FFFD rather than failing the turn."""
+    try:
+        return _ENCODE(content)
+    except UnicodeEncodeError:
+        text = json.dumps(msgspec.to_builtins(content), ensure_ascii=False, separators=(",", ":"))
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode()

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-import msgspec
-
 from sidecar.core.compaction import ContentMeasure, measure_content
+from sidecar.core.content_json import decode_content, decode_contents, encode_content
 from sidecar.core.history import Content, has_function_call
 
 UsageSource = Literal["api", "estimate"]
@@ -56,14 +54,14 @@ class Conversation:
     @property
     def history(self) -> list[Content]:
         """The whole history, decoded (O(history): for compaction and inspection, not for every turn)."""
-        return _CONTENTS.decode(b"[" + b",".join(self._wire) + b"]") if self._wire else []
+        return decode_contents(self._wire)
 
     def wire(self) -> list[bytes]:
         """Each content's JSON, as a request sends it. The live list: read it, never change it."""
         return self._wire
 
     def last(self) -> Content | None:
-        return _CONTENT.decode(self._wire[-1]) if self._wire else None
+        return decode_content(self._wire[-1]) if self._wire else None
 
     def estimated_tokens(self) -> int:
         """The reference's local estimate of the whole history (estimateTokenCountSync over all parts)."""
@@ -109,7 +107,7 @@ class Conversation:
 
     def replace_wire(self, wire: Sequence[bytes], ids: Sequence[str] | None = None) -> None:
         """Replace the whole history with recorded contents' JSON (resume), kept as recorded."""
-        self._set(list(wire), ids, [measure_content(_CONTENT.decode(item)) for item in wire])
+        self._set(list(wire), ids, [measure_content(decode_content(item)) for item in wire])
 
     def _set(self, wire: list[bytes], ids: Sequence[str] | None, measures: list[ContentMeasure]) -> None:
         ids = list(ids) if ids is not None else [""] * len(wire)
@@ -135,17 +133,3 @@ class Conversation:
         self.last_prompt_tokens = self._total_quarters // 4
         self.usage_source = "estimate"
 
-
-_CONTENT = msgspec.json.Decoder(Content)
-_CONTENTS = msgspec.json.Decoder(list[Content])
-_encode = msgspec.json.encode
-
-
-def encode_content(content: Content) -> bytes:
-    """A content's wire JSON. A lone surrogate (which UTF-8 cannot carry; every entry point already replaces them)
-    becomes U+FFFD rather than failing the turn."""
-    try:
-        return _encode(content)
-    except UnicodeEncodeError:
-        text = json.dumps(msgspec.to_builtins(content), ensure_ascii=False, separators=(",", ":"))
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode()

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from sidecar.core.content_json import check_content, decode_content, decode_contents
+from sidecar.core.content_json import check_content, decode_content, decode_contents, encode_content
 from sidecar.core.history import Content
 from sidecar.core.transcript import TranscriptCompaction as TranscriptCompaction
 from sidecar.core.transcript import TranscriptEntry as TranscriptEntry
@@ -138,7 +138,6 @@ def head_ids(compaction_id: str, with_env: bool) -> list[str]:
 
 # ---------------------------------------------------------------- contents kept as their JSON (see core.content_json)
 
-_ENCODE = msgspec.json.Encoder().encode
 _NO_CONTENT = msgspec.Raw()
 
 
@@ -274,7 +273,7 @@ class Replay:
             else:
                 data = None
         else:
-            data = None if rec.content is None else _ENCODE(rec.content)
+            data = None if rec.content is None else encode_content(rec.content)
         self.message_count += 1
         if data is not None and rec.kind not in DISPLAY_KINDS:
             self.wire.append(data)
@@ -300,7 +299,7 @@ class Replay:
                 raise ReplayError(f"compaction {rec.id!r} is COMPRESSED but lacks its summary or ack")
             start = len(self.wire) if rec.kept_from is None else self._index(rec.kept_from, rec.id)
             head = [rec.summary, rec.ack] if rec.env is None else [rec.env, rec.summary, rec.ack]
-            wire = [_ENCODE(c) for c in head] + self.wire[start:]
+            wire = [encode_content(c) for c in head] + self.wire[start:]
             ids = head_ids(rec.id, rec.env is not None) + self.history_ids[start:]
         else:
             wire, ids = list(self.wire), list(self.history_ids)
@@ -309,7 +308,7 @@ class Replay:
             for mid, replacement in rec.replacements.items():
                 if mid not in where:
                     raise ReplayError(f"compaction {rec.id!r} replaces {mid!r}, which is not in the history")
-                wire[where[mid]] = _ENCODE(replacement)
+                wire[where[mid]] = encode_content(replacement)
         if rec.status == COMPRESSED:
             self.compaction_count += 1
         before = _Applied(rec.id, self.wire, self.history_ids, list(ids), self._usage, self._usage_len)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import msgspec
 
 from sidecar.core.compaction import measure_content
-from sidecar.core.conversation import Conversation, encode_content
+from sidecar.core.content_json import encode_content
+from sidecar.core.conversation import Conversation
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
 from sidecar.core.tokens import estimate_history_tokens
 

@@ -183,7 +183,10 @@ class SessionStore:
         for directory in (self.home / "sessions", self.directory):
             directory.mkdir(mode=0o700, exist_ok=True)
             if directory.stat().st_mode & 0o777 != 0o700:
-                os.chmod(directory, 0o700)
+                try:
+                    os.chmod(directory, 0o700)
+                except PermissionError:  # not ours (a shared home): the project folder below is ours, and 0700
+                    log.warning("cannot make %s private (not its owner); session files stay 0600", directory)
 
 
 class _Changed(Exception):

@@ -8,11 +8,14 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+import msgspec
 import pytest
 
+import sidecar
 from sidecar.core.history import text_content
 from sidecar.recording import SessionStore, SessionWriter
 
@@ -159,28 +162,51 @@ def test_home_that_cannot_be_a_directory(tmp_path: Path) -> None:
     assert writer.disabled and writer.problem is not None and "Session recording is off" in writer.problem
 
 
-@pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs setpriv to drop root")
-def test_really_unwritable_directory_as_an_unprivileged_user(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    (home / "sessions").mkdir(parents=True)
-    os.chmod(home / "sessions", 0o555)
-    os.chmod(tmp_path, 0o755)
+def test_really_unwritable_directory_as_an_unprivileged_user() -> None:
+    """As root, permissions never refuse anything: the check runs as `nobody`. pytest's tmp_path and the repo (CI
+    clones into `mktemp -d`, mode 0700) may be out of `nobody`'s reach, so the test works in a world-readable
+    folder of its own, with copies of what the check imports (sidecar, msgspec), run by the base interpreter.
+    A writable sessions folder next to it is the control: there `nobody` records without a problem."""
+    root = Path(tempfile.mkdtemp(prefix="sidecar-unwritable-"))
+    try:
+        os.chmod(root, 0o755)
+        lib = root / "lib"
+        for package in (sidecar, msgspec):
+            assert package.__file__ is not None
+            source = Path(package.__file__).parent
+            shutil.copytree(source, lib / source.name, ignore=shutil.ignore_patterns("__pycache__"))
+        outputs = {}
+        for name, mode in (("locked", 0o555), ("open", 0o777)):
+            sessions = root / name / "sessions"
+            sessions.mkdir(parents=True)
+            os.chmod(root / name, 0o755)
+            os.chmod(sessions, mode)
+            outputs[name] = _record_as_nobody(lib, root / name)
+        assert "the session directory is not writable (Permission denied" in outputs["locked"]
+        assert outputs["open"] == "None\n"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _record_as_nobody(lib: Path, home: Path) -> str:
     script = (
         "from pathlib import Path; from sidecar.recording import SessionStore; "
         f"w = SessionStore('/p', home=Path({str(home)!r})).create('s1', model='m'); print(w.problem)"
     )
-    user = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+    user: list[str] = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        assert setpriv is not None, "running as root, this check needs setpriv (util-linux) to drop to nobody"
+        user = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
     result = subprocess.run(
-        [*user, sys.executable, "-c", script],
+        [*user, os.path.realpath(sys.executable), "-s", "-c", script],
         capture_output=True,
         text=True,
-        cwd=Path(__file__).resolve().parents[2],
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        cwd=lib,
+        env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(lib), "PYTHONDONTWRITEBYTECODE": "1"},
     )
-    if result.returncode != 0 and "Permission denied" in result.stderr and "sidecar" not in result.stderr:
-        pytest.skip(f"the unprivileged user cannot run the venv: {result.stderr[-200:]}")
     assert result.returncode == 0, result.stderr
-    assert "the session directory is not writable (Permission denied" in result.stdout
+    return result.stdout
 
 
 def test_short_writes_are_completed(tmp_path: Path) -> None:

@@ -259,7 +259,10 @@ async def test_a_bad_workspace_settings_file_is_reported_and_left_alone(
 
 async def test_wrong_types_from_the_editor_fall_back_field_by_field(spawn: Spawn) -> None:
     side = await spawn()
-    await side.watching()  # start-up is over: its own tokenUsage push cannot be mistaken for the answer below
+    await side.watching()  # start-up is over ...
+    # ... and its one tokenUsage push has been read: stdout and the stderr log are separate pipes, so the log line
+    # can be seen before that push arrives, which would then be taken for the answer below.
+    await side.wait_note("sidecar/tokenUsage")
     mark = len(side.notes("sidecar/tokenUsage"))
     side.notify(
         "workspace/didChangeConfiguration", {"settings": {"sidecar": {**WRONG_TYPES, "compressionThreshold": 0.7}}}

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from sidecar import errors
+from sidecar.background_compaction import BackgroundCompaction
 from sidecar.compaction_service import Compactor, Outcome, Status, Trigger
 from sidecar.core.conversation import Conversation
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
@@ -81,6 +82,8 @@ class ChatService:
         #: Serialises turns and compactions on the history (asyncio.Lock wakes waiters in FIFO order).
         self.lock = asyncio.Lock()
         self.compressing = False
+        #: Summaries prepared before they are needed, so that no turn waits for one (docs/compaction.md).
+        self.background = BackgroundCompaction(settings, compactor, self.push_usage)
 
     # -- usage ----------------------------------------------------------------------------------------
     def usage(self) -> TokenUsage:
@@ -95,6 +98,7 @@ class ChatService:
             percent_used=round(100.0 * conv.last_prompt_tokens / limit, 1),
             compression_threshold=settings.compression_threshold,
             source=conv.usage_source,
+            summary_preparation=self.background.state(conv),
         )
 
     def push_usage(self) -> None:
@@ -143,7 +147,7 @@ class ChatService:
         progress = await self._notify.progress("Compressing conversation")
         outcome: Outcome | None = None
         try:
-            outcome = await self.compactor.compress(
+            outcome = await self.background.compact(
                 self.conversation, force=force, trigger=trigger, instructions=instructions, progress=progress
             )
         except ModelError as exc:
@@ -198,6 +202,7 @@ class ChatService:
             finally:
                 self.push_usage()  # the status bar first; the fsync can take milliseconds
                 self.recorder.sync()
+                self.background.maybe_start(self.conversation)
         return SendMessageResult(turn_id=turn_id, text=reply[0], finish_reason=reply[1], usage=self.usage())
 
     async def _run_turn(

@@ -84,6 +84,14 @@ class Outcome:
         return status_message(self.status.value, self.original, self.new)
 
 
+@dataclass(frozen=True)
+class Summary:
+    """A verified <state_snapshot> of a history's first `split` items."""
+
+    split: int
+    snapshot: str
+
+
 class Progress(Protocol):
     def report(self, message: str) -> None: ...
 
@@ -143,16 +151,11 @@ class Compactor:
         limit = settings.effective_token_limit()
         if not force and original < settings.compression_threshold * limit:
             return Outcome(Status.NOOP, original, original, trigger)
-        if not force and (1 - PRESERVE_FRACTION) * conv.estimated_tokens() < MIN_AUTO_SAVINGS * original:
-            # The history is too small a part of the prompt (system prompt and tool declarations fill it):
-            # even summarising all of it to nothing could not save enough, so the model is not asked.
+        if not force and _too_small_to_help(conv):
             return Outcome(Status.NOOP, original, original, trigger)
 
         history = conv.history  # decoded once per compaction
-        truncated = truncate_history_to_budget(
-            history, tool_output_threshold=tool_output_threshold(limit, original), save=self._save
-        )
-        replacements = {i: new for i, (old, new) in enumerate(zip(history, truncated, strict=True)) if old != new}
+        truncated, replacements = self._truncate(history, limit, original)
 
         if conv.has_failed_compression_attempt and not force:
             # Truncation only. Unlike the reference, compare estimate with estimate, and only when something
@@ -166,19 +169,89 @@ class Compactor:
                 )
             return Outcome(Status.NOOP, original, original, trigger)
 
-        cached = conv.json_sizes()
-        sizes = [measure_content(c).json_length if i in replacements else cached[i] for i, c in enumerate(truncated)]
-        split = find_split_point(truncated, 1 - PRESERVE_FRACTION, sizes)
+        split = _split(conv, truncated, replacements)
         if split == 0:
             return Outcome(Status.NOOP, original, original, trigger)
         await self._pre_compress(trigger)
-
-        to_compress = history[:split]
-        summarizer_input = to_compress if estimate_history_tokens(to_compress) < limit else truncated[:split]
-        snapshot = await self._summarize(summarizer_input, to_compress, instructions, progress)
+        snapshot = await self._summarize_prefix(history, truncated, split, limit, instructions, progress)
         if snapshot is None:
             return Outcome(Status.COMPRESSION_FAILED_EMPTY_SUMMARY, original, original, trigger)
+        return await self._finish(
+            conv, history, truncated, replacements, Summary(split, snapshot), force=force, trigger=trigger,
+            progress=progress,
+        )
 
+    async def prepare(self, frozen: Conversation, *, on_start: Callable[[], None] | None = None) -> Summary | Status:
+        """Summarize the oldest ~70% of a frozen copy of the history, for `apply` later (background compaction).
+
+        The same checks, hooks (trigger `auto`) and two passes as an automatic compaction, minus the threshold:
+        NOOP when there is nothing worth compressing, EMPTY_SUMMARY when no valid snapshot came back. Raises
+        ModelError like `compress`. Nothing is recorded and `frozen` is only read."""
+        if not len(frozen) or _too_small_to_help(frozen):
+            return Status.NOOP
+        limit = self._settings().effective_token_limit()
+        history = frozen.history
+        truncated, replacements = self._truncate(history, limit, frozen.last_prompt_tokens)
+        split = _split(frozen, truncated, replacements)
+        if split == 0:
+            return Status.NOOP
+        if on_start is not None:
+            on_start()
+        await self._pre_compress("auto")
+        snapshot = await self._summarize_prefix(history, truncated, split, limit, None, None)
+        return Status.COMPRESSION_FAILED_EMPTY_SUMMARY if snapshot is None else Summary(split, snapshot)
+
+    async def apply(
+        self, conv: Conversation, summary: Summary, *, force: bool, trigger: Trigger, progress: Progress | None = None
+    ) -> Outcome:
+        """A summary prepared for `conv`'s first `summary.split` items, applied to the history as it is now:
+        everything after that prefix is kept verbatim; the usual recount and status rules decide."""
+        limit = self._settings().effective_token_limit()
+        history = conv.history
+        truncated, replacements = self._truncate(history, limit, conv.last_prompt_tokens)
+        return await self._finish(
+            conv, history, truncated, replacements, summary, force=force, trigger=trigger, progress=progress
+        )
+
+    def _truncate(
+        self, history: list[Content], limit: int, prompt_tokens: int
+    ) -> tuple[list[Content], dict[int, Content]]:
+        """The function-response budget: the truncated history and which items changed (index -> new item)."""
+        truncated = truncate_history_to_budget(
+            history, tool_output_threshold=tool_output_threshold(limit, prompt_tokens), save=self._save
+        )
+        replacements = {i: new for i, (old, new) in enumerate(zip(history, truncated, strict=True)) if old != new}
+        return truncated, replacements
+
+    async def _summarize_prefix(
+        self,
+        history: list[Content],
+        truncated: list[Content],
+        split: int,
+        limit: int,
+        instructions: str | None,
+        progress: Progress | None,
+    ) -> str | None:
+        """High fidelity: the untruncated older part goes to the summarizer when it fits the model's limit."""
+        to_compress = history[:split]
+        summarizer_input = to_compress if estimate_history_tokens(to_compress) < limit else truncated[:split]
+        return await self._summarize(summarizer_input, to_compress, instructions, progress)
+
+    async def _finish(
+        self,
+        conv: Conversation,
+        history: list[Content],
+        truncated: list[Content],
+        replacements: dict[int, Content],
+        summary: Summary,
+        *,
+        force: bool,
+        trigger: Trigger,
+        progress: Progress | None,
+    ) -> Outcome:
+        """New history from the snapshot and the kept tail; recount like with like; accept or refuse."""
+        original = conv.last_prompt_tokens
+        split, snapshot = summary.split, summary.snapshot
         kept = truncated[split:]
         new_history = [
             environment_turn(self._workspace()),
@@ -267,3 +340,16 @@ class Compactor:
             log.warning("countTokens failed during compaction: %s", exc.message)
             return None
         return before, after, "api"
+
+
+def _too_small_to_help(conv: Conversation) -> bool:
+    """The history is too small a part of the prompt (system prompt and tool declarations fill it): even
+    summarising all of it to nothing could not save enough, so the model is not asked."""
+    return (1 - PRESERVE_FRACTION) * conv.estimated_tokens() < MIN_AUTO_SAVINGS * conv.last_prompt_tokens
+
+
+def _split(conv: Conversation, truncated: list[Content], replacements: dict[int, Content]) -> int:
+    """The split point over the truncated history (cached JSON sizes for the items truncation left alone)."""
+    cached = conv.json_sizes()
+    sizes = [measure_content(c).json_length if i in replacements else cached[i] for i, c in enumerate(truncated)]
+    return find_split_point(truncated, 1 - PRESERVE_FRACTION, sizes)

@@ -152,6 +152,7 @@ class SidecarServer(LanguageServer):
         settings, from_file = decode_settings(section, base=settings)
         self.settings = settings
         register_secret(settings.api_key)
+        self.chat.background.check(self.chat.conversation)  # e.g. another model: a prepared summary is stale
         messages = [p.message() for p in [*problems, *more, *from_file]] + file_problems
         for message in messages:
             if message not in self._last_problems:  # each problem is shown once until it goes away
@@ -289,6 +290,7 @@ def build_server() -> SidecarServer:
 
     @server.feature(lsp.SHUTDOWN)
     async def on_shutdown(_params: Any) -> None:
+        await chat.background.aclose()  # before the client closes: no orphan request to Gemini
         chat.recorder.close()
         if server.watcher is not None:
             await asyncio.get_running_loop().run_in_executor(None, server.watcher.stop)

@@ -81,6 +81,7 @@ class SessionService:
         }
 
     def _switch(self, conversation: Conversation) -> None:
+        self.chat.background.discard()  # a summary prepared for the old history must never be applied to this one
         self.chat.conversation = conversation  # a new Conversation starts with force_full_ide_context set
         self.chat.ide.last_sent = None
 

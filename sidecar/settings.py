@@ -33,6 +33,9 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
     base_url: str | None = None
     token_limit: int | None = None
     compression_threshold: float = 0.5
+    #: Background compaction starts preparing a summary at this fraction of the compaction threshold.
+    compression_prepare_ratio: float = 0.8
+    background_compaction: bool = True
     compression_model: str | None = None
     approved_plan_path: str | None = None
     request_timeout_ms: int = 120_000
@@ -64,6 +67,7 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
 _RANGES: dict[str, tuple[Any, str]] = {
     "token_limit": (lambda v: v is None or v > 0, "a positive integer"),
     "compression_threshold": (lambda v: 0 < v <= 1, "a number greater than 0 and at most 1"),
+    "compression_prepare_ratio": (lambda v: 0 < v <= 1, "a number greater than 0 and at most 1"),
     "request_timeout_ms": (lambda v: 1 <= v <= 3_600_000, "between 1 and 3600000 milliseconds"),
     "retry_attempts": (lambda v: 0 <= v <= 10, "an integer from 0 to 10"),
     "retry_initial_delay_ms": (lambda v: 0 <= v <= 60_000, "between 0 and 60000 milliseconds"),

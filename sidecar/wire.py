@@ -7,6 +7,8 @@ from typing import Any, Literal
 import msgspec
 
 UsageSource = Literal["api", "estimate"]
+#: Background compaction's state: nothing prepared, a summary being prepared, a summary ready to apply.
+SummaryPreparation = Literal["none", "preparing", "ready"]
 
 
 class _Wire(msgspec.Struct, rename="camel", omit_defaults=True, forbid_unknown_fields=False):
@@ -47,6 +49,7 @@ class TokenUsage(_Wire, kw_only=True, omit_defaults=False):
     percent_used: float
     compression_threshold: float
     source: UsageSource
+    summary_preparation: SummaryPreparation = "none"
 
 
 class SendMessageResult(_Wire, kw_only=True, omit_defaults=False):

@@ -75,6 +75,24 @@ class Conversation:
         last = self.last()
         return last is not None and last.role == "model" and has_function_call(last)
 
+    def frozen_copy(self) -> Conversation:
+        """The history as it is now, for work that runs while the live one grows (a background summary).
+        The contents' bytes are shared (they never change); the lists are copied, so later changes don't show."""
+        copy = Conversation(self.session_id)
+        copy._wire, copy.ids = list(self._wire), list(self.ids)
+        copy._quarters, copy._sizes = list(self._quarters), list(self._sizes)
+        copy._total_quarters = self._total_quarters
+        copy.last_prompt_tokens, copy.usage_source = self.last_prompt_tokens, self.usage_source
+        copy.force_full_ide_context = self.force_full_ide_context
+        copy.has_failed_compression_attempt = self.has_failed_compression_attempt
+        return copy
+
+    def starts_with(self, prefix: Sequence[bytes]) -> bool:
+        """Whether the history's first items are exactly `prefix` (the same contents, in order)."""
+        if len(prefix) > len(self._wire):
+            return False
+        return all(a is b or a == b for a, b in zip(self._wire, prefix, strict=False))
+
     # -- changing ------------------------------------------------------------------------------------
     def json_sizes(self) -> list[int]:
         """Each content's JSON length (the split point's measure), computed once when it was added."""

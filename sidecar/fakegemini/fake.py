@@ -62,6 +62,7 @@ class Plan:
     cut_after: int | None = None  # stream: drop the connection after this many events
     wait: float = 0.0
     chunk_delay: float = 0.0
+    hold: bool = False  # wait for FakeGemini.release() first
 
 
 def _error(code: int, message: str | None = None, **kw: Any) -> Plan:
@@ -94,6 +95,8 @@ class FakeGemini:
         self._script = faults.Script()
         self._log: list[RequestRecord] = []
         self._replies = 0
+        self._releases = 0  # release() calls not yet used by a held request
+        self._hold_generation = 0  # bumped by reset() and stop(): every held request goes on
         self.stopping = threading.Event()
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -122,6 +125,9 @@ class FakeGemini:
         if server is None:
             return
         self.stopping.set()
+        with self._lock:
+            self._hold_generation += 1
+            self._lock.notify_all()
         server.shutdown()
         server.drop_connections()
         server.server_close()
@@ -183,7 +189,24 @@ class FakeGemini:
             self._script.clear()
             self._log.clear()
             self._replies = 0
+            self._releases = 0
+            self._hold_generation += 1
+            self._lock.notify_all()
             self.token_multiplier, self.token_limit = self._defaults
+
+    def release(self, count: int = 1) -> None:
+        """Let `count` requests held by a "hold" step (now or later) go on."""
+        with self._lock:
+            self._releases += count
+            self._lock.notify_all()
+
+    def await_release(self) -> None:
+        """Block a held request until release(), reset() or stop() (called on the request's thread)."""
+        with self._lock:
+            generation = self._hold_generation
+            self._lock.wait_for(lambda: self._releases > 0 or self._hold_generation != generation)
+            if self._releases > 0 and self._hold_generation == generation:
+                self._releases -= 1
 
     def set_token_multiplier(self, multiplier: float) -> None:
         """Multiply promptTokenCount and countTokens results (make small chats look large)."""
@@ -286,7 +309,7 @@ class FakeGemini:
         if isinstance(step, faults.Usage) and step.prompt_token_count is not None:
             prompt = step.prompt_token_count
         if rec.kind == "count":
-            return Plan("json", body={"totalTokens": prompt}, wait=_wait(step))
+            return Plan("json", body={"totalTokens": prompt}, wait=_wait(step), hold=isinstance(step, faults.Hold))
 
         calls: list[faults.Call] = []
         text: str | None = None
@@ -317,7 +340,8 @@ class FakeGemini:
 
         no_cands = isinstance(step, faults.Empty) and step.variant == "no_candidates"
         if rec.kind == "generate":
-            return Plan("json", body=resp(None if no_cands else parts, True), wait=_wait(step))
+            body = resp(None if no_cands else parts, True)
+            return Plan("json", body=body, wait=_wait(step), hold=isinstance(step, faults.Hold))
         chunks = replies.split_chunks(text) if text else []
         if no_cands:
             events = [resp(None, True)]
@@ -329,7 +353,7 @@ class FakeGemini:
             events.append(resp(replies.text_parts(chunks[-1]), True))
         else:
             events = [resp(parts, True)]
-        plan = Plan("stream", events=events, wait=_wait(step))
+        plan = Plan("stream", events=events, wait=_wait(step), hold=isinstance(step, faults.Hold))
         if isinstance(step, faults.Delay):
             plan.chunk_delay = step.chunk_delay
         if isinstance(step, faults.Cut):

@@ -90,6 +90,10 @@ class Delay(_Step, tag="delay"):
     chunk_delay: float = 0.0
 
 
+class Hold(_Step, tag="hold"):
+    """Wait until the test calls FakeGemini.release() (or the fake stops, or is reset), then reply normally."""
+
+
 class Cut(_Step, tag="cut"):
     """Stream: send the first chunk, then drop the connection. Non-stream: drop it without a response."""
 
@@ -157,7 +161,7 @@ class Usage(_Step, tag="usage"):
     candidates_token_count: int | None = None
 
 
-Step = Status | Delay | Cut | MidstreamError | Empty | Text | MalformedSnapshot | FunctionCall | Usage
+Step = Status | Delay | Hold | Cut | MidstreamError | Empty | Text | MalformedSnapshot | FunctionCall | Usage
 
 #: Step kinds that only make sense for requests producing content (never applied to countTokens).
 _CONTENT_ONLY = (MidstreamError, Empty, Text, MalformedSnapshot, FunctionCall)

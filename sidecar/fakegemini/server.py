@@ -118,7 +118,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _execute(self, plan: Plan) -> None:
         stopping = self.server.fake.stopping
-        if plan.wait > 0 and stopping.wait(plan.wait):
+        if plan.hold:
+            self.server.fake.await_release()
+        if (plan.hold or plan.wait > 0) and stopping.wait(plan.wait):
             self.close_connection = True
             return
         if plan.action == "close":

@@ -114,6 +114,7 @@ async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
     chat = ChatService(lambda: holder["rig"].settings, get_client, rec, compactor, recorder)
     holder["rig"] = Rig(chat, rec, fake, tmp_path, settings)
     yield holder["rig"]
+    await chat.background.aclose()
     await client.aclose()
 
 

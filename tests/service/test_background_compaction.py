@@ -1,0 +1,285 @@
+"""Background compaction (issue 19): a summary prepared while the user chats, applied when the threshold is crossed.
+
+The fake Gemini holds a summary call until the test releases it, so "still preparing" and "ready" are states the
+tests wait for (usage pushes, progress reports), never durations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from sidecar.core.ide_context import FULL_HEADER, Cursor, OpenFile
+from sidecar.core.tokens import estimate_history_tokens
+from sidecar.core.transcript import TranscriptCompaction, TranscriptMessage
+from sidecar.sessions import SessionService
+from tests.service.conftest import Rig, conversation, snapshot_text
+
+WAITING = "report:Waiting for the summary being prepared in the background"
+
+
+async def until(predicate: Callable[[], bool], what: str, timeout: float = 15) -> None:
+    """Wait for a state (not for time): poll `predicate` until it holds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.005)
+
+
+def pushed(rig: Rig, state: str, start: int = 0) -> Callable[[], bool]:
+    return lambda: any(u.summary_preparation == state for u in rig.rec.usages[start:])
+
+
+def aim(rig: Rig, fraction: float) -> None:
+    """Make the fake count the current history at `fraction` of the threshold (its counts are scaled)."""
+    estimate = max(1, estimate_history_tokens(rig.chat.conversation.history))
+    threshold = rig.settings.compression_threshold * rig.settings.effective_token_limit()
+    rig.fake.set_token_multiplier(fraction * threshold / estimate)
+
+
+def near_threshold(rig: Rig, n: int = 20) -> None:
+    """A history that the next turn's API count puts past the preparation point, under the threshold."""
+    rig.load(conversation(n), prompt_tokens=0, source="estimate")
+    aim(rig, 0.88)
+
+
+async def start_preparation(rig: Rig, hold: bool = True) -> int:
+    """A turn whose count crosses the preparation point; returns once the summarizer is being asked."""
+    if hold:
+        rig.fake.script([{"kind": "hold", "match": "summary"}])
+    mark = len(rig.rec.usages)
+    await rig.chat.send_message("this turn crosses the preparation point")
+    await until(pushed(rig, "preparing", mark), "a 'preparing summary' usage push")
+    return mark
+
+
+def user_texts(rig: Rig) -> list[str]:
+    return [p.text or "" for c in rig.chat.conversation.history if c.role == "user" for p in c.parts]
+
+
+def transcript_texts(rig: Rig) -> list[str]:
+    entries = rig.chat.recorder.transcript(rig.chat.conversation.session_id)
+    return [e.text for e in entries if isinstance(e, TranscriptMessage) and e.role == "user"]
+
+
+async def test_prepared_summary_is_applied_and_keeps_every_message_sent_during_preparation(rig: Rig) -> None:
+    near_threshold(rig)
+    prefix = len(rig.chat.conversation) + 2  # the turn that starts it adds its message and the reply
+    await start_preparation(rig)
+    assert rig.rec.hooks == ["auto"]  # PreCompress fires when the preparation starts
+    during = [f"sent while the summary is prepared #{i}" for i in range(3)]
+    for text in during:
+        await rig.chat.send_message(text)  # nobody waits for the held summary call
+    assert rig.chat.usage().summary_preparation == "preparing"
+    mark = len(rig.rec.usages)
+    rig.fake.release()
+    await until(pushed(rig, "ready", mark), "a 'summary ready' usage push")
+    aim(rig, 1.05)
+    await rig.chat.send_message("this turn crosses the threshold")
+    assert rig.rec.notices == []
+    rig.chat.set_ide_context([OpenFile(path="/ws/a.py", timestamp=1, is_active=True, cursor=Cursor(3, 1))], True)
+    await rig.chat.send_message("the next step")  # applies the prepared summary at once
+
+    assert [(n.status, n.trigger) for n in rig.rec.notices] == [("COMPRESSED", "auto")]
+    summaries = rig.summary_requests()
+    assert len(summaries) == 2  # the preparation's two passes, nothing in the compacting turn
+    asked = json.dumps([r.body["contents"] for r in summaries])
+    assert not any(text in asked for text in during)  # the prefix was fixed when the preparation started
+    assert all(len(r.body["contents"]) <= prefix for r in summaries)
+    history = user_texts(rig)
+    assert history[1].startswith("<state_snapshot>")
+    for text in [*during, "this turn crosses the threshold", "the next step"]:
+        assert text in history  # verbatim, after the snapshot
+    assert rig.rec.hooks == ["auto"]  # once per compaction, not again when applied
+    chats = [r for r in rig.fake.requests() if r.kind == "stream"]
+    context = [c["parts"][0].get("text", "") for c in chats[-1].body["contents"]]
+    assert any(t.startswith(FULL_HEADER) for t in context)  # the full IDE context after the replacement
+    for text in ["this turn crosses the preparation point", *during, "the next step"]:
+        assert text in transcript_texts(rig)
+    entries = rig.chat.recorder.transcript(rig.chat.conversation.session_id)
+    assert [(e.trigger, e.status) for e in entries if isinstance(e, TranscriptCompaction)] == [("auto", "COMPRESSED")]
+    assert rig.chat.usage().summary_preparation == "none"
+
+
+async def test_a_turn_before_the_preparation_finishes_waits_for_it_and_starts_no_second(rig: Rig) -> None:
+    near_threshold(rig)
+    await start_preparation(rig)
+    aim(rig, 1.05)
+    await rig.chat.send_message("crosses the threshold while the summary is held")
+    compacting = asyncio.create_task(rig.chat.send_message("the turn that needs the summary"))
+    await until(lambda: WAITING in rig.rec.progress_log, "the turn to wait for the preparation")
+    assert rig.rec.progress_log[-2:] == ["begin:Compressing conversation", WAITING]
+    rig.fake.release()
+    reply = await compacting
+    assert reply.text
+    assert [n.status for n in rig.rec.notices] == ["COMPRESSED"]
+    assert len(rig.summary_requests()) == 2
+    assert "the turn that needs the summary" in user_texts(rig)
+    assert "the turn that needs the summary" in transcript_texts(rig)
+
+
+async def test_cancelling_the_waiting_turn_never_cancels_the_preparation(rig: Rig) -> None:
+    near_threshold(rig)
+    await start_preparation(rig)
+    aim(rig, 1.05)
+    await rig.chat.send_message("crosses the threshold")
+    waiting = asyncio.create_task(rig.chat.send_message("to be cancelled"))
+    await until(lambda: WAITING in rig.rec.progress_log, "the turn to wait for the preparation")
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert rig.chat.background.in_flight
+    mark = len(rig.rec.usages)
+    rig.fake.release()
+    await until(pushed(rig, "ready", mark), "a 'summary ready' usage push")
+    await rig.chat.send_message("after the cancel")
+    assert [n.status for n in rig.rec.notices] == ["COMPRESSED"]
+    assert len(rig.summary_requests()) == 2
+
+
+async def _undo_setup(rig: Rig) -> None:
+    """A compaction to undo, then a history back at the preparation point."""
+    rig.load(conversation(20), prompt_tokens=60_000, source="estimate")
+    assert (await rig.chat.compress(None)).status == "COMPRESSED"
+    # A smaller window, so that the (smaller) history is again most of a prompt at the preparation point.
+    rig.set(token_limit=4 * estimate_history_tokens(rig.chat.conversation.history))
+    aim(rig, 0.88)
+
+
+async def _new(rig: Rig) -> None:
+    await SessionService(rig.chat).new()
+
+
+async def _resume(rig: Rig) -> None:
+    await SessionService(rig.chat).resume(rig.chat.conversation.session_id)
+
+
+async def _undo(rig: Rig) -> None:
+    assert (await SessionService(rig.chat).undo_compaction())["restored"]
+
+
+async def _model(rig: Rig) -> None:
+    rig.set(model="gemini-2.5-pro")
+    rig.chat.background.check(rig.chat.conversation)  # what the server does after every settings change
+
+
+@pytest.mark.parametrize("action", [_new, _resume, _undo, _model], ids=["new-session", "resume", "undo", "model"])
+async def test_a_preparation_is_discarded_when_its_prefix_or_model_changes(rig: Rig, action: Any) -> None:
+    if action is _undo:
+        await _undo_setup(rig)
+    else:
+        near_threshold(rig)
+    await start_preparation(rig)
+    before = len(rig.summary_requests())
+    await action(rig)
+    assert not rig.chat.background.in_flight  # cancelled, not left running
+    assert rig.chat.usage().summary_preparation == "none"
+    rig.fake.release()  # the held call goes on at the fake; nobody is listening
+    if action is _model:
+        aim(rig, 1.05)
+        await rig.chat.send_message("crosses the threshold")
+        await rig.chat.send_message("compacts afresh")
+        assert [n.status for n in rig.rec.notices][-1] == "COMPRESSED"
+        assert len(rig.summary_requests()) == before + 2  # a new summary, for the new model
+        assert {r.model for r in rig.summary_requests()[before:]} == {"gemini-2.5-pro"}
+
+
+async def test_a_failed_preparation_is_only_logged_and_the_turn_compacts_itself_with_the_latch(rig: Rig) -> None:
+    near_threshold(rig)
+    rig.fake.script([{"kind": "status", "status": 500, "match": "summary"}])
+    await rig.chat.send_message("crosses the preparation point")
+    await until(lambda: not rig.chat.background.in_flight and len(rig.summary_requests()) == 1, "the failure")
+    assert (rig.rec.warnings, rig.rec.errors) == ([], [])  # logged, not shown
+    assert rig.chat.usage().summary_preparation == "none"
+    aim(rig, 1.05)
+    await rig.chat.send_message("crosses the threshold")
+    assert len(rig.summary_requests()) == 1  # no second preparation after a failure
+    # The turn's own (synchronous) attempt inflates: latched, as today.
+    rig.fake.script([{"kind": "text", "text": snapshot_text("g", "x " * 60_000), "match": "summary", "times": 2}])
+    await rig.chat.send_message("compacts in the turn")
+    assert [n.status for n in rig.rec.notices] == ["COMPRESSION_FAILED_INFLATED_TOKEN_COUNT"]
+    assert rig.chat.conversation.has_failed_compression_attempt
+    assert len(rig.summary_requests()) == 3
+    await rig.chat.send_message("latched: no preparation either")
+    assert not rig.chat.background.in_flight and len(rig.summary_requests()) == 3
+    for text in ["crosses the threshold", "compacts in the turn", "latched: no preparation either"]:
+        assert text in transcript_texts(rig)
+
+
+async def test_a_prepared_summary_that_saves_too_little_falls_back_to_the_normal_path(rig: Rig) -> None:
+    near_threshold(rig)
+    big = snapshot_text("g", "y " * 40_000)
+    rig.fake.script([{"kind": "text", "text": big, "match": "summary", "times": 2}])
+    mark = len(rig.rec.usages)
+    await rig.chat.send_message("crosses the preparation point")
+    await until(pushed(rig, "ready", mark), "a 'summary ready' usage push")
+    aim(rig, 1.05)
+    await rig.chat.send_message("crosses the threshold")
+    await rig.chat.send_message("compacts")
+    assert [n.status for n in rig.rec.notices] == ["COMPRESSED"]  # the fresh summary, not the bloated one
+    assert len(rig.summary_requests()) == 4
+    assert "y y y" not in (user_texts(rig)[1])
+    assert not rig.chat.conversation.has_failed_compression_attempt
+
+
+async def test_shutdown_during_a_preparation_cancels_it_and_records_nothing(rig: Rig) -> None:
+    near_threshold(rig)
+    await start_preparation(rig)
+    await rig.chat.background.aclose()
+    assert not rig.chat.background.in_flight
+    assert rig.chat.usage().summary_preparation == "none"
+    entries = rig.chat.recorder.transcript(rig.chat.conversation.session_id)
+    assert [e for e in entries if isinstance(e, TranscriptCompaction)] == []
+    assert rig.rec.notices == []
+
+
+async def test_manual_compaction_with_focus_text_summarizes_afresh(rig: Rig) -> None:
+    near_threshold(rig)
+    mark = len(rig.rec.usages)
+    await rig.chat.send_message("crosses the preparation point")
+    await until(pushed(rig, "ready", mark), "a 'summary ready' usage push")
+    result = await rig.chat.compress("keep the parser decisions")
+    assert result.status == "COMPRESSED"
+    summaries = rig.summary_requests()
+    assert len(summaries) == 4  # the preparation's two, then two fresh ones with the focus text
+    assert "keep the parser decisions" in summaries[2].body["contents"][-1]["parts"][0]["text"]
+    assert rig.chat.usage().summary_preparation == "none"
+
+
+async def test_manual_compaction_without_focus_text_uses_the_ready_summary(rig: Rig) -> None:
+    near_threshold(rig)
+    mark = len(rig.rec.usages)
+    await rig.chat.send_message("crosses the preparation point")
+    await until(pushed(rig, "ready", mark), "a 'summary ready' usage push")
+    result = await rig.chat.compress(None)
+    assert result.status == "COMPRESSED"
+    assert result.message.startswith("Chat history compressed from ")
+    assert len(rig.summary_requests()) == 2
+
+
+async def test_background_compaction_off_is_todays_synchronous_flow(rig: Rig) -> None:
+    rig.set(background_compaction=False)
+    near_threshold(rig)
+    await rig.chat.send_message("past the preparation point, but nothing is prepared")
+    assert not rig.chat.background.in_flight and rig.summary_requests() == []
+    aim(rig, 1.05)
+    await rig.chat.send_message("crosses the threshold")
+    await rig.chat.send_message("compacts in this turn")
+    assert [n.status for n in rig.rec.notices] == ["COMPRESSED"]
+    assert len(rig.summary_requests()) == 2
+    assert all(u.summary_preparation == "none" for u in rig.rec.usages)
+    assert rig.rec.progress_log[1].startswith("report:Summarizing")
+
+
+async def test_the_preparation_point_follows_the_setting(rig: Rig) -> None:
+    rig.set(compression_prepare_ratio=0.95)
+    near_threshold(rig)  # 88% of the threshold: under 95%
+    await rig.chat.send_message("not yet")
+    assert not rig.chat.background.in_flight and rig.summary_requests() == []
+    aim(rig, 0.97)
+    await start_preparation(rig, hold=False)

@@ -174,6 +174,7 @@ class BackgroundCompaction:
         self.check(conv)
         task = self._task
         if task is not None and self._basis is not None:
+            log.info("the turn waits for the summary being prepared in the background")
             if progress is not None:
                 progress.report("Waiting for the summary being prepared in the background")
             # asyncio.wait never cancels what it waits for: cancelling the turn leaves the preparation running.

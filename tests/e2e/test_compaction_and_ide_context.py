@@ -87,7 +87,7 @@ async def test_bad_ide_context_entries_are_dropped_not_fatal(client: LanguageCli
     assert kind == "full" and payload["activeFile"]["path"] == "/ws/a.py"
 
 
-@pytest.mark.settings(tokenLimit=6000, compressionThreshold=0.5)
+@pytest.mark.settings(tokenLimit=6000, compressionThreshold=0.5, backgroundCompaction=False)
 async def test_auto_compaction_then_full_context_then_delta(client: LanguageClient, fake: Any) -> None:
     client.protocol.notify("sidecar/ideContext", editor())
     padding = " ".join(f"word{i}" for i in range(120))

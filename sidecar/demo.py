@@ -6,11 +6,17 @@ import asyncio
 import os
 import sys
 import tempfile
+import time
 from typing import Any
 
 from sidecar.rpc_client import RpcClient, RpcError, sidecar_command
 
 FAKE_TOKEN_LIMIT = 6_000
+#: Fake mode: each summary call takes this long, and the user reads each reply this long before typing the next
+#: message — so the demo shows a summary prepared in the background while the user chats.
+FAKE_SUMMARY_SECONDS = 0.6
+FAKE_READING_SECONDS = 0.8
+PREPARATION = {"preparing": "preparing summary", "ready": "summary ready"}
 TRACEBACK = "\n".join(
     f'  File "src/app/tokenizer.py", line {100 + i}, in scan_identifier\n    ch = source[pos + {i}]' for i in range(24)
 )
@@ -43,8 +49,10 @@ def status_line(usage: dict[str, Any]) -> str:
     filled = min(10, round(percent / 10))
     bar = "▰" * filled + "▱" * (10 - filled)
     source = "" if usage["source"] == "api" else " (estimate)"
+    preparation = PREPARATION.get(usage.get("summaryPreparation", "none"))
     return (
         f"{bar} {percent:.0f}% · {human(usage['promptTokenCount'])} / {human(usage['tokenLimit'])} tokens{source}"
+        + (f" · {preparation}" if preparation else "")
     )
 
 
@@ -59,6 +67,9 @@ class Demo:
         self.client = RpcClient(sidecar_command("--log-level", "WARNING"), env=env)
         self.usage: dict[str, Any] = {}
         self.replying = False
+        #: What happened in the background since the last turn's output (printed after it, not mid-reply).
+        self.background: list[str] = []
+        self.compacted_in_turn = False
 
     def out(self, text: str = "", end: str = "\n") -> None:
         sys.stdout.write(text + end)
@@ -71,6 +82,7 @@ class Demo:
 
             self.fake = FakeGemini()
             self.fake.start()
+            self.fake.script([{"kind": "delay", "seconds": FAKE_SUMMARY_SECONDS, "match": "summary", "times": -1}])
             options = {"baseUrl": self.fake.url, "apiKey": "demo-key", "tokenLimit": FAKE_TOKEN_LIMIT}
         self.client.on("sidecar/messageDelta", self._on_delta)
         self.client.on("sidecar/tokenUsage", self._on_usage)
@@ -99,9 +111,22 @@ class Demo:
         self.out(params["text"], end="")
 
     def _on_usage(self, params: dict[str, Any]) -> None:
+        before = self.usage.get("summaryPreparation", "none")
         self.usage = params
+        state = params.get("summaryPreparation", "none")
+        if state == before:
+            return
+        if state == "preparing":
+            self.background.append(
+                f"[background] usage passed {params['compressionThreshold'] * 80:.0f}% of the window (0.8 × the "
+                "compaction threshold): the summary is being prepared while you keep chatting — status bar: "
+                "'preparing summary'"
+            )
+        elif state == "ready":
+            self.background.append("[background] summary ready — it will be applied at the threshold, without waiting")
 
     def _on_compressed(self, params: dict[str, Any]) -> None:
+        self.compacted_in_turn = True
         self.out(
             f"  [compaction · {params['trigger']}] {params['status']}: "
             f"{params['originalTokenCount']:,} → {params['newTokenCount']:,} tokens — {params['message']}"
@@ -143,14 +168,27 @@ class Demo:
         pasted = f" … [{len(text):,} characters pasted]" if "\n" in text else ""
         self.out(f"\n> {first_line}{pasted}")
         self.replying = False
+        self.compacted_in_turn = False
+        started = time.perf_counter()
         try:
             result = await self.client.request("sidecar/sendMessage", {"text": text})
         except RpcError as exc:
             self.out(f"\n  error: {exc.message}")
             return
+        took = time.perf_counter() - started
         self.out()
+        if self.compacted_in_turn:
+            self.out(
+                f"  [time] this turn compacted the conversation and took {took:.2f} s — the summary had been "
+                "prepared in the background, so the message went on without waiting for the model to summarise"
+            )
         self.out(f"  [ide context] {self.context_sent()}")
         self.out(f"  [status bar] {status_line(result['usage'])}")
+        if not self.real:
+            await asyncio.sleep(FAKE_READING_SECONDS)  # the user reads the reply before typing the next message
+        for line in self.background:
+            self.out(f"  {line}")
+        self.background.clear()
 
     async def compress(self, instructions: str) -> None:
         self.out(f"\n> (user runs \"Compress conversation\" with focus: {instructions!r})")

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 
-def test_demo_shows_streaming_usage_context_and_both_compactions() -> None:
+def test_demo_shows_streaming_usage_context_and_both_compactions_one_prepared_in_the_background() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
     done = subprocess.run(
         [sys.executable, "-m", "sidecar.demo"], capture_output=True, text=True, timeout=120, env=env, check=False
@@ -22,3 +22,9 @@ def test_demo_shows_streaming_usage_context_and_both_compactions() -> None:
     after_auto = out.split("[compaction · auto] COMPRESSED", 1)[1]
     assert after_auto.split("[ide context]", 1)[1].startswith(" FULL"), "full context right after compaction"
     assert "sidecar exited with 0" in out
+    # The automatic compaction applied a summary prepared in the background while the user chatted.
+    before_auto = out.split("[compaction · auto] COMPRESSED", 1)[0]
+    assert "[background] usage passed 40%" in before_auto
+    assert "[background] summary ready" in before_auto
+    assert "· preparing summary" in before_auto or "· summary ready" in before_auto
+    assert after_auto.split("[ide context]", 1)[0].rstrip().endswith("without waiting for the model to summarise")

@@ -30,6 +30,12 @@ T.run('test_unit', function()
     T.eq(sidecar.statusline_hl(), 'SidecarStatus', 'group below the threshold')
     T.eq(sidecar.statusline({ highlight = true }), '%#SidecarStatus#✦ 45%% 471K/1M%*', 'highlighted')
     T.eq(sidecar.statusline({ escape = true }), '✦ 45%% 471K/1M', 'escaped')
+    usage.summaryPreparation = 'preparing'
+    T.eq(sidecar.statusline(), '✦ 45% 471K/1M preparing summary', 'statusline while a summary is prepared')
+    usage.summaryPreparation = 'ready'
+    T.eq(sidecar.statusline(), '✦ 45% 471K/1M summary ready', 'statusline with a summary ready')
+    usage.summaryPreparation = 'none'
+    T.eq(sidecar.statusline(), '✦ 45% 471K/1M', 'statusline without a preparation')
     usage.percentUsed = 50.0
     T.eq(sidecar.statusline_hl(), 'SidecarStatusWarn', 'group at the threshold')
     usage.percentUsed = 95.0

@@ -56,7 +56,11 @@ export interface TokenUsage {
   /** 0-1: automatic compaction starts at this fraction of tokenLimit. */
   compressionThreshold: number;
   source: UsageSource;
+  /** Background compaction: a summary being prepared, or ready to apply at the threshold (absent: older server). */
+  summaryPreparation?: SummaryPreparation;
 }
+
+export type SummaryPreparation = 'none' | 'preparing' | 'ready';
 
 /** The `sidecar` settings section, passed as initializationOptions and in didChangeConfiguration. */
 export interface SidecarSettings {
@@ -65,6 +69,8 @@ export interface SidecarSettings {
   baseUrl?: string;
   tokenLimit?: number;
   compressionThreshold?: number;
+  compressionPrepareRatio?: number;
+  backgroundCompaction?: boolean;
   compressionModel?: string;
   requestTimeoutMs?: number;
   retryAttempts?: number;

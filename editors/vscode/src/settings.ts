@@ -6,8 +6,8 @@ import { SidecarSettings } from './protocol';
 
 /** Settings the server understands, in the order of docs/settings.md. */
 export const SERVER_KEYS = [
-  'model', 'baseUrl', 'tokenLimit', 'compressionThreshold', 'compressionModel', 'requestTimeoutMs',
-  'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'hooks',
+  'model', 'baseUrl', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction',
+  'compressionModel', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'hooks',
 ] as const;
 
 /** Settings that may be unset: sent as null so a didChangeConfiguration can clear an earlier value. */

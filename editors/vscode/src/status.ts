@@ -112,11 +112,21 @@ export function statusTooltip(usage: TokenUsage, last?: LastCompaction): string 
     `Model: ${mdEscape(usage.model)}`,
     `Auto-compress at: ${threshold}% (${exact(thresholdTokens)} tokens)`,
     `Source: ${source}`,
+    ...preparationLine(usage),
     `Last compaction: ${last ? describeCompaction(last) : 'none in this session'}`,
     '',
     'Click to compress the conversation.',
   ];
   return lines.join('  \n');
+}
+
+/** Background compaction's state, when there is one to tell: never a popup, only this line. */
+function preparationLine(usage: TokenUsage): string[] {
+  switch (usage.summaryPreparation) {
+    case 'preparing': return ['Next compaction: preparing summary in the background'];
+    case 'ready': return ['Next compaction: summary ready (applied at the threshold without waiting)'];
+    default: return [];
+  }
 }
 
 /** Information for successes and no-ops, a warning for failed compactions. */

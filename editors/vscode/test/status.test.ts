@@ -72,6 +72,12 @@ describe('tooltip', () => {
     assert.match(md, /Source: estimate/);
     assert.match(md, /Last compaction: none/);
   });
+  it('says when a summary is being prepared or is ready, and nothing otherwise', () => {
+    assert.match(statusTooltip(usage({ summaryPreparation: 'preparing' })), /Next compaction: preparing summary/);
+    assert.match(statusTooltip(usage({ summaryPreparation: 'ready' })), /Next compaction: summary ready/);
+    assert.doesNotMatch(statusTooltip(usage({ summaryPreparation: 'none' })), /Next compaction/);
+    assert.doesNotMatch(statusTooltip(usage()), /Next compaction/);
+  });
   it('describes failed compactions', () => {
     const md = statusTooltip(usage(), { status: 'COMPRESSION_FAILED_INFLATED_TOKEN_COUNT', trigger: 'auto', originalTokenCount: 100, newTokenCount: 120, at: new Date() });
     assert.match(md, /failed: the summary was larger/);

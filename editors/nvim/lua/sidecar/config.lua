@@ -19,6 +19,9 @@ M.defaults = {
     icon = '✦',
     -- Shown while a compaction runs (its $/progress), before sidecar/compressed arrives.
     compressing = 'compressing…',
+    -- Background compaction (tokenUsage.summaryPreparation); '' hides it.
+    preparing = 'preparing summary',
+    ready = 'summary ready',
   },
   chat = {
     -- Command used to open the chat window (any split command).

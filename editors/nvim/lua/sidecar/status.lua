@@ -104,6 +104,15 @@ function M.text(opts)
   end
   if active_progress('Compressing conversation') then
     parts[#parts + 1] = cfg.compressing or 'compressing…'
+  elseif usage and usage.summaryPreparation == 'preparing' then
+    parts[#parts + 1] = cfg.preparing or 'preparing summary'
+  elseif usage and usage.summaryPreparation == 'ready' then
+    parts[#parts + 1] = cfg.ready or 'summary ready'
+  end
+  for i = #parts, 1, -1 do
+    if parts[i] == '' then
+      table.remove(parts, i)
+    end
   end
   local text = table.concat(parts, ' ')
   if opts.highlight or opts.escape then

@@ -97,3 +97,23 @@ async def test_a_model_change_discards_the_prepared_summary(client: LanguageClie
     assert notice["status"] == "COMPRESSED"
     fresh = [r for r in fake.requests() if r.summary][before:]
     assert fresh and {r.model for r in fresh} == {"gemini-2.5-pro"}
+
+
+@pytest.mark.parametrize("action", ["sidecar/newSession", "sidecar/resumeSession", "sidecar/undoCompaction"])
+@pytest.mark.settings(tokenLimit=LIMIT, compressionThreshold=THRESHOLD)
+async def test_new_session_resume_and_undo_discard_the_prepared_summary(
+    client: LanguageClient, fake: Any, action: str
+) -> None:
+    if action == "sidecar/undoCompaction":  # something to undo first
+        await say_until(client, 0.6 * THRESHOLD * LIMIT, "first")
+        assert (await request(client, "sidecar/compress", {}))["status"] == "COMPRESSED"
+    mark = len(notes(client, "sidecar/tokenUsage"))
+    await say_until(client, 0.8 * THRESHOLD * LIMIT, "before")
+    ready = await wait_for(client, "sidecar/tokenUsage", lambda u: u["summaryPreparation"] == "ready", start=mark)
+    mark = len(notes(client, "sidecar/tokenUsage"))
+    params = {"sessionId": ready["sessionId"]} if action == "sidecar/resumeSession" else {}
+    result = await request(client, action, params)
+    assert result.get("restored", True)
+    usage = await wait_for(client, "sidecar/tokenUsage", start=mark)
+    assert usage["summaryPreparation"] == "none"
+    assert (await request(client, "sidecar/getTokenUsage", {}))["summaryPreparation"] == "none"

@@ -48,6 +48,15 @@ def near_threshold(rig: Rig, n: int = 20) -> None:
     aim(rig, 0.88)
 
 
+async def recorded_near_threshold(rig: Rig, n: int = 12) -> None:
+    """As near_threshold, but every message was sent (and recorded) through the chat service."""
+    rig.set(background_compaction=False)
+    for i in range(n):
+        await rig.chat.send_message(f"Step {i}: please work on src/mod_{i}.py." + f" detail-{i}" * 800)
+    rig.set(background_compaction=True)
+    aim(rig, 0.88)
+
+
 async def start_preparation(rig: Rig, hold: bool = True) -> int:
     """A turn whose count crosses the preparation point; returns once the summarizer is being asked."""
     if hold:
@@ -68,7 +77,7 @@ def transcript_texts(rig: Rig) -> list[str]:
 
 
 async def test_prepared_summary_is_applied_and_keeps_every_message_sent_during_preparation(rig: Rig) -> None:
-    near_threshold(rig)
+    await recorded_near_threshold(rig)
     prefix = len(rig.chat.conversation) + 2  # the turn that starts it adds its message and the reply
     await start_preparation(rig)
     assert rig.rec.hooks == ["auto"]  # PreCompress fires when the preparation starts
@@ -104,6 +113,16 @@ async def test_prepared_summary_is_applied_and_keeps_every_message_sent_during_p
     entries = rig.chat.recorder.transcript(rig.chat.conversation.session_id)
     assert [(e.trigger, e.status) for e in entries if isinstance(e, TranscriptCompaction)] == [("auto", "COMPRESSED")]
     assert rig.chat.usage().summary_preparation == "none"
+    # Recorded like any compaction: resume gives the same history, undo brings every recorded message back.
+    sessions = SessionService(rig.chat)
+    compacted = rig.chat.conversation.history
+    await sessions.resume(rig.chat.conversation.session_id)
+    assert rig.chat.conversation.history == compacted
+    assert (await sessions.undo_compaction())["restored"]
+    restored = user_texts(rig)
+    for text in ["this turn crosses the preparation point", *during, "this turn crosses the threshold", "the next step"]:
+        assert text in restored
+    assert not any(t.startswith("<state_snapshot>") for t in restored)
 
 
 async def test_a_turn_before_the_preparation_finishes_waits_for_it_and_starts_no_second(rig: Rig) -> None:

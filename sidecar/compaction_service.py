@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import platform
@@ -333,12 +334,18 @@ class Compactor:
 
         client = await self._client()
         model = self._settings().model
+        # Both counts at once: one round trip to the API in the compacting turn, not two.
+        before_count = asyncio.create_task(client.count_tokens(model, old))
         try:
-            before = await client.count_tokens(model, old)
             after = await client.count_tokens(model, new)
+            before = await before_count
         except ModelError as exc:
             log.warning("countTokens failed during compaction: %s", exc.message)
             return None
+        finally:
+            if not before_count.done():
+                before_count.cancel()
+            before_count.add_done_callback(lambda task: task.cancelled() or task.exception())
         return before, after, "api"
 
 

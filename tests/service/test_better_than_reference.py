@@ -38,7 +38,7 @@ async def test_recount_uses_count_tokens_for_both_sides_when_the_api_counted(rig
     assert len(counts) == 2
     from sidecar.fakegemini import count_tokens
 
-    old, new = (count_tokens(c.body["contents"]) for c in counts)
+    new, old = sorted(count_tokens(c.body["contents"]) for c in counts)  # sent at once: in either order
     beyond_history = 60_000 - old  # what the API counted besides the history: system prompt, tools
     assert (result.original_token_count, result.new_token_count) == (60_000, new + beyond_history)
     assert rig.chat.conversation.last_prompt_tokens == new + beyond_history

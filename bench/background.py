@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import Row, fake_options, init_params, median, sidecar_client, verdict
+from bench.common import Row, fake_options, init_params, judge, median, pid_of, sched, sidecar_client, verdict, worst
 from sidecar.fakegemini import FakeGemini
 
 SUMMARY_DELAY_S = 2.0
@@ -45,13 +45,17 @@ async def _run(home: Path, fake: FakeGemini, background: bool) -> dict[str, Any]
     await client.request("initialize", init_params(None, options))
     client.notify("initialized", {})
     turns_ms: list[float] = []
+    waits_ms: list[float] = []  # the sidecar's time runnable but waiting for a CPU, per turn (other load)
+    pid = pid_of(client)
     compacting: int | None = None
     try:
         for number in range(MAX_TURNS):
             seen = len(notices)
+            waited = sched(pid)[1]
             start = time.perf_counter()
             await client.request("sidecar/sendMessage", {"text": f"Message {number}: {MESSAGE}"})
             turns_ms.append((time.perf_counter() - start) * 1000)
+            waits_ms.append(sched(pid)[1] - waited)
             if any(n["status"] == "COMPRESSED" for n in notices[seen:]):
                 compacting = number
                 break
@@ -66,6 +70,7 @@ async def _run(home: Path, fake: FakeGemini, background: bool) -> dict[str, Any]
     return {
         "turns_ms": turns_ms,
         "compacting_ms": turns_ms[compacting],
+        "compacting_wait_ms": waits_ms[compacting],
         "ordinary_ms": median(ordinary),
         "compacting_turn": compacting,
         "summary_calls": summary_calls,
@@ -91,16 +96,18 @@ def measure(tmp: Path, repeat: int) -> dict[str, Any]:
     return asyncio.run(_measure(tmp, repeat))
 
 
-def _summary(runs: list[dict[str, Any]]) -> tuple[float, float, float, float]:
-    """(median extra ms, median compacting ms, median ordinary ms, summary calls per applied compaction)."""
+def _summary(runs: list[dict[str, Any]]) -> tuple[float, float, float, float, float]:
+    """(median extra ms, median compacting ms, median ordinary ms, summary calls per applied compaction,
+    median CPU wait of the sidecar during the compacting turn)."""
     extra = median([r["compacting_ms"] - r["ordinary_ms"] for r in runs])
     calls = sum(r["summary_calls"] for r in runs) / max(1, sum(r["applied"] for r in runs))
-    return extra, median([r["compacting_ms"] for r in runs]), median([r["ordinary_ms"] for r in runs]), calls
+    waited = median([r["compacting_wait_ms"] for r in runs])
+    return extra, median([r["compacting_ms"] for r in runs]), median([r["ordinary_ms"] for r in runs]), calls, waited
 
 
 def rows(result: dict[str, Any]) -> list[Row]:
-    bg_extra, bg_compacting, bg_ordinary, bg_calls = _summary(result["background"])
-    sync_extra, sync_compacting, sync_ordinary, sync_calls = _summary(result["synchronous"])
+    bg_extra, bg_compacting, bg_ordinary, bg_calls, bg_waited = _summary(result["background"])
+    sync_extra, sync_compacting, sync_ordinary, sync_calls, _ = _summary(result["synchronous"])
     n = len(result["background"])
     setup = (
         f"Real sidecar process, fake Gemini taking {SUMMARY_DELAY_S:.0f} s per summary call, a user sending "
@@ -113,10 +120,11 @@ def rows(result: dict[str, Any]) -> list[Row]:
         Row(
             "issue 19",
             "Compacting turn's extra wall time over an ordinary turn, background compaction (2 s summary calls)",
-            f"{bg_extra:.1f} ms ({bg_compacting:.1f} ms vs {bg_ordinary:.1f} ms); synchronous "
+            f"{bg_extra:.1f} ms ({bg_compacting:.1f} ms vs {bg_ordinary:.1f} ms; {bg_waited:.1f} ms of it the sidecar "
+            f"waited for a CPU); synchronous "
             f"(backgroundCompaction: false) {sync_extra:,.0f} ms ({sync_compacting:,.0f} ms vs {sync_ordinary:.1f} ms)",
             f"≤ {LIMIT_MS:.0f} ms; synchronous ≥ {SYNC_MIN_MS:,.0f} ms",
-            verdict(bg_extra <= LIMIT_MS and sync_extra >= SYNC_MIN_MS),
+            worst(judge(bg_extra, LIMIT_MS, bg_waited), verdict(sync_extra >= SYNC_MIN_MS)),
             setup,
         ),
         Row(

@@ -200,7 +200,11 @@ class Compactor:
             on_start()
         await self._pre_compress("auto")
         snapshot = await self._summarize_prefix(history, truncated, split, limit, None, None)
-        return Status.COMPRESSION_FAILED_EMPTY_SUMMARY if snapshot is None else Summary(split, snapshot)
+        if snapshot is None:
+            return Status.COMPRESSION_FAILED_EMPTY_SUMMARY
+        client = await self._client()  # applying it recounts with countTokens: that must not be slow the first time
+        await asyncio.get_running_loop().run_in_executor(None, client.warm_count_tokens)
+        return Summary(split, snapshot)
 
     async def apply(
         self, conv: Conversation, summary: Summary, *, force: bool, trigger: Trigger, progress: Progress | None = None

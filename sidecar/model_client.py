@@ -66,6 +66,7 @@ class ModelClient:
 
         self.config = config
         self._types = types
+        self._count_warm = False
         options = types.HttpOptions(api_version=API_VERSION, timeout=config.timeout_ms)
         if config.base_url:
             options.base_url = config.base_url
@@ -149,6 +150,19 @@ class ModelClient:
 
         total: int = await self._with_retries(call)
         return total
+
+    def warm_count_tokens(self) -> None:
+        """Build google-genai's countTokens models now: pydantic builds them on first use (~100 ms of CPU), which
+        would otherwise land in the first compacting turn. Blocking: run it off the event loop."""
+        if self._count_warm:
+            return
+        self._count_warm = True
+        types = self._types
+        try:
+            types._CountTokensParameters(model="m", contents=[types.Content(role="user", parts=[types.Part(text="x")])])
+            types.CountTokensResponse(total_tokens=1)
+        except Exception:  # another google-genai version: the first real call pays instead
+            log.debug("could not warm the countTokens models", exc_info=True)
 
     # -- internals --------------------------------------------------------------------------------
     def _config(self, system_instruction: str | None, tools: list[dict[str, Any]] | None) -> Any:

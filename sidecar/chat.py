@@ -15,6 +15,7 @@ from sidecar.core.conversation import Conversation
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
 from sidecar.core.ide_context import OpenFile, context_turn_text
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
+from sidecar.core.request_overhead import request_overhead_tokens
 from sidecar.core.tokens import estimate_tokens
 from sidecar.gemini_stream import Chunk
 from sidecar.model_client import ModelClient, ModelError
@@ -78,6 +79,7 @@ class ChatService:
         self.conversation = Conversation(new_session_id())
         recorder.start(self.conversation.session_id)
         self.ide = IdeState()
+        self.conversation.estimate_reason = "newSession"  # counted on first use: the tools need the server
         #: Serialises turns and compactions on the history (asyncio.Lock wakes waiters in FIFO order).
         self.lock = asyncio.Lock()
         self.compressing = False
@@ -86,6 +88,8 @@ class ChatService:
     def usage(self) -> TokenUsage:
         settings = self._settings()
         conv = self.conversation
+        if conv.estimate_reason is not None:
+            self.fresh_estimate(conv.estimate_reason)  # its overhead follows the tools on offer (trust)
         limit = settings.effective_token_limit()
         return TokenUsage(
             session_id=conv.session_id,
@@ -95,10 +99,19 @@ class ChatService:
             percent_used=round(100.0 * conv.last_prompt_tokens / limit, 1),
             compression_threshold=settings.compression_threshold,
             source=conv.usage_source,
+            estimate_reason=conv.estimate_reason,
         )
 
     def push_usage(self) -> None:
         self._notify.token_usage(self.usage())
+
+    def fresh_estimate(self, reason: str) -> None:
+        """After a history rewrite (new session, undo, resume without a count): estimate what the next request
+        sends — history, system instruction and tool declarations — and say why it is an estimate."""
+        tools = self.tools.declarations() if self.tools is not None else None
+        overhead = request_overhead_tokens(AGENT_SYSTEM_PROMPT if tools else None, tools)
+        conv = self.conversation
+        conv.set_prompt_tokens(conv.estimated_tokens() + overhead, "estimate", reason)
 
     # -- editor context -------------------------------------------------------------------------------
     def set_ide_context(self, files: list[OpenFile], trusted: bool | None) -> bool:

@@ -170,7 +170,9 @@ export class SidecarConnection implements vscode.Disposable {
     }
     const cwd = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath ?? os.homedir();
     this.output.info(`starting ${displayCommand(cmd)} (from ${cmd.source}) in ${cwd}`);
-    const child = spawn(cmd.command, cmd.args, { cwd, env: { ...process.env, PYTHONUNBUFFERED: '1' }, stdio: 'pipe' });
+    const env: NodeJS.ProcessEnv = { ...process.env, PYTHONUNBUFFERED: '1' };
+    if (cmd.source === 'private') { delete env.PYTHONPATH; delete env.PYTHONHOME; env.PYTHONNOUSERSITE = '1'; } // only its own packages
+    const child = spawn(cmd.command, cmd.args, { cwd, env, stdio: 'pipe' });
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
       child.once('error', (err) => reject(new Error(`cannot run ${displayCommand(cmd)}: ${err.message}`)));

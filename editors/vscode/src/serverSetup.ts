@@ -144,13 +144,15 @@ export class PrivateServer {
     return new Promise((resolve) => {
       let output = '';
       if (write) { write(`$ ${[step.command, ...step.args].join(' ')}\n`); this.log.info(`$ ${[step.command, ...step.args].join(' ')}`); }
-      const env = {
+      const env: NodeJS.ProcessEnv = {
         ...process.env,
         // caches inside the extension's storage: nothing is left behind outside it when the extension goes
         PIP_CACHE_DIR: process.env.PIP_CACHE_DIR ?? path.join(this.dir, 'cache', 'pip'),
         UV_CACHE_DIR: process.env.UV_CACHE_DIR ?? path.join(this.dir, 'cache', 'uv'),
-        PYTHONUNBUFFERED: '1', PIP_DISABLE_PIP_VERSION_CHECK: '1',
+        PYTHONUNBUFFERED: '1', PIP_DISABLE_PIP_VERSION_CHECK: '1', PYTHONNOUSERSITE: '1',
       };
+      delete env.PYTHONPATH; // the environment gets its own packages, whatever the user's shell adds
+      delete env.PYTHONHOME;
       let child;
       try {
         child = spawn(step.command, step.args, { env, stdio: ['ignore', 'pipe', 'pipe'] });

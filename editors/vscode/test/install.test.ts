@@ -125,7 +125,7 @@ describe('where sidecar.serverCommand takes effect', () => {
 });
 
 describe('status texts (defects 3, 6, 7)', () => {
-  const usage = { sessionId: 's', model: 'gemini-2.5-flash', promptTokenCount: 5400, tokenLimit: 20_000, percentUsed: 27, compressionThreshold: 0.5 };
+  const usage = { seq: 1, sessionId: 's', model: 'gemini-2.5-flash', promptTokenCount: 5400, tokenLimit: 20_000, percentUsed: 27, compressionThreshold: 0.5 };
   it('labels a new session\'s count as the empty conversation\'s estimate, and the count after undo as fresh', () => {
     assert.match(sourceText({ source: 'estimate', estimateReason: 'newSession' }), /estimate of the empty conversation \(system prompt and tools/);
     assert.doesNotMatch(sourceText({ source: 'estimate', estimateReason: 'newSession' }), /since the last reply/);

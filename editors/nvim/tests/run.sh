@@ -86,7 +86,9 @@ for v in $VERSIONS; do
     # :SidecarInstall builds a venv and pip-installs the sidecar with its dependencies: it gets more time
     t_timeout=$TIMEOUT
     [ "$name" = test_install ] && t_timeout=${SIDECAR_NVIM_INSTALL_TIMEOUT:-420}
-    ( cd "$home" && export SIDECAR_TEST_DEADLINE=$((t_timeout - 10)) XDG_CONFIG_HOME="$home/config" XDG_DATA_HOME="$home/data" \
+    # its pip cache is shared by both Neovim versions and kept between runs (.cache/nvim-pip-cache)
+    ( cd "$home" && export PIP_CACHE_DIR="${PIP_CACHE_DIR:-$CACHE/nvim-pip-cache}" \
+        SIDECAR_TEST_DEADLINE=$((t_timeout - 10)) XDG_CONFIG_HOME="$home/config" XDG_DATA_HOME="$home/data" \
         XDG_STATE_HOME="$home/state" XDG_CACHE_HOME="$home/cache" NVIM_LOG_FILE="$home/nvim.log" \
         SIDECAR_HOME="$home/sidecar-home" TMPDIR="$home" && timeout -k 5 "$t_timeout" "$NVIM" --headless -n -i NONE -u "$HERE/minimal_init.lua" \
         -c "luafile $t" </dev/null >"$log" 2>&1 )

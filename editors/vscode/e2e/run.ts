@@ -199,7 +199,9 @@ function buildWheelhouse(python: string, vsix: string): string {
   const wheel = findFiles(path.join(path.dirname(vsix), 'server'), /^sidecar-.*\.whl$/)[0];
   if (!wheel) throw new Error('no server/sidecar-*.whl next to the vsix: the package script builds it');
   const deps = /dependencies = \[([\s\S]*?)\]/.exec(fs.readFileSync(path.join(REPO, 'pyproject.toml'), 'utf8'))?.[1] ?? '';
-  const key = require('node:crypto').createHash('sha256').update(deps).update(process.version).digest('hex').slice(0, 12) as string;
+  // wheels are per Python version and platform (msgspec, pydantic-core…): they are part of the key
+  const tag = spawnSync(python, ['-c', 'import sys, sysconfig; print(sys.version_info[:2], sysconfig.get_platform())'], { encoding: 'utf8' }).stdout.trim();
+  const key = require('node:crypto').createHash('sha256').update(deps).update(tag).digest('hex').slice(0, 12) as string;
   const dir = path.join(REPO, '.cache', 'wheelhouse', key);
   if (!fs.existsSync(path.join(dir, '.ok'))) {
     fs.rmSync(dir, { recursive: true, force: true });

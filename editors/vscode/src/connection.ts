@@ -308,7 +308,7 @@ export class SidecarConnection implements vscode.Disposable {
       const install = this.installError as InstallError | undefined; // set by spawnServer meanwhile
       if (install) {
         this.output.error(install.message);
-        this.lastError = install.cancelled ? 'installing the server was cancelled' : 'installing the server failed';
+        this.lastError = install.cancelled ? 'installing the server was cancelled' : install.message.replace(/\.$/, '');
         this.setState('failed');
         void this.showStartError(install.message, 'sidecar.pythonPath', ['Show log', 'Reinstall', 'Open Settings']);
         return;

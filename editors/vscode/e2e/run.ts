@@ -576,6 +576,9 @@ async function main(): Promise<void> {
       const text = logs.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
       const infoAsError = text.split('\n').filter((l) => /\[error\].*\bINFO\b/.test(l));
       if (infoAsError.length) throw new Error(`INFO lines logged as errors: ${infoAsError.slice(0, 2).join(' | ')}`);
+      // every sidecar record went through the level mapping: none is in the log raw ("<date> <time>,<ms> LEVEL …")
+      const raw = text.split('\n').filter((l) => /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR) /.test(l));
+      if (raw.length) throw new Error(`sidecar log records without a level mapping: ${raw.slice(0, 2).join(' | ')}`);
       if (/Stopping server failed/.test(text)) throw new Error('the log has a "Stopping server failed" trace');
       if (!/\[info\] [a-z_][\w.]*: /.test(text)) throw new Error('the sidecar\'s own INFO lines are not in the log');
       return `${logs.length} log file(s), ${text.split('\n').length} lines, none mislabelled`;

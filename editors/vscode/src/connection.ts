@@ -253,7 +253,7 @@ export class SidecarConnection implements vscode.Disposable {
     const tail = lastLines(this.stderrTail, 3);
     if (this.restarts.shouldRestart()) {
       this.resumeAfterRestart = this.sessionId;
-      this.output.warn(`the sidecar stopped unexpectedly; restarting (${this.restarts.recent}/${this.restarts.max} in 3 minutes)${tail ? `\n${tail}` : ''}`);
+      this.output.warn(`the sidecar stopped unexpectedly; restarting (${this.restarts.recent}/${this.restarts.max} in 3 minutes)`); // its last words are in the log already
       this.setState('restarting');
       return { action: CloseAction.Restart, handled: true };
     }
@@ -313,7 +313,7 @@ export class SidecarConnection implements vscode.Disposable {
         void this.showStartError(install.message, 'sidecar.pythonPath', ['Show log', 'Reinstall', 'Open Settings']);
         return;
       }
-      this.output.error(`could not start ${cmd}: ${errorMessage(e)}${tail ? `\n${tail}` : ''}`);
+      this.output.error(`could not start ${cmd}: ${errorMessage(e)}`); // its stderr is in the log already, at its levels
       this.lastError = lastLine(tail) || errorMessage(e); // the server's own last words say why, if it said any
       this.setState('failed');
       const scope = this.serverCommandScope();

@@ -122,7 +122,9 @@ export class PrivateServer {
 
   private async candidates(): Promise<PythonCandidate[]> {
     const setting = vscode.workspace.getConfiguration('sidecar').get<string>('pythonPath') ?? '';
-    return pythonCandidates({ setting, pythonExtension: await pythonExtensionInterpreter(this.log), platform: process.platform });
+    // an untrusted workspace's interpreter (often its own .venv) is not run
+    const fromExtension = vscode.workspace.isTrusted ? await pythonExtensionInterpreter(this.log) : undefined;
+    return pythonCandidates({ setting, pythonExtension: fromExtension, platform: process.platform });
   }
 
   private async probe(c: PythonCandidate, token: vscode.CancellationToken) {

@@ -86,7 +86,9 @@ export class PrivateServer {
         this.log.info(`installing the bundled sidecar ${path.basename(wheel)} into ${this.venvDir} (log: ${this.logFile})`);
         try {
           progress.report({ message: 'Looking for Python 3.11+…' });
+          const cancelled = () => new InstallError('Installing the sidecar server was cancelled. Run Sidecar: Reinstall Server to install it.', true);
           const choice = await choosePython(await this.candidates(), (c) => this.probe(c, token));
+          if (token.isCancellationRequested) throw cancelled();
           for (const t of choice.tried) this.log.info(`python candidate rejected: ${t}`);
           if (!choice.python) throw new InstallError(noPythonMessage(choice.tried));
           const py = choice.python;
@@ -98,7 +100,7 @@ export class PrivateServer {
           for (const [i, step] of steps.entries()) {
             progress.report({ message: `${step.title}… (${i + 1}/${steps.length})`, increment: i === 0 ? 10 : 0 });
             const r = await this.run(step, token, write);
-            if (token.isCancellationRequested) throw new InstallError('Installing the sidecar server was cancelled. Run Sidecar: Reinstall Server to install it.', true);
+            if (token.isCancellationRequested) throw cancelled();
             if (r.code !== 0) throw new InstallError(stepFailureMessage(step, r.output, process.platform));
           }
           const stamp: Stamp = {

@@ -23,6 +23,7 @@ T.run('test_install', function()
     timer:start(0, 100, vim.schedule_wrap(function() ticks = ticks + 1 end)) -- the editor keeps running meanwhile
     vim.cmd('SidecarInstall')
     T.ok(install.install_status():find('installing', 1, true) ~= nil, 'install_status() for a statusline: ' .. install.install_status())
+    T.contains(require('sidecar.status').text(), 'installing (', 'the plugin statusline shows the install')
     T.wait(function() return install.status == 'installed' or (install.status or ''):find('^failed') end, 360000, 'the install')
     timer:stop()
     timer:close()

@@ -53,6 +53,9 @@ class TokenUsage(_Wire, kw_only=True, omit_defaults=False):
     percent_used: float
     compression_threshold: float
     source: UsageSource
+    #: With source "estimate": why a fresh estimate (newSession, undo, resume); None = the history grew since
+    #: the last reply. Fresh estimates count the system instruction and tool declarations, as the next request will.
+    estimate_reason: str | None = None
     summary_preparation: SummaryPreparation = "none"
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sidecar.rpc_client import RpcClient
+from sidecar.rpc.client import RpcClient
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"

@@ -21,15 +21,15 @@ import msgspec
 
 from bench import reference
 from bench.common import Row, judge, median, sched
-from sidecar.chat import ChatService
-from sidecar.compaction_service import Compactor
+from sidecar.chat.service import ChatService
+from sidecar.compaction.service import Compactor
+from sidecar.compaction.tool_outputs import ToolOutputSaver
+from sidecar.config.settings import Settings
 from sidecar.core.history import Content, Part
 from sidecar.core.prompts import SNAPSHOT_SECTIONS
-from sidecar.model_client import Reply
-from sidecar.recording import SessionStore
-from sidecar.session_recorder import Recorder
-from sidecar.settings import Settings
-from sidecar.tool_outputs import ToolOutputSaver
+from sidecar.gemini.client import Reply
+from sidecar.recording.recorder import Recorder
+from sidecar.recording.store import SessionStore
 
 LIMIT_MS = 100.0
 _decode = msgspec.json.Decoder(list[Content]).decode

@@ -22,9 +22,9 @@ from bench.common import (
     verdict,
 )
 from bench.timedfake import TimedFake
-from sidecar.compaction_service import Outcome, Status
+from sidecar.compaction.service import Outcome, Status
 from sidecar.core.history import Content, text_content
-from sidecar.session_recorder import Recorder
+from sidecar.recording.recorder import Recorder
 
 FLAT_RATIO = 1.5
 RESUME_LIMIT_S = 0.2

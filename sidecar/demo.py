@@ -8,7 +8,7 @@ import sys
 import tempfile
 from typing import Any
 
-from sidecar.rpc_client import RpcClient, RpcError, sidecar_command
+from sidecar.rpc.client import RpcClient, RpcError, sidecar_command
 
 FAKE_TOKEN_LIMIT = 6_000
 TRACEBACK = "\n".join(

@@ -11,7 +11,8 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from sidecar import __version__, errors, fakegemini
+from sidecar import __version__, fakegemini
+from sidecar.protocol import errors
 from tests.e2e import harness
 from tests.e2e.harness import notes, request, request_error, wait_for
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pytest_lsp import LanguageClient
 
-from sidecar.rpc_client import RpcClient, RpcError, sidecar_command
+from sidecar.rpc.client import RpcClient, RpcError, sidecar_command
 from tests.e2e.harness import CANARY_KEY, notes, request, server_env, wait_for
 
 FULL = "Here is the user's editor context as a JSON object."

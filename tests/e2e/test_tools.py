@@ -12,7 +12,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from sidecar import errors
+from sidecar.protocol import errors
 from tests.e2e.harness import notes, request
 
 

@@ -1,6 +1,6 @@
 """A real sidecar process for the reliability suite: every byte it writes is kept, so tests can grep it.
 
-Built on the project's own JSON-RPC client (sidecar/rpc_client.py) and the e2e harness's environment, so the
+Built on the project's own JSON-RPC client (sidecar/rpc/client.py) and the e2e harness's environment, so the
 process can be SIGKILLed, fed raw bytes, and measured (RSS) from the test.
 """
 
@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sidecar.rpc_client import RpcClient, RpcError, sidecar_command
-from sidecar.session_files import LoadedSession, read_session
+from sidecar.recording.reader import LoadedSession, read_session
+from sidecar.rpc.client import RpcClient, RpcError, sidecar_command
 from tests.e2e.harness import CANARY_KEY, server_env
 
 __all__ = ["CANARY_KEY", "RecordingClient", "RpcError", "Sidecar", "records", "session_file"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sidecar import errors
+from sidecar.protocol import errors
 from tests.reliability.conftest import Spawn
 from tests.reliability.proc import RpcError, Sidecar, records
 

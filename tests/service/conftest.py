@@ -9,16 +9,16 @@ from typing import Any
 
 import pytest
 
-from sidecar.chat import ChatService
-from sidecar.compaction_service import Compactor, Trigger
+from sidecar.chat.service import ChatService
+from sidecar.compaction.service import Compactor, Trigger
+from sidecar.compaction.tool_outputs import ToolOutputSaver
+from sidecar.config.settings import Settings
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
 from sidecar.core.tokens import estimate_history_tokens
-from sidecar.model_client import ClientConfig, ModelClient
-from sidecar.recording import SessionStore
-from sidecar.session_recorder import Recorder as SessionRecorder
-from sidecar.settings import Settings
-from sidecar.tool_outputs import ToolOutputSaver
-from sidecar.wire import CompressedNotice, TokenUsage
+from sidecar.gemini.client import ClientConfig, ModelClient
+from sidecar.protocol.types import CompressedNotice, TokenUsage
+from sidecar.recording.recorder import Recorder as SessionRecorder
+from sidecar.recording.store import SessionStore
 
 
 @dataclass

@@ -1,0 +1,93 @@
+"""Session operations for the editor: new, list, resume, transcript and undoing a compaction."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from sidecar.chat.service import ChatService, new_session_id
+from sidecar.core.conversation import Conversation
+from sidecar.protocol import errors
+from sidecar.recording.gemini_import import import_gemini_session
+from sidecar.recording.store import LoadedSession, RecordingError
+
+
+class SessionService:
+    """Wholesale history replacements go through here; each one makes the next turn send full IDE context."""
+
+    def __init__(self, chat: ChatService) -> None:
+        self.chat = chat
+
+    async def new(self) -> dict[str, Any]:
+        async with self.chat.lock:
+            self._switch(Conversation(new_session_id()))
+            self.chat.recorder.start(self.chat.conversation.session_id)
+        self.chat.push_usage()
+        return {"sessionId": self.chat.conversation.session_id}
+
+    def list(self) -> list[dict[str, Any]]:
+        fields = ("sessionId", "title", "startTime", "lastUpdated", "messageCount", "compactionCount")
+        infos = self.chat.recorder.sessions()
+        return [{k: v for k, v in msgspec.to_builtins(info).items() if k in fields} for info in infos]
+
+    async def resume(self, session_id: str) -> dict[str, Any]:
+        async with self.chat.lock:
+            try:
+                loaded = self.chat.recorder.resume(session_id)
+            except (RecordingError, ValueError) as exc:
+                raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot resume session {session_id}: {exc}") from None
+            self._switch(_conversation_of(loaded))
+        self.chat.push_usage()
+        return {"sessionId": session_id, "messageCount": len(self.chat.conversation)}
+
+    def import_gemini(self, path: str) -> dict[str, Any]:
+        """A Gemini CLI session file (.json or .jsonl) becomes a new recorded session, ready to resume."""
+        try:
+            result = import_gemini_session(Path(path).expanduser(), self.chat.recorder.store)
+        except (RecordingError, OSError, ValueError) as exc:
+            raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot import {path}: {exc}") from None
+        return {"sessionId": result.session_id, "messageCount": result.messages, "warnings": result.warnings}
+
+    def transcript(self, session_id: str | None) -> dict[str, Any]:
+        sid = session_id or self.chat.conversation.session_id
+        try:
+            entries = self.chat.recorder.transcript(sid)
+        except (RecordingError, ValueError) as exc:
+            raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot read session {sid}: {exc}") from None
+        return {"sessionId": sid, "entries": msgspec.to_builtins(entries)}
+
+    async def undo_compaction(self) -> dict[str, Any]:
+        """Restore the history from right before the latest compaction, plus everything said since."""
+        recorder = self.chat.recorder
+        async with self.chat.lock:
+            undoable = recorder.undoable
+            if not undoable:
+                reason = recorder.problem or "there is no compaction to undo in this session"
+                return {"restored": False, "message": f"Nothing to undo: {reason}."}
+            try:
+                recorder.undo(undoable[-1])
+                loaded = recorder.reload()
+            except (RecordingError, ValueError) as exc:
+                raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot undo the compaction: {exc}") from None
+            before = len(self.chat.conversation)
+            self._switch(_conversation_of(loaded))
+        self.chat.push_usage()
+        restored = len(self.chat.conversation)
+        return {
+            "restored": True,
+            "message": f"Compaction undone: the history is back to {restored} messages (it had {before}).",
+        }
+
+    def _switch(self, conversation: Conversation) -> None:
+        self.chat.conversation = conversation  # a new Conversation starts with force_full_ide_context set
+        self.chat.ide.last_sent = None
+
+
+def _conversation_of(loaded: LoadedSession) -> Conversation:
+    conv = Conversation.from_wire(loaded.session_id, loaded.history_wire, loaded.history_ids)
+    usage = loaded.last_usage
+    if usage is not None:
+        conv.set_prompt_tokens(usage.prompt_token_count, "api" if usage.source == "api" else "estimate")
+    return conv

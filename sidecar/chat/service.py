@@ -6,7 +6,6 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Protocol
 
 from sidecar.chat.tool_runner import ToolRunner
@@ -14,14 +13,16 @@ from sidecar.compaction.service import Compactor, Outcome, Status, Trigger
 from sidecar.config.settings import Settings
 from sidecar.core.conversation import Conversation
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
-from sidecar.core.ide_context import OpenFile, context_turn_text
+from sidecar.core.ide_context import context_turn_text
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
 from sidecar.core.tokens import estimate_tokens
 from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.gemini.stream import Chunk
 from sidecar.protocol import errors
-from sidecar.protocol.types import CompressedNotice, CompressResult, SendMessageResult, TokenUsage
+from sidecar.protocol.ide import OpenFile
+from sidecar.protocol.types import CompressedParams, CompressResult, SendMessageResult, TokenUsage
 from sidecar.recording.recorder import Recorder
+from sidecar.session import IdeState, Session
 
 log = logging.getLogger(__name__)
 
@@ -29,32 +30,22 @@ ALREADY_COMPRESSING = "Already compressing, wait for previous request to complet
 
 
 class Progress(Protocol):
+    """A running work-done progress in the editor (implemented by sidecar.rpc.editor.WorkDone)."""
+
     def report(self, message: str) -> None: ...
     def end(self, message: str | None = None) -> None: ...
 
 
 class Notifier(Protocol):
-    """What the chat service tells the editor while it works (implemented by the server)."""
+    """What the chat service tells the editor while it works (implemented by sidecar.rpc.editor.Notifier)."""
 
     def message_delta(self, turn_id: str, text: str) -> None: ...
     def token_usage(self, usage: TokenUsage) -> None: ...
-    def compressed(self, notice: CompressedNotice) -> None: ...
+    def compressed(self, notice: CompressedParams) -> None: ...
     def error(self, message: str) -> None: ...
     def warning(self, message: str) -> None: ...
     async def progress(self, title: str) -> Progress: ...
 
-
-@dataclass
-class IdeState:
-    """What the editor last reported, and what the model last saw of it."""
-
-    current: list[OpenFile] | None = None
-    last_sent: list[OpenFile] | None = None
-    trusted: bool | None = None
-    #: Files the agent read or edited in this session (real paths).
-    tracked: set[str] = field(default_factory=set)
-    #: Tracked files changed on disk outside the editor since the last context turn.
-    changed_on_disk: set[str] = field(default_factory=set)
 
 
 class ChatService:
@@ -62,25 +53,34 @@ class ChatService:
 
     def __init__(
         self,
-        settings: Callable[[], Settings],
+        session: Session,
         client: Callable[[], Awaitable[ModelClient]],
         notifier: Notifier,
         compactor: Compactor,
         recorder: Recorder,
         tools: ToolRunner | None = None,
     ) -> None:
-        self._settings = settings
+        self.session = session
         self._client = client
         self._notify = notifier
         self.compactor = compactor
         self.recorder = recorder
         self.tools = tools
-        self.conversation = Conversation(new_session_id())
-        recorder.start(self.conversation.session_id)
-        self.ide = IdeState()
+        recorder.start(session.conversation.session_id)
         #: Serialises turns and compactions on the history (asyncio.Lock wakes waiters in FIFO order).
         self.lock = asyncio.Lock()
         self.compressing = False
+
+    @property
+    def conversation(self) -> Conversation:
+        return self.session.conversation
+
+    @property
+    def ide(self) -> IdeState:
+        return self.session.ide
+
+    def _settings(self) -> Settings:
+        return self.session.settings
 
     # -- usage ----------------------------------------------------------------------------------------
     def usage(self) -> TokenUsage:
@@ -173,7 +173,7 @@ class ChatService:
         if outcome.status is not Status.NOOP:
             limit = self._settings().effective_token_limit()
             self._notify.compressed(
-                CompressedNotice(
+                CompressedParams(
                     session_id=conv.session_id,
                     status=outcome.status.value,
                     original_token_count=outcome.original,
@@ -365,6 +365,3 @@ def _error_response(call: FunctionCall, message: str) -> Part:
 def _text_of(parts: list[Part]) -> str:
     return "".join(p.text for p in parts if p.text and not p.thought)
 
-
-def new_session_id() -> str:
-    return str(uuid.uuid4())

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import msgspec
-
-from sidecar.chat.service import ChatService, new_session_id
+from sidecar.chat.service import ChatService
 from sidecar.core.conversation import Conversation
 from sidecar.protocol import errors
+from sidecar.protocol.sessions import (
+    GetTranscriptResult,
+    ImportSessionResult,
+    NewSessionResult,
+    ResumeSessionResult,
+    SessionSummary,
+    UndoCompactionResult,
+)
 from sidecar.recording.gemini_import import import_gemini_session
 from sidecar.recording.store import LoadedSession, RecordingError
+from sidecar.session import new_session_id
 
 
 class SessionService:
@@ -20,19 +26,27 @@ class SessionService:
     def __init__(self, chat: ChatService) -> None:
         self.chat = chat
 
-    async def new(self) -> dict[str, Any]:
+    async def new(self) -> NewSessionResult:
         async with self.chat.lock:
             self._switch(Conversation(new_session_id()))
             self.chat.recorder.start(self.chat.conversation.session_id)
         self.chat.push_usage()
-        return {"sessionId": self.chat.conversation.session_id}
+        return NewSessionResult(session_id=self.chat.conversation.session_id)
 
-    def list(self) -> list[dict[str, Any]]:
-        fields = ("sessionId", "title", "startTime", "lastUpdated", "messageCount", "compactionCount")
-        infos = self.chat.recorder.sessions()
-        return [{k: v for k, v in msgspec.to_builtins(info).items() if k in fields} for info in infos]
+    def list(self) -> list[SessionSummary]:
+        return [
+            SessionSummary(
+                session_id=info.session_id,
+                title=info.title,
+                start_time=info.start_time,
+                last_updated=info.last_updated,
+                message_count=info.message_count,
+                compaction_count=info.compaction_count,
+            )
+            for info in self.chat.recorder.sessions()
+        ]
 
-    async def resume(self, session_id: str) -> dict[str, Any]:
+    async def resume(self, session_id: str) -> ResumeSessionResult:
         async with self.chat.lock:
             try:
                 loaded = self.chat.recorder.resume(session_id)
@@ -40,32 +54,34 @@ class SessionService:
                 raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot resume session {session_id}: {exc}") from None
             self._switch(_conversation_of(loaded))
         self.chat.push_usage()
-        return {"sessionId": session_id, "messageCount": len(self.chat.conversation)}
+        return ResumeSessionResult(session_id=session_id, message_count=len(self.chat.conversation))
 
-    def import_gemini(self, path: str) -> dict[str, Any]:
+    def import_gemini(self, path: str) -> ImportSessionResult:
         """A Gemini CLI session file (.json or .jsonl) becomes a new recorded session, ready to resume."""
         try:
             result = import_gemini_session(Path(path).expanduser(), self.chat.recorder.store)
         except (RecordingError, OSError, ValueError) as exc:
             raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot import {path}: {exc}") from None
-        return {"sessionId": result.session_id, "messageCount": result.messages, "warnings": result.warnings}
+        return ImportSessionResult(
+            session_id=result.session_id, message_count=result.messages, warnings=result.warnings
+        )
 
-    def transcript(self, session_id: str | None) -> dict[str, Any]:
+    def transcript(self, session_id: str | None) -> GetTranscriptResult:
         sid = session_id or self.chat.conversation.session_id
         try:
             entries = self.chat.recorder.transcript(sid)
         except (RecordingError, ValueError) as exc:
             raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot read session {sid}: {exc}") from None
-        return {"sessionId": sid, "entries": msgspec.to_builtins(entries)}
+        return GetTranscriptResult(session_id=sid, entries=entries)
 
-    async def undo_compaction(self) -> dict[str, Any]:
+    async def undo_compaction(self) -> UndoCompactionResult:
         """Restore the history from right before the latest compaction, plus everything said since."""
         recorder = self.chat.recorder
         async with self.chat.lock:
             undoable = recorder.undoable
             if not undoable:
                 reason = recorder.problem or "there is no compaction to undo in this session"
-                return {"restored": False, "message": f"Nothing to undo: {reason}."}
+                return UndoCompactionResult(restored=False, message=f"Nothing to undo: {reason}.")
             try:
                 recorder.undo(undoable[-1])
                 loaded = recorder.reload()
@@ -75,14 +91,13 @@ class SessionService:
             self._switch(_conversation_of(loaded))
         self.chat.push_usage()
         restored = len(self.chat.conversation)
-        return {
-            "restored": True,
-            "message": f"Compaction undone: the history is back to {restored} messages (it had {before}).",
-        }
+        return UndoCompactionResult(
+            restored=True,
+            message=f"Compaction undone: the history is back to {restored} messages (it had {before}).",
+        )
 
     def _switch(self, conversation: Conversation) -> None:
-        self.chat.conversation = conversation  # a new Conversation starts with force_full_ide_context set
-        self.chat.ide.last_sent = None
+        self.chat.session.switch(conversation)
 
 
 def _conversation_of(loaded: LoadedSession) -> Conversation:

@@ -4,43 +4,46 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from sidecar.core.history import FunctionCall, FunctionResponse, Part
+from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams, ToolCallStatus, ToolDecision
+from sidecar.session import Session
 from sidecar.tools import ToolPlan, ToolRegistry, ToolResult, needs_confirmation
 from sidecar.tools.edits import ApplyEdit
 
 log = logging.getLogger(__name__)
 
-Decision = Literal["allow", "allowAlways", "deny"]
-ToolStatus = Literal["pending", "running", "done", "error", "denied", "cancelled"]
+Decision = ToolDecision
 TRACKED_TOOLS = ("read_file", "write_file", "replace")
 DENIED = "The user denied this tool call. Do not retry it; ask the user how to proceed."
 CANCELLED = "The tool call was cancelled by the user before it finished."
 
 
 class ToolHost(Protocol):
-    """What the runner needs from the editor side (implemented by the server)."""
+    """What the runner needs from the editor side (implemented by sidecar.rpc.editor.ToolHost)."""
 
-    def tool_call(self, notice: dict[str, Any]) -> None: ...
-    async def confirm(self, request: dict[str, Any]) -> Decision: ...
+    def tool_call(self, notice: ToolCallParams) -> None: ...
+    async def confirm(self, request: ConfirmToolCallParams) -> Decision: ...
     def apply_edit(self) -> ApplyEdit | None: ...
 
 
 @dataclass
 class ToolRunner:
+    """Plans, confirms and runs the model's tool calls; the approval mode, trust and "allow always" answers are
+    read from the session."""
+
     registry: ToolRegistry
     host: ToolHost
-    approval_mode: Callable[[], str]
-    trusted: Callable[[], bool]
-    track: Callable[[str], None]
-    #: Tool names / allow keys the user answered "allow always" for, for this session.
-    always_allowed: set[str] = field(default_factory=set)
+    session: Session
+
+    @property
+    def always_allowed(self) -> set[str]:
+        return self.session.always_allowed
 
     def declarations(self) -> list[dict[str, Any]]:
-        return self.registry.declarations(self.trusted())
+        return self.registry.declarations(self.session.trusted)
 
     async def answer(self, turn_id: str, calls: list[FunctionCall]) -> list[Part]:
         """One functionResponse part per call, in order. On cancellation the unanswered calls are answered
@@ -60,12 +63,12 @@ class ToolRunner:
 
     async def _one(self, turn_id: str, call_id: str, call: FunctionCall) -> Part:
         name, args = call.name or "", call.args or {}
-        plan = self.registry.plan(name, args, trusted=self.trusted())
+        plan = self.registry.plan(name, args, trusted=self.session.trusted)
         self._notify(turn_id, call_id, call, "pending", plan.description)
         if plan.error is not None:
             self._notify(turn_id, call_id, call, "error", plan.error)
             return _response(call, {"error": plan.error})
-        if needs_confirmation(plan, self.approval_mode(), self.always_allowed):
+        if needs_confirmation(plan, self.session.settings.approval_mode, self.always_allowed):
             decision = await self._ask(turn_id, call_id, plan)
             if decision == "deny":
                 self._notify(turn_id, call_id, call, "denied", "Denied by the user")
@@ -80,15 +83,14 @@ class ToolRunner:
         return _response(call, result.response)
 
     async def _ask(self, turn_id: str, call_id: str, plan: ToolPlan) -> Decision:
-        request = {
-            "turnId": turn_id,
-            "callId": call_id,
-            "toolName": plan.name,
-            "args": plan.args,
-            "description": plan.description,
-        }
-        if plan.diff is not None:
-            request["diff"] = plan.diff
+        request = ConfirmToolCallParams(
+            turn_id=turn_id,
+            call_id=call_id,
+            tool_name=plan.name,
+            args=plan.args,
+            description=plan.description,
+            diff=plan.diff,
+        )
         try:
             return await self.host.confirm(request)
         except asyncio.CancelledError:
@@ -102,20 +104,21 @@ class ToolRunner:
 
     def _track(self, raw: str) -> None:
         try:
-            self.track(str(self.registry.workspace.resolve(raw)))
+            # A later change on disk outside the editor will be reported in the next context turn.
+            self.session.ide.tracked.add(str(self.registry.workspace.resolve(raw)))
         except Exception:
             log.debug("not tracking %r", raw)
 
-    def _notify(self, turn_id: str, call_id: str, call: FunctionCall, status: ToolStatus, summary: str) -> None:
+    def _notify(self, turn_id: str, call_id: str, call: FunctionCall, status: ToolCallStatus, summary: str) -> None:
         self.host.tool_call(
-            {
-                "turnId": turn_id,
-                "callId": call_id,
-                "name": call.name or "",
-                "args": call.args or {},
-                "status": status,
-                "summary": valid_text(summary),
-            }
+            ToolCallParams(
+                turn_id=turn_id,
+                call_id=call_id,
+                name=call.name or "",
+                args=call.args or {},
+                status=status,
+                summary=valid_text(summary),
+            )
         )
 
 

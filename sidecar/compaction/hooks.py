@@ -10,8 +10,11 @@ import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
 
 from sidecar.config.settings import HookSpec
+from sidecar.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +37,36 @@ class HookResult:
 def matches(spec: HookSpec, trigger: str) -> bool:
     """Lifecycle matchers are exact strings; empty, missing or "*" match every trigger."""
     return spec.matcher in (None, "", "*") or spec.matcher == trigger
+
+
+class SessionFile(Protocol):
+    """Where the current session is recorded (sidecar.recording.recorder.Recorder)."""
+
+    @property
+    def path(self) -> Path | None: ...
+
+
+class PreCompressHooks:
+    """The Compactor's pre-compress step: the PreCompress hooks configured for the current session."""
+
+    def __init__(self, session: Session, recording: SessionFile) -> None:
+        self._session = session
+        self._recording = recording
+
+    async def __call__(self, trigger: str) -> None:
+        specs = self._session.settings.hooks.pre_compress
+        if specs:
+            await run_pre_compress(
+                specs,
+                session_id=self._session.conversation.session_id,
+                transcript_path=self.transcript_path(),
+                cwd=self._session.project_root,
+                trigger=trigger,
+            )
+
+    def transcript_path(self) -> str:
+        path = self._recording.path
+        return str(path) if path is not None and path.exists() else ""
 
 
 async def run_pre_compress(

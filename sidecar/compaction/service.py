@@ -32,6 +32,7 @@ from sidecar.core.prompts import (
 from sidecar.core.snapshot import extract_snapshot, has_snapshot, missing_facts
 from sidecar.core.tokens import estimate_history_tokens
 from sidecar.gemini.client import ModelClient
+from sidecar.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +86,8 @@ class Outcome:
 
 
 class Progress(Protocol):
+    """Progress messages while a compaction runs (the chat service's Progress; sidecar.rpc.editor.WorkDone)."""
+
     def report(self, message: str) -> None: ...
 
 
@@ -115,17 +118,18 @@ class Compactor:
 
     def __init__(
         self,
-        settings: Callable[[], Settings],
+        session: Session,
         client: Callable[[], Awaitable[ModelClient]],
         save_tool_output: Callable[[str, str], str | os.PathLike[str]],
         pre_compress: PreCompressHook,
-        workspace: Callable[[], Sequence[str]],
     ) -> None:
-        self._settings = settings
+        self._session = session
         self._client = client
         self._save = save_tool_output
         self._pre_compress = pre_compress
-        self._workspace = workspace
+
+    def _settings(self) -> Settings:
+        return self._session.settings
 
     async def compress(
         self,
@@ -181,7 +185,7 @@ class Compactor:
 
         kept = truncated[split:]
         new_history = [
-            environment_turn(self._workspace()),
+            environment_turn(self._session.workspace_folders),
             text_content("user", snapshot),
             text_content("model", ACKNOWLEDGEMENT),
             *kept,

@@ -5,8 +5,15 @@ from __future__ import annotations
 import itertools
 import re
 from pathlib import Path
+from typing import Protocol
 
-__all__ = ["TOOL_OUTPUTS_DIR", "ToolOutputSaver", "sanitize_filename_part", "tool_output_file_name"]
+__all__ = [
+    "TOOL_OUTPUTS_DIR",
+    "SessionToolOutputs",
+    "ToolOutputSaver",
+    "sanitize_filename_part",
+    "tool_output_file_name",
+]
 
 TOOL_OUTPUTS_DIR = "tool-outputs"
 
@@ -50,3 +57,23 @@ class ToolOutputSaver:
         self.directory.mkdir(parents=True, exist_ok=True)
         path.write_bytes(_utf8_like_node(content))
         return path
+
+
+class SessionFolder(Protocol):
+    """Where the current session keeps its data (sidecar.recording.recorder.Recorder)."""
+
+    def session_dir(self) -> Path: ...
+
+
+class SessionToolOutputs:
+    """A ToolOutputSaver for the current session's folder; numbering starts again when the session changes."""
+
+    def __init__(self, folder: SessionFolder) -> None:
+        self._folder = folder
+        self._saver: ToolOutputSaver | None = None
+
+    def __call__(self, content: str, tool_name: str) -> Path:
+        directory = self._folder.session_dir()
+        if self._saver is None or self._saver.directory.parent != directory:
+            self._saver = ToolOutputSaver(directory)
+        return self._saver(content, tool_name)

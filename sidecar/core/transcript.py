@@ -1,8 +1,8 @@
-"""What editors see of a session: transcript entries, and the readable text and title of contents."""
+"""What editors see of a session: the readable text and title of contents (entries: sidecar.protocol.sessions)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
@@ -10,30 +10,6 @@ from sidecar.core.history import Content
 
 TITLE_MAX = 80
 SUMMARY_MAX = 200
-
-
-class TranscriptMessage(
-    msgspec.Struct, tag="message", tag_field="type", rename="camel", omit_defaults=True, gc=False
-):
-    id: str
-    time: str
-    role: Literal["user", "model"]
-    kind: str
-    text: str
-    turn_id: str | None = None
-
-
-class TranscriptCompaction(msgspec.Struct, tag="compaction", tag_field="type", rename="camel"):
-    id: str
-    time: str
-    trigger: str
-    status: str
-    original_token_count: int
-    new_token_count: int
-    undone: bool
-
-
-TranscriptEntry = TranscriptMessage | TranscriptCompaction
 
 
 def _clip(text: str, limit: int = SUMMARY_MAX) -> str:

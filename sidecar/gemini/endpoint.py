@@ -8,8 +8,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from sidecar.config.settings import Settings
 from sidecar.gemini.client import ClientConfig, ModelClient
+from sidecar.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -20,8 +20,8 @@ EMBEDDED_FAKE_KEY = "embedded-fake-gemini"
 class Backend:
     """Resolves settings to a ModelClient, rebuilding it when the connection settings change."""
 
-    def __init__(self, settings: Callable[[], Settings], inform: Callable[[str], None]) -> None:
-        self._settings = settings
+    def __init__(self, session: Session, inform: Callable[[str], None]) -> None:
+        self._session = session
         self._inform = inform
         self._client: ModelClient | None = None
         self._fake: Any = None
@@ -33,7 +33,7 @@ class Backend:
 
     def describe(self) -> str:
         """Where requests go, for logs and `sidecar --check` (never includes the key)."""
-        settings = self._settings()
+        settings = self._session.settings
         if settings.effective_api_key() is None and settings.effective_base_url() is None:
             return "the embedded fake Gemini (no API key set)"
         return settings.effective_base_url() or "Gemini (generativelanguage.googleapis.com)"
@@ -52,7 +52,7 @@ class Backend:
             return self._client
 
     def _config(self) -> ClientConfig:
-        settings = self._settings()
+        settings = self._session.settings
         key = settings.effective_api_key()
         base = settings.effective_base_url()
         if key is None and base is None:

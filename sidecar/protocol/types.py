@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 UsageSource = Literal["api", "estimate"]
+CompressionStatus = Literal[
+    "COMPRESSED",
+    "COMPRESSION_FAILED_INFLATED_TOKEN_COUNT",
+    "COMPRESSION_FAILED_TOKEN_COUNT_ERROR",
+    "COMPRESSION_FAILED_EMPTY_SUMMARY",
+    "NOOP",
+    "CONTENT_TRUNCATED",
+]
+CompactionTrigger = Literal["auto", "manual"]
+
+
+def shown_as(kind: Any) -> msgspec.Meta:
+    """For the editors' mirrors (sidecar.protocol.export): a field typed `str` here that always holds a `kind`."""
+    return msgspec.Meta(extra={"wire": kind})
+
+
+Status = Annotated[str, shown_as(CompressionStatus)]
+Trigger = Annotated[str, shown_as(CompactionTrigger)]
 
 
 class _Wire(msgspec.Struct, rename="camel", omit_defaults=True, forbid_unknown_fields=False):
@@ -22,7 +40,7 @@ class CompressParams(_Wire, kw_only=True):
     instructions: str | None = None
 
 
-class SessionParams(_Wire, kw_only=True):
+class ResumeSessionParams(_Wire, kw_only=True):
     session_id: str
 
 
@@ -30,7 +48,7 @@ class ImportParams(_Wire, kw_only=True):
     path: str
 
 
-class TranscriptParams(_Wire, kw_only=True):
+class GetTranscriptParams(_Wire, kw_only=True):
     session_id: str | None = None
 
 
@@ -57,22 +75,24 @@ class SendMessageResult(_Wire, kw_only=True, omit_defaults=False):
 
 
 class CompressResult(_Wire, kw_only=True, omit_defaults=False):
-    status: str
+    status: Status
     original_token_count: int
     new_token_count: int
     message: str
 
 
-class CompressedNotice(_Wire, kw_only=True, omit_defaults=False):
+class CompressedParams(_Wire, kw_only=True, omit_defaults=False):
+    """Params of sidecar/compressed; `message` is the text to show the user."""
+
     session_id: str
-    status: str
+    status: Status
     original_token_count: int
     new_token_count: int
-    trigger: str
+    trigger: Trigger
     message: str
 
 
-class MessageDelta(_Wire, kw_only=True):
+class MessageDeltaParams(_Wire, kw_only=True):
     turn_id: str
     text: str
 

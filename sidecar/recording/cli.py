@@ -10,9 +10,9 @@ from typing import Any, TextIO
 
 import msgspec
 
-from sidecar.core.recording import CompactionRecord, TranscriptCompaction, TranscriptMessage
-from sidecar.recording.reader import list_sessions
-from sidecar.recording.store import RecordingError, SessionInfo, SessionStore, default_home
+from sidecar.core.recording import CompactionRecord
+from sidecar.protocol.sessions import TranscriptCompaction, TranscriptMessage
+from sidecar.recording.store import RecordingError, SessionInfo, SessionStore, all_sessions
 
 _SPEAKERS = {
     "user": "You",
@@ -62,9 +62,7 @@ def _fail(message: str) -> int:
 def main_sessions_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     if getattr(args, "all", False):
-        root = default_home() / "sessions"
-        dirs = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-        infos = sorted((i for d in dirs for i in list_sessions(d)), key=lambda i: i.last_updated, reverse=True)
+        root, infos = all_sessions()
         where = str(root)
     else:
         store = _store(args)
@@ -176,7 +174,7 @@ def main_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
         body = {
             "sessionId": result.session_id,
             "path": str(result.path),
-            "messages": result.messages,
+            "messageCount": result.messages,
             "historyLength": result.history_length,
             "warnings": result.warnings,
         }

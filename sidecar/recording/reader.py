@@ -25,8 +25,8 @@ from sidecar.core.recording import (
     Replay,
     ReplayError,
     SessionRecord,
-    TranscriptEntry,
 )
+from sidecar.protocol.sessions import TranscriptEntry
 
 log = logging.getLogger(__name__)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,9 @@ from typing import Any
 from sidecar.compaction.service import Outcome, Status
 from sidecar.core.history import Content
 from sidecar.core.recording import head_ids
-from sidecar.recording.store import LoadedSession, SessionInfo, SessionStore, SessionWriter
+from sidecar.protocol.sessions import TranscriptEntry
+from sidecar.recording.store import LoadedSession, SessionInfo, SessionNotFound, SessionStore, SessionWriter
+from sidecar.session import Session
 
 log = logging.getLogger(__name__)
 
@@ -18,14 +21,22 @@ log = logging.getLogger(__name__)
 class Recorder:
     """Appends what happens in the current session to its JSONL file; a failure only turns recording off."""
 
-    def __init__(
-        self, store: Callable[[], SessionStore], model: Callable[[], str], warn: Callable[[str], None]
-    ) -> None:
-        self._store = store
-        self._model = model
+    def __init__(self, session: Session, warn: Callable[[str], None], *, home: Path | None = None) -> None:
+        """Sessions are recorded in the store of `session.project_root` under `home` (default: the data home)."""
+        self._session = session
+        self._home = home
         self._warn = warn
         self._writer: SessionWriter | None = None
         self._session_id: str | None = None
+        self._current_store: SessionStore | None = None
+
+    def _store(self) -> SessionStore:
+        """The store of the current project (the workspace folders are only known after `initialize`)."""
+        root = self._session.project_root
+        store = self._current_store
+        if store is None or store.project_root != os.path.realpath(root):
+            store = self._current_store = SessionStore(root, home=self._home)
+        return store
 
     # -- lifecycle ------------------------------------------------------------------------------------
     def start(self, session_id: str) -> None:
@@ -61,6 +72,11 @@ class Recorder:
     def path(self) -> Path | None:
         return None if self._session_id is None else self._store().path(self._session_id)
 
+    def session_dir(self) -> Path:
+        """The current session's data folder (tool outputs saved by compaction, …), created 0700."""
+        assert self._session_id is not None, "start() or resume() first"
+        return self._store().session_dir(self._session_id)
+
     @property
     def undoable(self) -> list[str]:
         return [] if self._writer is None else list(self._writer.undoable)
@@ -72,7 +88,9 @@ class Recorder:
     def _open(self) -> SessionWriter:
         if self._writer is None:
             assert self._session_id is not None, "start() or resume() first"
-            self._writer = self._store().create(self._session_id, model=self._model(), on_problem=self._problem)
+            self._writer = self._store().create(
+                self._session_id, model=self._session.settings.model, on_problem=self._problem
+            )
         return self._writer
 
     def _problem(self, text: str) -> None:
@@ -145,12 +163,10 @@ class Recorder:
     def sessions(self) -> list[SessionInfo]:
         return self._store().list()
 
-    def transcript(self, session_id: str) -> list[Any]:
+    def transcript(self, session_id: str) -> list[TranscriptEntry]:
         store = self._store()
         if not store.path(session_id).exists():
             if session_id == self._session_id:
                 return []
-            from sidecar.recording.store import SessionNotFound
-
             raise SessionNotFound(f"No recorded session {session_id}.")
         return list(store.load(session_id, salvage=True).transcript)

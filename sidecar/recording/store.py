@@ -36,6 +36,7 @@ __all__ = [
     "SessionStore",
     "SessionWriter",
     "UnsupportedVersion",
+    "all_sessions",
     "default_home",
     "project_id",
 ]
@@ -58,6 +59,14 @@ class SessionStore:
         if not _SESSION_ID.fullmatch(session_id):
             raise ValueError(f"invalid session id {session_id!r}")
         return self.directory / f"{session_id}.jsonl"
+
+    def session_dir(self, session_id: str) -> Path:
+        """`<home>/sessions/<project-id>/<session-id>/`: the session's other data (saved tool outputs), made 0700."""
+        if not _SESSION_ID.fullmatch(session_id):
+            raise ValueError(f"invalid session id {session_id!r}")
+        path = self.directory / session_id
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return path
 
     # -- writing ---------------------------------------------------------------------------------------
     def create(
@@ -187,6 +196,14 @@ class SessionStore:
                     os.chmod(directory, 0o700)
                 except PermissionError:  # not ours (a shared home): the project folder below is ours, and 0700
                     log.warning("cannot make %s private (not its owner); session files stay 0600", directory)
+
+
+def all_sessions(home: Path | None = None) -> tuple[Path, list[SessionInfo]]:
+    """The folder holding every project's sessions, and all their sessions, newest first."""
+    root = (home if home is not None else default_home()) / "sessions"
+    dirs = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    infos = [info for directory in dirs for info in list_sessions(directory)]
+    return root, sorted(infos, key=lambda info: info.last_updated, reverse=True)
 
 
 class _Changed(Exception):

@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import asyncio
+import logging
+import uuid
+from typing import Any
 
 from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
 
-from sidecar.chat.tool_runner import Decision, decode_decision
-from sidecar.protocol.types import CompressedNotice, MessageDelta, TokenUsage, to_wire
+from sidecar.chat.tool_runner import decode_decision
+from sidecar.protocol import methods
+from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams, ToolDecision
+from sidecar.protocol.types import CompressedParams, MessageDeltaParams, TokenUsage, to_wire
+from sidecar.rpc.transport import SidecarProtocol
 from sidecar.tools.edits import ApplyEdit
 
-if TYPE_CHECKING:
-    from sidecar.rpc.server import SidecarServer
+log = logging.getLogger(__name__)
 
 
 class WorkDone:
     """A running work-done progress (a no-op when the client has no progress support)."""
 
-    def __init__(self, server: SidecarServer, token: str | None) -> None:
+    def __init__(self, server: LanguageServer, token: str | None) -> None:
         self._server = server
         self._token = token
 
@@ -31,17 +37,38 @@ class WorkDone:
             self._token = None
 
 
+async def start_progress(server: LanguageServer, title: str) -> WorkDone:
+    """A cancellable work-done progress titled `title`, when the client supports them."""
+    window = server.client_capabilities.window if server.protocol.client_capabilities else None
+    if window is None or not window.work_done_progress:
+        return WorkDone(server, None)
+    token = f"sidecar-{uuid.uuid4().hex[:12]}"
+    try:
+        await asyncio.wait_for(server.work_done_progress.create_async(token), timeout=5)
+    except Exception:
+        log.info("client did not accept a progress token; continuing without progress")
+        return WorkDone(server, None)
+    server.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=True))
+    return WorkDone(server, token)
+
+
+def show(server: LanguageServer, kind: lsp.MessageType, text: str) -> None:
+    """A window/showMessage."""
+    server.window_show_message(lsp.ShowMessageParams(type=kind, message=text))
+
+
 class ToolHost:
     """The editor side of tool calls: visibility notifications, confirmations and workspace/applyEdit."""
 
-    def __init__(self, server: SidecarServer) -> None:
+    def __init__(self, server: LanguageServer, protocol: SidecarProtocol) -> None:
         self._server = server
+        self._protocol = protocol
 
-    def tool_call(self, notice: dict[str, Any]) -> None:
-        self._server.protocol.notify("sidecar/toolCall", notice)
+    def tool_call(self, notice: ToolCallParams) -> None:
+        self._protocol.notify(methods.TOOL_CALL.name, to_wire(notice))
 
-    async def confirm(self, request: dict[str, Any]) -> Decision:
-        result = await self._server.protocol.send_request_async("sidecar/confirmToolCall", request)
+    async def confirm(self, request: ConfirmToolCallParams) -> ToolDecision:
+        result = await self._protocol.send_request_async(methods.CONFIRM_TOOL_CALL.name, to_wire(request))
         return decode_decision(result)
 
     def apply_edit(self) -> ApplyEdit | None:
@@ -51,8 +78,7 @@ class ToolHost:
         return self._apply
 
     async def _apply(self, edit: dict[str, Any]) -> tuple[bool, str | None]:
-        protocol = self._server.protocol
-        typed = protocol._converter.structure(edit, lsp.WorkspaceEdit)
+        typed = self._protocol.structure(edit, lsp.WorkspaceEdit)
         result = await self._server.workspace_apply_edit_async(
             lsp.ApplyWorkspaceEditParams(edit=typed, label="sidecar edit")
         )
@@ -60,23 +86,26 @@ class ToolHost:
 
 
 class Notifier:
-    def __init__(self, server: SidecarServer) -> None:
+    """What the chat service tells the editor: streamed text, usage, compactions, errors and progress."""
+
+    def __init__(self, server: LanguageServer, protocol: SidecarProtocol) -> None:
         self._server = server
+        self._protocol = protocol
 
     def message_delta(self, turn_id: str, text: str) -> None:
-        self._server.protocol.notify("sidecar/messageDelta", to_wire(MessageDelta(turn_id=turn_id, text=text)))
+        self._protocol.notify(methods.MESSAGE_DELTA.name, to_wire(MessageDeltaParams(turn_id=turn_id, text=text)))
 
     def token_usage(self, usage: TokenUsage) -> None:
-        self._server.protocol.notify("sidecar/tokenUsage", to_wire(usage))
+        self._protocol.notify(methods.TOKEN_USAGE.name, to_wire(usage))
 
-    def compressed(self, notice: CompressedNotice) -> None:
-        self._server.protocol.notify("sidecar/compressed", to_wire(notice))
+    def compressed(self, notice: CompressedParams) -> None:
+        self._protocol.notify(methods.COMPRESSED.name, to_wire(notice))
 
     def error(self, message: str) -> None:
-        self._server.show(lsp.MessageType.Error, f"Sidecar: {message}")
+        show(self._server, lsp.MessageType.Error, f"Sidecar: {message}")
 
     def warning(self, message: str) -> None:
-        self._server.show(lsp.MessageType.Warning, f"Sidecar: {message}")
+        show(self._server, lsp.MessageType.Warning, f"Sidecar: {message}")
 
     async def progress(self, title: str) -> WorkDone:
-        return await self._server.start_progress(title)
+        return await start_progress(self._server, title)

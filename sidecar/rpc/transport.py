@@ -8,7 +8,7 @@ import logging
 import re
 import threading
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, TypeVar
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
@@ -20,11 +20,12 @@ from pygls.protocol import (
     LanguageServerProtocol,
 )
 
-from sidecar.protocol import errors
+from sidecar.protocol import errors, methods
 
 log = logging.getLogger(__name__)
 
-CUSTOM_PREFIX = "sidecar/"
+T = TypeVar("T")
+
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MAX_HEADER_LINES = 32
 
@@ -40,7 +41,7 @@ class SidecarProtocol(LanguageServerProtocol):
 
     def structure_raw(self, data: dict[str, Any]) -> Any:
         method = data.get("method")
-        if isinstance(method, str) and method.startswith(CUSTOM_PREFIX):
+        if isinstance(method, str) and method.startswith(methods.PREFIX):
             if "id" in data:
                 return JsonRPCRequestMessage(
                     id=data["id"], method=method, jsonrpc=data["jsonrpc"], params=data.get("params")
@@ -62,7 +63,7 @@ class SidecarProtocol(LanguageServerProtocol):
             exc = future.exception()
             assert isinstance(exc, errors.SidecarError)
             log.info("request %s answered with error %d: %s", msg_id, exc.code, exc.message)
-            self._send_response(msg_id, error=exc.to_response_error())
+            self._send_response(msg_id, error=lsp.ResponseError(code=exc.code, message=exc.message, data=exc.data))
             return
         super()._send_handler_result(future, msg_id=msg_id)
 
@@ -72,6 +73,10 @@ class SidecarProtocol(LanguageServerProtocol):
             result_future.cancel()
             return
         super()._run_generator(future, gen=gen, result_future=result_future)
+
+    def structure(self, value: Any, kind: type[T]) -> T:
+        """An lsprotocol object from its JSON form (e.g. the WorkspaceEdit of workspace/applyEdit)."""
+        return self._converter.structure(value, kind)
 
     def send_error(self, msg_id: Any, code: int, message: str) -> None:
         self._send_data(

@@ -8,14 +8,13 @@ from typing import Any
 from sidecar.core.ide_context import (
     DELTA_HEADER,
     FULL_HEADER,
-    Cursor,
-    OpenFile,
     context_turn_text,
     decode_open_files,
     delta_context,
     full_context,
     normalize,
 )
+from sidecar.protocol.ide import Cursor, OpenFile
 
 
 def payload(text: str | None) -> dict[str, Any]:

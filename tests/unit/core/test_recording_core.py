@@ -19,13 +19,12 @@ from sidecar.core.recording import (
     RewindRecord,
     SessionRecord,
     StatsRecord,
-    TranscriptCompaction,
-    TranscriptMessage,
     UndoCompactionRecord,
     UsageRecord,
     display_text,
     head_ids,
 )
+from sidecar.protocol.sessions import TranscriptCompaction, TranscriptMessage
 
 T = "2026-08-21T10:00:00.000Z"
 DECODER = msgspec.json.Decoder(Record)

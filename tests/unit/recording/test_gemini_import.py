@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from sidecar.core.history import content_text, has_function_call, has_function_response, text_content
-from sidecar.core.recording import LastUsage, TranscriptMessage
+from sidecar.core.recording import LastUsage
+from sidecar.protocol.sessions import TranscriptMessage
 from sidecar.recording.cli import add_parsers, main_import, main_sessions_list, main_sessions_show
 from sidecar.recording.gemini_import import GeminiImportError, import_gemini_session, read_gemini_session
 from sidecar.recording.store import SessionStore

@@ -11,7 +11,8 @@ import pytest
 
 from sidecar.core.compaction import find_split_point, truncate_history_to_budget
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
-from sidecar.core.recording import FORMAT_VERSION, LastUsage, RewindRecord, TranscriptCompaction, head_ids
+from sidecar.core.recording import FORMAT_VERSION, LastUsage, RewindRecord, head_ids
+from sidecar.protocol.sessions import TranscriptCompaction
 from sidecar.recording.store import (
     CorruptSession,
     SessionNotFound,

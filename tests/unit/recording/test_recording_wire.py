@@ -22,9 +22,9 @@ from sidecar.core.recording import (
     Record,
     Replay,
     SessionRecord,
-    TranscriptMessage,
     transcript_message,
 )
+from sidecar.protocol.sessions import TranscriptMessage
 from sidecar.recording.store import CorruptSession, LoadedSession, SessionStore
 
 EMOJI = "fix the parser \U0001f41b then ship \U0001f680"

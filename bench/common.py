@@ -120,9 +120,7 @@ def fake_options(url: str, **extra: Any) -> dict[str, Any]:
 
 
 def pid_of(client: RpcClient) -> int:
-    proc = client._proc  # the spawned server (RpcClient keeps it private)
-    assert proc is not None
-    return proc.pid
+    return client.pid
 
 
 def proc_kb(pid: int, key: str) -> int:

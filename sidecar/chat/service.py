@@ -149,7 +149,7 @@ class ChatService:
         except ModelError as exc:
             message = f"Compaction failed, the conversation is unchanged: {exc.message}"
             if trigger == "manual":
-                data = {"kind": exc.kind, "status": exc.status}
+                data = errors.ModelErrorData(kind=exc.kind, status=exc.status)
                 raise errors.SidecarError(errors.MODEL_ERROR, message, data) from None
             self._notify.warning(message)
             return None
@@ -283,9 +283,8 @@ class ChatService:
             self._keep_reply(streamed, turn_id, text_only=True)
             self.recorder.note("error", exc.message, turn_id)
             self._notify.error(exc.message)
-            raise errors.SidecarError(
-                errors.MODEL_ERROR, exc.message, {"kind": exc.kind, "status": exc.status, "turnId": turn_id}
-            ) from None
+            data = errors.ModelErrorData(kind=exc.kind, status=exc.status, turn_id=turn_id)
+            raise errors.SidecarError(errors.MODEL_ERROR, exc.message, data) from None
         reply = self._keep_reply(streamed, turn_id, text_only=False)
         if prompt_tokens is not None:
             conv.record_api_usage(prompt_tokens)
@@ -306,7 +305,7 @@ class ChatService:
             raise errors.SidecarError(
                 errors.CONTEXT_OVERFLOW,
                 message,
-                {"estimatedRequestTokenCount": estimated, "remainingTokenCount": remaining},
+                errors.ContextOverflowData(estimated_request_token_count=estimated, remaining_token_count=remaining),
             )
 
     def _append(self, content: Content, kind: str, turn_id: str | None) -> None:

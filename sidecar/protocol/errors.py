@@ -69,6 +69,26 @@ CODES = (
 )
 
 
+class ModelErrorData(msgspec.Struct, rename="camel", kw_only=True, omit_defaults=True):
+    """`data` of a ModelError: what failed (ModelError kinds of sidecar.gemini.client) and the HTTP status."""
+
+    kind: str
+    status: int | None
+    #: The turn whose model call failed (absent for a compaction's).
+    turn_id: str | None = None
+
+
+class ContextOverflowData(msgspec.Struct, rename="camel", kw_only=True):
+    """`data` of a ContextOverflow: the message's estimated size and what is left of the context window."""
+
+    estimated_request_token_count: int
+    remaining_token_count: int
+
+
+#: The `data` types of errors, for the editors' mirrors.
+DATA_TYPES = (ModelErrorData, ContextOverflowData)
+
+
 class SidecarError(Exception):
     """An error answered to a request: a code from this module, a message a user can act on, optional data.
 

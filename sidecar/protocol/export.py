@@ -77,7 +77,7 @@ def _structs(roots: Iterable[Any]) -> list[type[msgspec.Struct]]:
 
 
 def _contract_roots() -> list[Any]:
-    roots: list[Any] = []
+    roots: list[Any] = list(errors.DATA_TYPES)
     for method in methods.ALL:
         roots.append(method.params)
         if method.result is not None:

@@ -10,6 +10,7 @@ import threading
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
+import msgspec
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader
@@ -63,7 +64,8 @@ class SidecarProtocol(LanguageServerProtocol):
             exc = future.exception()
             assert isinstance(exc, errors.SidecarError)
             log.info("request %s answered with error %d: %s", msg_id, exc.code, exc.message)
-            self._send_response(msg_id, error=lsp.ResponseError(code=exc.code, message=exc.message, data=exc.data))
+            data = msgspec.to_builtins(exc.data)
+            self._send_response(msg_id, error=lsp.ResponseError(code=exc.code, message=exc.message, data=data))
             return
         super()._send_handler_result(future, msg_id=msg_id)
 

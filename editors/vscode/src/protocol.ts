@@ -84,6 +84,19 @@ export type ListSessionsResult = SessionSummary[];
 
 export type TranscriptEntry = TranscriptMessage | TranscriptCompaction;
 
+/** `data` of a ModelError: what failed (ModelError kinds of sidecar.gemini.client) and the HTTP status. */
+export interface ModelErrorData {
+  kind: string;
+  status: number | null;
+  turnId?: string;
+}
+
+/** `data` of a ContextOverflow: the message's estimated size and what is left of the context window. */
+export interface ContextOverflowData {
+  estimatedRequestTokenCount: number;
+  remainingTokenCount: number;
+}
+
 export interface SendMessageParams {
   text: string;
 }

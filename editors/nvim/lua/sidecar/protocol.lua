@@ -43,6 +43,8 @@ M.error = {
 
 -- The fields of each params/result type, as they appear on the wire.
 M.fields = {
+  ModelErrorData = { 'kind', 'status', 'turnId' },
+  ContextOverflowData = { 'estimatedRequestTokenCount', 'remainingTokenCount' },
   SendMessageParams = { 'text' },
   TokenUsage = { 'sessionId', 'model', 'promptTokenCount', 'tokenLimit', 'percentUsed', 'compressionThreshold', 'source' },
   SendMessageResult = { 'turnId', 'text', 'finishReason', 'usage' },

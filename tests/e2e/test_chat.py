@@ -12,6 +12,7 @@ from sidecar.protocol import errors
 from sidecar.rpc.client import RpcError
 from tests.e2e import harness
 from tests.e2e.harness import EditorClient, notes, request, request_error, wait_for
+from tests.waiting import until
 
 
 async def test_initialize_reports_server_info(client: EditorClient) -> None:
@@ -133,11 +134,7 @@ async def test_persistent_server_error_is_named_and_next_turn_works(client: Edit
 async def test_cancel_stops_the_stream_and_history_stays_valid(client: EditorClient, fake: Any) -> None:
     fake.script([{"kind": "delay", "seconds": 5, "match": "chat"}])
     future = client.request_now("sidecar/sendMessage", {"text": "slow one"}, msg_id="slow-1")
-    for _ in range(400):  # until the fake has taken the delayed request (its step is consumed)
-        if not fake.pending():
-            break
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.2)
+    await until(lambda: not fake.pending(), "the fake to take the delayed request (its step is consumed)")
     client.cancel("slow-1")
     with pytest.raises(RpcError) as caught:
         await asyncio.wait_for(future, 4)

@@ -101,7 +101,9 @@ export interface SendMessageParams {
   text: string;
 }
 
+/** The status bar's numbers. `seq` grows by one with every change of state (never for a repeat of the same state), so a client keeps the push with the highest `seq` and drops any older one that arrives late. */
 export interface TokenUsage {
+  seq: number;
   sessionId: string;
   model: string;
   promptTokenCount: number;

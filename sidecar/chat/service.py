@@ -18,7 +18,7 @@ from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
 from sidecar.core.tokens import estimate_tokens
 from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.gemini.stream import Chunk
-from sidecar.protocol import errors
+from sidecar.protocol import error_info, errors
 from sidecar.protocol.ide import OpenFile
 from sidecar.protocol.types import CompressedParams, CompressResult, SendMessageResult, TokenUsage
 from sidecar.recording.recorder import Recorder
@@ -164,7 +164,7 @@ class ChatService:
         except ModelError as exc:
             message = f"Compaction failed, the conversation is unchanged: {exc.message}"
             if trigger == "manual":
-                data = errors.ModelErrorData(kind=exc.kind, status=exc.status)
+                data = error_info.ModelErrorData(kind=exc.kind, status=exc.status)
                 raise errors.SidecarError(errors.MODEL_ERROR, message, data) from None
             self._notify.warning(message)
             return None
@@ -298,7 +298,7 @@ class ChatService:
             self._keep_reply(streamed, turn_id, text_only=True)
             self.recorder.note("error", exc.message, turn_id)
             self._notify.error(exc.message)
-            data = errors.ModelErrorData(kind=exc.kind, status=exc.status, turn_id=turn_id)
+            data = error_info.ModelErrorData(kind=exc.kind, status=exc.status, turn_id=turn_id)
             raise errors.SidecarError(errors.MODEL_ERROR, exc.message, data) from None
         reply = self._keep_reply(streamed, turn_id, text_only=False)
         if prompt_tokens is not None:
@@ -320,7 +320,9 @@ class ChatService:
             raise errors.SidecarError(
                 errors.CONTEXT_OVERFLOW,
                 message,
-                errors.ContextOverflowData(estimated_request_token_count=estimated, remaining_token_count=remaining),
+                error_info.ContextOverflowData(
+                    estimated_request_token_count=estimated, remaining_token_count=remaining
+                ),
             )
 
     def _append(self, content: Content, kind: str, turn_id: str | None) -> None:

@@ -18,7 +18,7 @@ import msgspec
 import msgspec.inspect as mi
 
 from sidecar.config.settings import Settings
-from sidecar.protocol import errors, methods, sessions, tools, types
+from sidecar.protocol import error_info, methods, sessions, tools, types
 
 ROOT = Path(__file__).resolve().parents[2]
 TS_PATH = Path("editors/vscode/src/protocol.ts")
@@ -77,7 +77,7 @@ def _structs(roots: Iterable[Any]) -> list[type[msgspec.Struct]]:
 
 
 def _contract_roots() -> list[Any]:
-    roots: list[Any] = list(errors.DATA_TYPES)
+    roots: list[Any] = list(error_info.DATA_TYPES)
     for method in methods.ALL:
         roots.append(method.params)
         if method.result is not None:
@@ -192,7 +192,7 @@ def typescript() -> str:
             "workspace/executeCommand commands the server handles.",
         ),
         _ts_table(
-            "ErrorCode", [(e.key, str(e.code)) for e in errors.CODES], "JSON-RPC error codes the server answers."
+            "ErrorCode", [(e.key, str(e.code)) for e in error_info.CODES], "JSON-RPC error codes the server answers."
         ),
         _ts_method_info(),
     ]
@@ -249,7 +249,7 @@ def lua() -> str:
             "-- Titles of the server's work-done progress.\n"
             + table("progress", _PROGRESS),
             "-- JSON-RPC error codes the server answers.\n"
-            + table("error", [(e.key, str(e.code)) for e in errors.CODES]),
+            + table("error", [(e.key, str(e.code)) for e in error_info.CODES]),
             "-- The fields of each params/result type, as they appear on the wire.\n" + table("fields", fields),
             "return M",
         ]
@@ -278,7 +278,7 @@ def docs_sections() -> dict[str, str]:
         return "\n".join(lines)
 
     error_rows = ["| code | name | when |", "|---|---|---|"]
-    error_rows += [f"| {e.code} | {e.name} | {e.when} |" for e in errors.CODES]
+    error_rows += [f"| {e.code} | {e.name} | {e.when} |" for e in error_info.CODES]
     type_lines = []
     for name, literal in NAMED_LITERALS.items():
         values = " \\| ".join(f"`{_ts_literal(v)}`" for v in typing.get_args(literal))

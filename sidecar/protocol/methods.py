@@ -107,7 +107,7 @@ MESSAGE_DELTA = Method(
 )
 TOKEN_USAGE = Method(
     "sidecar/tokenUsage", "notification", "server", TokenUsage,
-    summary="Token usage, after every turn, compaction, settings change and session switch.",
+    summary="Token usage, pushed once per change of state (turns, compactions, settings, session switches).",
 )
 COMPRESSED = Method(
     "sidecar/compressed", "notification", "server", CompressedParams,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.protocol import errors
+from sidecar.protocol import error_info
 
 PACKAGE = Path(__file__).resolve().parents[2] / "sidecar"
 
@@ -196,7 +196,7 @@ def test_method_names_are_spelled_only_in_protocol() -> None:
 )
 def test_editors_use_only_the_generated_constants(folder: str, pattern: str, generated: str) -> None:
     """No method name or server error code spelled by hand in the editors' code (their tests may)."""
-    codes = "|".join(str(-c.code) for c in errors.CODES)
+    codes = "|".join(str(-c.code) for c in error_info.CODES)
     literal = re.compile(rf"""['"`]sidecar/[a-z][A-Za-z]+['"`]|-({codes})\b""")
     found = [
         f"{path.name}:{number}: {line.strip()}"

@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from sidecar.protocol import errors, export, methods
+from sidecar.protocol import error_info, export, methods
 from sidecar.protocol.types import to_wire
 
 ROOT = export.ROOT
@@ -61,7 +61,7 @@ def test_every_method_is_in_every_mirror() -> None:
         assert f"{method.key} = '{method.name}'" in lua
         assert f"| `{method.name}` |" in docs
         assert f"### `{method.name}`" in docs, f"docs/protocol.md describes {method.name} in prose too"
-    for code in errors.CODES:
+    for code in error_info.CODES:
         assert f"{code.key}: {code.code}" in ts and f"{code.key} = {code.code}" in lua
 
 
@@ -69,7 +69,7 @@ def test_method_names_are_unique_and_prefixed() -> None:
     names = [m.name for m in methods.ALL]
     assert len(set(names)) == len(names)
     assert all(re.fullmatch(r"sidecar/[a-z][A-Za-z]+", n) for n in names)
-    assert len({c.code for c in errors.CODES}) == len(errors.CODES)
+    assert len({c.code for c in error_info.CODES}) == len(error_info.CODES)
 
 
 def test_typescript_fields_follow_the_structs() -> None:

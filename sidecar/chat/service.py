@@ -124,10 +124,6 @@ class ChatService:
             self.ide.trusted = trusted
         return changed
 
-    def track_file(self, path: str) -> None:
-        """The agent read or edited `path`: a later change on disk outside the editor will be reported."""
-        self.ide.tracked.add(path)
-
     def files_changed(self, paths: set[str]) -> None:
         """Changes seen on disk; tracked files not open in the editor are reported in the next context turn."""
         open_paths = {f.path for f in self.ide.current or []}

@@ -246,6 +246,10 @@ def lua() -> str:
             "local M = {}",
             "-- Every sidecar/* method and notification, by its name without the prefix.\n"
             + table("method", [(m.key, f"'{m.name}'") for m in methods.ALL]),
+            "-- What the server sends (notifications and requests): a client handles each of them.\n"
+            + "M.from_server = { "
+            + ", ".join(f"'{m.name}'" for m in methods.ALL if m.sender == "server")
+            + " }",
             "-- Titles of the server's work-done progress.\n"
             + table("progress", _PROGRESS),
             "-- JSON-RPC error codes the server answers.\n"

@@ -21,6 +21,9 @@ M.method = {
   confirmToolCall = 'sidecar/confirmToolCall',
 }
 
+-- What the server sends (notifications and requests): a client handles each of them.
+M.from_server = { 'sidecar/messageDelta', 'sidecar/tokenUsage', 'sidecar/compressed', 'sidecar/toolCall', 'sidecar/confirmToolCall' }
+
 -- Titles of the server's work-done progress.
 M.progress = {
   turn = 'Gemini',

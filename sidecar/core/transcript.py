@@ -7,6 +7,7 @@ from typing import Any
 import msgspec
 
 from sidecar.core.history import Content
+from sidecar.protocol.sessions import TranscriptToolCall
 
 TITLE_MAX = 80
 SUMMARY_MAX = 200
@@ -49,6 +50,29 @@ def display_text(content: Content) -> str:
     if extras:
         return "\n".join([text, *extras]) if text else "\n".join(extras)
     return text
+
+
+def tool_calls_of(content: Content) -> list[TranscriptToolCall] | None:
+    """The function calls of a content as transcript data (None when it has none)."""
+    calls = [
+        TranscriptToolCall(p.function_call.name or "tool", p.function_call.args, p.function_call.id)
+        for p in content.parts
+        if p.function_call is not None
+    ]
+    return calls or None
+
+
+def tool_calls_from_meta(meta: dict[str, Any] | None) -> list[TranscriptToolCall] | None:
+    """Tool calls kept only in a record's metadata (an imported message that is in the transcript only)."""
+    raw = (meta or {}).get("toolCalls")
+    if not isinstance(raw, list):
+        return None
+    calls = [
+        TranscriptToolCall(c["name"], c.get("args"), c.get("id") if isinstance(c.get("id"), str) else None)
+        for c in raw
+        if isinstance(c, dict) and isinstance(c.get("name"), str)
+    ]
+    return calls or None
 
 
 def title_of(text: str) -> str | None:

@@ -31,6 +31,7 @@ NAMED_LITERALS: dict[str, Any] = {
     "UsageSource": types.UsageSource,
     "CompressionStatus": types.CompressionStatus,
     "CompactionTrigger": types.CompactionTrigger,
+    "EstimateReason": types.EstimateReason,
     "MessageKind": sessions.MessageKind,
     "ToolCallStatus": tools.ToolCallStatus,
     "ToolDecision": tools.ToolDecision,

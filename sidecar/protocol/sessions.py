@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -43,6 +43,14 @@ class ImportSessionResult(_Wire):
     warnings: list[str]
 
 
+class TranscriptToolCall(msgspec.Struct, rename="camel", omit_defaults=True):
+    """A tool call of a model message, as data: editors title its card with `name`, never with the text."""
+
+    name: str
+    args: Any = None
+    id: str | None = None
+
+
 class TranscriptMessage(
     msgspec.Struct, tag="message", tag_field="type", rename="camel", omit_defaults=True, gc=False
 ):
@@ -52,9 +60,12 @@ class TranscriptMessage(
     kind: Annotated[str, shown_as(MessageKind)]
     text: str
     turn_id: str | None = None
+    tool_calls: list[TranscriptToolCall] | None = None
 
 
-class TranscriptCompaction(msgspec.Struct, tag="compaction", tag_field="type", rename="camel"):
+class TranscriptCompaction(
+    msgspec.Struct, tag="compaction", tag_field="type", rename="camel", omit_defaults=True
+):
     id: str
     time: str
     trigger: Trigger
@@ -62,6 +73,7 @@ class TranscriptCompaction(msgspec.Struct, tag="compaction", tag_field="type", r
     original_token_count: int
     new_token_count: int
     undone: bool
+    snapshot: str | None = None  # the <state_snapshot> text of a COMPRESSED compaction
 
 
 TranscriptEntry = TranscriptMessage | TranscriptCompaction

@@ -16,6 +16,7 @@ CompressionStatus = Literal[
     "CONTENT_TRUNCATED",
 ]
 CompactionTrigger = Literal["auto", "manual"]
+EstimateReason = Literal["newSession", "undo", "resume"]
 
 
 def shown_as(kind: Any) -> msgspec.Meta:
@@ -69,6 +70,9 @@ class TokenUsage(_Wire, kw_only=True, omit_defaults=False):
     percent_used: float
     compression_threshold: float
     source: UsageSource
+    #: With source "estimate": why a fresh estimate (newSession, undo, resume); None = the history grew since
+    #: the last reply. Fresh estimates count the system instruction and tool declarations, as the next request will.
+    estimate_reason: Annotated[str | None, shown_as(EstimateReason | None)] = None
 
 
 class SendMessageResult(_Wire, kw_only=True, omit_defaults=False):

@@ -74,6 +74,8 @@ export type CompressionStatus = 'COMPRESSED' | 'COMPRESSION_FAILED_INFLATED_TOKE
 
 export type CompactionTrigger = 'auto' | 'manual';
 
+export type EstimateReason = 'newSession' | 'undo' | 'resume';
+
 export type MessageKind = 'user' | 'model' | 'toolCall' | 'toolResult' | 'ideContext' | 'env' | 'summary' | 'info' | 'error';
 
 export type ToolCallStatus = 'pending' | 'running' | 'done' | 'error' | 'denied' | 'cancelled';
@@ -111,6 +113,7 @@ export interface TokenUsage {
   percentUsed: number;
   compressionThreshold: number;
   source: UsageSource;
+  estimateReason?: EstimateReason | null;
 }
 
 export interface SendMessageResult {
@@ -161,6 +164,13 @@ export interface GetTranscriptParams {
   sessionId?: string;
 }
 
+/** A tool call of a model message, as data: editors title its card with `name`, never with the text. */
+export interface TranscriptToolCall {
+  name: string;
+  args?: unknown;
+  id?: string;
+}
+
 export interface TranscriptMessage {
   type: 'message';
   id: string;
@@ -169,6 +179,7 @@ export interface TranscriptMessage {
   kind: MessageKind;
   text: string;
   turnId?: string;
+  toolCalls?: TranscriptToolCall[];
 }
 
 export interface TranscriptCompaction {
@@ -180,6 +191,7 @@ export interface TranscriptCompaction {
   originalTokenCount: number;
   newTokenCount: number;
   undone: boolean;
+  snapshot?: string;
 }
 
 export interface GetTranscriptResult {

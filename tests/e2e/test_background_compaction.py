@@ -5,21 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from lsprotocol import types as lsp
-from pytest_lsp import LanguageClient
 
-from tests.e2e.harness import notes, request, wait_for
+from tests.e2e.harness import EditorClient, notes, request, wait_for
 from tests.e2e.test_compaction_and_ide_context import editor, latest_context
 
 PADDING = " ".join(f"word{i}" for i in range(120))
 LIMIT, THRESHOLD = 12_000, 0.5  # compaction at 6,000 tokens; preparation from 0.8 x that = 4,800
 
 
-async def say(client: LanguageClient, text: str) -> dict[str, Any]:
+async def say(client: EditorClient, text: str) -> dict[str, Any]:
     return await request(client, "sidecar/sendMessage", {"text": f"{text} {PADDING}"})  # type: ignore[no-any-return]
 
 
-async def say_until(client: LanguageClient, tokens: float, label: str) -> list[str]:
+async def say_until(client: EditorClient, tokens: float, label: str) -> list[str]:
     """Send messages until the reported prompt reaches `tokens`; the texts sent."""
     sent: list[str] = []
     for i in range(40):
@@ -31,16 +29,16 @@ async def say_until(client: LanguageClient, tokens: float, label: str) -> list[s
     raise AssertionError(f"the prompt never reached {tokens} tokens")
 
 
-def preparation_states(client: LanguageClient, start: int = 0) -> list[str]:
+def preparation_states(client: EditorClient, start: int = 0) -> list[str]:
     states = [u["summaryPreparation"] for u in notes(client, "sidecar/tokenUsage")[start:]]
     return [s for i, s in enumerate(states) if i == 0 or s != states[i - 1]]
 
 
 @pytest.mark.settings(tokenLimit=LIMIT, compressionThreshold=THRESHOLD)
 async def test_a_summary_prepared_in_the_background_is_applied_without_waiting(
-    client: LanguageClient, fake: Any
+    client: EditorClient, fake: Any
 ) -> None:
-    client.protocol.notify("sidecar/ideContext", editor())
+    client.notify("sidecar/ideContext", editor())
     fake.script([{"kind": "hold", "match": "summary"}])
     mark = len(notes(client, "sidecar/tokenUsage"))
     early = await say_until(client, 0.8 * THRESHOLD * LIMIT, "before")
@@ -50,7 +48,7 @@ async def test_a_summary_prepared_in_the_background_is_applied_without_waiting(
     await wait_for(client, "sidecar/tokenUsage", lambda u: u["summaryPreparation"] == "ready", start=mark)
     after = await say_until(client, THRESHOLD * LIMIT, "after")
     assert notes(client, "sidecar/compressed") == []
-    client.protocol.notify("sidecar/ideContext", editor(line=9))
+    client.notify("sidecar/ideContext", editor(line=9))
     await say(client, "the compacting turn")
 
     notice = await wait_for(client, "sidecar/compressed")
@@ -74,20 +72,18 @@ async def test_a_summary_prepared_in_the_background_is_applied_without_waiting(
     for text in [*early, *during, *after, "the compacting turn"]:
         assert any(s.startswith(text) for s in said)
     assert [e["status"] for e in transcript["entries"] if e["type"] == "compaction"] == ["COMPRESSED"]
-    assert not [m for m in client.messages if m.type in (lsp.MessageType.Error, lsp.MessageType.Warning)]
-    titles = [getattr(r, "title", None) for rs in client.progress_reports.values() for r in rs]
+    assert client.messages(1) == [] and client.messages(2) == []  # no MessageType.Error / Warning
+    titles = [r.get("title") for rs in client.progress().values() for r in rs]
     assert titles.count("Compressing conversation") <= 1  # only the compacting turn; the preparation shows none
 
 
 @pytest.mark.settings(tokenLimit=LIMIT, compressionThreshold=THRESHOLD)
-async def test_a_model_change_discards_the_prepared_summary(client: LanguageClient, fake: Any) -> None:
+async def test_a_model_change_discards_the_prepared_summary(client: EditorClient, fake: Any) -> None:
     mark = len(notes(client, "sidecar/tokenUsage"))
     await say_until(client, 0.8 * THRESHOLD * LIMIT, "before")
     await wait_for(client, "sidecar/tokenUsage", lambda u: u["summaryPreparation"] == "ready", start=mark)
     mark = len(notes(client, "sidecar/tokenUsage"))
-    client.workspace_did_change_configuration(
-        lsp.DidChangeConfigurationParams(settings={"sidecar": {"model": "gemini-2.5-pro"}})
-    )
+    client.notify("workspace/didChangeConfiguration", {"settings": {"sidecar": {"model": "gemini-2.5-pro"}}})
     usage = await wait_for(client, "sidecar/tokenUsage", lambda u: u["model"] == "gemini-2.5-pro", start=mark)
     assert usage["summaryPreparation"] == "none"
     before = len([r for r in fake.requests() if r.summary])
@@ -102,7 +98,7 @@ async def test_a_model_change_discards_the_prepared_summary(client: LanguageClie
 @pytest.mark.parametrize("action", ["sidecar/newSession", "sidecar/resumeSession", "sidecar/undoCompaction"])
 @pytest.mark.settings(tokenLimit=LIMIT, compressionThreshold=THRESHOLD)
 async def test_new_session_resume_and_undo_discard_the_prepared_summary(
-    client: LanguageClient, fake: Any, action: str
+    client: EditorClient, fake: Any, action: str
 ) -> None:
     if action == "sidecar/undoCompaction":  # something to undo first
         await say_until(client, 0.6 * THRESHOLD * LIMIT, "first")

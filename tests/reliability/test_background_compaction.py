@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -49,10 +48,8 @@ async def test_cancelling_the_turn_that_waits_for_the_preparation_leaves_it_runn
         if reply["usage"]["promptTokenCount"] >= 0.5 * 12_000:
             break
     mark = len(side.stderr)
-    client = side.client
-    msg_id = 9_999  # written by hand, so that it can be cancelled by id
-    answer = client._pending[msg_id] = asyncio.get_running_loop().create_future()
-    client._send({"jsonrpc": "2.0", "id": msg_id, "method": "sidecar/sendMessage", "params": {"text": "cancel me"}})
+    msg_id = 9_999  # a known id, so that it can be cancelled by id
+    answer = side.client.request_now("sidecar/sendMessage", {"text": "cancel me"}, msg_id=msg_id)
     await side.wait_log("the turn waits for the summary being prepared in the background", start=mark)
     side.notify("$/cancelRequest", {"id": msg_id})
     with pytest.raises(RpcError) as caught:

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
-from sidecar.core.ide_context import FULL_HEADER, Cursor, OpenFile
+from sidecar.chat.sessions import SessionService
+from sidecar.core.ide_context import FULL_HEADER
 from sidecar.core.tokens import estimate_history_tokens
-from sidecar.core.transcript import TranscriptCompaction, TranscriptMessage
-from sidecar.sessions import SessionService
+from sidecar.protocol.ide import Cursor, OpenFile
+from sidecar.protocol.sessions import TranscriptCompaction, TranscriptMessage
 from tests.service.conftest import Rig, conversation, snapshot_text
 
 WAITING = "report:Waiting for the summary being prepared in the background"
@@ -118,7 +119,7 @@ async def test_prepared_summary_is_applied_and_keeps_every_message_sent_during_p
     compacted = rig.chat.conversation.history
     await sessions.resume(rig.chat.conversation.session_id)
     assert rig.chat.conversation.history == compacted
-    assert (await sessions.undo_compaction())["restored"]
+    assert (await sessions.undo_compaction()).restored
     restored = user_texts(rig)
     for text in ["this turn crosses the preparation point", *during, "this turn crosses the threshold"]:
         assert text in restored
@@ -180,7 +181,7 @@ async def _resume(rig: Rig) -> None:
 
 
 async def _undo(rig: Rig) -> None:
-    assert (await SessionService(rig.chat).undo_compaction())["restored"]
+    assert (await SessionService(rig.chat).undo_compaction()).restored
 
 
 async def _model(rig: Rig) -> None:

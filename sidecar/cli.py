@@ -32,7 +32,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--stdio", action="store_true", help="serve on stdio (the default; accepted for editors)")
     from sidecar.sessions_cli import add_parsers
 
-    add_parsers(parser.add_subparsers(dest="command", metavar="{sessions,import}"))
+    subparsers = parser.add_subparsers(dest="command", metavar="{acp,sessions,import}")
+    from sidecar.acp.cli import add_parser as add_acp_parser
+
+    add_acp_parser(subparsers)
+    add_parsers(subparsers)
     return parser
 
 

@@ -66,6 +66,9 @@ class Notifier:
     def message_delta(self, turn_id: str, text: str) -> None:
         self._server.protocol.notify("sidecar/messageDelta", to_wire(MessageDelta(turn_id=turn_id, text=text)))
 
+    def thought_delta(self, turn_id: str, text: str) -> None:
+        pass  # the editor protocol streams the answer only (docs/protocol.md)
+
     def token_usage(self, usage: TokenUsage) -> None:
         self._server.protocol.notify("sidecar/tokenUsage", to_wire(usage))
 

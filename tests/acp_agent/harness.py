@@ -125,11 +125,13 @@ class Agent:
         response = await asyncio.wait_for(self.conn.prompt(session_id=session_id, prompt=parts), timeout)
         return str(response.stop_reason)
 
-    async def wait_for(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 30) -> dict[str, Any]:
-        """The first raw message from the agent matching `predicate` (waits for the state, never sleeps blindly)."""
+    async def wait_for(
+        self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 30, start: int = 0
+    ) -> dict[str, Any]:
+        """The first raw message from the agent (from index `start`) matching `predicate` (waits for the state)."""
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
-            for message in self.client.raw:
+            for message in self.client.raw[start:]:
                 if predicate(message):
                     return message
             if asyncio.get_running_loop().time() > deadline:

@@ -74,6 +74,9 @@ class AcpNotifier:
         self._snapshot = snapshot
         self.current: Compaction | None = None
         self.manual_next = False
+        #: Whether a usage_update went out since the last reset (ACP sends one after every turn and compaction
+        #: attempt, also when the numbers did not change; the chat service pushes only changes).
+        self.usage_sent = False
 
     # -- Notifier -----------------------------------------------------------------------------------
     def message_delta(self, turn_id: str, text: str) -> None:
@@ -83,6 +86,7 @@ class AcpNotifier:
         self.outbox.put(update_agent_thought_text(text))
 
     def token_usage(self, usage: TokenUsage) -> None:
+        self.usage_sent = True
         self.outbox.put(updates.usage_update(usage))
 
     def compressed(self, notice: CompressedNotice) -> None:

@@ -24,6 +24,7 @@ from sidecar.acp.rpc import INVALID_PARAMS, NdjsonStdio
 from sidecar.acp.services import WorkspaceServices
 from sidecar.acp.settings import load_settings
 from sidecar.acp.tools import AcpToolHost, AcpToolRunner, ClientFiles, PlanMemoRegistry
+from sidecar.chat import ChatService
 from sidecar.core.ide_context import OpenFile, normalize
 from sidecar.settings import Settings
 
@@ -91,7 +92,7 @@ class AcpSession:
         self.reload_settings()
 
     @property
-    def chat(self) -> Any:
+    def chat(self) -> ChatService:
         return self.services.chat
 
     @property
@@ -123,8 +124,12 @@ class AcpSession:
     def announce(self) -> None:
         """What a client shows for a session it has just got: slash commands and token usage."""
         self.outbox.put(commands.available_commands())
-        self.chat.push_usage()
+        self.notifier.token_usage(self.chat.usage())
 
+    def usage_after(self) -> None:
+        """A usage_update after every turn and compaction attempt, even when the numbers stayed the same."""
+        if not self.notifier.usage_sent:
+            self.notifier.token_usage(self.chat.usage())
     # -- load / resume ----------------------------------------------------------------------------------
     async def resume(self, recorded_id: str, *, replay: bool) -> None:
         store = self.services.store
@@ -158,6 +163,7 @@ class AcpSession:
         if not text.strip():
             raise RequestError(INVALID_PARAMS, "Invalid params for session/prompt: the prompt has no text.")
         self.cancel_requested = False
+        self.notifier.usage_sent = False
         self.reload_settings()
         task = asyncio.get_running_loop().create_task(self._dispatch(text, files), name="acp-prompt")
         self.turn = task
@@ -169,10 +175,12 @@ class AcpSession:
                 raise
             stop = "cancelled"
         except errors.SidecarError as exc:
+            self.usage_after()
             await self.outbox.flush()
             raise RequestError(exc.code, exc.message, exc.data) from None
         finally:
             self.turn = None
+        self.usage_after()
         await self.outbox.flush()
         return stop
 
@@ -232,7 +240,6 @@ class AcpSession:
             notifier.manual_next = False
         if notifier.current is not None:
             notifier.finish(notifier.current)
-        self.chat.push_usage()  # after every attempt, also when nothing changed
 
     def _latest_snapshot(self) -> str | None:
         conv = self.chat.conversation

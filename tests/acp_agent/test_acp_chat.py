@@ -147,10 +147,12 @@ async def test_model_errors_are_jsonrpc_errors_in_words(agent: Agent, fake: Any,
     await agent.initialize()
     sid = await agent.new_session(workspace)
     fake.script([{"kind": "status", "status": 400, "message": "Invalid thing in the request"}])
+    mark = len(agent.client.updates(sid))
     with pytest.raises(acp.RequestError) as caught:
         await agent.prompt(sid, "this fails")
     assert caught.value.code == -32001
     assert "Invalid thing in the request" in str(caught.value)
+    assert [u["sessionUpdate"] for u in agent.client.updates(sid)[mark:]] == ["usage_update"], "after every turn"
     assert await agent.prompt(sid, "this works") == "end_turn"
     texts = [c["parts"][0].get("text") for c in chats(fake)[-1].body["contents"] if c["role"] == "user"]
     assert texts == ["this fails", "this works"], "nothing the user wrote is lost"

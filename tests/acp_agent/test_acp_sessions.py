@@ -35,7 +35,8 @@ async def test_compress_with_focus_reports_in_words_and_compaction_update_only_w
     try:
         await agent.initialize(compaction=advertised)
         sid = await agent.new_session(workspace)
-        await chat_a_while(agent, sid)
+        await agent.prompt(sid, "see", acp.resource_link_block(name="a.py", uri=f"file://{workspace}/a.py"))
+        await chat_a_while(agent, sid, 5)
         used_before = agent.client.updates(sid)[-1]["used"]
         mark = len(agent.client.updates())
         assert await agent.prompt(sid, "/compress keep the file names") == "end_turn"
@@ -57,7 +58,11 @@ async def test_compress_with_focus_reports_in_words_and_compaction_update_only_w
             stable = {"available_commands_update", "usage_update", "agent_message_chunk", "agent_thought_chunk"}
             assert set(agent.client.kinds()) <= stable, "no unstable update for a client that did not ask"
         await agent.prompt(sid, "after the compaction")
-        assert any(SNAPSHOT in str(c) for c in chats(fake)[-1].body["contents"])
+        contents = chats(fake)[-1].body["contents"]
+        assert any(SNAPSHOT in str(c) for c in contents)
+        context = contents[-2]["parts"][0]["text"]
+        assert context.startswith("Here is the user's editor context as a JSON object"), "full context after it"
+        assert f"{workspace}/a.py" in context
     finally:
         await agent.close()
 

@@ -147,6 +147,7 @@ async def test_model_errors_are_jsonrpc_errors_in_words(agent: Agent, fake: Any,
     await agent.initialize()
     sid = await agent.new_session(workspace)
     fake.script([{"kind": "status", "status": 400, "message": "Invalid thing in the request"}])
+    await agent.wait_for(is_update("usage_update"))  # the session's announcement (sent after session/new answers)
     mark = len(agent.client.updates(sid))
     with pytest.raises(acp.RequestError) as caught:
         await agent.prompt(sid, "this fails")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.agent.connection import AgentSideConnection
@@ -37,11 +38,11 @@ from acp.schema import (
 )
 
 from sidecar import __version__
-from sidecar.acp.rpc import INVALID_PARAMS, Handler, NdjsonStdio, in_words
-from sidecar.acp.session import RESOURCE_NOT_FOUND, AcpSession, ClientOffers
-from sidecar.paths import data_home
-from sidecar.session_files import SessionInfo as RecordedInfo
-from sidecar.session_files import list_sessions
+from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, Handler, NdjsonStdio, in_words
+
+if TYPE_CHECKING:  # the services are imported after initialize has been answered (see warm_up)
+    from sidecar.acp.session import AcpSession
+    from sidecar.session_files import SessionInfo as RecordedInfo
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +82,7 @@ class SidecarAgent:
                 list=SessionListCapabilities(), resume=SessionResumeCapabilities(), close=SessionCloseCapabilities()
             ),
         )
+        asyncio.get_running_loop().call_soon(warm_up)
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=capabilities,
@@ -101,6 +103,8 @@ class SidecarAgent:
 
     def _open(self, cwd: str, session_id: str | None = None) -> AcpSession:
         assert self.conn is not None and self.transport is not None
+        from sidecar.acp.session import AcpSession
+
         return AcpSession(self.conn, self.transport, self.offers, cwd, self.user_settings, session_id)
 
     # -- sessions -------------------------------------------------------------------------------------
@@ -217,10 +221,11 @@ class SidecarAgent:
 
 def _recorded(cwd: str | None) -> list[RecordedInfo]:
     """Recorded sessions, newest first: of one folder, or of every folder the sidecar has recorded."""
+    from sidecar.paths import data_home, project_id
+    from sidecar.session_files import list_sessions
+
     root = data_home() / "sessions"
     if cwd is not None:
-        from sidecar.paths import project_id
-
         directories = [root / project_id(cwd)]
     else:
         directories = sorted(p for p in root.glob("*") if p.is_dir()) if root.is_dir() else []
@@ -267,8 +272,26 @@ async def serve(user_settings: Path) -> None:
         await asyncio.shield(conn.close())
 
 
+_warming: asyncio.Future[None] | None = None
+
+
+def warm_up() -> None:
+    """Import the chat services off the event loop once initialize has been answered (as the editor protocol
+    imports google-genai after its initialize): session/new then finds them loaded."""
+    global _warming
+    if _warming is None:
+        _warming = asyncio.get_running_loop().run_in_executor(None, _import_services)
+
+
+def _import_services() -> None:
+    import sidecar.acp.session  # noqa: F401
+
+    gc.freeze()  # keep the ~100k long-lived objects of the imports out of the collector's way (as cli.py does)
+
+
 def run(user_settings: Path) -> int:
     log.info("serving ACP v%d on stdio (agent-client-protocol %s)", PROTOCOL_VERSION, _sdk_version())
+    gc.freeze()
     asyncio.run(serve(user_settings))
     return 0
 

@@ -40,7 +40,11 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import gc
+
+    gc.disable()  # the SDK's ~300 pydantic models: collecting while they are built only costs start-up time
     from sidecar.acp.agent import run
     from sidecar.acp.settings import user_settings_path
 
+    gc.enable()
     return run(user_settings_path(args.settings))

@@ -19,8 +19,18 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+RESOURCE_NOT_FOUND = -32002
 
 Handler = Callable[[str, Any, bool], Awaitable[Any]]
+
+
+class ClientOffers:
+    """What the client advertised at initialize."""
+
+    def __init__(self) -> None:
+        self.read_text_file = False
+        self.write_text_file = False
+        self.compaction = False
 
 
 class NdjsonStdio:

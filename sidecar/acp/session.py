@@ -20,7 +20,7 @@ from sidecar.acp import commands, updates
 from sidecar.acp.bridge import AcpNotifier
 from sidecar.acp.outbox import Outbox
 from sidecar.acp.replay import replay_updates
-from sidecar.acp.rpc import INVALID_PARAMS, NdjsonStdio
+from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, NdjsonStdio
 from sidecar.acp.services import WorkspaceServices
 from sidecar.acp.settings import load_settings
 from sidecar.acp.tools import AcpToolHost, AcpToolRunner, ClientFiles, PlanMemoRegistry
@@ -35,16 +35,6 @@ MODES = [
     ("autoEdit", "Auto-edit", "Edit files without asking; ask before shell commands."),
     ("yolo", "Never ask", "Run every tool call without asking."),
 ]
-RESOURCE_NOT_FOUND = -32002
-
-
-class ClientOffers:
-    """What the client advertised at initialize."""
-
-    def __init__(self) -> None:
-        self.read_text_file = False
-        self.write_text_file = False
-        self.compaction = False
 
 
 class AcpSession:

@@ -202,3 +202,44 @@ async def test_a_session_started_over_the_editor_protocol_loads_over_acp(
         assert agent.client.updates(recorded)[-1]["sessionUpdate"] == "usage_update"
     finally:
         await agent.close()
+
+    back = Sidecar(home, fake.url, workspace)  # and the other way round: VS Code resumes what Zed added
+    await back.start()
+    await back.client.request("sidecar/resumeSession", {"sessionId": recorded})
+    await back.say("back in VS Code")
+    texts = [c["parts"][0].get("text") for c in chats(fake)[-1].body["contents"] if c["role"] == "user"]
+    assert texts == ["started in VS Code", "continued in Zed", "back in VS Code"]
+    await back.client.request("shutdown", None)
+    await back.client.close()
+
+
+async def test_undo_compaction_transcript_and_new(fake: Any, home: str, workspace: str) -> None:
+    agent = await Agent(fake.url, home, settings={"tokenLimit": 20_000}).start()
+    try:
+        await agent.initialize()
+        sid = await agent.new_session(workspace)
+        await agent.prompt(sid, "the first request about lib/start.py")
+        await chat_a_while(agent, sid, 5)
+        await agent.prompt(sid, "/compress")
+        mark = len(agent.client.updates())
+        await agent.prompt(sid, "/undo-compaction")
+        assert "Compaction undone: the history is back to 12 messages" in agent.client.text(start=mark)
+        await agent.prompt(sid, "after the undo")
+        contents = chats(fake)[-1].body["contents"]
+        assert not any(SNAPSHOT in str(c) for c in contents)
+        assert contents[0]["parts"][0]["text"] == "the first request about lib/start.py"
+
+        mark = len(agent.client.updates())
+        await agent.prompt(sid, "/transcript")
+        transcript = agent.client.text(start=mark)
+        assert f"Transcript of session {sid}" in transcript and ".jsonl" in transcript
+        assert "— compaction (manual) COMPRESSED:" in transcript and "(undone)" in transcript
+        assert "**You:** the first request about lib/start.py" in transcript
+
+        await agent.prompt(sid, "/new")
+        await agent.prompt(sid, "a fresh start")
+        assert [c["parts"][0].get("text") for c in chats(fake)[-1].body["contents"]] == ["a fresh start"]
+        listed = await agent.raw_request("session/list", {"cwd": workspace})
+        assert len(listed["sessions"]) == 2 and listed["sessions"][1]["sessionId"] == sid
+    finally:
+        await agent.close()

@@ -45,6 +45,17 @@ async def test_prompt_streams_chunks_then_usage_and_ends_the_turn(agent: Agent, 
     assert agent.client.kinds(sid)[:2] == ["available_commands_update", "usage_update"], "announced after new"
 
 
+async def test_thought_summaries_stream_as_thought_chunks(agent: Agent, fake: Any, workspace: str) -> None:
+    await agent.initialize()
+    sid = await agent.new_session(workspace)
+    fake.script([{"kind": "text", "match": "chat", "text": "The answer is 42.", "thought": "Let me think it over."}])
+    await agent.prompt(sid, "what is the answer?")
+    assert agent.client.text("agent_thought_chunk") == "Let me think it over."
+    assert agent.client.text() == "The answer is 42."
+    kinds = agent.client.kinds(sid)
+    assert kinds.index("agent_thought_chunk") < kinds.index("agent_message_chunk")
+
+
 async def test_embedded_resources_and_links_become_text_and_ide_context(
     agent: Agent, fake: Any, workspace: str
 ) -> None:

@@ -52,22 +52,30 @@ class NdjsonStdio:
         self._announced[session_id] = callback
 
     async def send(self, message: dict[str, Any]) -> None:
+        async with self._lock:
+            self.write_nowait(message)
+            if self._announced:
+                result = message.get("result")
+                session_id = result.get("sessionId") if isinstance(result, dict) else None
+                callback = self._announced.pop(session_id, None) if isinstance(session_id, str) else None
+                if callback is not None:
+                    callback()  # the session's first updates follow the response that names it
+            await self._writer.drain()
+
+    def write_nowait(self, message: dict[str, Any]) -> None:
+        """Write one message now (order = call order); drain() waits until the client has taken it."""
         try:
             text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
             data = text.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate somewhere: escaped JSON is still valid JSON
             data = json.dumps(message, separators=(",", ":")).encode("ascii")
-        async with self._lock:
-            if self._closed:
-                raise ConnectionError("the client closed the connection")
-            self._writer.write(data + b"\n")
+        if self._closed or self._writer.is_closing():
+            raise ConnectionError("the client closed the connection")
+        self._writer.write(data + b"\n")
+
+    async def drain(self) -> None:
+        if not self._closed and not self._writer.is_closing():
             await self._writer.drain()
-        if self._announced:
-            result = message.get("result")
-            session_id = result.get("sessionId") if isinstance(result, dict) else None
-            callback = self._announced.pop(session_id, None) if isinstance(session_id, str) else None
-            if callback is not None:
-                callback()
 
     async def receive(self) -> dict[str, Any] | None:
         while True:

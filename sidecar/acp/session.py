@@ -53,7 +53,7 @@ class AcpSession:
         self._problems: set[str] = set()
         self.settings = Settings()
         self.mode: str | None = None
-        self.outbox = Outbox(conn, transport, session_id or "")
+        self.outbox = Outbox(transport, session_id or "")
         self.notifier = AcpNotifier(
             self.outbox, lambda: offers.compaction, lambda: self.cancel_requested, self._latest_snapshot
         )

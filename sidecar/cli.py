@@ -30,13 +30,15 @@ def _parser() -> argparse.ArgumentParser:
         help="log verbosity (default: INFO)",
     )
     parser.add_argument("--stdio", action="store_true", help="serve on stdio (the default; accepted for editors)")
+    from sidecar.doctor import add_parser as add_doctor
     from sidecar.sessions_cli import add_parsers
 
-    subparsers = parser.add_subparsers(dest="command", metavar="{acp,sessions,import}")
+    subparsers = parser.add_subparsers(dest="command", metavar="{acp,sessions,import,doctor}")
     from sidecar.acp.cli import add_parser as add_acp_parser
 
     add_acp_parser(subparsers)
     add_parsers(subparsers)
+    add_doctor(subparsers)
     return parser
 
 

@@ -106,6 +106,25 @@ async def test_permission_round_trip_allow_reject_and_always(agent: Agent, fake:
         assert handle.read() == "three\n"
 
 
+async def test_session_modes_are_the_approval_modes(agent: Agent, fake: Any, workspace: str) -> None:
+    await agent.initialize()
+    new = await agent.raw_request("session/new", {"cwd": workspace, "mcpServers": []})
+    sid = new["sessionId"]
+    assert new["modes"]["currentModeId"] == "default"
+    assert [m["id"] for m in new["modes"]["availableModes"]] == ["default", "autoEdit", "yolo"]
+    await agent.raw_request("session/set_mode", {"sessionId": sid, "modeId": "autoEdit"})
+    await agent.wait_for(is_update("current_mode_update", currentModeId="autoEdit"))
+    fake.script([{"kind": "function_call", "match": "chat", "name": "write_file",
+                  "args": {"path": "b.txt", "content": "auto\n"}}])
+    await agent.prompt(sid, "write b.txt")
+    assert agent.client.permissions == [], "autoEdit: edits do not ask"
+    fake.script([{"kind": "function_call", "match": "chat", "name": "run_shell_command",
+                  "args": {"command": "echo hi"}}])
+    agent.client.decisions = ["deny"]
+    await agent.prompt(sid, "run it")
+    assert len(agent.client.permissions) == 1, "autoEdit: shell commands still ask"
+
+
 async def test_client_fs_reads_unsaved_buffers_and_writes_through_the_editor(
     agent: Agent, fake: Any, workspace: str
 ) -> None:

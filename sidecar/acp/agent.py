@@ -42,7 +42,7 @@ from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, Ha
 
 if TYPE_CHECKING:  # the services are imported after initialize has been answered (see warm_up)
     from sidecar.acp.session import AcpSession
-    from sidecar.session_files import SessionInfo as RecordedInfo
+    from sidecar.recording.reader import SessionInfo as RecordedInfo
 
 log = logging.getLogger(__name__)
 
@@ -221,8 +221,8 @@ class SidecarAgent:
 
 def _recorded(cwd: str | None) -> list[RecordedInfo]:
     """Recorded sessions, newest first: of one folder, or of every folder the sidecar has recorded."""
-    from sidecar.paths import data_home, project_id
-    from sidecar.session_files import list_sessions
+    from sidecar.recording.layout import data_home, project_id
+    from sidecar.recording.reader import list_sessions
 
     root = data_home() / "sessions"
     if cwd is not None:

@@ -12,7 +12,7 @@ from acp import update_agent_message_text, update_agent_thought_text
 
 from sidecar.acp import updates
 from sidecar.acp.outbox import Outbox
-from sidecar.wire import CompressedNotice, TokenUsage
+from sidecar.protocol.types import CompressedParams, TokenUsage
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class Compaction:
     compaction_id: str
     manual: bool
     message: str | None = None
-    notice: CompressedNotice | None = None
+    notice: CompressedParams | None = None
     problem: str | None = None
     finished: bool = False
 
@@ -62,7 +62,7 @@ class CompactionProgress:
 
 
 class AcpNotifier:
-    """Implements sidecar.chat.Notifier for one ACP session."""
+    """Implements sidecar.chat.service.Notifier for one ACP session."""
 
     def __init__(
         self, outbox: Outbox, compaction_events: Callable[[], bool], cancelled: Callable[[], bool],
@@ -89,7 +89,7 @@ class AcpNotifier:
         self.usage_sent = True
         self.outbox.put(updates.usage_update(usage))
 
-    def compressed(self, notice: CompressedNotice) -> None:
+    def compressed(self, notice: CompressedParams) -> None:
         if self.current is not None and not self.current.finished:
             self.current.notice = notice
         else:

@@ -9,6 +9,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import msgspec
 from acp import RequestError
 from pydantic import ValidationError
 
@@ -65,10 +66,10 @@ class NdjsonStdio:
     def write_nowait(self, message: dict[str, Any]) -> None:
         """Write one message now (order = call order); drain() waits until the client has taken it."""
         try:
-            text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+            text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=_builtins)
             data = text.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate somewhere: escaped JSON is still valid JSON
-            data = json.dumps(message, separators=(",", ":")).encode("ascii")
+            data = json.dumps(message, separators=(",", ":"), default=_builtins).encode("ascii")
         if self._closed or self._writer.is_closing():
             raise ConnectionError("the client closed the connection")
         self._writer.write(data + b"\n")
@@ -116,6 +117,11 @@ class NdjsonStdio:
         except asyncio.IncompleteReadError as exc:
             chunks.append(exc.partial)
             return b"".join(chunks)
+
+
+def _builtins(value: Any) -> Any:
+    """msgspec Structs (the protocol's error data, for instance) as JSON-ready values."""
+    return msgspec.to_builtins(value)
 
 
 def _valid_id(value: Any) -> bool:

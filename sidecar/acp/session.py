@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+import msgspec
 from acp import RequestError
 from acp.agent.connection import AgentSideConnection
 from acp.helpers import update_current_mode
 from acp.schema import SessionMode, SessionModeState
 
-from sidecar import errors
 from sidecar.acp import commands, updates
 from sidecar.acp.bridge import AcpNotifier
 from sidecar.acp.outbox import Outbox
@@ -24,9 +24,11 @@ from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, Nd
 from sidecar.acp.services import WorkspaceServices
 from sidecar.acp.settings import load_settings
 from sidecar.acp.tools import AcpToolHost, AcpToolRunner, ClientFiles, PlanMemoRegistry
-from sidecar.chat import ChatService
-from sidecar.core.ide_context import OpenFile, normalize
-from sidecar.settings import Settings
+from sidecar.chat.service import ChatService
+from sidecar.config.settings import Settings
+from sidecar.core.ide_context import normalize
+from sidecar.protocol import errors
+from sidecar.protocol.ide import OpenFile
 
 log = logging.getLogger(__name__)
 
@@ -51,21 +53,16 @@ class AcpSession:
         self.cwd = os.path.realpath(cwd)
         self._user_settings = user_settings
         self._problems: set[str] = set()
-        self.settings = Settings()
         self.mode: str | None = None
         self.outbox = Outbox(transport, session_id or "")
         self.notifier = AcpNotifier(
             self.outbox, lambda: offers.compaction, lambda: self.cancel_requested, self._latest_snapshot
         )
         self.files = ClientFiles(conn, lambda: self.outbox.session_id, offers.read_text_file, offers.write_text_file)
-        self.services = WorkspaceServices(self.cwd, lambda: self.settings, self.notifier.say)
+        self.services = WorkspaceServices(self.cwd, self.notifier.say)
         host = AcpToolHost(self.outbox, conn)
         self.services.build(
-            self.notifier,
-            host,
-            approval_mode=lambda: self.mode or self.settings.approval_mode,
-            registry_cls=PlanMemoRegistry,
-            runner_cls=AcpToolRunner,
+            self.notifier, host, registry_cls=PlanMemoRegistry, runner_cls=AcpToolRunner,
             editor_text=self.files.editor_text,
         )
         registry = self.services.registry
@@ -90,9 +87,17 @@ class AcpSession:
         return self.outbox.session_id
 
     # -- settings and modes ---------------------------------------------------------------------------
+    @property
+    def settings(self) -> Settings:
+        return self.services.session.settings
+
     def reload_settings(self) -> None:
-        """Re-read the settings files (cheap); each problem is told once, until it goes away."""
-        self.settings, problems = load_settings(self._user_settings, self.cwd)
+        """Re-read the settings files (cheap); each problem is told once, until it goes away. A mode chosen with
+        session/set_mode stays the approval mode."""
+        settings, problems = load_settings(self._user_settings, self.cwd)
+        if self.mode is not None:
+            settings = msgspec.structs.replace(settings, approval_mode=self.mode)
+        self.services.session.settings = settings
         for problem in problems:
             if problem not in self._problems:
                 log.warning("%s", problem)
@@ -109,6 +114,7 @@ class AcpSession:
             raise RequestError(INVALID_PARAMS, f"Invalid params for session/set_mode: unknown mode {mode_id!r} "
                                f"(modes: {known}).")
         self.mode = mode_id
+        self.services.session.settings = msgspec.structs.replace(self.settings, approval_mode=mode_id)
         self.outbox.put(update_current_mode(mode_id))
 
     def announce(self) -> None:
@@ -133,7 +139,7 @@ class AcpSession:
         try:
             await self.services.sessions.resume(recorded_id)
         except errors.SidecarError as exc:
-            raise RequestError(exc.code, exc.message, exc.data) from None
+            raise RequestError(exc.code, exc.message, msgspec.to_builtins(exc.data)) from None
         if replay:
             self.send_replay()
         self.announce()
@@ -167,7 +173,7 @@ class AcpSession:
         except errors.SidecarError as exc:
             self.usage_after()
             await self.outbox.flush()
-            raise RequestError(exc.code, exc.message, exc.data) from None
+            raise RequestError(exc.code, exc.message, msgspec.to_builtins(exc.data)) from None
         finally:
             self.turn = None
         self.usage_after()
@@ -186,12 +192,12 @@ class AcpSession:
         if command.name == "compress":
             await self._compress(command.argument or None)
         elif command.name == "undo-compaction":
-            result = await self.services.sessions.undo_compaction()
-            self.notifier.say(str(result["message"]))
+            undone = await self.services.sessions.undo_compaction()
+            self.notifier.say(undone.message)
         elif command.name == "transcript":
-            result = self.services.sessions.transcript(None)
+            transcript = msgspec.to_builtins(self.services.sessions.transcript(None))
             path = self.chat.recorder.path
-            self.notifier.say(commands.render_transcript(result, str(path) if path and path.exists() else None))
+            self.notifier.say(commands.render_transcript(transcript, str(path) if path and path.exists() else None))
         elif command.name == "new":
             before = self.chat.conversation.session_id
             await self.services.sessions.new()

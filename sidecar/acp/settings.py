@@ -8,8 +8,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sidecar.settings import Settings, decode_settings
-from sidecar.workspace_settings import MAX_BYTES, read_workspace_settings
+from sidecar.config.settings import Settings, decode_settings
+from sidecar.config.workspace_file import MAX_BYTES, read_workspace_settings
+from sidecar.logging_setup import register_secret
 
 log = logging.getLogger(__name__)
 
@@ -56,4 +57,5 @@ def load_settings(user_file: Path, workspace_root: str) -> tuple[Settings, list[
     section, file_problems = read_workspace_settings([workspace_root], trusted=False)
     settings, bad = decode_settings(section, base=settings)
     messages += file_problems + [p.message() for p in bad]
+    register_secret(settings.api_key)  # never in a log line
     return settings, messages

@@ -14,8 +14,9 @@ from acp.schema import PermissionOption, ToolCallUpdate
 
 from sidecar.acp import updates
 from sidecar.acp.outbox import Outbox
+from sidecar.chat.tool_runner import Decision, ToolRunner
 from sidecar.core.history import FunctionCall, Part
-from sidecar.tool_runner import Decision, ToolRunner
+from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams
 from sidecar.tools import ToolPlan, ToolRegistry, ToolResult
 from sidecar.tools.edits import ApplyEdit, EditPlan
 
@@ -109,7 +110,7 @@ class AcpToolRunner(ToolRunner):
 
 
 class AcpToolHost:
-    """Implements sidecar.tool_runner.ToolHost: tool calls become tool_call / tool_call_update updates."""
+    """Implements sidecar.chat.tool_runner.ToolHost: tool calls become tool_call / tool_call_update updates."""
 
     def __init__(self, outbox: Outbox, conn: AgentSideConnection) -> None:
         self._outbox = outbox
@@ -119,43 +120,43 @@ class AcpToolHost:
         self._shown: dict[str, tuple[str, list[updates.ToolContent]]] = {}
 
     @staticmethod
-    def acp_id(notice: dict[str, Any]) -> str:
+    def acp_id(turn_id: str, call_id: str) -> str:
         """Unique within the session: Gemini's call ids (and ours) repeat across turns."""
-        return f"{notice['turnId']}/{notice['callId']}"
+        return f"{turn_id}/{call_id}"
 
-    def tool_call(self, notice: dict[str, Any]) -> None:
-        call_id = self.acp_id(notice)
-        status = notice["status"]
+    def tool_call(self, notice: ToolCallParams) -> None:
+        call_id = self.acp_id(notice.turn_id, notice.call_id)
+        status = notice.status
         if status == "pending":
             registry = self.registry
             plan = registry.last_plan if registry is not None else None
-            kind = updates.TOOL_KINDS.get(notice["name"], "other")
+            kind = updates.TOOL_KINDS.get(notice.name, "other")
             content = updates.plan_content(plan)
             resolve = registry.workspace.resolve if registry is not None else None
-            where = updates.locations(plan, notice["args"], resolve)
+            where = updates.locations(plan, notice.args, resolve)
             self._shown[call_id] = (kind, content)
-            self._outbox.put(updates.tool_call_start(call_id, notice["summary"], kind, notice["args"], content, where))
+            self._outbox.put(updates.tool_call_start(call_id, notice.summary, kind, notice.args, content, where))
             return
         acp_status = updates.TOOL_STATUS.get(status, "failed")
         if status == "running":
             self._outbox.put(updates.tool_call_update(call_id, acp_status))
             return
         _kind, shown = self._shown.pop(call_id, ("other", []))
-        content = [*shown, updates.text_content(notice["summary"])]
+        content = [*shown, updates.text_content(notice.summary)]
         self._outbox.put(updates.tool_call_update(call_id, acp_status, content=content))
 
-    async def confirm(self, request: dict[str, Any]) -> Decision:
-        call_id = f"{request['turnId']}/{request['callId']}"
+    async def confirm(self, request: ConfirmToolCallParams) -> Decision:
+        call_id = self.acp_id(request.turn_id, request.call_id)
         kind, content = self._shown.get(call_id, ("other", []))
-        if not content and request.get("diff"):
-            content = [updates.text_content(f"```diff\n{request['diff']}```")]
+        if not content and request.diff:
+            content = [updates.text_content(f"```diff\n{request.diff}```")]
         tool_call = ToolCallUpdate(
             tool_call_id=call_id,
-            title=request["description"],
+            title=request.description,
             kind=kind,  # type: ignore[arg-type]
             status="pending",
             content=content or None,
-            raw_input=request["args"],
+            raw_input=request.args,
         )
         await self._outbox.flush()  # the client has seen the tool call before it is asked about it
         response = await self._conn.request_permission(

@@ -15,9 +15,9 @@ from acp.schema import (
     UsageUpdate,
 )
 
+from sidecar.protocol.types import TokenUsage
 from sidecar.tools import ToolPlan
 from sidecar.tools.edits import EditPlan
-from sidecar.wire import TokenUsage
 
 #: Our tool names -> ACP tool kinds (the client picks icons and grouping from these).
 TOOL_KINDS: dict[str, str] = {

@@ -3,9 +3,9 @@
  * and sends each change to the webview as an `upsert` of one item. No vscode import.
  */
 import {
-  CompressedParams, ConfirmToolCallParams, ToolCallParams, ToolDecision, TranscriptEntry, TranscriptToolCall, compressionSucceeded,
+  CompressedParams, ConfirmToolCallParams, ToolCallParams, ToolDecision, TranscriptEntry, TranscriptToolCall,
 } from './protocol';
-import { exact, statusLabel } from './status';
+import { compressionSucceeded, exact, statusLabel } from './status';
 
 export type ChatItem =
   | { kind: 'user'; id: string; text: string }

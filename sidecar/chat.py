@@ -14,6 +14,7 @@ from sidecar.compaction_service import Compactor, Outcome, Status, Trigger
 from sidecar.core.conversation import Conversation
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
 from sidecar.core.ide_context import OpenFile, context_turn_text
+from sidecar.core.pins import with_pins
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
 from sidecar.core.tokens import estimate_tokens
 from sidecar.gemini_stream import Chunk
@@ -99,6 +100,9 @@ class ChatService:
 
     def push_usage(self) -> None:
         self._notify.token_usage(self.usage())
+
+    def notify_warning(self, message: str) -> None:
+        self._notify.warning(message)
 
     # -- editor context -------------------------------------------------------------------------------
     def set_ide_context(self, files: list[OpenFile], trusted: bool | None) -> bool:
@@ -264,7 +268,7 @@ class ChatService:
         finish: str | None = None
         prompt_tokens: int | None = None
         tools = self.tools.declarations() if self.tools is not None else None
-        system = AGENT_SYSTEM_PROMPT if tools else None
+        system = with_pins(AGENT_SYSTEM_PROMPT if tools else None, conv.pins)
         try:
             async for chunk in client.stream(settings.model, conv.wire(), system_instruction=system, tools=tools):
                 self._emit(turn_id, chunk)

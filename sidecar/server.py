@@ -25,6 +25,7 @@ from sidecar.editor_bridge import Notifier, ToolHost, WorkDone
 from sidecar.logging_setup import register_secret
 from sidecar.paths import data_home, project_id
 from sidecar.recording import SessionStore
+from sidecar.session_actions import SessionActions
 from sidecar.session_recorder import Recorder
 from sidecar.sessions import SessionService
 from sidecar.settings import Settings, decode_settings
@@ -36,10 +37,16 @@ from sidecar.watcher import WorkspaceWatcher
 from sidecar.wire import (
     CompressParams,
     Empty,
+    ForkParams,
     ImportParams,
+    ListSessionsParams,
+    PinParams,
+    RenameParams,
+    RewindParams,
     SendMessageParams,
     SessionParams,
     TranscriptParams,
+    UnpinParams,
     to_wire,
 )
 from sidecar.workspace_settings import read_workspace_settings, settings_path
@@ -86,6 +93,7 @@ class SidecarServer(LanguageServer):
             lambda: self.settings, self.backend.client, Notifier(self), compactor, recorder, tools
         )
         self.sessions = SessionService(self.chat)
+        self.actions = SessionActions(self.sessions)
         self._tool_outputs: ToolOutputSaver | None = None
         self.watcher: WorkspaceWatcher | None = None
 
@@ -322,9 +330,9 @@ def build_server() -> SidecarServer:
     async def new_session(_params: Empty) -> Any:
         return await sessions.new()
 
-    @_request(server, "sidecar/listSessions", Empty)
-    async def list_sessions(_params: Empty) -> Any:
-        return sessions.list()
+    @_request(server, "sidecar/listSessions", ListSessionsParams)
+    async def list_sessions(params: ListSessionsParams) -> Any:
+        return sessions.list(params)
 
     @_request(server, "sidecar/resumeSession", SessionParams)
     async def resume_session(params: SessionParams) -> Any:
@@ -341,6 +349,36 @@ def build_server() -> SidecarServer:
     @_request(server, "sidecar/undoCompaction", Empty)
     async def undo_compaction(_params: Empty) -> Any:
         return await sessions.undo_compaction()
+
+    actions = server.actions
+
+    @_request(server, "sidecar/forkSession", ForkParams)
+    async def fork_session(params: ForkParams) -> Any:
+        return await actions.fork(params.session_id, params.before_message_id)
+
+    @_request(server, "sidecar/rewind", RewindParams)
+    async def rewind(params: RewindParams) -> Any:
+        return await actions.rewind(params.message_id)
+
+    @_request(server, "sidecar/renameSession", RenameParams)
+    async def rename_session(params: RenameParams) -> Any:
+        return await sessions.rename(params.session_id, params.title)
+
+    @_request(server, "sidecar/deleteSession", SessionParams)
+    async def delete_session(params: SessionParams) -> Any:
+        return sessions.delete(params.session_id)
+
+    @_request(server, "sidecar/pin", PinParams)
+    async def pin(params: PinParams) -> Any:
+        return actions.pin(params.text)
+
+    @_request(server, "sidecar/unpin", UnpinParams)
+    async def unpin(params: UnpinParams) -> Any:
+        return actions.unpin(params.pin_id)
+
+    @_request(server, "sidecar/listPins", Empty)
+    async def list_pins(_params: Empty) -> Any:
+        return actions.list_pins()
 
     @_notification(server, "sidecar/ideContext", IdeContextParams)
     def ide_context(params: IdeContextParams) -> None:

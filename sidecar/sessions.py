@@ -1,4 +1,4 @@
-"""Session operations for the editor: new, list, resume, transcript and undoing a compaction."""
+"""Session operations for the editor: new, list, resume, transcript, rename, delete and undoing a compaction."""
 
 from __future__ import annotations
 
@@ -11,7 +11,12 @@ from sidecar import errors
 from sidecar.chat import ChatService, new_session_id
 from sidecar.core.conversation import Conversation
 from sidecar.gemini_import import import_gemini_session
-from sidecar.recording import LoadedSession, RecordingError
+from sidecar.recording import LoadedSession, RecordingError, SessionInfo, SessionLocked
+from sidecar.session_search import page
+from sidecar.session_trash import delete, is_trashed
+from sidecar.wire import ListSessionsParams
+
+_LISTED = ("sessionId", "title", "startTime", "lastUpdated", "messageCount", "compactionCount", "parentSessionId")
 
 
 class SessionService:
@@ -27,20 +32,97 @@ class SessionService:
         self.chat.push_usage()
         return {"sessionId": self.chat.conversation.session_id}
 
-    def list(self) -> list[dict[str, Any]]:
-        fields = ("sessionId", "title", "startTime", "lastUpdated", "messageCount", "compactionCount")
+    def list(self, params: ListSessionsParams | None = None) -> Any:
+        """Newest first. With none of query/limit/cursor: the bare list (as clients before paging expect);
+        with any of them: {sessions, nextCursor?}."""
         infos = self.chat.recorder.sessions()
-        return [{k: v for k, v in msgspec.to_builtins(info).items() if k in fields} for info in infos]
+        if params is None or not params.paged:
+            return [_listed(info) for info in infos]
+        try:
+            found, next_cursor = page(infos, query=params.query, limit=params.limit, cursor=params.cursor)
+        except ValueError as exc:
+            raise errors.invalid_params("sidecar/listSessions", str(exc)) from None
+        result: dict[str, Any] = {"sessions": [_listed(info) for info in found]}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result
 
     async def resume(self, session_id: str) -> dict[str, Any]:
         async with self.chat.lock:
             try:
                 loaded = self.chat.recorder.resume(session_id)
             except (RecordingError, ValueError) as exc:
-                raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot resume session {session_id}: {exc}") from None
+                raise errors.SidecarError(errors.SESSION_ERROR, self._cannot_resume(session_id, exc)) from None
             self._switch(_conversation_of(loaded))
         self.chat.push_usage()
-        return {"sessionId": session_id, "messageCount": len(self.chat.conversation)}
+        result: dict[str, Any] = {"sessionId": loaded.session_id, "messageCount": len(self.chat.conversation)}
+        if loaded.session_id != session_id:  # it was open in another window: we continue in a branch of it
+            notice = (
+                f"Session {session_id} is open in another window; continuing in a new branch {loaded.session_id}. "
+                "Both windows' messages are kept."
+            )
+            self.chat.notify_warning(notice)
+            result.update(parentSessionId=session_id, forked=True, message=notice)
+        return result
+
+    def _cannot_resume(self, session_id: str, exc: Exception) -> str:
+        store = self.chat.recorder.store
+        if not isinstance(exc, SessionLocked) and is_trashed(store, session_id):
+            return (
+                f"Cannot resume session {session_id}: it was deleted (it is in the trash; "
+                f"`sidecar sessions restore {session_id}` brings it back)."
+            )
+        return f"Cannot resume session {session_id}: {exc}"
+
+    async def rename(self, session_id: str, title: str) -> dict[str, Any]:
+        title = " ".join(title.split())
+        if not title:
+            raise errors.invalid_params("sidecar/renameSession", "the title is empty")
+        if len(title) > 200:
+            raise errors.invalid_params("sidecar/renameSession", f"a title has at most 200 characters ({len(title)})")
+        recorder = self.chat.recorder
+        if session_id == self.chat.conversation.session_id:
+            recorder.rename(title)
+            if recorder.problem:
+                raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rename the session: {recorder.problem}")
+            return {"sessionId": session_id, "title": title}
+        store = recorder.store
+        try:
+            loaded = store.load(session_id)
+            writer = store.open_for_append(session_id, loaded)
+        except SessionLocked:
+            raise errors.SidecarError(
+                errors.SESSION_ERROR,
+                f"Cannot rename session {session_id}: it is open in another window; rename it there.",
+            ) from None
+        except (RecordingError, ValueError) as exc:
+            raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rename session {session_id}: {exc}") from None
+        try:
+            writer.rename(title)
+        finally:
+            writer.close()
+        if writer.problem:
+            raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rename session {session_id}: {writer.problem}")
+        return {"sessionId": session_id, "title": title}
+
+    def delete(self, session_id: str) -> dict[str, Any]:
+        if session_id == self.chat.conversation.session_id:
+            raise errors.SidecarError(
+                errors.SESSION_ERROR,
+                f"Session {session_id} is the live session and cannot be deleted; start a new session or resume "
+                "another one first.",
+            )
+        try:
+            delete(self.chat.recorder.store, session_id)
+        except (RecordingError, ValueError, OSError) as exc:
+            raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot delete session {session_id}: {exc}") from None
+        return {
+            "sessionId": session_id,
+            "message": (
+                f"Session {session_id} was moved to the trash; `sidecar sessions restore {session_id}` brings it "
+                "back within 30 days."
+            ),
+        }
 
     def import_gemini(self, path: str) -> dict[str, Any]:
         """A Gemini CLI session file (.json or .jsonl) becomes a new recorded session, ready to resume."""
@@ -80,13 +162,26 @@ class SessionService:
             "message": f"Compaction undone: the history is back to {restored} messages (it had {before}).",
         }
 
+    def switch(self, conversation: Conversation) -> None:
+        self._switch(conversation)
+
     def _switch(self, conversation: Conversation) -> None:
         self.chat.conversation = conversation  # a new Conversation starts with force_full_ide_context set
         self.chat.ide.last_sent = None
 
 
+def _listed(info: SessionInfo) -> dict[str, Any]:
+    return {k: v for k, v in msgspec.to_builtins(info).items() if (k in _LISTED and v is not None) or k == "title"}
+
+
+def conversation_of(loaded: LoadedSession) -> Conversation:
+    """The live conversation of a loaded session: its history, pinned facts and last known usage."""
+    return _conversation_of(loaded)
+
+
 def _conversation_of(loaded: LoadedSession) -> Conversation:
     conv = Conversation.from_wire(loaded.session_id, loaded.history_wire, loaded.history_ids)
+    conv.set_pins(loaded.pins)
     usage = loaded.last_usage
     if usage is not None:
         conv.set_prompt_tokens(usage.prompt_token_count, "api" if usage.source == "api" else "estimate")

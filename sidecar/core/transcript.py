@@ -21,6 +21,8 @@ class TranscriptMessage(
     kind: str
     text: str
     turn_id: str | None = None
+    #: Dropped from the model's history by a rewind (kept here so that nothing said is lost).
+    rewound: bool = False
 
 
 class TranscriptCompaction(msgspec.Struct, tag="compaction", tag_field="type", rename="camel"):
@@ -33,7 +35,18 @@ class TranscriptCompaction(msgspec.Struct, tag="compaction", tag_field="type", r
     undone: bool
 
 
-TranscriptEntry = TranscriptMessage | TranscriptCompaction
+class TranscriptFork(msgspec.Struct, tag="fork", tag_field="type", rename="camel", omit_defaults=True):
+    """Where a branch starts: the entries before it are the parent's, read through from the parent's file."""
+
+    id: str
+    time: str
+    parent_session_id: str
+    parent_message_id: str | None = None
+    before_message_id: str | None = None
+    reason: str | None = None
+
+
+TranscriptEntry = TranscriptMessage | TranscriptCompaction | TranscriptFork
 
 
 def _clip(text: str, limit: int = SUMMARY_MAX) -> str:

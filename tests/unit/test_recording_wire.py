@@ -20,11 +20,11 @@ from sidecar.core.recording import (
     MessageRecord,
     RawMessageRecord,
     Record,
-    Replay,
     SessionRecord,
     TranscriptMessage,
     transcript_message,
 )
+from sidecar.core.replay import Replay
 from sidecar.recording import CorruptSession, LoadedSession, SessionStore
 
 EMOJI = "fix the parser \U0001f41b then ship \U0001f680"

@@ -15,6 +15,13 @@ export const Method = {
   resumeSession: 'sidecar/resumeSession',
   getTranscript: 'sidecar/getTranscript',
   undoCompaction: 'sidecar/undoCompaction',
+  forkSession: 'sidecar/forkSession',
+  rewind: 'sidecar/rewind',
+  renameSession: 'sidecar/renameSession',
+  deleteSession: 'sidecar/deleteSession',
+  pin: 'sidecar/pin',
+  unpin: 'sidecar/unpin',
+  listPins: 'sidecar/listPins',
   // client -> server notification
   ideContext: 'sidecar/ideContext',
   // server -> client notifications
@@ -41,6 +48,7 @@ export const ErrorCode = {
   modelError: -32001,
   contextOverflow: -32002,
   alreadyCompressing: -32003,
+  sessionError: -32004,
 } as const;
 
 // -- shared values -----------------------------------------------------------------------------------
@@ -110,11 +118,36 @@ export interface SessionInfo {
   lastUpdated: string;
   messageCount: number;
   compactionCount: number;
+  /** Set when the session is a branch (forkSession, or a resume while another window held it). */
+  parentSessionId?: string;
 }
+/** listSessions with no params: the bare list (what this extension uses). */
 export type ListSessionsResult = SessionInfo[];
+/** listSessions with query/limit/cursor: one page. */
+export interface ListSessionsParams { query?: string; limit?: number; cursor?: string }
+export interface ListSessionsPage { sessions: SessionInfo[]; nextCursor?: string }
 
 export interface ResumeSessionParams { sessionId: string }
-export interface ResumeSessionResult { sessionId: string; messageCount: number }
+export interface ResumeSessionResult {
+  sessionId: string;
+  messageCount: number;
+  /** The session was open in another window: `sessionId` is a new branch of `parentSessionId`. */
+  forked?: boolean;
+  parentSessionId?: string;
+  /** The words to show the user when forked. */
+  message?: string;
+}
+
+export interface ForkSessionParams { sessionId?: string; beforeMessageId?: string }
+export interface ForkSessionResult { sessionId: string; parentSessionId: string; messageCount: number }
+export interface RewindParams { messageId: string }
+export interface RewindResult { messageCount: number; text: string; message: string }
+export interface RenameSessionParams { sessionId: string; title: string }
+export interface RenameSessionResult { sessionId: string; title: string }
+export interface DeleteSessionResult { sessionId: string; message: string }
+export interface Pin { pinId: string; text: string }
+export interface PinResult { pinId: string; warning?: string }
+export interface ListPinsResult { pins: Pin[] }
 
 export interface GetTranscriptParams { sessionId?: string }
 export type MessageKind = 'user' | 'model' | 'toolCall' | 'toolResult' | 'ideContext' | 'info' | 'error' | 'summary';
@@ -126,6 +159,8 @@ export interface TranscriptMessage {
   kind: MessageKind;
   text: string;
   turnId?: string;
+  /** Dropped from the model's history by sidecar/rewind (kept for reading). */
+  rewound?: boolean;
 }
 export interface TranscriptCompaction {
   type: 'compaction';
@@ -137,7 +172,17 @@ export interface TranscriptCompaction {
   newTokenCount: number;
   undone: boolean;
 }
-export type TranscriptEntry = TranscriptMessage | TranscriptCompaction;
+/** Where a branch starts: the entries before it are its parent's. */
+export interface TranscriptFork {
+  type: 'fork';
+  id: string;
+  time: string;
+  parentSessionId: string;
+  parentMessageId?: string;
+  beforeMessageId?: string;
+  reason?: 'fork' | 'locked';
+}
+export type TranscriptEntry = TranscriptMessage | TranscriptCompaction | TranscriptFork;
 export interface GetTranscriptResult { sessionId: string; entries: TranscriptEntry[] }
 
 export interface UndoCompactionResult { restored: boolean; message: string }

@@ -20,7 +20,8 @@ function entry(e: TranscriptEntry): string {
       : statusLabel(e.status);
     return `---\n\n> **Compaction** (${e.trigger}${e.undone ? ', undone' : ''}) — ${result} · ${e.time}\n\n---`;
   }
-  const head = `### ${ROLE[e.kind] ?? e.kind} · ${e.time}`;
+  if (e.type === 'fork') return `---\n\n> **Branch** of session ${e.parentSessionId} starts here · ${e.time}\n\n---`;
+  const head = `### ${ROLE[e.kind] ?? e.kind} · ${e.time}${e.rewound ? ' · rewound (the model no longer sees it)' : ''}`;
   const body = e.kind === 'user' || e.kind === 'model' || e.kind === 'info' || e.kind === 'error' ? e.text : fence(e.text);
   return `${head}\n\n${body}`;
 }

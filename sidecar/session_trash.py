@@ -113,6 +113,7 @@ def purge(store: SessionStore, *, now: float | None = None) -> list[str]:
 
 def is_trashed(store: SessionStore, session_id: str) -> bool:
     try:
-        return (trash_directory(store) / f"{session_id}.jsonl").exists()
-    except ValueError:
+        name = store.path(session_id).name  # a valid session id, or ValueError
+        return (trash_directory(store) / name).exists()
+    except (ValueError, OSError):
         return False

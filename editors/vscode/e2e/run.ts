@@ -74,6 +74,8 @@ async function probeServer(python: string, fake: FakeGemini, home: string): Prom
   await probe('newSession', Method.newSession, {});
   await probe('transcript', Method.getTranscript, {});
   await probe('undo', Method.undoCompaction, {});
+  await probe('branches', Method.forkSession, { beforeMessageId: 'no-such-message' });
+  await probe('pins', Method.listPins, {});
   // tools: does a functionCall from the model reach the editor as a tool call / confirmation?
   const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-probe-ws-'));
   let sawTool = false;
@@ -404,6 +406,49 @@ async function main(): Promise<void> {
       await chat.locator('.msg.user', { hasText: 'Hello! Please look at my selection' }).first().waitFor({ timeout: 10_000 });
       return `resumed “${firstSession.slice(0, 60)}”`;
     }, { needs: ['sessions', 'newSession', 'resume', 'transcript'] });
+    await step('Pin on a chat message lists the fact in the view and the model gets it; Remove unpins it', async () => {
+      const chat = await w.chat();
+      const message = chat.locator('.msg.user', { hasText: 'Hello! Please look at my selection' }).first();
+      await message.hover();
+      await message.locator('button[data-action="pin"]').click();
+      await chat.locator('#pins .pin', { hasText: 'Hello! Please look at my selection' }).first().waitFor({ timeout: 15_000 });
+      await fake!.reset();
+      await w.send('Anything pinned?');
+      const reqs = (await fake!.requests()).filter((r) => r.kind === 'stream' && !r.summary);
+      if (!JSON.stringify(reqs[reqs.length - 1].body.systemInstruction ?? '').includes('Hello! Please look at my selection')) {
+        throw new Error('the pinned fact did not reach the model');
+      }
+      await chat.locator('#pins .pin button', { hasText: 'Remove' }).first().click();
+      await chat.locator('#pins').waitFor({ state: 'hidden', timeout: 15_000 });
+      return 'pinned from the chat view, sent in the system instruction, removed';
+    }, { needs: ['pins'] });
+    await step('Rewind to here takes a message back into the input box; Fork from here starts a branch', async () => {
+      const chat = await w.chat();
+      await w.send('REWIND-ME: a message to take back');
+      const target = chat.locator('.msg.user', { hasText: 'REWIND-ME' }).last();
+      await target.hover();
+      await target.locator('button[data-action="rewind"]').click();
+      await waitFor('the text back in the input box', async () => (await chat.locator('#input').inputValue()) === 'REWIND-ME: a message to take back', 15_000);
+      await chat.locator('.msg.user.rewound', { hasText: 'REWIND-ME' }).first().waitFor({ timeout: 15_000 });
+      await chat.locator('#input').fill('');
+      const first = chat.locator('.msg.user', { hasText: 'Anything pinned?' }).first();
+      await first.hover();
+      await first.locator('button[data-action="fork"]').click();
+      await chat.locator('.note', { hasText: 'Forked into a new session' }).first().waitFor({ timeout: 15_000 });
+      if (await chat.locator('.msg.user', { hasText: 'Anything pinned?' }).count()) throw new Error('the fork kept the message it was cut before');
+      return 'rewound (input box refilled, message struck through); forked before “Anything pinned?”';
+    }, { needs: ['branches'] });
+    await step('the Resume quick pick renames a session with its Rename button', async () => {
+      await w.runCommand('Sidecar: Resume Session');
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'current session' }).first();
+      await row.waitFor({ timeout: 10_000 });
+      await row.hover();
+      await row.locator('.action-label[aria-label="Rename"], a[title="Rename"]').first().click();
+      await w.quickInput('Renamed from the e2e test');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Renamed from the e2e test' }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Escape');
+      return 'the list shows the new title';
+    }, { needs: ['branches'] });
     await step('a crashed sidecar is restarted (kill -9) and the chat keeps working', async () => {
       const pids = sidecarPids(python, dirs.home);
       if (pids.length !== 1) throw new Error(`expected one sidecar process, found ${JSON.stringify(pids)}`);

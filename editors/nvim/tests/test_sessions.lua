@@ -159,4 +159,39 @@ T.run('test_sessions', function()
       return true
     end, 'the deleted session gone from the list')
   end)
+
+  T.step(':SidecarResume of a session another window holds continues in a branch and says so', function()
+    local held = state.session_id
+    local file = vim.fn.glob(os.getenv('SIDECAR_HOME') .. '/sessions/*/' .. held .. '.jsonl')
+    T.ok(file ~= '', 'the session file of ' .. held)
+    sidecar.new_session()
+    T.wait(function() return state.session_id ~= held end, 10000, 'a new session')
+    -- another process takes the session's lock, as a second editor window recording it would
+    local locked = false
+    local holder = vim.fn.jobstart({ T.env('SIDECAR_TEST_PYTHON'), '-c',
+      'import fcntl, sys, time\nf = open(sys.argv[1], "ab")\nfcntl.flock(f, fcntl.LOCK_EX)\nprint("locked", flush=True)\ntime.sleep(60)',
+      file }, { on_stdout = function(_, data) if table.concat(data):find('locked') then locked = true end end })
+    T.ok(holder > 0, 'the lock holder started')
+    T.wait(function() return locked end, 10000, 'the other process holding the lock')
+    local notes = {}
+    local orig = vim.notify
+    vim.notify = function(msg, ...)
+      notes[#notes + 1] = msg
+      return orig(msg, ...)
+    end
+    local answer
+    sidecar.resume(held, function(err, r) answer = err or r end)
+    T.wait(function() return answer end, 10000, 'the resume answer')
+    vim.notify = orig
+    vim.fn.jobstop(holder)
+    T.eq(answer.forked, true, 'a branch, not an unrecorded session')
+    T.ok(state.session_id ~= held and state.session_id == answer.sessionId, 'the chat follows the branch')
+    local said = table.concat(notes, '\n')
+    T.contains(said, 'Session ' .. held .. ' is open in another window; continuing in a new branch ' .. answer.sessionId,
+      'the notice in words')
+    T.wait(function() return chat.text():find('open in another window', 1, true) end, 5000, 'the notice in the chat')
+    say('nv said in the branch')
+    local texts = vim.tbl_map(function(e) return e.text end, user_entries(transcript()))
+    T.eq(texts[#texts], 'nv said in the branch', 'the branch records what is said')
+  end)
 end)

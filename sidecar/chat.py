@@ -82,13 +82,20 @@ class ChatService:
         #: Serialises turns and compactions on the history (asyncio.Lock wakes waiters in FIFO order).
         self.lock = asyncio.Lock()
         self.compressing = False
+        self._usage = TokenUsage(
+            seq=0, session_id="", model="", prompt_token_count=0, token_limit=1, percent_used=0.0,
+            compression_threshold=0.0, source="estimate",
+        )
+        self._pushed_seq = 0
 
     # -- usage ----------------------------------------------------------------------------------------
     def usage(self) -> TokenUsage:
+        """The current usage, stamped with the `seq` of its state (a new number only when the state changed)."""
         settings = self._settings()
         conv = self.conversation
         limit = settings.effective_token_limit()
-        return TokenUsage(
+        state = TokenUsage(
+            seq=self._usage.seq,
             session_id=conv.session_id,
             model=settings.model,
             prompt_token_count=conv.last_prompt_tokens,
@@ -97,9 +104,17 @@ class ChatService:
             compression_threshold=settings.compression_threshold,
             source=conv.usage_source,
         )
+        if state != self._usage:
+            state.seq += 1
+            self._usage = state
+        return self._usage
 
     def push_usage(self) -> None:
-        self._notify.token_usage(self.usage())
+        """Tell the editor the usage, once per change of state: a repeat of the last pushed state is not sent."""
+        usage = self.usage()
+        if usage.seq > self._pushed_seq:
+            self._pushed_seq = usage.seq
+            self._notify.token_usage(usage)
 
     def notify_warning(self, message: str) -> None:
         self._notify.warning(message)

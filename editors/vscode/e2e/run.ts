@@ -449,6 +449,33 @@ async function main(): Promise<void> {
       await page.keyboard.press('Escape');
       return 'the list shows the new title';
     }, { needs: ['branches'] });
+    await step('resuming a session another window holds continues in a branch, and says so', async () => {
+      // the first session's own file (not a branch): another process takes its lock, as a second window would
+      const files = fs.readdirSync(path.join(dirs.home, 'sessions'), { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.jsonl')).map((f) => path.join(dirs.home, 'sessions', f));
+      const original = files.find((f) => {
+        const lines = fs.readFileSync(f, 'utf8').split('\n');
+        return !lines[1]?.includes('"type":"fork"') && lines.some((l) => l.includes('Hello! Please look at my selection'));
+      });
+      if (!original) throw new Error(`the first session's file is not among ${JSON.stringify(files)}`);
+      const holder = spawn(python, ['-c', 'import fcntl, sys, time\nf = open(sys.argv[1], "ab")\nfcntl.flock(f, fcntl.LOCK_EX)\nprint("locked", flush=True)\ntime.sleep(120)', original]);
+      try {
+        await new Promise<void>((resolve, reject) => {
+          holder.stdout.on('data', (d: Buffer) => { if (d.toString().includes('locked')) resolve(); });
+          holder.on('exit', () => reject(new Error('the lock holder exited')));
+        });
+        await w.runCommand('Sidecar: Resume Session');
+        const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Hello! Please look' }).filter({ hasNotText: 'branch of' }).filter({ hasNotText: 'current session' }).first();
+        await row.waitFor({ timeout: 10_000 });
+        await row.click();
+        const toast = await w.toast(/is open in another window; continuing in a new branch/);
+        const chat = await w.chat();
+        await chat.locator('.note', { hasText: 'open in another window' }).first().waitFor({ timeout: 15_000 });
+        return toast.slice(0, 120);
+      } finally {
+        holder.kill('SIGKILL');
+      }
+    }, { needs: ['resume'] });
     await step('a crashed sidecar is restarted (kill -9) and the chat keeps working', async () => {
       const pids = sidecarPids(python, dirs.home);
       if (pids.length !== 1) throw new Error(`expected one sidecar process, found ${JSON.stringify(pids)}`);

@@ -156,10 +156,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     show(sessions);
     return new Promise((resolve) => {
       let done = false;
+      let acting = false; // a rename box or a delete confirmation hides the pick for a moment: not a dismissal
       const finish = (value: SessionInfo | undefined) => { if (!done) { done = true; resolve(value); qp.dispose(); } };
       qp.onDidAccept(() => finish(qp.selectedItems[0]?.session));
-      qp.onDidHide(() => finish(undefined));
+      qp.onDidHide(() => { if (!acting) finish(undefined); });
       qp.onDidTriggerItemButton(async ({ item, button }) => {
+        acting = true;
         try {
           if (button === RENAME_BUTTON) {
             const title = await vscode.window.showInputBox({ title: 'Rename Session', value: item.session.title ?? '', ignoreFocusOut: true });
@@ -173,7 +175,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
           void vscode.window.showErrorMessage(`Sidecar: ${errorMessage(e)}`);
         }
         if (done) return;
-        show(await api.listSessions());
+        try { show(await api.listSessions()); } finally { acting = false; }
         qp.show();
       });
       qp.show();

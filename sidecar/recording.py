@@ -122,7 +122,9 @@ class SessionStore:
         """Continue a session. Pass the LoadedSession from load() to avoid reading the file twice.
 
         A torn last record is moved to `<file>.torn` and cut off, so new records start on a fresh line.
-        Raises RecordingError if the file is unreadable, damaged or from a newer format (nothing is changed).
+        Raises RecordingError if the file is unreadable, damaged or from a newer format, and SessionLocked (one) if
+        another live process records it — a second editor window; the caller continues in a branch instead (nothing
+        is changed either way).
         """
         path = self.path(session_id)
         if loaded is None:

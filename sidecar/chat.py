@@ -16,6 +16,7 @@ from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, 
 from sidecar.core.ide_context import OpenFile, context_turn_text
 from sidecar.core.pins import with_pins
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
+from sidecar.core.request_overhead import request_overhead_tokens
 from sidecar.core.tokens import estimate_tokens
 from sidecar.gemini_stream import Chunk
 from sidecar.model_client import ModelClient, ModelError
@@ -79,6 +80,7 @@ class ChatService:
         self.conversation = Conversation(new_session_id())
         recorder.start(self.conversation.session_id)
         self.ide = IdeState()
+        self.conversation.estimate_reason = "newSession"  # counted on first use: the tools need the server
         #: Serialises turns and compactions on the history (asyncio.Lock wakes waiters in FIFO order).
         self.lock = asyncio.Lock()
         self.compressing = False
@@ -93,6 +95,8 @@ class ChatService:
         """The current usage, stamped with the `seq` of its state (a new number only when the state changed)."""
         settings = self._settings()
         conv = self.conversation
+        if conv.estimate_reason is not None:
+            self.fresh_estimate(conv.estimate_reason)  # its overhead follows the tools on offer (trust)
         limit = settings.effective_token_limit()
         state = TokenUsage(
             seq=self._usage.seq,
@@ -103,6 +107,7 @@ class ChatService:
             percent_used=round(100.0 * conv.last_prompt_tokens / limit, 1),
             compression_threshold=settings.compression_threshold,
             source=conv.usage_source,
+            estimate_reason=conv.estimate_reason,
         )
         if state != self._usage:
             state.seq += 1
@@ -118,6 +123,15 @@ class ChatService:
 
     def notify_warning(self, message: str) -> None:
         self._notify.warning(message)
+
+    def fresh_estimate(self, reason: str) -> None:
+        """After a history rewrite (new session, undo, resume without a count): estimate what the next request
+        sends — history, system instruction (with the pinned facts) and tool declarations — and say why it is an
+        estimate."""
+        tools = self.tools.declarations() if self.tools is not None else None
+        conv = self.conversation
+        overhead = request_overhead_tokens(with_pins(AGENT_SYSTEM_PROMPT if tools else None, conv.pins), tools)
+        conv.set_prompt_tokens(conv.estimated_tokens() + overhead, "estimate", reason)
 
     # -- editor context -------------------------------------------------------------------------------
     def set_ide_context(self, files: list[OpenFile], trusted: bool | None) -> bool:

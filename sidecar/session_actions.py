@@ -33,6 +33,8 @@ class SessionActions:
             except (RecordingError, ValueError) as exc:
                 raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot fork session {source}: {exc}") from None
             self.sessions.switch(conversation_of(loaded))
+            if loaded.last_usage is None:
+                chat.fresh_estimate("fork")
         chat.push_usage()
         return {
             "sessionId": loaded.session_id,
@@ -76,6 +78,7 @@ class SessionActions:
             if recorder.problem:
                 raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind: {recorder.problem}")
             self.sessions.switch(conversation_of(after))
+            chat.fresh_estimate("rewind")  # a count recorded after the cut belongs to a request that is gone
             dropped = before - len(chat.conversation)
         chat.push_usage()
         return {

@@ -51,6 +51,9 @@ class TokenUsage(_Wire, kw_only=True, omit_defaults=False):
     percent_used: float
     compression_threshold: float
     source: UsageSource
+    #: With source "estimate": why a fresh estimate (newSession, undo, resume); None = the history grew since
+    #: the last reply. Fresh estimates count the system instruction and tool declarations, as the next request will.
+    estimate_reason: str | None = None
 
 
 class SendMessageResult(_Wire, kw_only=True, omit_defaults=False):

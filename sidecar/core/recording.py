@@ -11,8 +11,10 @@ from sidecar.core.history import Content
 from sidecar.core.transcript import TranscriptCompaction as TranscriptCompaction
 from sidecar.core.transcript import TranscriptEntry as TranscriptEntry
 from sidecar.core.transcript import TranscriptMessage as TranscriptMessage
+from sidecar.core.transcript import TranscriptToolCall as TranscriptToolCall
 from sidecar.core.transcript import display_text as display_text
 from sidecar.core.transcript import title_of as title_of
+from sidecar.core.transcript import tool_calls_from_meta, tool_calls_of
 
 #: 2 added the fork, pin, unpin and rename records (a format-1 reader would refuse them as damaged lines).
 FORMAT_VERSION = 2
@@ -208,16 +210,20 @@ def transcript_message(rec: MessageRecord | RawMessageRecord) -> TranscriptMessa
     text, role = rec.text, None
     content = rec.content if isinstance(rec, MessageRecord) else None
     if isinstance(rec, RawMessageRecord) and rec.content:
-        if text is None:
+        if text is None or rec.kind == "toolCall":
             content = decode_content(rec.content)
         else:
             role = _ROLE.decode(rec.content).role  # the display text wins: only the role is needed
+    calls = None
     if content is not None:
         role = content.role
         text = display_text(content) if text is None else text
+        calls = tool_calls_of(content) if rec.kind == "toolCall" else None
+    elif rec.kind == "toolCall":
+        calls = tool_calls_from_meta(rec.meta)
     speaker: Literal["user", "model"]
     if role in ("user", "model"):
         speaker = "user" if role == "user" else "model"
     else:
         speaker = "user" if rec.kind in _USER_SIDE_KINDS else "model"
-    return TranscriptMessage(rec.id, rec.time, speaker, rec.kind, "" if text is None else text, rec.turn_id)
+    return TranscriptMessage(rec.id, rec.time, speaker, rec.kind, "" if text is None else text, rec.turn_id, calls)

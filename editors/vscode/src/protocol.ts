@@ -66,6 +66,8 @@ export interface TokenUsage {
   /** 0-1: automatic compaction starts at this fraction of tokenLimit. */
   compressionThreshold: number;
   source: UsageSource;
+  /** why a fresh estimate: after a history rewrite; null/absent for API counts and "the history grew" */
+  estimateReason?: 'newSession' | 'undo' | 'resume' | null;
 }
 
 /** The `sidecar` settings section, passed as initializationOptions and in didChangeConfiguration. */
@@ -161,9 +163,12 @@ export interface TranscriptMessage {
   kind: MessageKind;
   text: string;
   turnId?: string;
+  /** a toolCall message's calls, as data (never parse `text` for names) */
+  toolCalls?: TranscriptToolCall[];
   /** Dropped from the model's history by sidecar/rewind (kept for reading). */
   rewound?: boolean;
 }
+export interface TranscriptToolCall { name: string; args?: unknown; id?: string }
 export interface TranscriptCompaction {
   type: 'compaction';
   id: string;
@@ -173,6 +178,8 @@ export interface TranscriptCompaction {
   originalTokenCount: number;
   newTokenCount: number;
   undone: boolean;
+  /** the <state_snapshot> text of a COMPRESSED compaction */
+  snapshot?: string;
 }
 /** Where a branch starts: the entries before it are its parent's. */
 export interface TranscriptFork {

@@ -33,7 +33,7 @@ from sidecar.core.recording import (
     title_of,
     transcript_message,
 )
-from sidecar.core.transcript import TranscriptCompaction, TranscriptEntry, TranscriptFork, TranscriptMessage
+from sidecar.protocol.sessions import TranscriptCompaction, TranscriptEntry, TranscriptFork, TranscriptMessage
 
 _NO_CONTENT = msgspec.Raw()
 

@@ -7,9 +7,8 @@ import re
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
@@ -17,6 +16,7 @@ from sidecar.core.history import Content, parse_contents
 
 from . import faults, replies, validate
 from .faults import Step
+from .server import Plan, make_server
 from .snapshot import build_summary
 
 API_PATH = re.compile(r"^/v1beta/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
@@ -49,19 +49,6 @@ class RequestRecord(msgspec.Struct, kw_only=True):
         """The request's contents as Content values."""
         raw = self.body.get("contents", []) if isinstance(self.body, dict) else []
         return parse_contents(raw)
-
-
-@dataclass
-class Plan:
-    """What the HTTP layer should do: wait, then send JSON, SSE events, or drop the connection."""
-
-    action: Literal["json", "stream", "close"]
-    status: int = 200
-    body: Any = None
-    events: list[dict[str, Any]] = field(default_factory=list)
-    cut_after: int | None = None  # stream: drop the connection after this many events
-    wait: float = 0.0
-    chunk_delay: float = 0.0
 
 
 def _error(code: int, message: str | None = None, **kw: Any) -> Plan:
@@ -103,8 +90,6 @@ class FakeGemini:
     # ---- lifecycle -------------------------------------------------------------------------
     def start(self) -> FakeGemini:
         """Bind (port 0 = a free port) and serve on a daemon thread. Returns self."""
-        from .server import make_server
-
         if self._server is not None:
             raise RuntimeError("FakeGemini already started")
         self.stopping.clear()

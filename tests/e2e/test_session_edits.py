@@ -14,7 +14,7 @@ import pytest
 
 from sidecar.core.history import parse_contents
 from sidecar.fakegemini.validate import check_contents
-from sidecar.rpc_client import RpcError
+from sidecar.rpc.client import RpcError
 from tests.e2e.harness import server_env
 from tests.e2e.test_sessions import Sidecar, chat_contents
 

@@ -19,7 +19,7 @@ import pytest
 
 from sidecar.core.history import parse_contents
 from sidecar.fakegemini.validate import check_contents
-from sidecar.sessions_cli import main_sessions_list
+from sidecar.recording.cli import main_sessions_list
 from tests.e2e.test_sessions import Sidecar, chat_contents
 
 
@@ -142,7 +142,7 @@ WRITER = textwrap.dedent(
     """
     import sys
     from sidecar.core.history import text_content
-    from sidecar.recording import SessionStore
+    from sidecar.recording.store import SessionStore
     store = SessionStore(sys.argv[1])
     writer = store.create("busy", model="m")
     for i in range(int(sys.argv[2])):

@@ -12,7 +12,7 @@ import pytest_asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sidecar import errors
+from sidecar.protocol import errors
 from tests.reliability.conftest import make_dirs
 from tests.reliability.proc import RpcError, Sidecar
 

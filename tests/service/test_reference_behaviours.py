@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from sidecar import errors
-from sidecar.compaction_service import ALIAS_MODELS, Status, compression_model
+from sidecar.compaction.service import ALIAS_MODELS, Status, compression_model
+from sidecar.config.settings import Settings
 from sidecar.core.history import text_content
 from sidecar.core.models import compression_model_alias
 from sidecar.core.prompts import ACKNOWLEDGEMENT
-from sidecar.settings import Settings
+from sidecar.protocol import errors
 from tests.service.conftest import Rig, conversation, exchange, snapshot_text, tool_exchange
 
 

@@ -3,10 +3,11 @@
  * the round-trip test a plain vscode-jsonrpc connection. No vscode import.
  */
 import {
-  CompressParams, CompressResult, DeleteSessionResult, ForkSessionParams, ForkSessionResult, GetTranscriptResult,
+  CompressParams, CompressResult, DeleteSessionResult, ForkParams, ForkSessionResult, GetTranscriptResult,
   IdeContextParams, ListPinsResult, ListSessionsPage, ListSessionsParams, ListSessionsResult, Method, NewSessionResult,
   PinResult, RenameSessionResult, ResumeSessionResult, RewindResult, SendMessageResult, TokenUsage,
   UndoCompactionResult,
+  SessionSummary,
 } from './protocol';
 
 /** What both vscode-languageclient's LanguageClient and vscode-jsonrpc's MessageConnection offer. */
@@ -38,8 +39,9 @@ export class SidecarApi {
   newSession(): Promise<NewSessionResult> {
     return this.request(Method.newSession, {});
   }
-  listSessions(): Promise<ListSessionsResult> {
-    return this.request(Method.listSessions, {});
+  /** Without params the server answers the bare list (the paged form is searchSessions). */
+  listSessions(): Promise<SessionSummary[]> {
+    return this.request<ListSessionsResult>(Method.listSessions, {}) as Promise<SessionSummary[]>;
   }
   resumeSession(sessionId: string): Promise<ResumeSessionResult> {
     return this.request(Method.resumeSession, { sessionId });
@@ -54,7 +56,7 @@ export class SidecarApi {
   searchSessions(params: ListSessionsParams): Promise<ListSessionsPage> {
     return this.request(Method.listSessions, params);
   }
-  forkSession(params: ForkSessionParams = {}): Promise<ForkSessionResult> {
+  forkSession(params: ForkParams = {}): Promise<ForkSessionResult> {
     return this.request(Method.forkSession, params);
   }
   rewind(messageId: string): Promise<RewindResult> {

@@ -3,10 +3,9 @@
  * and sends each change to the webview as an `upsert` of one item. No vscode import.
  */
 import {
-  CompressedParams, ConfirmToolCallParams, Pin, ToolCallParams, ToolDecision, TranscriptEntry, TranscriptToolCall,
-  compressionSucceeded,
+  CompressedParams, ConfirmToolCallParams, PinnedFact, ToolCallParams, ToolDecision, TranscriptEntry, TranscriptToolCall,
 } from './protocol';
-import { exact, statusLabel } from './status';
+import { compressionSucceeded, exact, statusLabel } from './status';
 
 export type ChatItem =
   | { kind: 'user'; id: string; text: string; messageId?: string; rewound?: boolean }
@@ -24,7 +23,7 @@ export type ToWebview =
   | { type: 'upsert'; item: ChatItem }
   | { type: 'busy'; busy: boolean }
   | { type: 'status'; text: string; level: string; connected: boolean }
-  | { type: 'pins'; pins: Pin[] }
+  | { type: 'pins'; pins: PinnedFact[] }
   | { type: 'draft'; text: string };
 
 /** What the chat view offers on a message: fork or rewind at a user message, pin any message's text. */
@@ -55,7 +54,7 @@ export class ChatModel {
   items: ChatItem[] = [];
   busy = false;
   /** The live session's pinned facts, listed (and removable) at the top of the view. */
-  pins: Pin[] = [];
+  pins: PinnedFact[] = [];
   private listeners: Array<(msg: ToWebview) => void> = [];
   /** turnId of the streaming reply; deltas before the first turnId are attached to `pendingTurn` */
   private currentModelId: string | undefined;
@@ -131,7 +130,7 @@ export class ChatModel {
     this.upsert({ kind: 'compaction', id: nextId('compaction'), text: compactionText(p), ok: compressionSucceeded(p.status) });
   }
 
-  setPins(pins: Pin[]): void {
+  setPins(pins: PinnedFact[]): void {
     this.pins = pins.map((p) => ({ ...p }));
     this.emit({ type: 'pins', pins: this.pins });
   }

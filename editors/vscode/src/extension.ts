@@ -5,7 +5,7 @@ import { CHAT_VIEW_ID, ChatViewProvider } from './chatView';
 import { SidecarConnection } from './connection';
 import { trackOpenFiles } from './ideContext';
 import { OpenFilesTracker } from './openFiles';
-import { CompressedParams, ErrorCode, SessionInfo } from './protocol';
+import { CompressedParams, ErrorCode, SessionSummary } from './protocol';
 import { compressedMessageLevel, plural, sessionDescription, statusLevel, statusText } from './status';
 import { UsageStatusBar } from './statusBar';
 import { transcriptMarkdown } from './transcript';
@@ -109,7 +109,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     } catch (e) {
       const code = errorCode(e);
       if (code === ErrorCode.requestCancelled) void vscode.window.showInformationMessage('Sidecar: compaction cancelled; the conversation is unchanged.');
-      else if (code === ErrorCode.alreadyCompressing) void vscode.window.showInformationMessage(`Sidecar: ${errorMessage(e)}`);
+      else if (code === ErrorCode.busy) void vscode.window.showInformationMessage(`Sidecar: ${errorMessage(e)}`);
       else if (code === ErrorCode.methodNotFound) void vscode.window.showWarningMessage('Sidecar: this sidecar version cannot compress conversations yet.');
       else throw e;
     } finally {
@@ -148,16 +148,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
    * A quick pick of sessions with a rename and a delete button on each; resolves to the one picked (undefined when
    * dismissed). Renames and deletions happen in place and refresh the list.
    */
-  async function pickSession(sessions: SessionInfo[], title: string, placeHolder: string): Promise<SessionInfo | undefined> {
+  async function pickSession(sessions: SessionSummary[], title: string, placeHolder: string): Promise<SessionSummary | undefined> {
     const api = requireRunning();
     const qp = vscode.window.createQuickPick<SessionPick>();
     Object.assign(qp, { title, placeholder: placeHolder, matchOnDescription: true, matchOnDetail: true });
-    const show = (list: SessionInfo[]) => { qp.items = list.map((s) => sessionPickItem(s, conn.sessionId)); };
+    const show = (list: SessionSummary[]) => { qp.items = list.map((s) => sessionPickItem(s, conn.sessionId)); };
     show(sessions);
     return new Promise((resolve) => {
       let done = false;
       let acting = false; // a rename box or a delete confirmation hides the pick for a moment: not a dismissal
-      const finish = (value: SessionInfo | undefined) => { if (!done) { done = true; resolve(value); qp.dispose(); } };
+      const finish = (value: SessionSummary | undefined) => { if (!done) { done = true; resolve(value); qp.dispose(); } };
       qp.onDidAccept(() => finish(qp.selectedItems[0]?.session));
       qp.onDidHide(() => { if (!acting) finish(undefined); });
       qp.onDidTriggerItemButton(async ({ item, button }) => {
@@ -242,7 +242,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (text === undefined) {
       const editor = vscode.window.activeTextEditor;
       const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection) : '';
-      text = await vscode.window.showInputBox({ title: 'Pin a Fact', prompt: 'Kept verbatim for the model through every compaction.', value: selected, ignoreFocusOut: true });
+      text = await vscode.window.showInputBox({ title: 'PinnedFact a Fact', prompt: 'Kept verbatim for the model through every compaction.', value: selected, ignoreFocusOut: true });
     }
     if (!text?.trim()) return;
     const r = await api.pin(text);
@@ -266,7 +266,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   register('sidecar.showPins', async () => {
     const { pins } = await requireRunning().listPins();
     await refreshPins();
-    if (!pins.length) { void vscode.window.showInformationMessage('Sidecar: nothing is pinned in this session. “Sidecar: Pin a Fact” adds one.'); return; }
+    if (!pins.length) { void vscode.window.showInformationMessage('Sidecar: nothing is pinned in this session. “Sidecar: PinnedFact a Fact” adds one.'); return; }
     const pick = await vscode.window.showQuickPick(pins.map((p) => ({ label: p.text.split('\n')[0].slice(0, 120), detail: p.text, pinId: p.pinId })), {
       title: `Pinned Facts (${pins.length})`, placeHolder: 'Pick one to unpin it',
     });
@@ -346,12 +346,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   await conn.start();
 }
 
-interface SessionPick extends vscode.QuickPickItem { session: SessionInfo }
+interface SessionPick extends vscode.QuickPickItem { session: SessionSummary }
 
 const RENAME_BUTTON: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('edit'), tooltip: 'Rename' };
 const DELETE_BUTTON: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('trash'), tooltip: 'Delete (to the trash for 30 days)' };
 
-function sessionPickItem(s: SessionInfo, current: string | undefined): SessionPick {
+function sessionPickItem(s: SessionSummary, current: string | undefined): SessionPick {
   const updated = new Date(s.lastUpdated);
   const when = Number.isNaN(updated.getTime()) ? s.lastUpdated : updated.toLocaleString();
   const branch = s.parentSessionId ? ` · branch of ${s.parentSessionId.slice(0, 8)}` : '';

@@ -1,0 +1,155 @@
+"""Wire types of the session methods: new, list, resume, transcript, import, undo."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from sidecar.protocol.types import Status, Trigger, shown_as
+
+MessageKind = Literal["user", "model", "toolCall", "toolResult", "ideContext", "env", "summary", "info", "error"]
+
+
+class _Wire(msgspec.Struct, rename="camel", kw_only=True):
+    """camelCase on the wire, every field always present."""
+
+
+class NewSessionResult(_Wire):
+    session_id: str
+
+
+class SessionSummary(_Wire):
+    """One entry of sidecar/listSessions (ISO 8601 times; the title is the first user message, shortened)."""
+
+    session_id: str
+    title: str | None
+    start_time: str
+    last_updated: str
+    message_count: int
+    compaction_count: int
+    parent_session_id: str | None = None  # set for a branch (forkSession, or a resume while another window held it)
+
+
+class ListSessionsPage(_Wire):
+    """sidecar/listSessions with query, limit or cursor: one page, and the cursor of the next (None: no more)."""
+
+    sessions: list[SessionSummary]
+    next_cursor: str | None = None
+
+
+class ResumeSessionResult(_Wire):
+    session_id: str
+    message_count: int
+    #: The session was open in another window: `session_id` is a new branch of `parent_session_id`; `message` says so.
+    forked: bool = False
+    parent_session_id: str | None = None
+    message: str | None = None
+
+
+class ForkSessionResult(_Wire):
+    session_id: str
+    parent_session_id: str
+    message_count: int
+
+
+class RewindResult(_Wire):
+    message_count: int
+    text: str  # the rewound message's text, for the input box
+    message: str
+
+
+class RenameSessionResult(_Wire):
+    session_id: str
+    title: str
+
+
+class DeleteSessionResult(_Wire):
+    session_id: str
+    message: str
+
+
+class PinResult(_Wire):
+    pin_id: str
+    warning: str | None = None  # recording is off: the pin holds for this process only
+
+
+class UnpinResult(_Wire):
+    pin_id: str
+    removed: bool
+
+
+class PinnedFact(_Wire):
+    pin_id: str
+    text: str
+
+
+class ListPinsResult(_Wire):
+    pins: list[PinnedFact]
+
+
+class ImportSessionResult(_Wire):
+    """What an import produced; `sidecar import --json` prints the same fields and the file's path."""
+
+    session_id: str
+    message_count: int
+    warnings: list[str]
+
+
+class TranscriptToolCall(msgspec.Struct, rename="camel", omit_defaults=True):
+    """A tool call of a model message, as data: editors title its card with `name`, never with the text."""
+
+    name: str
+    args: Any = None
+    id: str | None = None
+
+
+class TranscriptMessage(
+    msgspec.Struct, tag="message", tag_field="type", rename="camel", omit_defaults=True, gc=False
+):
+    id: str
+    time: str
+    role: Literal["user", "model"]
+    kind: Annotated[str, shown_as(MessageKind)]
+    text: str
+    turn_id: str | None = None
+    tool_calls: list[TranscriptToolCall] | None = None
+    #: Dropped from the model's history by sidecar/rewind (kept here so that nothing said is lost).
+    rewound: bool = False
+
+
+class TranscriptCompaction(
+    msgspec.Struct, tag="compaction", tag_field="type", rename="camel", omit_defaults=True
+):
+    id: str
+    time: str
+    trigger: Trigger
+    status: Status
+    original_token_count: int
+    new_token_count: int
+    undone: bool
+    snapshot: str | None = None  # the <state_snapshot> text of a COMPRESSED compaction
+
+
+class TranscriptFork(msgspec.Struct, tag="fork", tag_field="type", rename="camel", omit_defaults=True):
+    """Where a branch starts: the entries before it are the parent's, read through from the parent's file."""
+
+    id: str
+    time: str
+    parent_session_id: str
+    parent_message_id: str | None = None
+    before_message_id: str | None = None
+    reason: str | None = None  # "fork" (asked for) or "locked" (the parent was open in another window)
+
+
+TranscriptEntry = TranscriptMessage | TranscriptCompaction | TranscriptFork
+
+
+class GetTranscriptResult(_Wire):
+    session_id: str
+    entries: list[TranscriptEntry]
+
+
+class UndoCompactionResult(_Wire):
+    restored: bool
+    message: str

@@ -7,7 +7,7 @@ from typing import Any
 from sidecar.chat.sessions import SessionService, conversation_of
 from sidecar.core.pins import Pin, check_pin_text
 from sidecar.core.recording import RewindRecord
-from sidecar.protocol import errors
+from sidecar.protocol import errors, methods
 from sidecar.recording.branches import Cut, locate, turn_start
 from sidecar.recording.reader import loaded_session, now_iso
 from sidecar.recording.store import LoadedSession, RecordingError
@@ -95,7 +95,7 @@ class SessionActions:
     def pin(self, text: str) -> dict[str, Any]:
         problem = check_pin_text(text)
         if problem is not None:
-            raise errors.invalid_params("sidecar/pin", problem)
+            raise errors.invalid_params(methods.PIN.name, problem)
         recorder, conv = self.chat.recorder, self.chat.conversation
         pin_id = recorder.pin(text)
         conv.set_pins([*conv.pins, Pin(pin_id, text)])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from sidecar.chat.service import ChatService
 from sidecar.core.conversation import Conversation
-from sidecar.protocol import errors
+from sidecar.protocol import errors, methods
 from sidecar.protocol.sessions import (
     DeleteSessionResult,
     GetTranscriptResult,
@@ -49,7 +49,7 @@ class SessionService:
         try:
             found, next_cursor = page(infos, query=params.query, limit=params.limit, cursor=params.cursor)
         except ValueError as exc:
-            raise errors.invalid_params("sidecar/listSessions", str(exc)) from None
+            raise errors.invalid_params(methods.LIST_SESSIONS.name, str(exc)) from None
         return ListSessionsPage(sessions=[_summary(info) for info in found], next_cursor=next_cursor)
 
     async def resume(self, session_id: str) -> ResumeSessionResult:
@@ -88,9 +88,10 @@ class SessionService:
     async def rename(self, session_id: str, title: str) -> RenameSessionResult:
         title = " ".join(title.split())
         if not title:
-            raise errors.invalid_params("sidecar/renameSession", "the title is empty")
+            raise errors.invalid_params(methods.RENAME_SESSION.name, "the title is empty")
         if len(title) > 200:
-            raise errors.invalid_params("sidecar/renameSession", f"a title has at most 200 characters ({len(title)})")
+            too_long = f"a title has at most 200 characters ({len(title)})"
+            raise errors.invalid_params(methods.RENAME_SESSION.name, too_long)
         recorder = self.chat.recorder
         if session_id == self.chat.conversation.session_id:
             recorder.rename(title)

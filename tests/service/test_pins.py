@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from sidecar.compaction_service import Status
+from sidecar.compaction.service import Status
 from sidecar.core.pins import Pin, pins_tokens
 from sidecar.core.tokens import estimate_history_tokens
 from tests.service.conftest import Rig, conversation, tool_exchange

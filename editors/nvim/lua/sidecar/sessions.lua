@@ -1,5 +1,6 @@
 -- Forking, rewinding, renaming and deleting sessions, and pinned facts (sidecar/forkSession, rewind, pin, …).
 local client = require('sidecar.client')
+local protocol = require('sidecar.protocol')
 local state = require('sidecar.state')
 
 local M = {}
@@ -15,7 +16,7 @@ end
 
 --- The live session's user messages (not rewound), for vim.ui.select.
 local function user_messages(cb)
-  client.request('sidecar/getTranscript', vim.empty_dict(), function(err, t)
+  client.request(protocol.method.getTranscript, vim.empty_dict(), function(err, t)
     if err then
       h.on_err('transcript')(err)
       return cb(nil)
@@ -74,7 +75,7 @@ function M.fork(message_id, cb)
       return h.done(cb, { message = 'no message chosen' })
     end
     local params = id and { beforeMessageId = id } or vim.empty_dict()
-    client.request('sidecar/forkSession', params, function(err, result)
+    client.request(protocol.method.forkSession, params, function(err, result)
       if err then
         h.on_err('fork')(err)
         return h.done(cb, err)
@@ -104,7 +105,7 @@ function M.rewind(message_id, cb)
     if not id then
       return h.done(cb, { message = 'no message chosen' })
     end
-    client.request('sidecar/rewind', { messageId = id }, function(err, result)
+    client.request(protocol.method.rewind, { messageId = id }, function(err, result)
       if err then
         h.on_err('rewind')(err)
         return h.done(cb, err)
@@ -130,7 +131,7 @@ function M.rename(title, cb, session_id)
       return h.done(cb, { message = 'no title' })
     end
     local params = { sessionId = session_id or state.session_id, title = vim.trim(t) }
-    client.request('sidecar/renameSession', params, function(err, result)
+    client.request(protocol.method.renameSession, params, function(err, result)
       if err then
         h.on_err('rename')(err)
         return h.done(cb, err)
@@ -149,7 +150,7 @@ end
 function M.delete(session_id, cb)
   h.ensure()
   local function go(id)
-    client.request('sidecar/deleteSession', { sessionId = id }, function(err, result)
+    client.request(protocol.method.deleteSession, { sessionId = id }, function(err, result)
       if err then
         h.on_err('delete')(err)
         return h.done(cb, err)
@@ -161,7 +162,7 @@ function M.delete(session_id, cb)
   if session_id and session_id ~= '' then
     return go(session_id)
   end
-  client.request('sidecar/listSessions', vim.empty_dict(), function(err, sessions)
+  client.request(protocol.method.listSessions, vim.empty_dict(), function(err, sessions)
     if err then
       h.on_err('list sessions')(err)
       return h.done(cb, err)
@@ -199,7 +200,7 @@ function M.pin(text, cb)
     h.notify('usage: :SidecarPin {text}', vim.log.levels.WARN)
     return h.done(cb, { message = 'no text' })
   end
-  client.request('sidecar/pin', { text = text }, function(err, result)
+  client.request(protocol.method.pin, { text = text }, function(err, result)
     if err then
       h.on_err('pin')(err)
       return h.done(cb, err)
@@ -211,7 +212,7 @@ end
 
 function M.unpin(pin_id, cb)
   h.ensure()
-  client.request('sidecar/unpin', { pinId = pin_id }, function(err, result)
+  client.request(protocol.method.unpin, { pinId = pin_id }, function(err, result)
     if err then
       h.on_err('unpin')(err)
       return h.done(cb, err)
@@ -224,7 +225,7 @@ end
 --- :SidecarPins: list the pinned facts; picking one offers to unpin it.
 function M.pins(cb)
   h.ensure()
-  client.request('sidecar/listPins', vim.empty_dict(), function(err, result)
+  client.request(protocol.method.listPins, vim.empty_dict(), function(err, result)
     if err then
       h.on_err('pins')(err)
       return h.done(cb, err)

@@ -138,7 +138,7 @@ async def test_rename_then_query_finds_exactly_it_and_pages_cover_all(fake: Any,
     renamed = await side.client.request("sidecar/renameSession", {"sessionId": ids[0], "title": "Zebra migration"})
     assert renamed == {"sessionId": ids[0], "title": "Zebra migration"}
     found = await side.client.request("sidecar/listSessions", {"query": "zebra"})
-    assert [s["sessionId"] for s in found["sessions"]] == [ids[0]] and "nextCursor" not in found
+    assert [s["sessionId"] for s in found["sessions"]] == [ids[0]] and found["nextCursor"] is None
     assert found["sessions"][0]["title"] == "Zebra migration"
     by_text = await side.client.request("sidecar/listSessions", {"query": "UNICORN"})
     assert [s["sessionId"] for s in by_text["sessions"]] == [ids[1]]

@@ -78,7 +78,7 @@ async def test_second_window_forks_and_both_windows_keep_every_message(fake: Any
     c = await started(home, fake, workspace)
     listed = {s["sessionId"]: s for s in await c.client.request("sidecar/listSessions", {})}
     assert set(listed) == {session, branch}
-    assert listed[branch]["parentSessionId"] == session and "parentSessionId" not in listed[session]
+    assert listed[branch]["parentSessionId"] == session and listed[session]["parentSessionId"] is None
     parent = await c.client.request("sidecar/getTranscript", {"sessionId": session})
     assert user_texts(parent["entries"]) == [
         "A1: the parser is in lib/parse.py",
@@ -99,7 +99,7 @@ async def test_second_window_forks_and_both_windows_keep_every_message(fake: Any
 
     for sid, last in ((session, "A4: window A again"), (branch, "B2: window B again")):
         again = await c.client.request("sidecar/resumeSession", {"sessionId": sid})
-        assert again["sessionId"] == sid and "forked" not in again, "nobody holds it now: no new branch"
+        assert again["sessionId"] == sid and again["forked"] is False, "nobody holds it now: no new branch"
         await c.say(f"continuing {sid}")
         contents = chat_contents(fake)
         check_contents(parse_contents(contents))  # roles, call/response pairing: valid for the API
@@ -117,7 +117,7 @@ async def test_a_killed_holder_releases_the_session(fake: Any, dirs: tuple[str, 
     a.kill()
     await a.client._proc.wait()  # type: ignore[union-attr]
     resumed = await b.client.request("sidecar/resumeSession", {"sessionId": session})
-    assert resumed["sessionId"] == session and "forked" not in resumed, "the lock died with A: no branch"
+    assert resumed["sessionId"] == session and resumed["forked"] is False, "the lock died with A: no branch"
     await b.say("B continues A's own session")
     transcript = await b.client.request("sidecar/getTranscript", {})
     assert user_texts(transcript["entries"]) == ["recorded by A, which is then killed", "B continues A's own session"]

@@ -205,7 +205,8 @@ function M.pin(text, cb)
       h.on_err('pin')(err)
       return h.done(cb, err)
     end
-    h.notify('pinned ' .. result.pinId .. (result.warning and (' (' .. result.warning .. ')') or ''))
+    local warning = type(result.warning) == 'string' and (' (' .. result.warning .. ')') or ''
+    h.notify('pinned ' .. result.pinId .. warning)
     h.done(cb, nil, result)
   end)
 end

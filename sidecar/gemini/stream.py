@@ -51,11 +51,16 @@ class _Candidate(msgspec.Struct, rename="camel"):
     finish_reason: str | None = None
 
 
+class _PromptFeedback(msgspec.Struct, rename="camel"):
+    block_reason: str | None = None
+
+
 class _Event(msgspec.Struct, rename="camel"):
     """One SSE event of streamGenerateContent: a GenerateContentResponse, or an error object."""
 
     candidates: list[_Candidate] | None = None
     usage_metadata: Usage | None = None
+    prompt_feedback: _PromptFeedback | None = None
     error: dict[str, Any] | None = None
 
 
@@ -192,6 +197,8 @@ def _event(payload: bytes) -> Chunk:
         finish = first.finish_reason
         if first.content is not None:
             parts = first.content.parts
+    elif event.prompt_feedback is not None and event.prompt_feedback.block_reason:
+        finish = f"PROMPT_BLOCKED_{event.prompt_feedback.block_reason}"  # no candidates: the prompt was blocked
     return Chunk(parts, finish, event.usage_metadata)
 
 

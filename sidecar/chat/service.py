@@ -15,6 +15,7 @@ from sidecar.config.settings import Settings
 from sidecar.core.conversation import Conversation
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
 from sidecar.core.ide_context import context_turn_text
+from sidecar.core.pins import with_pins
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
 from sidecar.core.request_overhead import request_overhead_tokens
 from sidecar.core.tokens import estimate_tokens
@@ -125,12 +126,16 @@ class ChatService:
             self._pushed_seq = usage.seq
             self._notify.token_usage(usage)
 
+    def notify_warning(self, message: str) -> None:
+        self._notify.warning(message)
+
     def fresh_estimate(self, reason: str) -> None:
         """After a history rewrite (new session, undo, resume without a count): estimate what the next request
-        sends — history, system instruction and tool declarations — and say why it is an estimate."""
+        sends — history, system instruction (with the pinned facts) and tool declarations — and say why it is an
+        estimate."""
         tools = self.tools.declarations() if self.tools is not None else None
-        overhead = request_overhead_tokens(AGENT_SYSTEM_PROMPT if tools else None, tools)
         conv = self.conversation
+        overhead = request_overhead_tokens(with_pins(AGENT_SYSTEM_PROMPT if tools else None, conv.pins), tools)
         conv.set_prompt_tokens(conv.estimated_tokens() + overhead, "estimate", reason)
 
     # -- editor context -------------------------------------------------------------------------------
@@ -294,7 +299,7 @@ class ChatService:
         finish: str | None = None
         prompt_tokens: int | None = None
         tools = self.tools.declarations() if self.tools is not None else None
-        system = AGENT_SYSTEM_PROMPT if tools else None
+        system = with_pins(AGENT_SYSTEM_PROMPT if tools else None, conv.pins)
         try:
             async for chunk in client.stream(settings.model, conv.wire(), system_instruction=system, tools=tools):
                 self._emit(turn_id, chunk)

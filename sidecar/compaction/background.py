@@ -36,8 +36,8 @@ class BackgroundCompaction:
 
     History only grows at its end, so a summary of its first items stays valid as long as those items are still
     its first items (checked by content, not trusted). Everything that replaces the history (new session, resume,
-    undo, a compaction, a rewind) or changes the models discards the preparation. Nothing is recorded here: an
-    applied summary is recorded by the chat service like any compaction.
+    undo, a compaction, a rewind, a fork) or changes the models or the pinned facts discards the preparation.
+    Nothing is recorded here: an applied summary is recorded by the chat service like any compaction.
     """
 
     def __init__(self, session: Session, compactor: Compactor, on_change: Callable[[], None]) -> None:
@@ -74,6 +74,8 @@ class BackgroundCompaction:
     def _valid_for(self, conv: Conversation) -> bool:
         basis = self._basis
         if basis is None or basis.frozen.session_id != conv.session_id or basis.key != _key(self._settings()):
+            return False
+        if basis.frozen.pins != conv.pins:  # the summarizer was told to keep the pinned facts of that moment
             return False
         prefix = basis.frozen.wire()
         return conv.starts_with(prefix[: self._summary.split] if self._summary is not None else prefix)

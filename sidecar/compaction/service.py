@@ -22,6 +22,7 @@ from sidecar.core.compaction import (
 from sidecar.core.conversation import Conversation
 from sidecar.core.history import Content, text_content
 from sidecar.core.models import compression_model_alias
+from sidecar.core.pins import summarizer_facts
 from sidecar.core.prompts import (
     ACKNOWLEDGEMENT,
     auto_compaction_notice,
@@ -178,7 +179,9 @@ class Compactor:
         if split == 0:
             return Outcome(Status.NOOP, original, original, trigger)
         await self._pre_compress(trigger)
-        snapshot = await self._summarize_prefix(history, truncated, split, limit, instructions, progress)
+        snapshot = await self._summarize_prefix(
+            history, truncated, split, limit, instructions, progress, summarizer_facts(conv.pins)
+        )
         if snapshot is None:
             return Outcome(Status.COMPRESSION_FAILED_EMPTY_SUMMARY, original, original, trigger)
         return await self._finish(
@@ -203,7 +206,8 @@ class Compactor:
         if on_start is not None:
             on_start()
         await self._pre_compress("auto")
-        snapshot = await self._summarize_prefix(history, truncated, split, limit, None, None)
+        facts = summarizer_facts(frozen.pins)
+        snapshot = await self._summarize_prefix(history, truncated, split, limit, None, None, facts)
         if snapshot is None:
             return Status.COMPRESSION_FAILED_EMPTY_SUMMARY
         client = await self._client()  # applying it recounts with countTokens: that must not be slow the first time
@@ -240,11 +244,13 @@ class Compactor:
         limit: int,
         instructions: str | None,
         progress: Progress | None,
+        facts: str | None,
     ) -> str | None:
-        """High fidelity: the untruncated older part goes to the summarizer when it fits the model's limit."""
+        """High fidelity: the untruncated older part goes to the summarizer when it fits the model's limit.
+        `facts`: the pinned facts the snapshot must keep word for word."""
         to_compress = history[:split]
         summarizer_input = to_compress if estimate_history_tokens(to_compress) < limit else truncated[:split]
-        return await self._summarize(summarizer_input, to_compress, instructions, progress)
+        return await self._summarize(summarizer_input, to_compress, instructions, progress, facts)
 
     async def _finish(
         self,
@@ -277,7 +283,9 @@ class Compactor:
         # The histories are compared with one method. The counts reported (and shown in the status bar) add
         # back what the API counted beyond the history — system prompt and tool declarations — so that they
         # are prompt sizes like every other number the editor shows.
-        overhead = max(0, original - before) if source == "api" else 0
+        # Pinned facts travel outside the history (in the system instruction): the API counted them in `original`;
+        # the estimate adds them here.
+        overhead = max(0, original - before) if source == "api" else conv.pinned_tokens
         if after > before or (not force and after + overhead > (before + overhead) * (1 - MIN_AUTO_SAVINGS)):
             return Outcome(
                 Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT, before + overhead, after + overhead, trigger
@@ -297,15 +305,18 @@ class Compactor:
         to_compress: list[Content],
         instructions: str | None,
         progress: Progress | None,
+        facts: str | None = None,
     ) -> str | None:
-        """Two passes: a summary, then a verification told which facts the first one dropped."""
+        """Two passes: a summary, then a verification told which facts the first one dropped. `facts`: the
+        pinned facts, which both passes are told to keep word for word."""
+        pinned = f"\n\n{facts}" if facts else ""
         client = await self._client()
         settings = self._settings()
         model = compression_model(settings)
         system = compression_system_prompt(settings.approved_plan_path)
         if progress is not None:
             progress.report("Summarizing the oldest 70% of the conversation (pass 1 of 2)")
-        ask = summary_instruction(has_snapshot(summarizer_input), instructions)
+        ask = summary_instruction(has_snapshot(summarizer_input), instructions) + pinned
         first = await client.generate(
             model,
             [*summarizer_input, text_content("user", ask)],
@@ -323,7 +334,7 @@ class Compactor:
             [
                 *summarizer_input,
                 text_content("model", previous),
-                text_content("user", verify_instruction(missing, instructions)),
+                text_content("user", verify_instruction(missing, instructions) + pinned),
             ],
             system_instruction=system,
         )

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from sidecar.chat.actions import SessionActions
 from sidecar.chat.sessions import SessionService
 from sidecar.core.ide_context import FULL_HEADER
 from sidecar.core.tokens import estimate_history_tokens
@@ -184,12 +185,22 @@ async def _undo(rig: Rig) -> None:
     assert (await SessionService(rig.chat).undo_compaction()).restored
 
 
+async def _fork(rig: Rig) -> None:
+    await SessionActions(SessionService(rig.chat)).fork(None, None)
+
+
+async def _pin(rig: Rig) -> None:
+    SessionActions(SessionService(rig.chat)).pin("the parser keeps byte offsets")
+
+
 async def _model(rig: Rig) -> None:
     rig.set(model="gemini-2.5-pro")
     rig.chat.background.check(rig.chat.conversation)  # what the server does after every settings change
 
 
-@pytest.mark.parametrize("action", [_new, _resume, _undo, _model], ids=["new-session", "resume", "undo", "model"])
+@pytest.mark.parametrize(
+    "action", [_new, _resume, _undo, _fork, _pin, _model], ids=["new-session", "resume", "undo", "fork", "pin", "model"]
+)
 async def test_a_preparation_is_discarded_when_its_prefix_or_model_changes(rig: Rig, action: Any) -> None:
     if action is _undo:
         await _undo_setup(rig)

@@ -31,6 +31,7 @@ from sidecar.core.prompts import (
 from sidecar.core.snapshot import extract_snapshot, has_snapshot, missing_facts
 from sidecar.core.tokens import estimate_history_tokens
 from sidecar.model_client import ModelClient
+from sidecar.reply_attempts import Attempts, generate_checked
 from sidecar.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -224,10 +225,11 @@ class Compactor:
         if progress is not None:
             progress.report("Summarizing the oldest 70% of the conversation (pass 1 of 2)")
         ask = summary_instruction(has_snapshot(summarizer_input), instructions)
-        first = await client.generate(
-            model,
-            [*summarizer_input, text_content("user", ask)],
-            system_instruction=system,
+        # Each pass is checked like a chat reply: empty, thoughts-only or cut replies are retried; a blocked one
+        # fails the compaction with its reason (a ModelError), and the history is left as it was.
+        attempts = Attempts(settings.retry_initial_delay_ms)
+        first = await generate_checked(
+            client, model, [*summarizer_input, text_content("user", ask)], system_instruction=system, attempts=attempts
         )
         first_snapshot = extract_snapshot(first.text)
         if first_snapshot is None:
@@ -236,7 +238,8 @@ class Compactor:
         if progress is not None:
             progress.report("Verifying the summary (pass 2 of 2)")
         previous = first_snapshot or first.text.strip() or "(no snapshot was produced)"
-        second = await client.generate(
+        second = await generate_checked(
+            client,
             model,
             [
                 *summarizer_input,
@@ -244,6 +247,7 @@ class Compactor:
                 text_content("user", verify_instruction(missing, instructions)),
             ],
             system_instruction=system,
+            attempts=attempts,
         )
         second_snapshot = extract_snapshot(second.text)
         if second_snapshot is None and second.text.strip():

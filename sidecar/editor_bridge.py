@@ -8,7 +8,7 @@ from lsprotocol import types as lsp
 
 from sidecar.tool_runner import Decision, decode_decision
 from sidecar.tools.edits import ApplyEdit
-from sidecar.wire import CompressedNotice, MessageDelta, TokenUsage, to_wire
+from sidecar.wire import CompressedNotice, MessageDelta, RetryNotice, TokenUsage, to_wire
 
 if TYPE_CHECKING:
     from sidecar.server import SidecarServer
@@ -71,6 +71,9 @@ class Notifier:
 
     def compressed(self, notice: CompressedNotice) -> None:
         self._server.protocol.notify("sidecar/compressed", to_wire(notice))
+
+    def retry(self, notice: RetryNotice) -> None:
+        self._server.protocol.notify("sidecar/retry", to_wire(notice))
 
     def error(self, message: str) -> None:
         self._server.show(lsp.MessageType.Error, f"Sidecar: {message}")

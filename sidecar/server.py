@@ -85,6 +85,7 @@ class SidecarServer(LanguageServer):
         self.chat = ChatService(
             lambda: self.settings, self.backend.client, Notifier(self), compactor, recorder, tools
         )
+        self.chat.backend_label = self.backend.describe
         self.sessions = SessionService(self.chat)
         self._tool_outputs: ToolOutputSaver | None = None
         self.watcher: WorkspaceWatcher | None = None

@@ -47,6 +47,10 @@ class TokenUsage(_Wire, kw_only=True, omit_defaults=False):
     percent_used: float
     compression_threshold: float
     source: UsageSource
+    #: Where requests go: "Gemini API", "Vertex AI (project, location)", "embedded fake Gemini".
+    backend: str = ""
+    #: usageMetadata.cachedContentTokenCount of the last reply, when the API reported one.
+    cached_token_count: int | None = None
 
 
 class SendMessageResult(_Wire, kw_only=True, omit_defaults=False):
@@ -74,6 +78,18 @@ class CompressedNotice(_Wire, kw_only=True, omit_defaults=False):
 
 class MessageDelta(_Wire, kw_only=True):
     turn_id: str
+    text: str
+
+
+class RetryNotice(_Wire, kw_only=True, omit_defaults=False):
+    """sidecar/retry: the attempt that just failed is discarded; the turn's text restarts from `text`."""
+
+    turn_id: str
+    attempt: int
+    max_attempts: int
+    reason: str
+    message: str
+    delay_ms: int
     text: str
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from .fake import FakeGemini, RequestRecord
 from .faults import (
+    Blocked,
     Call,
     Cut,
     Delay,
     Empty,
+    Finish,
     FunctionCall,
     MalformedSnapshot,
     MidstreamError,
@@ -23,12 +25,14 @@ from .snapshot import SECTIONS, Facts, build_summary, extract_facts, parse_snaps
 
 __all__ = [
     "SECTIONS",
+    "Blocked",
     "Call",
     "Cut",
     "Delay",
     "Empty",
     "Facts",
     "FakeGemini",
+    "Finish",
     "FunctionCall",
     "MalformedSnapshot",
     "MidstreamError",

@@ -90,7 +90,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._control(method, url.path, raw)
                 return
             key = self.headers.get("x-goog-api-key") or query.get("key")
-            self._execute(fake.plan(method, url.path, query, key, raw))
+            self._execute(fake.plan(method, url.path, query, key, raw, self.headers.get("Authorization")))
         except (BrokenPipeError, ConnectionResetError, TimeoutError):
             self.close_connection = True
         except Exception as exc:
@@ -183,9 +183,18 @@ class _Handler(BaseHTTPRequestHandler):
                     fake.set_token_multiplier(body["tokenMultiplier"])
                 if "tokenLimit" in body:
                     fake.set_token_limit(body["tokenLimit"])
+                if "tokenLifetime" in body:
+                    fake.set_token_lifetime(body["tokenLifetime"])
             except (TypeError, ValueError) as exc:
                 self._send_json(400, faults.error_body(400, f"Invalid config: {exc}"))
                 return
-            self._send_json(200, {"tokenMultiplier": fake.token_multiplier, "tokenLimit": fake.token_limit})
+            self._send_json(
+                200,
+                {
+                    "tokenMultiplier": fake.token_multiplier,
+                    "tokenLimit": fake.token_limit,
+                    "tokenLifetime": fake.tokens.lifetime,
+                },
+            )
         else:
             self._send_json(404, faults.error_body(404, f"Unknown control endpoint {method} {path}"))

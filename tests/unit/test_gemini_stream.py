@@ -13,6 +13,7 @@ from google.genai import types
 from sidecar.core.conversation import Conversation
 from sidecar.core.history import Blob, Content, FunctionCall, FunctionResponse, Part, dump_contents, text_content
 from sidecar.fakegemini import FakeGemini
+from sidecar.gemini_endpoint import Endpoint
 from sidecar.gemini_stream import (
     ApiError,
     GeminiStream,
@@ -24,6 +25,10 @@ from sidecar.gemini_stream import (
 from sidecar.tools.declarations import DECLARATIONS
 
 MODEL = "gemini-2.5-flash"
+
+
+def gemini_api(url: str) -> Endpoint:
+    return Endpoint("gemini", url, "v1beta", api_key="k-1", custom_url=True)
 SYSTEM = "You are a careful coding agent. ✦"
 TOOLS: list[dict[str, Any]] = [{"functionDeclarations": list(DECLARATIONS.values())}]
 
@@ -69,7 +74,7 @@ async def test_the_request_is_the_one_google_genai_sends(fake: FakeGemini) -> No
         model=MODEL, contents=dump_contents(contents), config=config
     ):
         pass
-    ours = GeminiStream("k-1", fake.url, "v1beta", 5000)
+    ours = GeminiStream(gemini_api(fake.url), 5000)
     try:
         async for _ in ours.stream(MODEL, Conversation("s", contents).wire(), SYSTEM, TOOLS):
             pass
@@ -101,7 +106,7 @@ async def test_a_big_body_arrives_whole(fake: FakeGemini) -> None:
         "contents": dump_contents([text_content("user", "hi"), big]),
         "generationConfig": {},
     }
-    ours = GeminiStream("k-1", fake.url, "v1beta", 5000)
+    ours = GeminiStream(gemini_api(fake.url), 5000)
     try:
         events = [e async for e in ours.stream(MODEL, wire, None, None)]
     finally:
@@ -186,7 +191,7 @@ async def test_a_malformed_event_is_named() -> None:
 
 async def test_an_http_error_status_carries_the_error_json(fake: FakeGemini) -> None:
     fake.script([{"kind": "status", "status": 429, "retryDelay": "1.5s"}])
-    ours = GeminiStream("k-1", fake.url, "v1beta", 5000)
+    ours = GeminiStream(gemini_api(fake.url), 5000)
     try:
         with pytest.raises(ApiError) as caught:
             async for _ in ours.stream(MODEL, [msgspec.json.encode(text_content("user", "hi"))], None, None):

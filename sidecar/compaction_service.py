@@ -30,7 +30,7 @@ from sidecar.core.prompts import (
 )
 from sidecar.core.snapshot import extract_snapshot, has_snapshot, missing_facts
 from sidecar.core.tokens import estimate_history_tokens
-from sidecar.model_client import ModelClient
+from sidecar.model_client import ModelClient, ModelError
 from sidecar.reply_attempts import Attempts, generate_checked
 from sidecar.settings import Settings
 
@@ -238,17 +238,23 @@ class Compactor:
         if progress is not None:
             progress.report("Verifying the summary (pass 2 of 2)")
         previous = first_snapshot or first.text.strip() or "(no snapshot was produced)"
-        second = await generate_checked(
-            client,
-            model,
-            [
-                *summarizer_input,
-                text_content("model", previous),
-                text_content("user", verify_instruction(missing, instructions)),
-            ],
-            system_instruction=system,
-            attempts=attempts,
-        )
+        try:
+            second = await generate_checked(
+                client,
+                model,
+                [
+                    *summarizer_input,
+                    text_content("model", previous),
+                    text_content("user", verify_instruction(missing, instructions)),
+                ],
+                system_instruction=system,
+                attempts=attempts,
+            )
+        except ModelError as exc:
+            if first_snapshot is None or exc.kind not in ("invalidReply", "blocked"):
+                raise
+            log.warning("pass 2 gave no usable reply (%s); keeping pass 1's snapshot", exc.message)
+            return first_snapshot
         second_snapshot = extract_snapshot(second.text)
         if second_snapshot is None and second.text.strip():
             log.warning("pass 2 returned no valid <state_snapshot>; keeping pass 1's")
@@ -260,8 +266,6 @@ class Compactor:
         """Before and after counted the same way: countTokens when the API counted last, else the estimate."""
         if conv.usage_source != "api":
             return conv.estimated_tokens(), estimate_history_tokens(new), "estimate"
-        from sidecar.model_client import ModelError
-
         client = await self._client()
         model = self._settings().model
         try:

@@ -18,7 +18,7 @@ from sidecar.recording import SessionStore
 from sidecar.session_recorder import Recorder as SessionRecorder
 from sidecar.settings import Settings
 from sidecar.tool_outputs import ToolOutputSaver
-from sidecar.wire import CompressedNotice, TokenUsage
+from sidecar.wire import CompressedNotice, RetryNotice, TokenUsage
 
 
 @dataclass
@@ -41,6 +41,10 @@ class Recorder:
     warnings: list[str] = field(default_factory=list)
     progress_log: list[str] = field(default_factory=list)
     hooks: list[Trigger] = field(default_factory=list)
+    retries: list[RetryNotice] = field(default_factory=list)
+
+    def retry(self, notice: RetryNotice) -> None:
+        self.retries.append(notice)
 
     def message_delta(self, turn_id: str, text: str) -> None:
         self.deltas.append(text)
@@ -107,7 +111,7 @@ async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
     async def hook(trigger: Trigger) -> None:
         rec.hooks.append(trigger)
 
-    settings = Settings(token_limit=100_000)
+    settings = Settings(token_limit=100_000, retry_initial_delay_ms=1)  # retries of bad replies: 1, 2, 4 ms
     compactor = Compactor(lambda: holder["rig"].settings, get_client, ToolOutputSaver(tmp_path), hook, lambda: ["/ws"])
     store = SessionStore(str(tmp_path / "project"), home=tmp_path / "home")
     recorder = SessionRecorder(lambda: store, lambda: holder["rig"].settings.model, rec.warning)

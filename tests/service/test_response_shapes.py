@@ -44,7 +44,8 @@ async def next_turn_works(rig: Rig, history: list[Content], loaded: int = 0) -> 
 
 RETRIED = [
     pytest.param({"kind": "finish", "finishReason": "MALFORMED_FUNCTION_CALL", "parts": "missing",
-                  "finishMessage": "Malformed function call: print(x"}, "MALFORMED_FUNCTION_CALL", None, id="malformed"),
+                  "finishMessage": "Malformed function call: print(x"},
+                 "MALFORMED_FUNCTION_CALL", None, id="malformed"),
     pytest.param({"kind": "finish", "finishReason": "UNEXPECTED_TOOL_CALL", "parts": "empty"},
                  "UNEXPECTED_TOOL_CALL", None, id="unexpected-tool-call"),
     pytest.param({"kind": "finish", "finishReason": "STOP", "text": ""}, "NO_RESPONSE_TEXT", EMPTY_NUDGE,

@@ -106,16 +106,16 @@ class AdcAuth:
             self._request = Request()
         try:
             self.credentials.refresh(self._request)
-        except exceptions.RefreshError as exc:
-            raise CredentialsError(
-                f"The Application Default Credentials ({self.source}) were refused when fetching an access token: "
-                f"{_one_line(exc)}. To fix it, {LOGIN_HINT}."
-            ) from None
         except exceptions.TransportError as exc:
             raise CredentialsError(
                 f"Cannot reach the token endpoint to refresh the Vertex AI access token ({self.source}): "
                 f"{_one_line(exc)}",
                 retryable=True,
+            ) from None
+        except exceptions.GoogleAuthError as exc:  # RefreshError, OAuthError (an STS / token endpoint refusal)
+            raise CredentialsError(
+                f"The Application Default Credentials ({self.source}) were refused when fetching an access token: "
+                f"{_one_line(exc)}. To fix it, {LOGIN_HINT}."
             ) from None
         except (ValueError, OSError) as exc:  # e.g. a key file whose private key cannot sign
             raise CredentialsError(

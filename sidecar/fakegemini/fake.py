@@ -209,6 +209,16 @@ class FakeGemini:
         with self._lock:
             self.tokens.lifetime = seconds
 
+    def issue_token(self) -> str:
+        """An access token as the token endpoint would issue it (for a credentials file that carries one)."""
+        with self._lock:
+            return self.tokens.new_token()
+
+    def revoke_tokens(self) -> None:
+        """Forget every access token issued so far: Vertex AI requests carrying one get a 401."""
+        with self._lock:
+            self.tokens.revoke()
+
     def log_json(self) -> bytes:
         with self._lock:
             return msgspec.json.encode(self._log)

@@ -69,6 +69,9 @@ class TokenIssuer:
 
     def reset(self) -> None:
         self.lifetime = self.default_lifetime
+        self.revoke()
+
+    def revoke(self) -> None:
         self._expiry.clear()
 
     def grant(self, raw: bytes) -> tuple[int, dict[str, Any], dict[str, str]]:
@@ -76,21 +79,25 @@ class TokenIssuer:
         form = dict(parse_qsl(raw.decode("utf-8", "replace")))
         grant = form.get("grant_type", "")
         logged = {"grant_type": grant}
-        if grant == "refresh_token":
-            missing = [k for k in ("refresh_token", "client_id", "client_secret") if not form.get(k)]
-            logged["client_id"] = form.get("client_id", "")
+        if grant == "refresh_token":  # authorized user (client id/secret in the form or in Basic auth)
+            missing = [] if form.get("refresh_token") else ["refresh_token"]
         elif grant == JWT_BEARER:
             missing = [] if form.get("assertion", "").count(".") == 2 else ["assertion (a signed JWT)"]
         else:
             return 400, oauth_error("unsupported_grant_type", f"Invalid grant_type: {grant}"), logged
         if missing:
             return 400, oauth_error("invalid_request", f"Missing required parameter: {', '.join(missing)}"), logged
-        token = f"fake-access-token-{len(self._expiry) + 1}-{secrets.token_hex(4)}"
-        self._expiry[token] = time.time() + self.lifetime
+        token = self.new_token()
         answer: dict[str, Any] = {"access_token": token, "expires_in": self.lifetime, "token_type": "Bearer"}
         if grant == JWT_BEARER:
             answer["scope"] = "https://www.googleapis.com/auth/cloud-platform"
         return 200, answer, logged
+
+    def new_token(self) -> str:
+        """A token valid for `lifetime` seconds from now."""
+        token = f"fake-access-token-{secrets.token_hex(6)}"
+        self._expiry[token] = time.time() + self.lifetime
+        return token
 
     def problem(self, bearer: str | None, api_key: str | None) -> str | None:
         """None when `bearer` is a live token this fake issued, else the real API's 401 message."""
@@ -100,9 +107,6 @@ class TokenIssuer:
         if expiry is None or expiry <= time.time():
             return BAD_TOKEN
         return None
-
-    def issued(self) -> int:
-        return len(self._expiry)
 
 
 def oauth_error(error: str, description: str) -> dict[str, str]:

@@ -58,7 +58,8 @@ def plan(
     thought: list[dict[str, Any]] = [{"text": step.thought, "thought": True}] if step.thought is not None else []
     text = step.text or ""
     pieces = replies.split_chunks(text) if text else ([""] if step.text is not None else [])
-    parts_of_chunks: list[list[dict[str, Any]]] = [[*thought, {"text": p}] for p in pieces[:1]] + [[{"text": p}] for p in pieces[1:]]
+    parts_of_chunks: list[list[dict[str, Any]]] = [[*thought, {"text": p}] for p in pieces[:1]]
+    parts_of_chunks += [[{"text": p}] for p in pieces[1:]]
     if not parts_of_chunks:
         parts_of_chunks = [thought]
     all_parts = [part for chunk in parts_of_chunks for part in chunk]

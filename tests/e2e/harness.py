@@ -21,6 +21,7 @@ NOTIFICATIONS = [
     "sidecar/tokenUsage",
     "sidecar/compressed",
     "sidecar/toolCall",
+    "sidecar/retry",
 ]
 CANARY_KEY = "AIzaCANARY-e2e-0123456789abcdef"
 #: Every e2e server records its sessions here, never in the user's data directory.

@@ -93,7 +93,7 @@ async def test_vertex_ai_with_adc_chats_compacts_and_names_the_backend(
     for r in api:
         assert r.path.startswith("/v1beta1/projects/e2e-proj/locations/global/publishers/google/models/")
         assert r.auth == "bearer" and not r.has_key and r.status == 200, "no API key is ever sent with ADC"
-    assert [r.kind for r in fake.requests()][0] == "token"
+    assert fake.requests()[0].kind == "token"
 
 
 async def test_broken_credentials_are_a_clear_error_never_the_fake(

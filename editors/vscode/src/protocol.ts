@@ -22,6 +22,7 @@ export const Method = {
   tokenUsage: 'sidecar/tokenUsage',
   compressed: 'sidecar/compressed',
   toolCall: 'sidecar/toolCall',
+  retry: 'sidecar/retry',
   // server -> client request
   confirmToolCall: 'sidecar/confirmToolCall',
 } as const;
@@ -56,6 +57,10 @@ export interface TokenUsage {
   /** 0-1: automatic compaction starts at this fraction of tokenLimit. */
   compressionThreshold: number;
   source: UsageSource;
+  /** Where requests go: "Gemini API", "Vertex AI (project, location)", "embedded fake Gemini". */
+  backend?: string;
+  /** usageMetadata.cachedContentTokenCount of the last reply, when the API reported one. */
+  cachedTokenCount?: number | null;
 }
 
 /** The `sidecar` settings section, passed as initializationOptions and in didChangeConfiguration. */
@@ -63,6 +68,9 @@ export interface SidecarSettings {
   model?: string;
   apiKey?: string;
   baseUrl?: string;
+  backend?: 'gemini' | 'vertex';
+  vertexProject?: string;
+  vertexLocation?: string;
   tokenLimit?: number;
   compressionThreshold?: number;
   compressionModel?: string;
@@ -165,6 +173,21 @@ export interface IdeContextParams {
 
 // -- server -> client notifications -------------------------------------------------------------------
 export interface MessageDeltaParams { turnId: string; text: string }
+
+/** Before another attempt at a reply: drop the failed attempt's text (the turn's text restarts from `text`). */
+export interface RetryParams {
+  turnId: string;
+  /** the attempt about to start, 2..maxAttempts */
+  attempt: number;
+  maxAttempts: number;
+  /** the failure type, e.g. THINKING_ONLY_RESPONSE, MALFORMED_FUNCTION_CALL, stream */
+  reason: string;
+  /** the cause in words */
+  message: string;
+  delayMs: number;
+  /** the turn's text from earlier rounds: what stays shown */
+  text: string;
+}
 
 export interface CompressedParams {
   sessionId: string;

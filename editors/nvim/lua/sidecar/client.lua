@@ -185,6 +185,9 @@ M.handlers = {
   ['sidecar/toolCall'] = function(_, params)
     require('sidecar.chat').on_tool_call(params)
   end,
+  ['sidecar/retry'] = function(_, params)
+    require('sidecar.chat').on_retry(params)
+  end,
   ['sidecar/compressed'] = function(_, params)
     require('sidecar.ui').on_compressed(params)
   end,

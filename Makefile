@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test test-python lint typecheck bench clean vsix test-vscode-unit test-vscode-e2e test-nvim nvim-install
+.PHONY: help venv demo test test-python test-stress lint typecheck bench clean vsix test-vscode-unit test-vscode-e2e test-nvim nvim-install
 
 help: ## list the targets
 	@echo "sidecar — make targets:"
@@ -30,6 +30,9 @@ test: lint typecheck test-python test-vscode-unit test-nvim test-vscode-e2e ## e
 
 test-python: $(STAMP) ## the pytest suites (two workers: most e2e time is spent waiting on processes)
 	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
+
+test-stress: ## the Python suites RUNS times (default 5) on fresh clones of HEAD while a CPU hog fills every core
+	RUNS=$(or $(RUNS),5) PYTHON=$(PYTHON) tools/stress.sh
 
 lint: $(STAMP) ## ruff
 	$(BIN)/ruff check sidecar tests bench

@@ -87,13 +87,20 @@ class ChatService:
         #: Where requests go, for the status bar (set by the server); cachedContentTokenCount of the last reply.
         self.backend_label: Callable[[], str] = lambda: ""
         self.cached_tokens: int | None = None
+        self._usage = TokenUsage(
+            seq=0, session_id="", model="", prompt_token_count=0, token_limit=1, percent_used=0.0,
+            compression_threshold=0.0, source="estimate",
+        )
+        self._pushed_seq = 0
 
     # -- usage ----------------------------------------------------------------------------------------
     def usage(self) -> TokenUsage:
+        """The current usage, stamped with the `seq` of its state (a new number only when the state changed)."""
         settings = self._settings()
         conv = self.conversation
         limit = settings.effective_token_limit()
-        return TokenUsage(
+        state = TokenUsage(
+            seq=self._usage.seq,
             session_id=conv.session_id,
             model=settings.model,
             prompt_token_count=conv.last_prompt_tokens,
@@ -104,9 +111,17 @@ class ChatService:
             backend=self.backend_label(),
             cached_token_count=self.cached_tokens,
         )
+        if state != self._usage:
+            state.seq += 1
+            self._usage = state
+        return self._usage
 
     def push_usage(self) -> None:
-        self._notify.token_usage(self.usage())
+        """Tell the editor the usage, once per change of state: a repeat of the last pushed state is not sent."""
+        usage = self.usage()
+        if usage.seq > self._pushed_seq:
+            self._pushed_seq = usage.seq
+            self._notify.token_usage(usage)
 
     # -- editor context -------------------------------------------------------------------------------
     def set_ide_context(self, files: list[OpenFile], trusted: bool | None) -> bool:

@@ -181,6 +181,7 @@ class SidecarServer(LanguageServer):
         self.watcher = watcher
         # The settings file may have changed between initialize and the first watch: read it once more.
         self.on_files_changed({os.path.realpath(settings_path(root)) for root in self.workspace_folders})
+        log.info("start-up complete: watching the workspace, settings re-read")
 
     def start(self, stdin: Any, stdout: Any) -> None:
         run_stdio(self, stdin, stdout)

@@ -40,6 +40,10 @@ class Empty(_Wire):
 
 # -- results and notifications (server -> client) -----------------------------------------------
 class TokenUsage(_Wire, kw_only=True, omit_defaults=False):
+    """The status bar's numbers. `seq` grows by one with every change of state (never for a repeat of the same
+    state), so a client keeps the push with the highest `seq` and drops any older one that arrives late."""
+
+    seq: int
     session_id: str
     model: str
     prompt_token_count: int

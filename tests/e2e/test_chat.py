@@ -14,6 +14,7 @@ from pytest_lsp import LanguageClient
 from sidecar import __version__, errors, fakegemini
 from tests.e2e import harness
 from tests.e2e.harness import notes, request, request_error, wait_for
+from tests.waiting import until
 
 
 async def test_initialize_reports_server_info(client: LanguageClient) -> None:
@@ -136,11 +137,7 @@ async def test_persistent_server_error_is_named_and_next_turn_works(client: Lang
 async def test_cancel_stops_the_stream_and_history_stays_valid(client: LanguageClient, fake: Any) -> None:
     fake.script([{"kind": "delay", "seconds": 5, "match": "chat"}])
     future = client.protocol.send_request("sidecar/sendMessage", {"text": "slow one"}, msg_id="slow-1")
-    for _ in range(400):  # until the fake has taken the delayed request (its step is consumed)
-        if not fake.pending():
-            break
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.2)
+    await until(lambda: not fake.pending(), "the fake to take the delayed request (its step is consumed)")
     client.protocol.notify("$/cancelRequest", lsp.CancelParams(id="slow-1"))
     with pytest.raises(JsonRpcException) as caught:
         await asyncio.wait_for(asyncio.wrap_future(future), 4)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -16,6 +15,7 @@ from pytest_lsp import LanguageClient
 
 from sidecar.rpc_client import RpcClient, RpcError, sidecar_command
 from tests.e2e.harness import CANARY_KEY, notes, request, server_env, wait_for
+from tests.waiting import until
 
 FULL = "Here is the user's editor context as a JSON object."
 
@@ -94,11 +94,9 @@ async def test_chat_compact_chat_kill_resume_gives_the_same_model_history(fake: 
     assert sessions[0]["compactionCount"] == 1
     resumed = await second.client.request("sidecar/resumeSession", {"sessionId": session_id})
     assert resumed["sessionId"] == session_id
-    for _ in range(100):
-        if second.usage and second.usage[-1]["sessionId"] == session_id:
-            break
-        await asyncio.sleep(0.02)
-    hydrated = second.usage[-1]
+    hydrated = await until(
+        lambda: next((u for u in second.usage if u["sessionId"] == session_id), None), "the resumed session's usage"
+    )
     assert hydrated["sessionId"] == session_id and 0 < hydrated["percentUsed"] < 100
     assert hydrated["percentUsed"] == live_percent
     second.client.notify(
@@ -178,7 +176,8 @@ async def test_session_files_are_private_and_never_hold_the_key(client: Language
     assert json.loads(content.splitlines()[0])["type"] == "session"
     new = await request(client, "sidecar/newSession", {})
     assert new["sessionId"] != usage["sessionId"]
-    assert notes(client, "sidecar/tokenUsage")[-1]["sessionId"] in (new["sessionId"], usage["sessionId"])
+    # The new session's usage was pushed before newSession answered.
+    assert notes(client, "sidecar/tokenUsage")[-1]["sessionId"] == new["sessionId"]
 
 
 @pytest.mark.parametrize("fixture", ["legacy-session.json", "session-2026-05-10T14-00-b2d4e6f8.jsonl"])

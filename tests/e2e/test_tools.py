@@ -14,6 +14,7 @@ from pytest_lsp import LanguageClient
 
 from sidecar import errors
 from tests.e2e.harness import notes, request
+from tests.waiting import until
 
 
 def call(name: str, **args: Any) -> dict[str, Any]:
@@ -101,18 +102,13 @@ async def test_cancel_during_a_long_shell_command_leaves_no_process(
     marker = f"sidecar-sleep-{os.getpid()}"
     fake.script([call("run_shell_command", command=f"sleep 300 # {marker}")])
     future = client.protocol.send_request("sidecar/sendMessage", {"text": "run the long one"}, msg_id="long-1")
-    for _ in range(500):
-        if ("run_shell_command", "running") in statuses(client):
-            break
-        await asyncio.sleep(0.02)
-    await asyncio.sleep(0.3)
+    await until(lambda: ("run_shell_command", "running") in statuses(client), "the shell command to start")
+    await until(lambda: _pids_with(marker), "the shell command's process")
     client.protocol.notify("$/cancelRequest", lsp.CancelParams(id="long-1"))
     with pytest.raises(JsonRpcException) as caught:
         await asyncio.wait_for(asyncio.wrap_future(future), 10)
     assert caught.value.code == errors.REQUEST_CANCELLED
-    await asyncio.sleep(0.3)
-    survivors = [p for p in os.listdir("/proc") if p.isdigit() and marker in _cmdline(p)]
-    assert survivors == []
+    await until(lambda: not _pids_with(marker), "no process of the cancelled command left", timeout=10)
     assert ("run_shell_command", "cancelled") in statuses(client)
     reply = await say(client, "still working?")
     assert "still working?" in reply["text"]
@@ -152,6 +148,10 @@ async def test_untrusted_workspace_has_no_shell(client: LanguageClient, fake: An
     names = [d["name"] for t in first_round["tools"] for d in t["functionDeclarations"]]
     assert "run_shell_command" not in names and "read_file" in names
     assert "not trusted" in last_responses(fake)[0]["response"]["error"]
+
+
+def _pids_with(marker: str) -> list[str]:
+    return [p for p in os.listdir("/proc") if p.isdigit() and marker in _cmdline(p)]
 
 
 def _cmdline(pid: str) -> str:

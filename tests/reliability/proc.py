@@ -95,8 +95,9 @@ class Sidecar:
         return result
 
     async def watching(self) -> None:
-        """Wait until the workspace watcher runs (the last start-up step), so an exit is not racing it."""
-        await self.wait_log("sidecar.watcher: watching")
+        """Wait until start-up is over: the workspace watcher runs and the settings file was re-read (its usage
+        push, if the state changed, was written before this log line; a ping after it is a barrier for it)."""
+        await self.wait_log("start-up complete: watching the workspace")
 
     @property
     def pid(self) -> int:

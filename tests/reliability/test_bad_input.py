@@ -259,15 +259,13 @@ async def test_a_bad_workspace_settings_file_is_reported_and_left_alone(
 
 async def test_wrong_types_from_the_editor_fall_back_field_by_field(spawn: Spawn) -> None:
     side = await spawn()
-    await side.watching()  # start-up is over ...
-    # ... and its one tokenUsage push has been read: stdout and the stderr log are separate pipes, so the log line
-    # can be seen before that push arrives, which would then be taken for the answer below.
-    await side.wait_note("sidecar/tokenUsage")
-    mark = len(side.notes("sidecar/tokenUsage"))
+    await side.watching()  # start-up is over: its re-read of the settings file changed nothing, so pushed nothing
+    seen = (await side.ping())["seq"]  # the usage state as of now
     side.notify(
         "workspace/didChangeConfiguration", {"settings": {"sidecar": {**WRONG_TYPES, "compressionThreshold": 0.7}}}
     )
-    usage = await side.wait_note("sidecar/tokenUsage", start=mark)
+    # The next state change is this configuration's: the only thing that changed the state since `seen`.
+    usage = await side.wait_note("sidecar/tokenUsage", lambda u: u["seq"] > seen)
     assert usage["compressionThreshold"] == 0.7, "the good field still applies"
     assert usage["tokenLimit"] == 1_048_576
     for key in set(WRONG_TYPES) - {"compressionThreshold"}:

@@ -14,6 +14,7 @@ from sidecar.compaction_service import Status
 from sidecar.core.history import text_content
 from sidecar.settings import HookSpec
 from tests.service.conftest import Rig, conversation, snapshot_text
+from tests.waiting import until
 
 
 def over_threshold(rig: Rig, n: int = 20, source: str = "api") -> None:
@@ -214,7 +215,7 @@ async def test_cancelled_compaction_leaves_history_unchanged(rig: Rig) -> None:
     before = list(rig.chat.conversation.history)
     rig.fake.script([{"kind": "delay", "seconds": 5, "match": "summary"}])
     task = asyncio.create_task(rig.chat.compress(None))
-    await asyncio.sleep(0.5)
+    await until(lambda: not rig.fake.pending(), "the summary call to reach the fake (its delay step is taken)")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -226,7 +227,7 @@ async def test_second_compress_while_one_runs_is_refused(rig: Rig) -> None:
     over_threshold(rig)
     rig.fake.script([{"kind": "delay", "seconds": 1, "match": "summary"}])
     first = asyncio.create_task(rig.chat.compress(None))
-    await asyncio.sleep(0.2)
+    await until(lambda: rig.chat.compressing, "the first compaction to be running")
     with pytest.raises(errors.SidecarError) as caught:
         await rig.chat.compress(None)
     assert caught.value.code == errors.BUSY

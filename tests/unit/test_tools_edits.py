@@ -13,6 +13,7 @@ from lsprotocol import converters, types
 
 from sidecar.tools import ToolRegistry, needs_confirmation
 from sidecar.tools.edits import line_edits, split_lines, unified_diff, workspace_edit
+from tests.waiting import settled
 
 # ---------------------------------------------------------------- a client applying WorkspaceEdits
 
@@ -341,18 +342,25 @@ async def test_editor_text_hook_takes_precedence(code: Path) -> None:
 async def test_an_edit_the_editor_applies_after_cancellation_is_still_remembered(code: Path) -> None:
     tools = registry(code)
     answer: asyncio.Future[tuple[bool, str | None]] = asyncio.get_running_loop().create_future()
+    asked = asyncio.Event()
+    editor_calls: list[asyncio.Task[Any]] = []
 
     async def slow_editor(edit: dict[str, Any]) -> tuple[bool, str | None]:
+        current = asyncio.current_task()
+        assert current is not None
+        editor_calls.append(current)
+        asked.set()
         return await answer
 
     plan = tools.plan("replace", {"path": "m.py", "old_string": "def f", "new_string": "def h"}, trusted=True)
     task = asyncio.create_task(tools.run(plan, apply_edit=slow_editor))
-    await asyncio.sleep(0.01)
+    await asked.wait()  # the editor has the edit
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     answer.set_result((True, None))  # the editor applied it anyway
-    await asyncio.sleep(0.01)
+    # Its answer is in: done-callbacks run in the order they were added, so the registry's ran before ours.
+    await settled(editor_calls[0])
     read = await tools.run(tools.plan("read_file", {"path": "m.py"}, trusted=True), apply_edit=None)
     assert read.response["output"].startswith("def h():")
 

@@ -54,6 +54,23 @@ T.run('test_unit', function()
     T.wait(function() return fired > 0 end, 2000, 'User SidecarStatus')
   end)
 
+  T.step('a late, older tokenUsage (lower seq) is dropped; a new server process starts over', function()
+    local handler = require('sidecar.client').handlers['sidecar/tokenUsage']
+    local function usage(seq, tokens)
+      return { seq = seq, sessionId = 's3', model = 'm', promptTokenCount = tokens, tokenLimit = 4000,
+        percentUsed = tokens / 40, compressionThreshold = 0.5, source = 'api' }
+    end
+    handler(nil, usage(7, 400), {})
+    T.eq(sidecar.statusline(), '✦ 10% 400/4K', 'seq 7 taken')
+    handler(nil, usage(6, 200), {})
+    T.eq(sidecar.statusline(), '✦ 10% 400/4K', 'seq 6 arrived late and is dropped')
+    T.eq(status.accept(usage(7, 200)), false, 'a repeat of seq 7 is not taken either')
+    T.eq(status.accept(usage(8, 800)), true, 'seq 8 is taken')
+    state.usage_seq = nil -- what client.start() does for a new server process
+    T.eq(status.accept(usage(1, 120)), true, 'seq 1 of a new server process is taken')
+    T.eq(sidecar.statusline(), '✦ 3% 120/4K', 'statusline after the restart')
+  end)
+
   T.step("the help file's 'statusline' example renders with its highlight group", function()
     state.usage.percentUsed = 93.0
     local expr = "%{%v:lua.require'sidecar'.statusline({'highlight':v:true})%}"

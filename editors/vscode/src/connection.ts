@@ -17,6 +17,7 @@ import {
   TokenUsage, ToolCallParams,
 } from './protocol';
 import { RestartPolicy } from './restartPolicy';
+import { isNewerUsage } from './status';
 import { ServerCommand, displayCommand, resolveServerCommand } from './serverCommand';
 import { SettingsWire, buildSettings, redacted } from './settings';
 
@@ -140,7 +141,16 @@ export class SidecarConnection implements vscode.Disposable {
   }
 
   /** Spawn the server ourselves: we keep its pid and the tail of its stderr for error messages. */
+  /** Take a usage (pushed, or answered by getTokenUsage) unless a newer one of this server was seen already. */
+  acceptUsage(u: TokenUsage): void {
+    if (!isNewerUsage(this.lastUsage, u)) return;
+    this.lastUsage = u;
+    if (u.sessionId) this.sessionId = u.sessionId;
+    this._onUsage.fire(u);
+  }
+
   private async spawnServer(): Promise<ChildProcess> {
+    this.lastUsage = undefined; // a new server process counts seq from 1 again
     // back off when a restarted server keeps dying: 0, 0.5, 1, 2, 4 s
     const attempt = this.wasRunning ? this.restarts.recent : 0;
     if (attempt > 1) await new Promise((r) => setTimeout(r, Math.min(4000, 500 * 2 ** (attempt - 2))));
@@ -180,11 +190,7 @@ export class SidecarConnection implements vscode.Disposable {
     };
     const client = new SidecarLanguageClient('sidecar', 'Sidecar', () => this.spawnServer(), clientOptions);
     client.registerFeature(this.progress.feature(client));
-    client.onNotification(Method.tokenUsage, (u: TokenUsage) => {
-      this.lastUsage = u;
-      if (u.sessionId) this.sessionId = u.sessionId;
-      this._onUsage.fire(u);
-    });
+    client.onNotification(Method.tokenUsage, (u: TokenUsage) => this.acceptUsage(u));
     client.onNotification(Method.messageDelta, (p: MessageDeltaParams) => this._onDelta.fire(p));
     client.onNotification(Method.compressed, (p: CompressedParams) => this._onCompressed.fire(p));
     client.onNotification(Method.toolCall, (p: ToolCallParams) => this._onToolCall.fire(p));

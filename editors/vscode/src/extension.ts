@@ -195,7 +195,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       chat.model.reset();
       conn.output.warn(`getTranscript: ${errorMessage(e)}`);
     }
-    try { status.setUsage(await conn.api.getTokenUsage()); } catch { /* a tokenUsage push follows anyway */ }
+    try { conn.acceptUsage(await conn.api.getTokenUsage()); } catch { /* a tokenUsage push follows anyway */ }
   }
 
   status.setState('starting');

@@ -48,6 +48,8 @@ export const ErrorCode = {
 export type UsageSource = 'api' | 'estimate';
 
 export interface TokenUsage {
+  /** Grows by one with every change of state, from 1 in each server process: keep the highest, drop older. */
+  seq: number;
   sessionId: string;
   model: string;
   promptTokenCount: number;

@@ -55,6 +55,11 @@ export function thresholdPercent(compressionThreshold: number): number {
   return Math.round(compressionThreshold * 1000) / 10;
 }
 
+/** Whether `next` should replace `current`: pushes can be overtaken by an answer (or the other way round). */
+export function isNewerUsage(current: Pick<TokenUsage, 'seq'> | undefined, next: Pick<TokenUsage, 'seq'>): boolean {
+  return current === undefined || typeof next.seq !== 'number' || next.seq > current.seq;
+}
+
 export function statusLevel(usage: Pick<TokenUsage, 'percentUsed' | 'compressionThreshold'>): StatusLevel {
   if (usage.percentUsed >= ERROR_PERCENT) return 'error';
   if (usage.percentUsed >= thresholdPercent(usage.compressionThreshold)) return 'warning';

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { TokenUsage } from '../src/protocol';
 import {
-  compactPercent, compactTokens, compressedMessageLevel, statusLevel, statusText, statusTooltip, thresholdPercent,
+  compactPercent, compactTokens, compressedMessageLevel, isNewerUsage, statusLevel, statusText, statusTooltip, thresholdPercent,
 } from '../src/status';
 
 const usage = (over: Partial<TokenUsage> = {}): TokenUsage => ({
-  sessionId: 's-1', model: 'gemini-2.5-flash', promptTokenCount: 471_234, tokenLimit: 1_048_576,
+  seq: 1, sessionId: 's-1', model: 'gemini-2.5-flash', promptTokenCount: 471_234, tokenLimit: 1_048_576,
   percentUsed: 44.9, compressionThreshold: 0.5, source: 'api', ...over,
 });
 
@@ -34,6 +34,15 @@ describe('status text', () => {
     assert.equal(compactPercent(0), '0%');
     assert.equal(compactPercent(3), '3%');
     assert.equal(compactPercent(100), '100%');
+  });
+});
+
+describe('usage order', () => {
+  it('keeps the highest seq: a late, older push or answer is dropped, a repeat too', () => {
+    assert.equal(isNewerUsage(undefined, usage({ seq: 5 })), true);
+    assert.equal(isNewerUsage(usage({ seq: 5 }), usage({ seq: 6 })), true);
+    assert.equal(isNewerUsage(usage({ seq: 6 }), usage({ seq: 5 })), false);
+    assert.equal(isNewerUsage(usage({ seq: 6 }), usage({ seq: 6 })), false);
   });
 });
 

@@ -137,10 +137,9 @@ end
 -- Handlers ---------------------------------------------------------------------------------------
 
 local function on_token_usage(_, usage)
-  if type(usage) ~= 'table' then
+  if not status.accept(usage) then
     return
   end
-  state.usage = usage
   -- While a restart resumes the old session, the fresh server's own session is not "ours" (if it
   -- crashed again now, the old session is the one to resume).
   if usage.sessionId and not state.resuming then
@@ -247,6 +246,7 @@ function M.start(opts)
   state.status = opts.resume and 'restarting' or 'starting'
   state.resuming = nil
   state.progress = {}
+  state.usage_seq = nil -- a new server process counts TokenUsage.seq from 1 again
   local settings = vim.deepcopy(cfg.settings or {})
   local client_config = {
     name = 'sidecar',

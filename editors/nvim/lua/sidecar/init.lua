@@ -136,10 +136,8 @@ function M.send(text, opts)
     if state.turns_in_flight == 0 then
       context.flush(false) -- what changed in the editor during the turn
     end
-    if not err and type(result) == 'table' and type(result.usage) == 'table' then
-      state.usage = result.usage
+    if not err and type(result) == 'table' and status.accept(result.usage) then
       state.session_id = result.usage.sessionId or state.session_id
-      status.changed()
     end
     chat.finish(turn, err, result)
     if err and err.code ~= -32800 then
@@ -301,8 +299,7 @@ end
 function M.refresh_usage(cb)
   client.request('sidecar/getTokenUsage', vim.empty_dict(), function(err, usage)
     if not err then
-      state.usage = usage
-      status.changed()
+      status.accept(usage)
     end
     if cb then
       cb(err, usage)

@@ -7,6 +7,7 @@ return {
   start_method = nil, -- 'vim.lsp.start' | 'vim.lsp.start_client'
   server_info = nil, -- initialize result serverInfo {name, version}
   usage = nil, -- last sidecar/tokenUsage (TokenUsage)
+  usage_seq = nil, -- its seq (reset when a new server process starts)
   session_id = nil, -- last sessionId seen in sidecar/tokenUsage (resumed after a crash)
   progress = {}, -- token -> {title, message, percentage, done}
   last_compressed = nil, -- last sidecar/compressed params, plus `at` (ms)

@@ -131,6 +131,22 @@ end
 
 local pending = false
 --- Redraw statuslines (coalesced) and tell listeners (User SidecarStatus).
+--- Take a usage (pushed, or in an answer) unless a newer one from this server process was seen: `seq` grows
+--- with every change of state, so a late, older one is dropped. Returns whether it was taken.
+function M.accept(usage)
+  if type(usage) ~= 'table' then
+    return false
+  end
+  local seq = tonumber(usage.seq)
+  if seq and state.usage_seq and seq <= state.usage_seq then
+    return false
+  end
+  state.usage = usage
+  state.usage_seq = seq
+  M.changed()
+  return true
+end
+
 function M.changed()
   if pending then
     return

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# make test-stress: the Python suites, RUNS times (default 5), each in a fresh clone of HEAD with its own venv,
+# while a CPU hog keeps every core busy. Prints each run's failures and a summary; exits 1 if any run failed.
+# Only committed work is tested (a clone sees HEAD, as CI does).
+set -uo pipefail
+RUNS=${RUNS:-5}
+PYTHON=${PYTHON:-python3}
+top=$(git rev-parse --show-toplevel) || exit 2
+work=$(mktemp -d "${TMPDIR:-/tmp}/sidecar-stress.XXXXXX")
+hogs=()
+cleanup() {
+  for pid in "${hogs[@]}"; do kill "$pid" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+cores=$(nproc)
+for _ in $(seq "$cores"); do
+  "$PYTHON" -c 'while True: pass' &
+  hogs+=("$!")
+done
+echo "stress: $RUNS runs of the Python suites on fresh clones of $(git -C "$top" rev-parse --short HEAD), $cores CPU hogs running"
+
+failed_runs=0
+for run in $(seq "$RUNS"); do
+  clone="$work/run-$run"
+  git clone -q "$top" "$clone" || { echo "run $run: git clone failed"; exit 2; }
+  log="$work/run-$run.log"
+  started=$(date +%s)
+  (cd "$clone" && make -s venv PYTHON="$PYTHON" && make -s test-python) >"$log" 2>&1
+  rc=$?
+  took=$(( $(date +%s) - started ))
+  counts=$(grep -E '^=+ .*(passed|failed|error).* in [0-9.]+s' "$log" | tail -n 1 | tr -d '=')
+  if [ "$rc" -eq 0 ]; then
+    echo "run $run: ok (${took}s)${counts:+ —$counts}"
+  else
+    failed_runs=$((failed_runs + 1))
+    echo "run $run: FAILED rc=$rc (${took}s)${counts:+ —$counts}"
+    grep -E '^(FAILED|ERROR) ' "$log" | sed 's/^/    /'
+    grep -qE '^(FAILED|ERROR) ' "$log" || tail -n 30 "$log" | sed 's/^/    /'
+    cp "$log" "$top/stress-run-$run.log" && echo "    full log: stress-run-$run.log"
+  fi
+  rm -rf "$clone"
+done
+echo "stress: $failed_runs failures in $RUNS loaded runs"
+[ "$failed_runs" -eq 0 ]

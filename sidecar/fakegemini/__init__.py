@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .fake import FakeGemini, RequestRecord
+from .fake import FakeGemini
 from .faults import (
     Blocked,
     Call,
@@ -20,6 +20,7 @@ from .faults import (
     error_body,
     parse_steps,
 )
+from .records import RequestRecord
 from .replies import count_tokens, prompt_tokens, split_chunks
 from .snapshot import SECTIONS, Facts, build_summary, extract_facts, parse_snapshot, render_snapshot
 

@@ -6,17 +6,19 @@ import copy
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
-from sidecar.core.history import Content, parse_contents
+from sidecar.core.history import Content
 
 from . import faults, replies, shapes, validate, vertex
 from .faults import Step
+from .records import Plan, RequestRecord, _error
 from .snapshot import build_summary
+
+__all__ = ["FakeGemini", "Plan", "RequestRecord"]
 
 API_PATH = vertex.GEMINI_PATH
 KINDS: dict[str, faults.RequestKind] = {
@@ -25,50 +27,6 @@ KINDS: dict[str, faults.RequestKind] = {
     "countTokens": "count",
 }
 SNAPSHOT_TAG = "<state_snapshot>"
-
-
-class RequestRecord(msgspec.Struct, kw_only=True):
-    """One logged request. The API key itself is never stored, only whether one was sent."""
-
-    index: int
-    time: float
-    method: str
-    path: str
-    query: dict[str, str]
-    model: str | None
-    kind: str  # "generate" | "stream" | "count" | "unknown"
-    summary: bool
-    has_key: bool
-    body: Any
-    step: dict[str, Any] | None = None
-    status: int = 0
-    outcome: str = ""  # "reply" | "error" | "cut" | "midstream_error"
-    api: str = "gemini"  # "gemini" | "vertex" | "express" | "token" | ""
-    project: str | None = None
-    location: str | None = None
-    auth: str = ""  # "key" | "bearer" | "" (how the request was authorised; never the secret itself)
-
-    def contents(self) -> list[Content]:
-        """The request's contents as Content values."""
-        raw = self.body.get("contents", []) if isinstance(self.body, dict) else []
-        return parse_contents(raw)
-
-
-@dataclass
-class Plan:
-    """What the HTTP layer should do: wait, then send JSON, SSE events, or drop the connection."""
-
-    action: Literal["json", "stream", "close"]
-    status: int = 200
-    body: Any = None
-    events: list[dict[str, Any]] = field(default_factory=list)
-    cut_after: int | None = None  # stream: drop the connection after this many events
-    wait: float = 0.0
-    chunk_delay: float = 0.0
-
-
-def _error(code: int, message: str | None = None, **kw: Any) -> Plan:
-    return Plan("json", status=code, body=faults.error_body(code, message, **kw))
 
 
 class FakeGemini:
@@ -296,6 +254,18 @@ class FakeGemini:
             self._log.append(rec)
             self._lock.notify_all()
         return Plan("json", status=status, body=answer)
+
+    def metadata_token(self, path: str) -> dict[str, Any]:
+        """The metadata server's access token (sidecar/fakegemini/metadata.py), logged like a /token request."""
+        with self._lock:
+            rec = RequestRecord(
+                index=len(self._log), time=time.time(), method="GET", path=path, query={}, model=None, kind="token",
+                summary=False, has_key=False, body={"grant_type": "metadata-server"}, api="token", status=200,
+                outcome="reply",
+            )
+            self._log.append(rec)
+            self._lock.notify_all()
+            return {"access_token": self.tokens.new_token(), "expires_in": self.tokens.lifetime, "token_type": "Bearer"}
 
     def _decide(self, rec: RequestRecord, api_key: str | None, bearer: str | None = None) -> Plan:
         if rec.kind == "unknown":

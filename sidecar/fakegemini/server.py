@@ -13,10 +13,11 @@ from urllib.parse import parse_qsl, urlsplit
 
 import msgspec
 
-from . import faults
+from . import faults, metadata
 
 if TYPE_CHECKING:
-    from .fake import FakeGemini, Plan
+    from .fake import FakeGemini
+    from .records import Plan
 
 log = logging.getLogger("sidecar.fakegemini")
 
@@ -89,6 +90,10 @@ class _Handler(BaseHTTPRequestHandler):
             if url.path.startswith("/_control/"):
                 self._control(method, url.path, raw)
                 return
+            if method == "GET" and metadata.is_metadata_path(url.path):
+                status, body, kind = metadata.answer(fake, url.path, self.headers.get("Metadata-Flavor"))
+                self._send(status, body, kind, {"Metadata-Flavor": "Google"})
+                return
             key = self.headers.get("x-goog-api-key") or query.get("key")
             self._execute(fake.plan(method, url.path, query, key, raw, self.headers.get("Authorization")))
         except (BrokenPipeError, ConnectionResetError, TimeoutError):
@@ -104,10 +109,14 @@ class _Handler(BaseHTTPRequestHandler):
         return self.rfile.read(length) if length > 0 else b""
 
     def _send_json(self, status: int, obj: Any) -> None:
-        data = msgspec.json.encode(obj)
+        self._send(status, msgspec.json.encode(obj), "application/json; charset=UTF-8")
+
+    def _send(self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=UTF-8")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()

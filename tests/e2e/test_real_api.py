@@ -96,6 +96,30 @@ async def test_vertex_ai_with_adc_chats_compacts_and_names_the_backend(
     assert fake.requests()[0].kind == "token"
 
 
+async def test_vertex_ai_with_the_metadata_servers_credentials_and_project(
+    fake: Any, vertex_env: tuple[Path, Path, dict[str, str]]
+) -> None:
+    home, workspace, env = vertex_env
+    gcloud = home.parent / "empty-gcloud-config"
+    gcloud.mkdir()
+    host = fake.url.removeprefix("http://")
+    env = {k: v for k, v in env.items() if k not in ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT")}
+    env.update({"CLOUDSDK_CONFIG": str(gcloud), "GCE_METADATA_HOST": host, "GCE_METADATA_IP": host})
+    side = Sidecar(home, workspace, fake.url, env=env)
+    try:
+        await side.start(**NO_KEY)
+        reply = await side.say("hello from a VM")
+        assert "hello from a VM" in reply["text"]
+        usage = await side.wait_note("sidecar/tokenUsage", lambda u: "metadata-project" in u["backend"])
+        assert usage["backend"] == f"Vertex AI (metadata-project, global) at {fake.url}"
+    finally:
+        await side.stop()
+    token = next(r for r in fake.requests() if r.kind == "token")
+    assert token.body == {"grant_type": "metadata-server"}
+    (stream,) = [r for r in fake.requests() if r.kind == "stream"]
+    assert stream.path.startswith("/v1beta1/projects/metadata-project/locations/global/") and stream.auth == "bearer"
+
+
 async def test_broken_credentials_are_a_clear_error_never_the_fake(
     fake: Any, vertex_env: tuple[Path, Path, dict[str, str]]
 ) -> None:

@@ -1,0 +1,56 @@
+"""What the fake logs of each request (RequestRecord) and what it decides to answer (Plan)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import msgspec
+
+from sidecar.core.history import Content, parse_contents
+
+from . import faults
+
+
+class RequestRecord(msgspec.Struct, kw_only=True):
+    """One logged request. The API key itself is never stored, only whether one was sent."""
+
+    index: int
+    time: float
+    method: str
+    path: str
+    query: dict[str, str]
+    model: str | None
+    kind: str  # "generate" | "stream" | "count" | "unknown"
+    summary: bool
+    has_key: bool
+    body: Any
+    step: dict[str, Any] | None = None
+    status: int = 0
+    outcome: str = ""  # "reply" | "error" | "cut" | "midstream_error"
+    api: str = "gemini"  # "gemini" | "vertex" | "express" | "token" | ""
+    project: str | None = None
+    location: str | None = None
+    auth: str = ""  # "key" | "bearer" | "" (how the request was authorised; never the secret itself)
+
+    def contents(self) -> list[Content]:
+        """The request's contents as Content values."""
+        raw = self.body.get("contents", []) if isinstance(self.body, dict) else []
+        return parse_contents(raw)
+
+
+@dataclass
+class Plan:
+    """What the HTTP layer should do: wait, then send JSON, SSE events, or drop the connection."""
+
+    action: Literal["json", "stream", "close"]
+    status: int = 200
+    body: Any = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    cut_after: int | None = None  # stream: drop the connection after this many events
+    wait: float = 0.0
+    chunk_delay: float = 0.0
+
+
+def _error(code: int, message: str | None = None, **kw: Any) -> Plan:
+    return Plan("json", status=code, body=faults.error_body(code, message, **kw))

@@ -252,3 +252,19 @@ async def test_an_automatic_compaction_with_a_blocked_summary_warns_and_the_turn
     assert result.text.startswith("Fake Gemini reply")
     (warning,) = rig.rec.warnings
     assert warning.startswith("Compaction failed, the conversation is unchanged: Gemini blocked the prompt")
+
+
+async def test_a_round_failing_after_tool_responses_is_closed_so_roles_still_alternate(rig: Rig) -> None:
+    from sidecar.core.history import FunctionCall, FunctionResponse, Part
+    from sidecar.core.reply_check import INTERRUPTED
+    from sidecar.model_client import ModelError
+
+    call = Content(role="model", parts=[Part(function_call=FunctionCall(name="read_file", args={}, id="c1"))])
+    answer = Content(role="user", parts=[
+        Part(function_response=FunctionResponse(name="read_file", id="c1", response={"output": "x"}))
+    ])
+    rig.load([text_content("user", "read it"), call, answer], prompt_tokens=100)
+    rig.chat._close_failed_round(ModelError("invalidReply", "unusable", data={"reason": "NO_RESPONSE_TEXT"}), "t-1")
+    assert rig.chat.conversation.history[-1] == text_content("model", INTERRUPTED)
+    await next_turn_works(rig, [text_content("user", "read it"), call, answer, text_content("model", INTERRUPTED)],
+                          loaded=3)

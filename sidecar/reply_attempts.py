@@ -139,6 +139,7 @@ async def stream_checked(
                     exc.message = f"{exc.message} (after {attempt} attempts)"
                     exc.args = (exc.message,)
                 raise
+            current.clear()  # the failed attempt's parts: never kept, not even by a cancellation during the wait
             await attempts.before_retry(attempt, exc.kind, exc.message)
             continue
         if last is None and wire:
@@ -153,6 +154,7 @@ async def stream_checked(
         )
         if problem is None:
             return RoundReply(list(current), finish, finish_message, usage)
+        current.clear()
         if not problem.retryable or attempt == attempts.max_attempts:
             raise failure(problem, attempt)
         nudge = problem.nudge

@@ -268,3 +268,19 @@ async def test_a_round_failing_after_tool_responses_is_closed_so_roles_still_alt
     assert rig.chat.conversation.history[-1] == text_content("model", INTERRUPTED)
     await next_turn_works(rig, [text_content("user", "read it"), call, answer, text_content("model", INTERRUPTED)],
                           loaded=3)
+
+
+async def test_a_cancel_while_waiting_to_retry_keeps_nothing_of_the_failed_attempt(rig: Rig) -> None:
+    import asyncio
+
+    rig.set(retry_initial_delay_ms=60_000)  # the wait before attempt 2 outlasts the test: it is cancelled in it
+    rig.fake.script([{"kind": "finish", "finishReason": None, "text": "partial words of a cut reply", "match": "chat"}])
+    turn = asyncio.create_task(rig.chat.send_message("go on"))
+    while not rig.rec.retries:
+        assert not turn.done(), turn
+        await asyncio.sleep(0.01)
+    turn.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await turn
+    assert rig.chat.conversation.history == [text_content("user", "go on")]
+    assert [k for k, _ in transcript_kinds(rig)] == ["user", "info"]  # "The turn was cancelled."

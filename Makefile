@@ -58,7 +58,7 @@ $(VSCODE_NM): $(VSCODE)/package.json $(VSCODE)/package-lock.json
 	cd $(VSCODE) && npm ci --no-audit --no-fund
 	@touch $@
 
-vsix: $(VSCODE_NM) ## package the VS Code extension: editors/vscode/sidecar.vsix (vsce, offline)
+vsix: $(VSCODE_NM) ## package the VS Code extension with the sidecar wheel it installs: editors/vscode/sidecar.vsix
 	cd $(VSCODE) && npm run --silent package
 
 test-vscode-unit: $(STAMP) $(VSCODE_NM) ## VS Code extension: node --test unit tests + protocol round trip with the real sidecar

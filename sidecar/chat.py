@@ -16,6 +16,7 @@ from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, 
 from sidecar.core.ide_context import OpenFile, context_turn_text
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
 from sidecar.core.reply_check import INTERRUPTED, cut_short_notice
+from sidecar.core.request_overhead import request_overhead_tokens
 from sidecar.core.tokens import estimate_tokens
 from sidecar.gemini_stream import Chunk
 from sidecar.model_client import ModelClient, ModelError
@@ -81,6 +82,7 @@ class ChatService:
         self.conversation = Conversation(new_session_id())
         recorder.start(self.conversation.session_id)
         self.ide = IdeState()
+        self.conversation.estimate_reason = "newSession"  # counted on first use: the tools need the server
         #: Serialises turns and compactions on the history (asyncio.Lock wakes waiters in FIFO order).
         self.lock = asyncio.Lock()
         self.compressing = False
@@ -98,6 +100,8 @@ class ChatService:
         """The current usage, stamped with the `seq` of its state (a new number only when the state changed)."""
         settings = self._settings()
         conv = self.conversation
+        if conv.estimate_reason is not None:
+            self.fresh_estimate(conv.estimate_reason)  # its overhead follows the tools on offer (trust)
         limit = settings.effective_token_limit()
         state = TokenUsage(
             seq=self._usage.seq,
@@ -110,6 +114,7 @@ class ChatService:
             source=conv.usage_source,
             backend=self.backend_label(),
             cached_token_count=self.cached_tokens,
+            estimate_reason=conv.estimate_reason,
         )
         if state != self._usage:
             state.seq += 1
@@ -122,6 +127,14 @@ class ChatService:
         if usage.seq > self._pushed_seq:
             self._pushed_seq = usage.seq
             self._notify.token_usage(usage)
+
+    def fresh_estimate(self, reason: str) -> None:
+        """After a history rewrite (new session, undo, resume without a count): estimate what the next request
+        sends — history, system instruction and tool declarations — and say why it is an estimate."""
+        tools = self.tools.declarations() if self.tools is not None else None
+        overhead = request_overhead_tokens(AGENT_SYSTEM_PROMPT if tools else None, tools)
+        conv = self.conversation
+        conv.set_prompt_tokens(conv.estimated_tokens() + overhead, "estimate", reason)
 
     # -- editor context -------------------------------------------------------------------------------
     def set_ide_context(self, files: list[OpenFile], trusted: bool | None) -> bool:

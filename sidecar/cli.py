@@ -30,9 +30,12 @@ def _parser() -> argparse.ArgumentParser:
         help="log verbosity (default: INFO)",
     )
     parser.add_argument("--stdio", action="store_true", help="serve on stdio (the default; accepted for editors)")
+    from sidecar.doctor import add_parser as add_doctor
     from sidecar.sessions_cli import add_parsers
 
-    add_parsers(parser.add_subparsers(dest="command", metavar="{sessions,import}"))
+    subparsers = parser.add_subparsers(dest="command", metavar="{sessions,import,doctor}")
+    add_parsers(subparsers)
+    add_doctor(subparsers)
     return parser
 
 

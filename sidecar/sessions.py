@@ -24,6 +24,7 @@ class SessionService:
         async with self.chat.lock:
             self._switch(Conversation(new_session_id()))
             self.chat.recorder.start(self.chat.conversation.session_id)
+            self.chat.fresh_estimate("newSession")
         self.chat.push_usage()
         return {"sessionId": self.chat.conversation.session_id}
 
@@ -39,6 +40,8 @@ class SessionService:
             except (RecordingError, ValueError) as exc:
                 raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot resume session {session_id}: {exc}") from None
             self._switch(_conversation_of(loaded))
+            if loaded.last_usage is None:
+                self.chat.fresh_estimate("resume")
         self.chat.push_usage()
         return {"sessionId": session_id, "messageCount": len(self.chat.conversation)}
 
@@ -73,6 +76,8 @@ class SessionService:
                 raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot undo the compaction: {exc}") from None
             before = len(self.chat.conversation)
             self._switch(_conversation_of(loaded))
+            # the count recorded before the compaction is for a request that no longer matches this history
+            self.chat.fresh_estimate("undo")
         self.chat.push_usage()
         restored = len(self.chat.conversation)
         return {

@@ -55,6 +55,9 @@ class TokenUsage(_Wire, kw_only=True, omit_defaults=False):
     backend: str = ""
     #: usageMetadata.cachedContentTokenCount of the last reply, when the API reported one.
     cached_token_count: int | None = None
+    #: With source "estimate": why a fresh estimate (newSession, undo, resume); None = the history grew since
+    #: the last reply. Fresh estimates count the system instruction and tool declarations, as the next request will.
+    estimate_reason: str | None = None
 
 
 class SendMessageResult(_Wire, kw_only=True, omit_defaults=False):

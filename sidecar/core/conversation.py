@@ -34,6 +34,8 @@ class Conversation:
         self._total_quarters = 0
         self.last_prompt_tokens = 0
         self.usage_source: UsageSource = "estimate"
+        #: Why the usage is an estimate when it was set as a fresh one (newSession, undo, resume); None otherwise.
+        self.estimate_reason: str | None = None
         #: The next context turn must carry the full IDE context (set on every wholesale replacement).
         self.force_full_ide_context = True
         #: Gemini CLI's latch: after an auto compaction inflated, auto attempts only truncate.
@@ -124,12 +126,15 @@ class Conversation:
         """The API's promptTokenCount of the request that just completed."""
         self.last_prompt_tokens = prompt_token_count
         self.usage_source = "api"
+        self.estimate_reason = None
 
-    def set_prompt_tokens(self, count: int, source: UsageSource) -> None:
+    def set_prompt_tokens(self, count: int, source: UsageSource, reason: str | None = None) -> None:
         self.last_prompt_tokens = count
         self.usage_source = source
+        self.estimate_reason = reason if source == "estimate" else None
 
     def _mark_estimate(self) -> None:
         self.last_prompt_tokens = self._total_quarters // 4
         self.usage_source = "estimate"
+        self.estimate_reason = None
 

@@ -12,8 +12,10 @@ from sidecar.core.history import Content
 from sidecar.core.transcript import TranscriptCompaction as TranscriptCompaction
 from sidecar.core.transcript import TranscriptEntry as TranscriptEntry
 from sidecar.core.transcript import TranscriptMessage as TranscriptMessage
+from sidecar.core.transcript import TranscriptToolCall as TranscriptToolCall
 from sidecar.core.transcript import display_text as display_text
 from sidecar.core.transcript import title_of as title_of
+from sidecar.core.transcript import tool_calls_from_meta, tool_calls_of
 
 FORMAT_VERSION = 1
 
@@ -161,19 +163,23 @@ def transcript_message(rec: MessageRecord | RawMessageRecord) -> TranscriptMessa
     text, role = rec.text, None
     content = rec.content if isinstance(rec, MessageRecord) else None
     if isinstance(rec, RawMessageRecord) and rec.content:
-        if text is None:
+        if text is None or rec.kind == "toolCall":
             content = decode_content(rec.content)
         else:
             role = _ROLE.decode(rec.content).role  # the display text wins: only the role is needed
+    calls = None
     if content is not None:
         role = content.role
         text = display_text(content) if text is None else text
+        calls = tool_calls_of(content) if rec.kind == "toolCall" else None
+    elif rec.kind == "toolCall":
+        calls = tool_calls_from_meta(rec.meta)
     speaker: Literal["user", "model"]
     if role in ("user", "model"):
         speaker = "user" if role == "user" else "model"
     else:
         speaker = "user" if rec.kind in _USER_SIDE_KINDS else "model"
-    return TranscriptMessage(rec.id, rec.time, speaker, rec.kind, "" if text is None else text, rec.turn_id)
+    return TranscriptMessage(rec.id, rec.time, speaker, rec.kind, "" if text is None else text, rec.turn_id, calls)
 
 
 # ---------------------------------------------------------------- replay
@@ -286,7 +292,8 @@ class Replay:
         if rec.id in self._entries:
             raise ReplayError(f"compaction id {rec.id!r} used twice")
         entry = TranscriptCompaction(
-            rec.id, rec.time, rec.trigger, rec.status, rec.original_token_count, rec.new_token_count, False
+            rec.id, rec.time, rec.trigger, rec.status, rec.original_token_count, rec.new_token_count, False,
+            rec.snapshot,
         )
         if rec.status in HISTORY_CHANGING_STATUSES:
             self._apply_compaction(rec)  # raises before changing anything if the record does not fit

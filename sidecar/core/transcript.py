@@ -12,6 +12,14 @@ TITLE_MAX = 80
 SUMMARY_MAX = 200
 
 
+class TranscriptToolCall(msgspec.Struct, rename="camel", omit_defaults=True):
+    """A tool call of a model message, as data: editors title its card with `name`, never with the text."""
+
+    name: str
+    args: Any = None
+    id: str | None = None
+
+
 class TranscriptMessage(
     msgspec.Struct, tag="message", tag_field="type", rename="camel", omit_defaults=True, gc=False
 ):
@@ -21,9 +29,12 @@ class TranscriptMessage(
     kind: str
     text: str
     turn_id: str | None = None
+    tool_calls: list[TranscriptToolCall] | None = None
 
 
-class TranscriptCompaction(msgspec.Struct, tag="compaction", tag_field="type", rename="camel"):
+class TranscriptCompaction(
+    msgspec.Struct, tag="compaction", tag_field="type", rename="camel", omit_defaults=True
+):
     id: str
     time: str
     trigger: str
@@ -31,6 +42,7 @@ class TranscriptCompaction(msgspec.Struct, tag="compaction", tag_field="type", r
     original_token_count: int
     new_token_count: int
     undone: bool
+    snapshot: str | None = None  # the <state_snapshot> text of a COMPRESSED compaction
 
 
 TranscriptEntry = TranscriptMessage | TranscriptCompaction
@@ -73,6 +85,29 @@ def display_text(content: Content) -> str:
     if extras:
         return "\n".join([text, *extras]) if text else "\n".join(extras)
     return text
+
+
+def tool_calls_of(content: Content) -> list[TranscriptToolCall] | None:
+    """The function calls of a content as transcript data (None when it has none)."""
+    calls = [
+        TranscriptToolCall(p.function_call.name or "tool", p.function_call.args, p.function_call.id)
+        for p in content.parts
+        if p.function_call is not None
+    ]
+    return calls or None
+
+
+def tool_calls_from_meta(meta: dict[str, Any] | None) -> list[TranscriptToolCall] | None:
+    """Tool calls kept only in a record's metadata (an imported message that is in the transcript only)."""
+    raw = (meta or {}).get("toolCalls")
+    if not isinstance(raw, list):
+        return None
+    calls = [
+        TranscriptToolCall(c["name"], c.get("args"), c.get("id") if isinstance(c.get("id"), str) else None)
+        for c in raw
+        if isinstance(c, dict) and isinstance(c.get("name"), str)
+    ]
+    return calls or None
 
 
 def title_of(text: str) -> str | None:

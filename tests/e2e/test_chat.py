@@ -45,6 +45,17 @@ async def test_token_usage_after_a_turn(client: LanguageClient, fake: Any) -> No
     assert await request(client, "sidecar/getTokenUsage", {}) == usage
 
 
+async def test_a_new_session_reports_an_estimate_of_the_empty_conversation(client: LanguageClient, fake: Any) -> None:
+    """No reply yet: the usage is an estimate of what the first request sends besides the message (system
+    instruction and tool declarations), labelled as the empty conversation's, not as "the history changed"."""
+    await request(client, "sidecar/newSession", {})
+    usage = await request(client, "sidecar/getTokenUsage", {})
+    assert usage["source"] == "estimate" and usage["estimateReason"] == "newSession", usage
+    reply = await request(client, "sidecar/sendMessage", {"text": "hi"})
+    first = reply["usage"]["promptTokenCount"]
+    assert 0 < usage["promptTokenCount"] <= first <= 1.2 * usage["promptTokenCount"] + 20, (usage, reply["usage"])
+
+
 async def test_history_carries_previous_turns(client: LanguageClient, fake: Any) -> None:
     await request(client, "sidecar/sendMessage", {"text": "first"})
     await request(client, "sidecar/sendMessage", {"text": "second"})

@@ -129,7 +129,19 @@ async def test_undo_compaction_restores_the_pre_compaction_history(fake: Any, di
     await side.say("after compaction")
     undone = await side.client.request("sidecar/undoCompaction", {})
     assert undone["restored"] is True
-    await side.say("after undo")
+    # the usage pushed after the undo is a fresh estimate of the restored history, labelled as one, not the count
+    # recorded before the compaction; it counts what the next request sends (system instruction and tools too)
+    pushed = side.usage[-1]
+    assert pushed["source"] == "estimate" and pushed["estimateReason"] == "undo", pushed
+    polled = await side.client.request("sidecar/getTokenUsage", {})
+    assert polled == pushed
+    reply = await side.say("after undo")
+    reported = reply["usage"]
+    assert reported["source"] == "api" and reported["estimateReason"] is None
+    assert abs(pushed["promptTokenCount"] - reported["promptTokenCount"]) <= 0.15 * reported["promptTokenCount"], (
+        pushed,
+        reported,
+    )
     restored = without_context(chat_contents(fake))
     assert restored[: len(before)] == before, "the original messages are back, in order"
     assert [c["parts"][0].get("text") for c in restored[-3:] if c["role"] == "user"] == [

@@ -7,6 +7,7 @@ import io
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from sidecar.core.history import content_text, has_function_call, has_function_response, text_content
@@ -84,6 +85,15 @@ def test_import_legacy_json_is_resumable(store: SessionStore) -> None:
     assert [e.text for e in loaded.transcript if isinstance(e, TranscriptMessage) and e.kind == "user"][1] == "/stats"
     tool_call = next(e for e in loaded.transcript if e.id == "m2")
     assert "→ read_file" in tool_call.text  # type: ignore[union-attr]
+    # the tool names are data, not the first word of the text ("Let me read…"): editors title cards with them
+    assert isinstance(tool_call, TranscriptMessage) and tool_call.tool_calls is not None
+    assert [(c.name, c.id) for c in tool_call.tool_calls] == [("read_file", "read_file-1")]
+    assert tool_call.tool_calls[0].args == {"absolute_path": "/home/dev/proj/src/csv.py"}
+    two = next(e for e in loaded.transcript if e.id == "m4")
+    assert isinstance(two, TranscriptMessage) and two.tool_calls is not None
+    assert [c.name for c in two.tool_calls] == ["replace", "run_shell_command"]
+    wire = msgspec.to_builtins(two)
+    assert wire["toolCalls"][0]["name"] == "replace" and "toolCalls" not in msgspec.to_builtins(loaded.transcript[0])
 
     # ... and can be continued
     writer = store.open_for_append(result.session_id, loaded)

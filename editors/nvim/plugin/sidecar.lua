@@ -51,6 +51,18 @@ cmd('SidecarCancel', function()
   s().cancel()
 end, { desc = 'Cancel the running turn' })
 
+cmd('SidecarInstall', function()
+  require('sidecar.install').install({ on_done = function(err)
+    if not err and package.loaded['sidecar'] and require('sidecar.state').status == 'failed' then
+      require('sidecar').restart()
+    end
+  end })
+end, { desc = "Install the sidecar server into stdpath('data')/sidecar (from this plugin's repository)" })
+
+cmd('SidecarUpdate', function()
+  require('sidecar.install').install({ force = true })
+end, { desc = 'Rebuild the private sidecar environment (a fresh venv and install)' })
+
 cmd('SidecarRestart', function()
   s().restart()
 end, { desc = 'Restart the sidecar (resumes the session)' })

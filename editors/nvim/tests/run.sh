@@ -83,9 +83,14 @@ for v in $VERSIONS; do
     home="$WORK/$v-$name"
     mkdir -p "$home"
     t0=$(date +%s%N)
-    ( cd "$home" && export XDG_CONFIG_HOME="$home/config" XDG_DATA_HOME="$home/data" \
+    # :SidecarInstall builds a venv and pip-installs the sidecar with its dependencies: it gets more time
+    t_timeout=$TIMEOUT
+    [ "$name" = test_install ] && t_timeout=${SIDECAR_NVIM_INSTALL_TIMEOUT:-420}
+    # its pip cache is shared by both Neovim versions and kept between runs (.cache/nvim-pip-cache)
+    ( cd "$home" && export PIP_CACHE_DIR="${PIP_CACHE_DIR:-$CACHE/nvim-pip-cache}" \
+        SIDECAR_TEST_DEADLINE=$((t_timeout - 10)) XDG_CONFIG_HOME="$home/config" XDG_DATA_HOME="$home/data" \
         XDG_STATE_HOME="$home/state" XDG_CACHE_HOME="$home/cache" NVIM_LOG_FILE="$home/nvim.log" \
-        SIDECAR_HOME="$home/sidecar-home" TMPDIR="$home" && timeout -k 5 "$TIMEOUT" "$NVIM" --headless -n -i NONE -u "$HERE/minimal_init.lua" \
+        SIDECAR_HOME="$home/sidecar-home" TMPDIR="$home" && timeout -k 5 "$t_timeout" "$NVIM" --headless -n -i NONE -u "$HERE/minimal_init.lua" \
         -c "luafile $t" </dev/null >"$log" 2>&1 )
     rc=$?
     secs=$(secs_since "$t0")
@@ -94,7 +99,7 @@ for v in $VERSIONS; do
       summary+=("$(printf 'PASS  nvim %-5s %-16s %6ss' "$v" "$name" "$secs")")
     else
       failed=$((failed + 1))
-      [ $rc -eq 124 ] && echo "TIMEOUT after ${TIMEOUT}s" >>"$log"
+      [ $rc -eq 124 ] && echo "TIMEOUT after ${t_timeout}s" >>"$log"
       summary+=("$(printf 'FAIL  nvim %-5s %-16s %6ss (exit %s)' "$v" "$name" "$secs" "$rc")")
       echo "---- nvim $v $name (exit $rc) ----" >&2
       cat "$log" >&2

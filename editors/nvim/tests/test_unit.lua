@@ -112,7 +112,7 @@ T.run('test_unit', function()
         T.ok(tags[':' .. name], 'help tag for :' .. name)
       end
     end
-    T.eq(n, 9, 'user commands checked')
+    T.eq(n, 11, 'user commands checked')
     for _, tag in ipairs({ 'sidecar.txt', 'sidecar-setup', 'sidecar-statusline', 'sidecar.statusline()',
       'hl-SidecarStatusWarn', 'sidecar-ide-context', 'sidecar-health' }) do
       T.ok(tags[tag], 'help tag ' .. tag)
@@ -287,5 +287,23 @@ T.run('test_unit', function()
     T.contains(full, '### IDE context', 'ideContext entry')
     local chat = table.concat(tr.chat_lines(t), '\n')
     T.ok(not chat:find('IDE context', 1, true), 'the chat view leaves IDE context out')
+  end)
+
+  T.step('resumed tool calls are named from toolCalls; the transcript has the compaction snapshot', function()
+    local tr = require('sidecar.transcript')
+    local call = { type = 'message', id = 'm4', time = 't', role = 'model', kind = 'toolCall',
+      text = 'Updating the parser.\n→ replace({"file_path":"/p/csv.py"})\n→ run_shell_command({"command":"pytest"})',
+      toolCalls = { { name = 'replace' }, { name = 'run_shell_command' } } }
+    local chat = table.concat(tr.chat_lines({ entries = { call } }), '\n')
+    T.contains(chat, '⚙ replace\n\n⚙ run_shell_command', 'cards named after the tools')
+    T.contains(chat, 'Updating the parser.', "the model's words stay")
+    T.ok(not chat:find('⚙ Updating', 1, true), 'never the first word of the text')
+    call.toolCalls = nil -- an older server: the → lines
+    T.contains(table.concat(tr.chat_lines({ entries = { call } }), '\n'), '⚙ replace', 'names from the → lines')
+    local full = table.concat(tr.full_lines({ sessionId = 's', entries = {
+      { type = 'compaction', id = 'c1', time = 't', trigger = 'auto', status = 'COMPRESSED', originalTokenCount = 10,
+        newTokenCount = 5, undone = false, snapshot = '<state_snapshot>\n<overall_goal>CSV</overall_goal>\n</state_snapshot>' },
+    } }), '\n')
+    T.contains(full, '<overall_goal>CSV</overall_goal>', 'the snapshot text')
   end)
 end)

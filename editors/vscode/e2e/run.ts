@@ -145,6 +145,19 @@ class Workbench {
     return { text: (await item.innerText()).trim(), label, percent: Number(m[1]) };
   }
 
+  /** Hover the status bar item and read its tooltip (waits until it contains `needle`). */
+  async tooltip(needle: string | RegExp = 'Source:'): Promise<string> {
+    const page = this.page;
+    await page.mouse.move(700, 400);
+    await page.locator('.statusbar-item[aria-label^="Sidecar: "]').first().hover();
+    const hover = page.locator('.monaco-hover', { hasText: needle }).first();
+    await hover.waitFor({ state: 'visible', timeout: 15_000 });
+    const text = (await hover.innerText()).replace(/\s+/g, ' ');
+    await page.mouse.move(700, 400);
+    await page.keyboard.press('Escape');
+    return text;
+  }
+
   /** The chat view's webview frame (the inner frame holding #composer). */
   async chat(): Promise<Frame> {
     return waitFor('the chat webview', async () => {
@@ -169,6 +182,37 @@ class Workbench {
     if (await error.count()) throw new Error(`chat error: ${await error.last().innerText()}`);
     return replies.last().innerText();
   }
+}
+
+function findFiles(dir: string, re: RegExp): string[] {
+  const out: string[] = [];
+  if (!fs.existsSync(dir)) return out;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...findFiles(p, re)); else if (re.test(e.name)) out.push(p);
+  }
+  return out;
+}
+
+/** The sidecar wheel in the vsix plus every dependency as wheels, in .cache (built once per dependency set). */
+function buildWheelhouse(python: string, vsix: string): string {
+  const wheel = findFiles(path.join(path.dirname(vsix), 'server'), /^sidecar-.*\.whl$/)[0];
+  if (!wheel) throw new Error('no server/sidecar-*.whl next to the vsix: the package script builds it');
+  const deps = /dependencies = \[([\s\S]*?)\]/.exec(fs.readFileSync(path.join(REPO, 'pyproject.toml'), 'utf8'))?.[1] ?? '';
+  // wheels are per Python version and platform (msgspec, pydantic-core…): they are part of the key
+  const tag = spawnSync(python, ['-c', 'import sys, sysconfig; print(sys.version_info[:2], sysconfig.get_platform())'], { encoding: 'utf8' }).stdout.trim();
+  const key = require('node:crypto').createHash('sha256').update(deps).update(tag).digest('hex').slice(0, 12) as string;
+  const dir = path.join(REPO, '.cache', 'wheelhouse', key);
+  if (!fs.existsSync(path.join(dir, '.ok'))) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.mkdirSync(dir, { recursive: true });
+    // pip download resolves the wheel's dependencies from the package index (or PIP_FIND_LINKS) once
+    const r = spawnSync(python, ['-m', 'pip', 'download', '--quiet', '--disable-pip-version-check', '--dest', dir, wheel], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`building the wheelhouse failed (pip download needs the package index once):\n${r.stderr}`);
+    for (const f of fs.readdirSync(dir)) if (/^sidecar-/.test(f)) fs.rmSync(path.join(dir, f)); // the vsix brings its own
+    fs.writeFileSync(path.join(dir, '.ok'), new Date().toISOString());
+  }
+  return dir;
 }
 
 function sidecarPids(python: string, home: string): number[] {
@@ -215,6 +259,14 @@ async function main(): Promise<void> {
     const appPy = path.join(dirs.ws, 'src', 'app.py');
     fs.writeFileSync(appPy, `"""A tiny module for the sidecar e2e test."""\n\n\ndef answer():\n    ${MARKER} = 42\n    return ${MARKER}\n`);
 
+    // defect 1: a Gemini CLI session whose model messages have text *and* tool calls, imported to be resumed
+    const imported = spawnSync(python, ['-m', 'sidecar', 'import', path.join(REPO, 'tests', 'fixtures', 'gemini-cli', 'legacy-session.json'), '--project', dirs.ws],
+      { env: { ...process.env, SIDECAR_HOME: dirs.home }, encoding: 'utf8' });
+    if (imported.status !== 0) throw new Error(`sidecar import failed: ${imported.stderr}`);
+    // the private environment installs from a local wheelhouse: offline-safe and no index traffic
+    const wheelhouse = buildWheelhouse(python, vsix);
+    log(`wheelhouse ${path.relative(REPO, wheelhouse)}`);
+
     const serverEnv: NodeJS.ProcessEnv = {
       ...process.env,
       PATH: `${node24}/bin:${process.env.PATH}`,
@@ -223,6 +275,7 @@ async function main(): Promise<void> {
       // the sidecar package from this checkout, whether or not the venv has it installed (editable)
       PYTHONPATH: [REPO, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter),
       GEMINI_API_KEY: '', GOOGLE_API_KEY: '', GOOGLE_GEMINI_BASE_URL: '',
+      PIP_NO_INDEX: '1', PIP_FIND_LINKS: wheelhouse, PIP_CONFIG_FILE: os.devNull,
     };
     const install = spawnSync(codeServer, ['--user-data-dir', dirs.ud, '--extensions-dir', dirs.exts, '--install-extension', vsix], { env: serverEnv, encoding: 'utf8' });
     if (install.status !== 0 || !/successfully installed/i.test(install.stdout)) throw new Error(`installing the vsix failed:\n${install.stdout}\n${install.stderr}`);
@@ -281,6 +334,12 @@ async function main(): Promise<void> {
       const u = await waitFor('the usage status item', () => w.usage(), 60_000);
       return `“${u.text}”`;
     });
+    await step('a new session\'s tooltip calls its count an estimate of the empty conversation (defect 6)', async () => {
+      const text = await w.tooltip('Source:');
+      if (!/Source: estimate of the empty conversation \(system prompt and tools/.test(text)) throw new Error(`tooltip: ${text}`);
+      if (/since the last reply/.test(text)) throw new Error(`a new session has had no reply: ${text}`);
+      return text.slice(text.indexOf('Source:'), text.indexOf('Source:') + 70);
+    });
     await step('Sidecar: Set API Key stores the key in SecretStorage', async () => {
       await w.runCommand('Sidecar: Set API Key');
       await w.quickInput(API_KEY);
@@ -310,7 +369,13 @@ async function main(): Promise<void> {
       return `${reqs.length} requests, all 200`;
     });
     await step('more turns build up history', async () => {
-      for (let i = 1; i <= 4; i++) await w.send(`Turn ${i}: tell me more. ${FILLER}`);
+      for (let i = 1; i <= 3; i++) await w.send(`Turn ${i}: tell me more. ${FILLER}`);
+      // defect 7: scrolled up, sending follows the chat to the new message and the streamed reply
+      const chatFrame = await w.chat();
+      await chatFrame.evaluate('window.scrollTo(0, 0)');
+      await w.send(`Turn 4: tell me more. ${FILLER}`);
+      const atBottom = await chatFrame.evaluate('document.documentElement.scrollHeight - window.scrollY - window.innerHeight') as number;
+      if (atBottom > 80) throw new Error(`after sending from a scrolled-up chat the view is ${atBottom}px above the end`);
       const u = await waitFor('usage after the turns', async () => { const x = await w.usage(); return x && x.percent > before ? x : undefined; });
       before = u.percent;
       await w.shot('1-chat');
@@ -358,14 +423,27 @@ async function main(): Promise<void> {
       await page.locator('.quick-input-widget', { hasText: 'Compress Conversation' }).waitFor({ state: 'visible', timeout: 10_000 });
       await page.keyboard.press('Escape');
     }, { needs: ['compress'] });
-    await step('Sidecar: Show Transcript opens the session as Markdown', async () => {
+    await step('Sidecar: Show Transcript opens the session as Markdown, with the snapshot, in one tab (defect 4)', async () => {
       await w.runCommand('Sidecar: Show Transcript');
       const line = page.locator('.editor-instance .view-line', { hasText: '# Sidecar session' }).first();
       await line.waitFor({ timeout: 15_000 });
       await w.shot('4-transcript');
       const title = (await line.innerText()).trim();
+      // the <state_snapshot> the summary model wrote is in the document (find widget: "1 of N", not "No results")
+      await page.locator('.editor-instance .view-lines').first().click();
+      await page.keyboard.press('Control+F');
+      await page.keyboard.type('<state_snapshot>');
+      const count = page.locator('.find-widget .matchesCount').first();
+      const found = await waitFor('the find widget\'s count', async () => { const t = (await count.innerText()).trim(); return /\d+ of \d+/.test(t) ? t : (/No results/.test(t) ? `none: ${t}` : undefined); }, 10_000);
+      if (found.startsWith('none')) throw new Error('the transcript document lacks the <state_snapshot> text');
+      await page.keyboard.press('Escape');
+      await w.runCommand('Sidecar: Show Transcript');
+      await page.waitForTimeout(0);
+      const tabs = page.locator('.tabs-container .tab', { hasText: 'Sidecar transcript' });
+      await waitFor('the transcript tab', async () => (await tabs.count()) >= 1);
+      if ((await tabs.count()) !== 1) throw new Error(`Show Transcript twice gave ${await tabs.count()} tabs`);
       await w.runCommand('View: Close Editor');
-      return title;
+      return `${title}; snapshot found (${found}); one tab`;
     }, { needs: ['transcript'] });
     await step('Sidecar: Undo Last Compaction restores the history; the percentage rises', async () => {
       const low = (await w.usage())!.percent;
@@ -373,7 +451,11 @@ async function main(): Promise<void> {
       const u = await waitFor('a higher percentage', async () => { const x = await w.usage(); return x && x.percent > low ? x : undefined; }, 30_000);
       const chat = await w.chat();
       await chat.locator('.marker.undone').first().waitFor({ timeout: 10_000 });
-      return `${low}% → ${u.percent}%; the marker shows “undone”`;
+      // defect 3: a fresh estimate labelled as one, and the tooltip says the compaction was undone
+      const tip = await w.tooltip('Last compaction:');
+      if (!/Source: estimate of the restored history after the undo/.test(tip)) throw new Error(`tooltip after undo: ${tip}`);
+      if (!/Last compaction: .* — undone/.test(tip)) throw new Error(`the tooltip does not say the compaction was undone: ${tip}`);
+      return `${low}% → ${u.percent}%; the marker shows “undone”; the tooltip says estimate and undone`;
     }, { needs: ['undo', 'transcript'] });
     await step('a tool call shows a card; Allow answers sidecar/confirmToolCall', async () => {
       await fake!.script([toolCall(dirs.ws)]);
@@ -404,6 +486,25 @@ async function main(): Promise<void> {
       await chat.locator('.msg.user', { hasText: 'Hello! Please look at my selection' }).first().waitFor({ timeout: 10_000 });
       return `resumed “${firstSession.slice(0, 60)}”`;
     }, { needs: ['sessions', 'newSession', 'resume', 'transcript'] });
+    await step('resuming an imported Gemini CLI session titles its tool cards with the tool names; nothing overflows (defect 1)', async () => {
+      await w.runCommand('Sidecar: Resume Session');
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Fix the CSV parser quoting bug' }).first();
+      await row.waitFor({ timeout: 10_000 });
+      await row.click();
+      const chat = await w.chat();
+      await chat.locator('.note', { hasText: 'Resumed session' }).first().waitFor({ timeout: 15_000 });
+      const names = await waitFor('tool cards', async () => { const n = await chat.locator('.card.tool .tool-name').allInnerTexts(); return n.length ? n : undefined; }, 10_000);
+      for (const want of ['read_file', 'replace', 'run_shell_command']) if (!names.includes(want)) throw new Error(`tool cards: ${JSON.stringify(names)} (no ${want})`);
+      await chat.locator('.msg.model', { hasText: 'Let me read the parser first.' }).first().waitFor({ timeout: 5_000 });
+      const overflow = await chat.evaluate(`(() => {
+        const root = document.documentElement;
+        const wide = [...document.querySelectorAll('.card, .card *')].filter((c) => c.scrollWidth > c.clientWidth + 1 && getComputedStyle(c).overflowX === 'visible' || c.getBoundingClientRect().right > root.clientWidth + 1).length;
+        return { scroll: root.scrollWidth, client: root.clientWidth, wide };
+      })()`) as { scroll: number; client: number; wide: number };
+      if (overflow.scroll > overflow.client + 1 || overflow.wide) throw new Error(`the chat overflows: ${JSON.stringify(overflow)}`);
+      await w.shot('6-resumed-tools');
+      return `cards ${JSON.stringify(names)}; width ${overflow.scroll}/${overflow.client}px`;
+    }, { needs: ['resume', 'transcript'] });
     await step('a crashed sidecar is restarted (kill -9) and the chat keeps working', async () => {
       const pids = sidecarPids(python, dirs.home);
       if (pids.length !== 1) throw new Error(`expected one sidecar process, found ${JSON.stringify(pids)}`);
@@ -447,11 +548,83 @@ async function main(): Promise<void> {
       const message = (await error.innerText()).replace(/\s+/g, ' ');
       if (!/No module named no_such_sidecar_module/.test(message)) throw new Error(`the error does not say why: ${message}`);
       await w.shot('5-start-error');
+      if (!/takes effect from your (Remote|User) settings/.test(message)) throw new Error(`the error does not say which settings scope: ${message}`);
       await error.locator('.monaco-button', { hasText: 'Show log' }).first().click();
       await page.locator('.part.panel .view-line', { hasText: 'could not start' }).first().waitFor({ timeout: 15_000 });
       const item = page.locator('.statusbar-item', { hasText: 'Sidecar' }).filter({ has: page.locator('.codicon-error') }).first();
       await item.waitFor({ timeout: 5_000 });
       return message.slice(0, 110);
+    });
+    await step('“Open Settings” on a start error opens the scope where serverCommand takes effect (defect 2)', async () => {
+      await w.runCommand('Sidecar: Restart Server');
+      const error = page.locator('.notifications-toasts .notification-toast', { hasText: 'Sidecar could not start' }).first();
+      await error.waitFor({ timeout: 30_000 });
+      await error.locator('.monaco-button', { hasText: 'Open Settings' }).first().click();
+      const editor = page.locator('.settings-editor').first();
+      await editor.waitFor({ timeout: 15_000 });
+      const setting = editor.locator('.setting-item-contents', { hasText: 'Server Command' }).first();
+      await setting.waitFor({ timeout: 15_000 });
+      if (await editor.locator('.no-results-message', { hasText: 'No Settings Found' }).isVisible().catch(() => false)) throw new Error('the settings editor says No Settings Found');
+      const tab = (await editor.locator('.settings-tabs-widget .action-label.checked').first().innerText().catch(() => '?')).trim();
+      await w.shot('7-open-settings');
+      await w.runCommand('View: Close Editor');
+      return `settings editor on the “${tab}” tab shows sidecar.serverCommand`;
+    });
+    await step('the log shows the sidecar\'s INFO lines as info, and no stop trace for a client that never ran (defect 5)', async () => {
+      const logs = findFiles(path.join(dirs.ud, 'logs'), /Sidecar\.log$/);
+      if (!logs.length) throw new Error('no Sidecar.log under the user data logs');
+      const text = logs.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
+      const infoAsError = text.split('\n').filter((l) => /\[error\].*\bINFO\b/.test(l));
+      if (infoAsError.length) throw new Error(`INFO lines logged as errors: ${infoAsError.slice(0, 2).join(' | ')}`);
+      // every sidecar record went through the level mapping: none is in the log raw ("<date> <time>,<ms> LEVEL …")
+      const raw = text.split('\n').filter((l) => /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR) /.test(l));
+      if (raw.length) throw new Error(`sidecar log records without a level mapping: ${raw.slice(0, 2).join(' | ')}`);
+      if (/Stopping server failed/.test(text)) throw new Error('the log has a "Stopping server failed" trace');
+      if (!/\[info\] [a-z_][\w.]*: /.test(text)) throw new Error('the sidecar\'s own INFO lines are not in the log');
+      return `${logs.length} log file(s), ${text.split('\n').length} lines, none mislabelled`;
+    });
+
+    // ---- the bundled server: no serverCommand, no workspace venv → the extension's own environment ----
+    const storage = path.join(dirs.ud, 'User', 'globalStorage', 'sidecar.sidecar-vscode', 'server');
+    const privatePython = path.join(storage, 'venv', 'bin', 'python');
+    await step('with no serverCommand the extension installs its bundled wheel into its storage, with progress', async () => {
+      for (const scope of ['User', 'Machine']) {
+        const file = path.join(dirs.ud, scope, 'settings.json');
+        const json = JSON.parse(fs.readFileSync(file, 'utf8'));
+        delete json['sidecar.serverCommand'];
+        fs.writeFileSync(file, JSON.stringify(json, null, 2));
+      }
+      const offer = page.locator('.notifications-toasts .notification-toast', { hasText: 'server command changed' }).first();
+      await offer.waitFor({ timeout: 30_000 });
+      await offer.locator('.monaco-button', { hasText: 'Restart' }).first().click();
+      await page.locator('.notification-toast, .notifications-center', { hasText: 'installing the server' }).first().waitFor({ timeout: 30_000 });
+      await page.locator('.statusbar-item', { hasText: 'installing server' }).first().waitFor({ timeout: 10_000 }).catch(() => undefined);
+      await w.shot('8-installing');
+      const u = await waitFor('usage from the private server', () => w.usage(), 240_000, 500);
+      const pids = sidecarPids(privatePython, dirs.home);
+      if (pids.length !== 1) throw new Error(`expected the sidecar to run from ${privatePython}: ${JSON.stringify(pids)}`);
+      const installLog = fs.readFileSync(path.join(storage, 'install.log'), 'utf8');
+      if (!/-m pip install/.test(installLog) || !/=== installed/.test(installLog)) throw new Error(`install log:\n${installLog.slice(-2000)}`);
+      return `“${u.text}”, pid ${pids[0]} runs ${path.relative(dirs.ud, privatePython)}`;
+    });
+    await step('… a turn through the bundled server updates the status bar', async () => {
+      await w.runCommand('Sidecar: Open Chat');
+      await w.send('Hello from the bundled server.');
+      const u = await waitFor('a percentage from Gemini', async () => { const x = await w.usage(); return x && x.percent > 0 ? x : undefined; });
+      const tip = await w.tooltip('Source:');
+      if (!/Source: api/.test(tip)) throw new Error(`after a turn the count should be Gemini's: ${tip}`);
+      return `“${u.text}”`;
+    });
+    await step('… and a second start reuses the environment without pip', async () => {
+      const before = fs.readFileSync(path.join(storage, 'install.log'), 'utf8');
+      const old = sidecarPids(privatePython, dirs.home);
+      await w.runCommand('Sidecar: Restart Server');
+      const now = await waitFor('a new private sidecar', async () => { const p = sidecarPids(privatePython, dirs.home); return p.length === 1 && p[0] !== old[0] ? p : undefined; }, 60_000);
+      await waitFor('the usage item back', () => w.usage(), 60_000);
+      const after = fs.readFileSync(path.join(storage, 'install.log'), 'utf8');
+      if (after !== before) throw new Error(`the restart ran the installer again:\n${after.slice(before.length)}`);
+      await w.send('Still there?');
+      return `pid ${old[0]} → ${now[0]}; install.log unchanged`;
     });
   } catch (e) {
     if (wb) await wb.shot('failure').catch(() => undefined);

@@ -137,8 +137,14 @@
     return document.documentElement.scrollHeight - window.scrollY - window.innerHeight < 80;
   }
 
+  // after the user sends, follow the conversation to the bottom (their message, then the streaming reply) even
+  // when the chat was scrolled up; scrolling up again stops following
+  let follow = false;
+  window.addEventListener('wheel', (e) => { if (e.deltaY < 0) follow = false; }, { passive: true });
+  window.addEventListener('keydown', (e) => { if (e.key === 'PageUp' || e.key === 'Home') follow = false; });
+
   function upsert(item) {
-    const stick = nearBottom();
+    const stick = follow || nearBottom();
     const node = render(item);
     node.dataset.id = item.id;
     node.dataset.kind = item.kind;
@@ -168,6 +174,7 @@
         upsert(msg.item);
         break;
       case 'busy':
+        if (!msg.busy) follow = false;
         setBusy(msg.busy);
         break;
       case 'status':
@@ -183,6 +190,8 @@
     const text = input.value.trim();
     if (!text || busy || !connected) return;
     vscode.postMessage({ type: 'send', text });
+    follow = true;
+    window.scrollTo(0, document.documentElement.scrollHeight);
     input.value = '';
     vscode.setState({ draft: '' });
   }

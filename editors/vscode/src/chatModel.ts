@@ -4,7 +4,7 @@
  */
 import {
   CompressedParams, ConfirmToolCallParams, RetryParams, ToolCallParams, ToolDecision, TranscriptEntry,
-  compressionSucceeded,
+  TranscriptToolCall, compressionSucceeded,
 } from './protocol';
 import { exact, statusLabel } from './status';
 
@@ -160,7 +160,19 @@ export function retryText(p: Pick<RetryParams, 'attempt' | 'maxAttempts' | 'mess
 
 /** The tool's name in a transcript line such as `→ write_file(notes.txt)`. */
 export function toolName(text: string): string {
-  return /[A-Za-z_][\w.-]*/.exec(text)?.[0] ?? 'tool';
+  return /^(?:→\s*)?([A-Za-z_][\w.-]*)/.exec(text.trim())?.[1] ?? 'tool';
+}
+
+/** A toolCall transcript entry: the model's own words (if any) and its calls. The calls come from `toolCalls`
+ * (data); a server without it gets the `→ name(args)` lines of the text, never the text's first word. */
+export function splitToolCallEntry(e: { text: string; toolCalls?: TranscriptToolCall[] }): { prose: string; calls: Array<{ name: string; args?: unknown; summary?: string }> } {
+  const lines = e.text.split('\n');
+  const callLines = lines.filter((l) => /^→ /.test(l));
+  const prose = lines.filter((l) => !/^→ /.test(l)).join('\n').trim();
+  if (e.toolCalls && e.toolCalls.length) {
+    return { prose, calls: e.toolCalls.map((c) => ({ name: c.name, args: c.args })) };
+  }
+  return { prose, calls: callLines.map((l) => ({ name: toolName(l), summary: l.slice(2) })) };
 }
 
 /** What the chat view shows for a transcript: user and model messages, tool calls, notes and compaction markers. */
@@ -174,7 +186,12 @@ export function itemsFromTranscript(entries: TranscriptEntry[]): ChatItem[] {
     switch (e.kind) {
       case 'user': items.push({ kind: 'user', id: `t-${e.id}`, text: e.text }); break;
       case 'model': items.push({ kind: 'model', id: `t-${e.id}`, text: e.text, streaming: false }); break;
-      case 'toolCall': items.push({ kind: 'tool', id: `t-${e.id}`, callId: e.id, name: toolName(e.text), args: undefined, status: 'done', summary: e.text }); break;
+      case 'toolCall': {
+        const { prose, calls } = splitToolCallEntry(e);
+        if (prose) items.push({ kind: 'model', id: `t-${e.id}`, text: prose, streaming: false });
+        calls.forEach((c, i) => items.push({ kind: 'tool', id: `t-${e.id}-${i}`, callId: `${e.id}-${i}`, name: c.name, args: c.args, status: 'done', summary: c.summary }));
+        break;
+      }
       case 'info': items.push({ kind: 'info', id: `t-${e.id}`, text: e.text }); break;
       case 'error': items.push({ kind: 'error', id: `t-${e.id}`, text: e.text }); break;
       default: break; // toolResult, ideContext, summary: in the transcript document, not in the chat

@@ -8,7 +8,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as vscode from 'vscode';
 import {
-  CloseAction, CloseHandlerResult, ErrorAction, LanguageClient, LanguageClientOptions, State,
+  CloseAction, CloseHandlerResult, ErrorAction, LanguageClient, LanguageClientOptions, State, StreamInfo,
 } from 'vscode-languageclient/node';
 import { SidecarApi, errorMessage } from './api';
 import { ProgressBridge } from './progress';
@@ -19,15 +19,22 @@ import {
 import { RestartPolicy } from './restartPolicy';
 import { isNewerUsage } from './status';
 import { ServerCommand, displayCommand, resolveServerCommand } from './serverCommand';
+import { venvHasSidecar } from './serverInstall';
+import { ServerLogParser } from './serverLog';
+import { InstallError, PrivateServer } from './serverSetup';
+import { settingScope } from './settingScope';
 import { SettingsWire, buildSettings, redacted } from './settings';
 
-export type ConnectionState = 'stopped' | 'starting' | 'running' | 'restarting' | 'failed';
+export type ConnectionState = 'stopped' | 'starting' | 'installing' | 'running' | 'restarting' | 'failed';
 
 const SECRET_KEY = 'sidecar.apiKey';
 
 /** The LanguageClient, but its errors go to the log only: the extension shows its own, clearer messages. */
 class SidecarLanguageClient extends LanguageClient {
+  /** set once the server answered `initialize`: stopping a client that never ran is not an error worth a trace */
+  ran = false;
   override error(message: string, data?: unknown): void {
+    if (!this.ran && /^Stopping server failed/.test(message)) return;
     super.error(message, data, false);
   }
 }
@@ -42,6 +49,8 @@ export class SidecarConnection implements vscode.Disposable {
   private resumeAfterRestart: string | undefined;
   private readonly restarts = new RestartPolicy();
   private readonly disposables: vscode.Disposable[] = [];
+  private installError: InstallError | undefined;
+  readonly privateServer: PrivateServer;
   private confirmHandler: ((p: ConfirmToolCallParams, token: vscode.CancellationToken) => Promise<ConfirmToolCallResult>) | undefined;
 
   state: ConnectionState = 'stopped';
@@ -70,6 +79,7 @@ export class SidecarConnection implements vscode.Disposable {
   constructor(private readonly context: vscode.ExtensionContext) {
     this.output = vscode.window.createOutputChannel('Sidecar', { log: true });
     this.progress = new ProgressBridge();
+    this.privateServer = new PrivateServer(context, this.output);
     this.disposables.push(this.output, this._onState, this._onUsage, this._onDelta, this._onCompressed, this._onToolCall, this._onRetry, this._onReady);
   }
 
@@ -83,6 +93,7 @@ export class SidecarConnection implements vscode.Disposable {
   notRunningMessage(): string {
     switch (this.state) {
       case 'starting': return 'The sidecar is still starting.';
+      case 'installing': return 'The sidecar server is being installed (see the progress notification).';
       case 'restarting': return 'The sidecar is restarting.';
       case 'failed': return `The sidecar is not running: ${this.lastError ?? 'it could not start'}.`;
       default: return 'The sidecar is not running.';
@@ -137,6 +148,8 @@ export class SidecarConnection implements vscode.Disposable {
       platform: process.platform,
       trusted: vscode.workspace.isTrusted,
       exists: (p) => { try { return fs.statSync(p).isFile(); } catch { return false; } },
+      venvHasSidecar: (f) => venvHasSidecar(f, process.platform, (d) => { try { return fs.readdirSync(d); } catch { return []; } }),
+      privatePython: this.privateServer.python,
     });
   }
 
@@ -149,7 +162,7 @@ export class SidecarConnection implements vscode.Disposable {
     this._onUsage.fire(u);
   }
 
-  private async spawnServer(): Promise<ChildProcess> {
+  private async spawnServer(): Promise<StreamInfo> {
     this.lastUsage = undefined; // a new server process counts seq from 1 again
     // back off when a restarted server keeps dying: 0, 0.5, 1, 2, 4 s
     const attempt = this.wasRunning ? this.restarts.recent : 0;
@@ -157,22 +170,49 @@ export class SidecarConnection implements vscode.Disposable {
     const cmd = this.resolveCommand();
     this.command = cmd;
     this.stderrTail = '';
+    if (cmd.source === 'private') {
+      try {
+        await this.privateServer.ensure(() => this.setState('installing'));
+      } catch (e) {
+        this.installError = e instanceof InstallError ? e : new InstallError(errorMessage(e));
+        throw this.installError;
+      } finally {
+        if (this.state === 'installing') this.setState('starting');
+      }
+    }
     const cwd = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath ?? os.homedir();
     this.output.info(`starting ${displayCommand(cmd)} (from ${cmd.source}) in ${cwd}`);
-    const child = spawn(cmd.command, cmd.args, { cwd, env: { ...process.env, PYTHONUNBUFFERED: '1' }, stdio: 'pipe' });
+    const env: NodeJS.ProcessEnv = { ...process.env, PYTHONUNBUFFERED: '1' };
+    if (cmd.source === 'private') { delete env.PYTHONPATH; delete env.PYTHONHOME; env.PYTHONNOUSERSITE = '1'; } // only its own packages
+    const child = spawn(cmd.command, cmd.args, { cwd, env, stdio: 'pipe' });
     await new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
       child.once('error', (err) => reject(new Error(`cannot run ${displayCommand(cmd)}: ${err.message}`)));
     });
     child.stderr!.setEncoding('utf8');
-    child.stderr!.on('data', (chunk: string) => { this.stderrTail = (this.stderrTail + chunk).slice(-4000); });
+    const parser = new ServerLogParser();
+    const toLog = (lines: Array<[string, string]>) => {
+      for (const [level, line] of lines) {
+        if (level === 'error') this.output.error(line);
+        else if (level === 'warn') this.output.warn(line);
+        else if (level === 'debug') this.output.debug(line);
+        else if (level === 'trace') this.output.trace(line);
+        else this.output.info(line);
+      }
+    };
+    child.stderr!.on('data', (chunk: string) => {
+      this.stderrTail = (this.stderrTail + chunk).slice(-4000);
+      toLog(parser.push(chunk));
+    });
+    child.stderr!.on('end', () => toLog(parser.flush()));
     child.once('exit', (code, signal) => {
       this.output.info(`sidecar (pid ${child.pid}) exited with ${signal ?? `code ${code}`}`);
       if (this.process === child) this.process = undefined;
     });
     this.process = child;
     this.output.info(`sidecar started, pid ${child.pid}`);
-    return child;
+    // streams, not the process: the client would log the server's stderr (its INFO lines) as errors
+    return { reader: child.stdout!, writer: child.stdin!, detached: false };
   }
 
   get pid(): number | undefined { return this.process?.pid; }
@@ -216,7 +256,7 @@ export class SidecarConnection implements vscode.Disposable {
     const tail = lastLines(this.stderrTail, 3);
     if (this.restarts.shouldRestart()) {
       this.resumeAfterRestart = this.sessionId;
-      this.output.warn(`the sidecar stopped unexpectedly; restarting (${this.restarts.recent}/${this.restarts.max} in 3 minutes)${tail ? `\n${tail}` : ''}`);
+      this.output.warn(`the sidecar stopped unexpectedly; restarting (${this.restarts.recent}/${this.restarts.max} in 3 minutes)`); // its last words are in the log already
       this.setState('restarting');
       return { action: CloseAction.Restart, handled: true };
     }
@@ -236,6 +276,7 @@ export class SidecarConnection implements vscode.Disposable {
     let resumed: string | undefined;
     const target = this.resumeAfterRestart;
     this.resumeAfterRestart = undefined;
+    if (this.client) this.client.ran = true;
     if (restarted && target) {
       try {
         const r = await this.api.resumeSession(target);
@@ -253,6 +294,7 @@ export class SidecarConnection implements vscode.Disposable {
     this.wasRunning = false;
     this.restarts.reset();
     this.setState('starting');
+    this.installError = undefined;
     this.initOptions = await this.settings();
     this.output.info(`settings: ${JSON.stringify(redacted(this.initOptions))}`);
     const client = this.createClient();
@@ -263,24 +305,52 @@ export class SidecarConnection implements vscode.Disposable {
       if (this.client !== client) return;
       const tail = lastLines(this.stderrTail, 4);
       const cmd = this.command ? displayCommand(this.command) : 'the sidecar';
-      this.output.error(`could not start ${cmd}: ${errorMessage(e)}${tail ? `\n${tail}` : ''}`);
+      this.client = undefined;
+      void client.dispose().catch(() => undefined); // never ran: its "Stopping server failed" is not logged
+      void this.killProcess();
+      const install = this.installError as InstallError | undefined; // set by spawnServer meanwhile
+      if (install) {
+        this.output.error(install.message);
+        this.lastError = install.cancelled ? 'installing the server was cancelled' : install.message.replace(/\.$/, '');
+        this.setState('failed');
+        void this.showStartError(install.message, 'sidecar.pythonPath', ['Show log', 'Reinstall', 'Open Settings']);
+        return;
+      }
+      this.output.error(`could not start ${cmd}: ${errorMessage(e)}`); // its stderr is in the log already, at its levels
       this.lastError = lastLine(tail) || errorMessage(e); // the server's own last words say why, if it said any
       this.setState('failed');
-      this.client = undefined;
-      void client.dispose().catch(() => undefined);
-      void this.killProcess();
+      const scope = this.serverCommandScope();
       const hint = this.command?.source === 'setting'
-        ? 'Check the sidecar.serverCommand setting.'
-        : 'Install the sidecar (pip install -e . in its repository) or set sidecar.serverCommand.';
-      void this.showStartError(`Sidecar could not start (${cmd}): ${this.lastError}. ${hint}`);
+        ? `Check the sidecar.serverCommand setting (it takes effect from your ${scope.label}).`
+        : this.command?.source === 'private'
+          ? 'Run Sidecar: Reinstall Server, or set sidecar.serverCommand to a sidecar you installed yourself.'
+          : `The workspace's .venv has the sidecar but it does not start: fix that environment, or set sidecar.serverCommand (${scope.label}).`;
+      void this.showStartError(`Sidecar could not start (${cmd}): ${this.lastError}. ${hint}`, 'sidecar.serverCommand');
     }
   }
 
-  async showStartError(message: string): Promise<void> {
-    const choice = await vscode.window.showErrorMessage(message, 'Show log', 'Open Settings', 'Retry');
+  /** Where sidecar.serverCommand takes effect in this window (remote windows ignore the User value). */
+  serverCommandScope(): ReturnType<typeof settingScope> {
+    return settingScope(vscode.workspace.getConfiguration('sidecar').inspect('serverCommand'), vscode.env.remoteName, vscode.workspace.isTrusted);
+  }
+
+  async showStartError(message: string, setting = 'sidecar.serverCommand', buttons = ['Show log', 'Open Settings', 'Retry']): Promise<void> {
+    const choice = await vscode.window.showErrorMessage(message, ...buttons);
     if (choice === 'Show log') this.output.show(true);
-    else if (choice === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'sidecar.serverCommand');
-    else if (choice === 'Retry') void this.start();
+    else if (choice === 'Open Settings') {
+      const scope = setting === 'sidecar.serverCommand' ? this.serverCommandScope() : settingScope(undefined, undefined, true);
+      this.output.info(`opening ${scope.label} at ${setting}`);
+      void vscode.commands.executeCommand(scope.command, { query: setting });
+    } else if (choice === 'Retry') void this.start();
+    else if (choice === 'Reinstall') void this.reinstall();
+  }
+
+  /** "Sidecar: Reinstall Server": stop, remove the private environment, start (which installs it again). */
+  async reinstall(): Promise<void> {
+    await this.stop();
+    await this.privateServer.remove();
+    this.output.info(`removed the private environment ${this.privateServer.dir}`);
+    await this.start();
   }
 
   async stop(): Promise<void> {
@@ -289,7 +359,7 @@ export class SidecarConnection implements vscode.Disposable {
     if (client) {
       try {
         if (client.state === State.Running) await client.stop(3000);
-        else await client.dispose(1000);
+        else if (client.ran) await client.dispose(1000);
       } catch (e) {
         this.output.warn(`stopping the sidecar: ${errorMessage(e)}`);
       }

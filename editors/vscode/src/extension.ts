@@ -6,7 +6,7 @@ import { SidecarConnection } from './connection';
 import { trackOpenFiles } from './ideContext';
 import { OpenFilesTracker } from './openFiles';
 import { CompressedParams, ErrorCode, SessionInfo } from './protocol';
-import { compressedMessageLevel, statusLevel, statusText } from './status';
+import { compressedMessageLevel, plural, sessionDescription, statusLevel, statusText } from './status';
 import { UsageStatusBar } from './statusBar';
 import { transcriptMarkdown } from './transcript';
 
@@ -137,13 +137,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (!pick) return;
     const r = await api.resumeSession(pick.session.sessionId);
     await loadTranscript(r.sessionId);
-    chat.model.info(`Resumed session “${pick.session.title || r.sessionId.slice(0, 8)}” (${r.messageCount} messages).`);
+    chat.model.info(`Resumed session “${pick.session.title || r.sessionId.slice(0, 8)}” (${plural(r.messageCount, 'message')}).`);
     await chat.reveal();
   });
 
   register('sidecar.undoCompaction', async () => {
     const r = await requireRunning().undoCompaction();
     if (r.restored) {
+      status.setUndone();
       void vscode.window.showInformationMessage(r.message);
       await loadTranscript();
     } else {
@@ -151,15 +152,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
   });
 
-  // transcripts open as read-only Markdown documents (never "unsaved changes" on close)
+  // transcripts open as read-only Markdown documents (never "unsaved changes" on close); one document per
+  // session: running the command again refreshes and shows the same tab
   const transcripts = new Map<string, string>();
-  context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider(TRANSCRIPT_SCHEME, {
+  const transcriptChanged = new vscode.EventEmitter<vscode.Uri>();
+  context.subscriptions.push(transcriptChanged, vscode.workspace.registerTextDocumentContentProvider(TRANSCRIPT_SCHEME, {
+    onDidChange: transcriptChanged.event,
     provideTextDocumentContent: (uri) => transcripts.get(uri.toString()) ?? '',
   }));
   register('sidecar.showTranscript', async () => {
     const t = await requireRunning().getTranscript();
-    const uri = vscode.Uri.from({ scheme: TRANSCRIPT_SCHEME, path: `/Sidecar transcript ${t.sessionId.slice(0, 8)}.md`, query: String(Date.now()) });
+    const uri = vscode.Uri.from({ scheme: TRANSCRIPT_SCHEME, path: `/Sidecar transcript ${t.sessionId.slice(0, 8)}.md` });
+    const known = transcripts.has(uri.toString());
     transcripts.set(uri.toString(), transcriptMarkdown(t));
+    if (known) transcriptChanged.fire(uri);
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc, { preview: false });
   });
@@ -186,6 +192,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   register('sidecar.showLog', () => conn.output.show(true));
   register('sidecar.restartServer', () => conn.start());
+  register('sidecar.reinstallServer', () => conn.reinstall());
 
   async function loadTranscript(sessionId?: string) {
     try {
@@ -209,7 +216,7 @@ function sessionPickItem(s: SessionInfo, current: string | undefined): SessionPi
   const when = Number.isNaN(updated.getTime()) ? s.lastUpdated : updated.toLocaleString();
   return {
     label: `${s.sessionId === current ? '$(circle-filled) ' : ''}${s.title || '(untitled)'}`,
-    description: `${s.messageCount} messages${s.compactionCount ? ` · ${s.compactionCount} compactions` : ''}`,
+    description: sessionDescription(s),
     detail: `Last used ${when}${s.sessionId === current ? ' · current session' : ''}`,
     session: s,
   };

@@ -63,6 +63,8 @@ export interface TokenUsage {
   backend?: string;
   /** usageMetadata.cachedContentTokenCount of the last reply, when the API reported one. */
   cachedTokenCount?: number | null;
+  /** why a fresh estimate: after a history rewrite; null/absent for API counts and "the history grew" */
+  estimateReason?: 'newSession' | 'undo' | 'resume' | null;
 }
 
 /** The `sidecar` settings section, passed as initializationOptions and in didChangeConfiguration. */
@@ -136,7 +138,10 @@ export interface TranscriptMessage {
   kind: MessageKind;
   text: string;
   turnId?: string;
+  /** a toolCall message's calls, as data (never parse `text` for names) */
+  toolCalls?: TranscriptToolCall[];
 }
+export interface TranscriptToolCall { name: string; args?: unknown; id?: string }
 export interface TranscriptCompaction {
   type: 'compaction';
   id: string;
@@ -146,6 +151,8 @@ export interface TranscriptCompaction {
   originalTokenCount: number;
   newTokenCount: number;
   undone: boolean;
+  /** the <state_snapshot> text of a COMPRESSED compaction */
+  snapshot?: string;
 }
 export type TranscriptEntry = TranscriptMessage | TranscriptCompaction;
 export interface GetTranscriptResult { sessionId: string; entries: TranscriptEntry[] }

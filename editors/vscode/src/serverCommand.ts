@@ -4,14 +4,16 @@
  *
  *  1. `sidecar.serverCommand` when set (an argv array; a string is split on whitespace), with `${workspaceFolder}`,
  *     `${userHome}` and a leading `~` expanded.
- *  2. Else, in a trusted workspace, the workspace's own virtualenv: `<folder>/.venv/bin/python -m sidecar`.
- *  3. Else `python3 -m sidecar` (`python` on Windows).
+ *  2. Else, in a trusted workspace, the workspace's own virtualenv when the sidecar is installed in it:
+ *     `<folder>/.venv/bin/python -m sidecar`.
+ *  3. Else the extension's private environment (serverInstall.ts): `<global storage>/server/venv/bin/python -m sidecar`,
+ *     installed from the wheel in the .vsix on first use.
  */
 export interface ServerCommand {
   command: string;
   args: string[];
   /** where the command came from, for error messages */
-  source: 'setting' | 'workspaceVenv' | 'default';
+  source: 'setting' | 'workspaceVenv' | 'private';
 }
 
 export interface ResolveInput {
@@ -21,6 +23,10 @@ export interface ResolveInput {
   platform: NodeJS.Platform | string;
   trusted: boolean;
   exists: (path: string) => boolean;
+  /** is the sidecar installed in this workspace folder's .venv (serverInstall.venvHasSidecar) */
+  venvHasSidecar: (folder: string) => boolean;
+  /** the private environment's Python */
+  privatePython: string;
 }
 
 export function expand(arg: string, workspaceFolder: string | undefined, home: string): string {
@@ -45,9 +51,9 @@ export function resolveServerCommand(input: ResolveInput): ServerCommand {
   }
   if (input.trusted && input.workspaceFolder) {
     const py = venvPython(input.workspaceFolder, input.platform);
-    if (input.exists(py)) return { command: py, args: ['-m', 'sidecar'], source: 'workspaceVenv' };
+    if (input.exists(py) && input.venvHasSidecar(input.workspaceFolder)) return { command: py, args: ['-m', 'sidecar'], source: 'workspaceVenv' };
   }
-  return { command: input.platform === 'win32' ? 'python' : 'python3', args: ['-m', 'sidecar'], source: 'default' };
+  return { command: input.privatePython, args: ['-m', 'sidecar'], source: 'private' };
 }
 
 /** For messages: `python3 -m sidecar`, quoting arguments with spaces. */

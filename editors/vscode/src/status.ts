@@ -16,6 +16,8 @@ export interface LastCompaction {
   originalTokenCount: number;
   newTokenCount: number;
   at: Date;
+  /** "Undo Last Compaction" restored the history from before it */
+  undone?: boolean;
 }
 
 export function lastCompactionFrom(params: CompressedParams, at: Date = new Date()): LastCompaction {
@@ -88,7 +90,7 @@ export function describeCompaction(c: LastCompaction): string {
   const what = compressionSucceeded(c.status)
     ? `${exact(c.originalTokenCount)} → ${exact(c.newTokenCount)} tokens`
     : `${statusLabel(c.status)} (${exact(c.originalTokenCount)} tokens kept)`;
-  return `${what}, ${c.trigger}, at ${clock(c.at)}`;
+  return `${what}, ${c.trigger}, at ${clock(c.at)}${c.undone ? ' — undone (the history from before it is back)' : ''}`;
 }
 
 export function statusLabel(status: CompressionStatus): string {
@@ -107,9 +109,7 @@ export function statusLabel(status: CompressionStatus): string {
 export function statusTooltip(usage: TokenUsage, last?: LastCompaction): string {
   const threshold = thresholdPercent(usage.compressionThreshold);
   const thresholdTokens = Math.floor(usage.tokenLimit * usage.compressionThreshold);
-  const source = usage.source === 'api'
-    ? 'api (reported by Gemini for the last request)'
-    : 'estimate (the history changed since the last reply)';
+  const source = sourceText(usage);
   const lines = [
     `**Sidecar** — ${usage.percentUsed.toFixed(1)}% of the context window`,
     '',
@@ -126,6 +126,27 @@ export function statusTooltip(usage: TokenUsage, last?: LastCompaction): string 
     'Click to compress the conversation.',
   ];
   return lines.join('  \n');
+}
+
+/** What the count is: Gemini's report of the last request, or which local estimate. */
+export function sourceText(usage: Pick<TokenUsage, 'source' | 'estimateReason'>): string {
+  if (usage.source === 'api') return 'api (reported by Gemini for the last request)';
+  switch (usage.estimateReason) {
+    case 'newSession': return 'estimate of the empty conversation (system prompt and tools; nothing sent yet)';
+    case 'undo': return 'estimate of the restored history after the undo (system prompt and tools included; Gemini reports the exact count with the next reply)';
+    case 'resume': return 'estimate of the resumed history (system prompt and tools included)';
+    default: return 'estimate (the history changed since the last reply)';
+  }
+}
+
+/** The session picker's description: "12 messages · 1 compaction". */
+export function sessionDescription(s: { messageCount: number; compactionCount: number }): string {
+  return `${plural(s.messageCount, 'message')}${s.compactionCount ? ` · ${plural(s.compactionCount, 'compaction')}` : ''}`;
+}
+
+/** "1 compaction", "2 compactions". */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 /** Information for successes and no-ops, a warning for failed compactions. */

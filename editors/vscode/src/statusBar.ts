@@ -36,6 +36,11 @@ export class UsageStatusBar implements vscode.Disposable {
     this.render();
   }
 
+  /** The last compaction was undone (the tooltip says so until the next one). */
+  setUndone(): void {
+    if (this.last) { this.last = { ...this.last, undone: true }; this.render(); }
+  }
+
   setCompressing(on: boolean): void {
     this.compressing = on;
     this.render();
@@ -54,6 +59,13 @@ export class UsageStatusBar implements vscode.Disposable {
       item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
       item.command = 'sidecar.showLog';
       item.accessibilityInformation = { label: 'Sidecar is not running. Show the log.' };
+      return;
+    }
+    if (this.state === 'installing') {
+      item.text = '$(sync~spin) Sidecar: installing server';
+      item.tooltip = 'Installing the sidecar server into the extension\'s private environment (first start, or a new version). Click to show the log.';
+      item.command = 'sidecar.showLog';
+      item.accessibilityInformation = { label: 'Sidecar: installing the server' };
       return;
     }
     if (this.state === 'starting' || this.state === 'restarting' || (this.state === 'running' && !this.usage)) {

@@ -18,7 +18,9 @@ function entry(e: TranscriptEntry): string {
     const result = e.status === 'COMPRESSED'
       ? `${exact(e.originalTokenCount)} → ${exact(e.newTokenCount)} tokens`
       : statusLabel(e.status);
-    return `---\n\n> **Compaction** (${e.trigger}${e.undone ? ', undone' : ''}) — ${result} · ${e.time}\n\n---`;
+    const line = `> **Compaction** (${e.trigger}${e.undone ? ', undone' : ''}) — ${result} · ${e.time}`;
+    const snapshot = e.snapshot ? `\n\n**Summary the model continues from** (\`<state_snapshot>\`):\n\n${fence(e.snapshot)}` : '';
+    return `---\n\n${line}${snapshot}\n\n---`;
   }
   const head = `### ${ROLE[e.kind] ?? e.kind} · ${e.time}`;
   const body = e.kind === 'user' || e.kind === 'model' || e.kind === 'info' || e.kind === 'error' ? e.text : fence(e.text);

@@ -7,17 +7,18 @@ import { buildSettings, redacted } from '../src/settings';
 import { transcriptMarkdown } from '../src/transcript';
 
 describe('server command', () => {
-  const base = { home: '/home/u', platform: 'linux', trusted: true, exists: () => false, workspaceFolder: '/w' };
+  const base = { home: '/home/u', platform: 'linux', trusted: true, exists: () => false, workspaceFolder: '/w', venvHasSidecar: () => true, privatePython: '/s/server/venv/bin/python' };
   it('uses the setting, expanding ${workspaceFolder} and ~', () => {
     const c = resolveServerCommand({ ...base, setting: ['~/venv/bin/python', '-m', 'sidecar', '--log-file', '${workspaceFolder}/x.log'] });
     assert.deepEqual(c, { command: '/home/u/venv/bin/python', args: ['-m', 'sidecar', '--log-file', '/w/x.log'], source: 'setting' });
     assert.equal(resolveServerCommand({ ...base, setting: 'sidecar --log-level DEBUG' }).command, 'sidecar');
   });
-  it('prefers the trusted workspace venv, else python3', () => {
+  it('prefers a trusted workspace venv that has the sidecar, else the private environment', () => {
     const exists = (p: string) => p === '/w/.venv/bin/python';
     assert.deepEqual(resolveServerCommand({ ...base, setting: [], exists }), { command: '/w/.venv/bin/python', args: ['-m', 'sidecar'], source: 'workspaceVenv' });
-    assert.equal(resolveServerCommand({ ...base, setting: [], exists, trusted: false }).command, 'python3');
-    assert.equal(resolveServerCommand({ ...base, setting: [], platform: 'win32' }).command, 'python');
+    assert.deepEqual(resolveServerCommand({ ...base, setting: [], exists, trusted: false }), { command: '/s/server/venv/bin/python', args: ['-m', 'sidecar'], source: 'private' });
+    assert.equal(resolveServerCommand({ ...base, setting: [], exists, venvHasSidecar: () => false }).source, 'private', 'a project venv without the sidecar is not used');
+    assert.equal(resolveServerCommand({ ...base, setting: [] }).command, '/s/server/venv/bin/python');
   });
   it('displays with quoting', () => {
     assert.equal(displayCommand({ command: '/a b/python', args: ['-m', 'sidecar'] }), '"/a b/python" -m sidecar');

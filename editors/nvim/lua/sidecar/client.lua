@@ -252,7 +252,9 @@ function M.start(opts)
     name = 'sidecar',
     cmd = cmd,
     cmd_cwd = root,
-    cmd_env = cfg.cmd_env,
+    cmd_env = (cmd[1] == require('sidecar.install').python())
+        and vim.tbl_extend('force', require('sidecar.install').clean_env, cfg.cmd_env or {})
+      or cfg.cmd_env,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
     init_options = settings,
@@ -290,8 +292,11 @@ function M.start(opts)
           state.status = 'failed'
           fail_queue('the sidecar failed to start')
           status.changed()
-          notify(string.format('%s exited during start-up (code %s, signal %s); its stderr is in %s',
-            table.concat(state.cmd or {}, ' '), code, signal, vim.lsp.get_log_path()), vim.log.levels.ERROR)
+          local hint = (not cfg.cmd and not require('sidecar.install').installed())
+              and ' — run :SidecarInstall to install the server (or set cmd in setup())'
+            or ''
+          notify(string.format('%s exited during start-up (code %s, signal %s); its stderr is in %s%s',
+            table.concat(state.cmd or {}, ' '), code, signal, vim.lsp.get_log_path(), hint), vim.log.levels.ERROR)
           return
         end
         schedule_restart(code, signal)

@@ -4,8 +4,11 @@ local compat = require('sidecar.compat')
 local M = {}
 
 M.defaults = {
-  -- The server command (a list). Default: `sidecar` if it is on $PATH, else `python3 -m sidecar`.
+  -- The server command (a list). Default: the environment :SidecarInstall made under stdpath('data')/sidecar, else
+  -- `sidecar` if it is on $PATH, else `python3 -m sidecar`.
   cmd = nil,
+  -- Python 3.11+ that :SidecarInstall creates the private environment with. Default: python3, else python.
+  python = nil,
   -- Extra environment for the server process (merged into Neovim's environment).
   cmd_env = nil,
   -- Workspace root: a path, or a function returning one. Default: the nearest ancestor of the
@@ -107,6 +110,10 @@ function M.cmd(cfg)
   end
   if type(cmd) == 'table' and #cmd > 0 then
     return cmd
+  end
+  local private = require('sidecar.install').cmd() -- :SidecarInstall's environment
+  if private then
+    return private
   end
   if vim.fn.executable('sidecar') == 1 then
     return { 'sidecar' }

@@ -80,6 +80,23 @@ function M.check()
       "set cmd in require('sidecar').setup({ cmd = { '/path/to/python', '-m', 'sidecar' } })",
     })
   end
+  local install = require('sidecar.install')
+  local stamp = install.installed()
+  if stamp then
+    h.ok(string.format('Private server environment: sidecar %s, Python %s (%s), at %s (installed %s with %s)',
+      tostring(stamp.version), tostring(stamp.pythonVersion), tostring(stamp.python), install.venv(),
+      tostring(stamp.at), tostring(stamp.installer)))
+  elseif cfg.cmd then
+    h.info('Private server environment: not installed (not needed: cmd is set)')
+  else
+    h.warn('Private server environment: not installed at ' .. install.venv(), {
+      'run :SidecarInstall (needs Python 3.11+; installs the sidecar from ' .. tostring(install.repo_root()) .. ')',
+      "or set cmd in setup() to a sidecar you installed (pipx install / uv tool install)",
+    })
+  end
+  if install.status and install.status:match('^failed') then
+    h.error('Last install: ' .. install.status .. ' (log: ' .. install.log_path() .. ')')
+  end
   h.info('Workspace root: ' .. (state.root or config.root_dir(cfg)))
 
   if state.server_info and state.status == 'running' then

@@ -98,7 +98,10 @@ function M.text(opts)
   local icon = cfg.icon or '✦'
   local usage = state.usage
   local parts = {}
-  if usage then
+  local installing = package.loaded['sidecar.install'] and require('sidecar.install').install_status() or ''
+  if installing ~= '' then
+    parts[#parts + 1] = icon .. ' ' .. installing:gsub('^sidecar ', '') -- :SidecarInstall's progress
+  elseif usage then
     parts[#parts + 1] = string.format(
       '%s %s %s/%s',
       icon,

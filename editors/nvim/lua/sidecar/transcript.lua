@@ -57,6 +57,11 @@ function M.full_lines(t)
   for _, e in ipairs(t.entries or {}) do
     if e.type == 'compaction' then
       add(out, { M.compaction_line(e) .. '  ' .. tostring(e.time or ''), '' })
+      if type(e.snapshot) == 'string' and e.snapshot ~= '' then
+        add(out, { '### Summary the model continues from', '' })
+        add(out, lines_of(e.snapshot))
+        out[#out + 1] = ''
+      end
     else
       local h = headers[e.kind] or ('## ' .. tostring(e.kind or e.role or '?'))
       out[#out + 1] = h .. '  ' .. tostring(e.time or '')
@@ -66,6 +71,32 @@ function M.full_lines(t)
     end
   end
   return out
+end
+
+--- A toolCall entry's own words (lines) and its tool names: from `toolCalls` (data), else the `→ name(…)` lines
+--- of the text — never the text's first word.
+function M.split_tool_call(e)
+  local prose, arrows = {}, {}
+  for _, l in ipairs(lines_of(e.text)) do
+    local name = l:match('^→ ([%a_][%w_.%-]*)')
+    if name then
+      arrows[#arrows + 1] = name
+    else
+      prose[#prose + 1] = l
+    end
+  end
+  while #prose > 0 and vim.trim(prose[#prose]) == '' do
+    table.remove(prose)
+  end
+  local calls = {}
+  if type(e.toolCalls) == 'table' and #e.toolCalls > 0 then
+    for _, c in ipairs(e.toolCalls) do
+      calls[#calls + 1] = tostring(c.name)
+    end
+  else
+    calls = arrows
+  end
+  return prose, calls
 end
 
 --- The conversation as the chat buffer shows it (user and model text, tools, compactions).
@@ -79,7 +110,15 @@ function M.chat_lines(t)
       add(out, lines_of(e.text))
       out[#out + 1] = ''
     elseif e.kind == 'toolCall' then
-      add(out, { '⚙ ' .. (lines_of(e.text)[1] or ''), '' })
+      local prose, calls = M.split_tool_call(e)
+      if #prose > 0 then
+        add(out, { headers.model, '' })
+        add(out, prose)
+        out[#out + 1] = ''
+      end
+      for _, name in ipairs(calls) do
+        add(out, { '⚙ ' .. name, '' })
+      end
     elseif e.kind == 'info' or e.kind == 'error' then
       add(out, { '_' .. (lines_of(e.text)[1] or '') .. '_', '' })
     end

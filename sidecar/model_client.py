@@ -99,9 +99,12 @@ class ModelClient:
         self.endpoint = config.resolved_endpoint()
         self._types = types
         self._auth = AdcAuth() if self.endpoint.uses_adc else None
-        self._client: Any = None  # google-genai, built on first use (after the credentials are loaded)
         self._stream = GeminiStream(self.endpoint, config.timeout_ms)
         self._redact_key = _redactor(self.endpoint.api_key or "")
+        # google-genai's client takes ~200 ms to build: here (the Backend builds ModelClients in a worker thread),
+        # or with ADC in a worker thread once the credentials are loaded (`_sdk`), never on the event loop.
+        self._client: Any = self._build_sdk() if self._auth is None and self.endpoint.problem is None else None
+        self._sdk_lock = asyncio.Lock()
 
     @property
     def where(self) -> str:
@@ -148,28 +151,31 @@ class ModelClient:
         """The google-genai client for this endpoint (its credentials refreshed by `_auth_headers` before each call)."""
         await self._auth_headers()
         if self._client is None:
-            from google import genai
-
-            types, ep = self._types, self.endpoint
-            options = types.HttpOptions(api_version=ep.api_version, timeout=self.config.timeout_ms)
-            if ep.kind != "vertex":
-                if ep.custom_url:
-                    options.base_url = ep.base_url
-                self._client = genai.Client(vertexai=False, api_key=ep.api_key, http_options=options)
-            elif ep.api_key is not None:
-                options.base_url = ep.base_url
-                self._client = genai.Client(vertexai=True, api_key=ep.api_key, http_options=options)
-            else:
-                assert self._auth is not None
-                options.base_url = ep.base_url
-                self._client = genai.Client(
-                    vertexai=True,
-                    project=ep.project,
-                    location=ep.location,
-                    credentials=self._auth.credentials,
-                    http_options=options,
-                )
+            async with self._sdk_lock:
+                if self._client is None:
+                    self._client = await asyncio.to_thread(self._build_sdk)
         return self._client
+
+    def _build_sdk(self) -> Any:
+        from google import genai
+
+        types, ep = self._types, self.endpoint
+        options = types.HttpOptions(api_version=ep.api_version, timeout=self.config.timeout_ms)
+        if ep.kind != "vertex":
+            if ep.custom_url:
+                options.base_url = ep.base_url
+            return genai.Client(vertexai=False, api_key=ep.api_key, http_options=options)
+        options.base_url = ep.base_url
+        if ep.api_key is not None:
+            return genai.Client(vertexai=True, api_key=ep.api_key, http_options=options)
+        assert self._auth is not None and self._auth.credentials is not None
+        return genai.Client(
+            vertexai=True,
+            project=ep.project,
+            location=ep.location,
+            credentials=self._auth.credentials,
+            http_options=options,
+        )
 
     # -- calls ------------------------------------------------------------------------------------
     async def stream(

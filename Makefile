@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test test-python test-stress lint typecheck bench clean vsix test-vscode-unit test-vscode-e2e test-nvim nvim-install
+.PHONY: help venv demo test test-python test-stress lint typecheck protocol bench clean vsix test-vscode-unit test-vscode-e2e test-nvim nvim-install
 
 help: ## list the targets
 	@echo "sidecar — make targets:"
@@ -39,6 +39,9 @@ lint: $(STAMP) ## ruff
 
 typecheck: $(STAMP) ## mypy --strict on sidecar/
 	$(BIN)/mypy
+
+protocol: $(STAMP) ## regenerate the editors' protocol.ts / protocol.lua and docs/protocol.md's tables from sidecar/protocol/
+	$(PY) -m sidecar.protocol.export
 
 bench: $(STAMP) ## benchmarks; writes bench/results/ and docs/performance.md
 	$(PY) -m bench

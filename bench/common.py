@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sidecar.rpc_client import RpcClient
+from sidecar.rpc.client import RpcClient
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
@@ -120,9 +120,7 @@ def fake_options(url: str, **extra: Any) -> dict[str, Any]:
 
 
 def pid_of(client: RpcClient) -> int:
-    proc = client._proc  # the spawned server (RpcClient keeps it private)
-    assert proc is not None
-    return proc.pid
+    return client.pid
 
 
 def proc_kb(pid: int, key: str) -> int:

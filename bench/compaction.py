@@ -21,15 +21,15 @@ import msgspec
 
 from bench import reference
 from bench.common import Row, judge, median, sched
-from sidecar.chat import ChatService
-from sidecar.compaction_service import Compactor
+from sidecar.chat.service import ChatService
+from sidecar.compaction.service import Compactor
+from sidecar.compaction.tool_outputs import ToolOutputSaver
+from sidecar.config.settings import Settings
 from sidecar.core.history import Content, Part
 from sidecar.core.prompts import SNAPSHOT_SECTIONS
-from sidecar.model_client import Reply
-from sidecar.recording import SessionStore
-from sidecar.session_recorder import Recorder
-from sidecar.settings import Settings
-from sidecar.tool_outputs import ToolOutputSaver
+from sidecar.gemini.client import Reply
+from sidecar.recording.recorder import Recorder
+from sidecar.session import Session
 
 LIMIT_MS = 100.0
 _decode = msgspec.json.Decoder(list[Content]).decode
@@ -88,8 +88,7 @@ def _kind(content: Content) -> str:
 def _chat(tmp: Path, contents: list[Content]) -> ChatService:
     """A ChatService holding `contents` as its recorded history, wired like the server's."""
     tmp.mkdir(parents=True, exist_ok=True)
-    settings = Settings()
-    store = SessionStore(str(tmp), home=tmp / "home")
+    session = Session(settings=Settings(), workspace_folders=[str(tmp)])
     model = _Model()
 
     async def client() -> Any:
@@ -99,9 +98,9 @@ def _chat(tmp: Path, contents: list[Content]) -> ChatService:
         return None
 
     saver = ToolOutputSaver(tmp / "session")
-    compactor = Compactor(lambda: settings, client, saver, no_hooks, lambda: [str(tmp)])
-    recorder = Recorder(lambda: store, lambda: settings.model, lambda _t: None)
-    chat = ChatService(lambda: settings, client, _Notifier(), compactor, recorder)
+    compactor = Compactor(session, client, saver, no_hooks)
+    recorder = Recorder(session, lambda _t: None, home=tmp / "home")
+    chat = ChatService(session, client, _Notifier(), compactor, recorder)
     ids = [recorder.message(c, _kind(c), "turn-0") for c in contents]
     recorder.sync()
     chat.conversation.replace(contents, ids)
@@ -128,7 +127,7 @@ def _profile(tmp: Path, data: bytes) -> dict[str, float]:
     stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
     phases: dict[str, float] = {}
     for (filename, _line, name), (_cc, _nc, _tt, cumulative, _callers) in stats.items():
-        if name in PHASES and "sidecar" in filename and not filename.endswith("session_writer.py"):
+        if name in PHASES and "sidecar" in filename and not filename.endswith("/recording/writer.py"):
             label = PHASES[name]
             phases[label] = phases.get(label, 0.0) + cumulative * 1000
     return phases

@@ -22,9 +22,11 @@ from bench.common import (
     verdict,
 )
 from bench.timedfake import TimedFake
-from sidecar.compaction_service import Outcome, Status
+from sidecar.compaction.service import Outcome, Status
+from sidecar.config.settings import Settings
 from sidecar.core.history import Content, text_content
-from sidecar.session_recorder import Recorder
+from sidecar.recording.recorder import Recorder
+from sidecar.session import Session
 
 FLAT_RATIO = 1.5
 RESUME_LIMIT_S = 0.2
@@ -34,8 +36,8 @@ COMPACTIONS = 15  # compaction records timed per session size
 
 
 def _recorder(home: Path, root: Path, session_id: str) -> Recorder:
-    store = sessionfiles.store(home, root)
-    recorder = Recorder(lambda: store, lambda: sessionfiles.MODEL, lambda _text: None)
+    session = Session(settings=Settings(model=sessionfiles.MODEL), workspace_folders=[str(root)])
+    recorder = Recorder(session, lambda _text: None, home=home)
     recorder.start(session_id)
     return recorder
 

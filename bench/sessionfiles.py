@@ -11,7 +11,7 @@ import msgspec
 from bench import generator
 from sidecar.core.history import Content, text_content
 from sidecar.core.tokens import content_quarters
-from sidecar.recording import SessionStore, SessionWriter
+from sidecar.recording.store import SessionStore, SessionWriter
 
 MODEL = "gemini-2.5-flash"
 _to_content = msgspec.json.Decoder(Content)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import RESULTS, Row, init_params, judge_ratio, median, pid_of, proc_kb, sched, server_env
-from sidecar.rpc_client import RpcClient
+from sidecar.rpc.client import RpcClient
 
 STARTUP_RATIO = 1.3
 WORKSPACE_RATIO = 1.1  # a big workspace must not delay initialize by more than noise

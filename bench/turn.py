@@ -25,8 +25,8 @@ from bench import generator, sessionfiles
 from bench.common import Row, fake_options, init_params, judge, median, pid_of, sched, sidecar_client, spread, worst
 from bench.timedfake import TimedFake
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
-from sidecar.gemini_stream import request_pieces
-from sidecar.rpc_client import RpcClient
+from sidecar.gemini.stream import request_pieces
+from sidecar.rpc.client import RpcClient
 from sidecar.tools.declarations import DECLARATIONS
 
 OVERHEAD_LIMIT_MS = 5.0

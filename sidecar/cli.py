@@ -31,7 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--stdio", action="store_true", help="serve on stdio (the default; accepted for editors)")
     from sidecar.doctor import add_parser as add_doctor
-    from sidecar.sessions_cli import add_parsers
+    from sidecar.recording.cli import add_parsers
 
     subparsers = parser.add_subparsers(dest="command", metavar="{sessions,import,doctor}")
     add_parsers(subparsers)
@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     # Collecting while lsprotocol's ~40k type objects are created only costs start-up time: freeze them instead.
     gc.disable()
-    from sidecar.server import build_server
+    from sidecar.rpc.server import build_server
 
     server = build_server()
     gc.freeze()

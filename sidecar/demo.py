@@ -8,7 +8,10 @@ import sys
 import tempfile
 from typing import Any
 
-from sidecar.rpc_client import RpcClient, RpcError, sidecar_command
+from sidecar.protocol import methods
+from sidecar.protocol.ide import Cursor, IdeContextParams, OpenFile
+from sidecar.protocol.types import CompressParams, SendMessageParams, to_wire
+from sidecar.rpc.client import RpcClient, RpcError, sidecar_command
 
 FAKE_TOKEN_LIMIT = 6_000
 TRACEBACK = "\n".join(
@@ -74,8 +77,8 @@ class Demo:
             options = {
                 "backend": "gemini", "baseUrl": self.fake.url, "apiKey": "demo-key", "tokenLimit": FAKE_TOKEN_LIMIT
             }
-        self.client.on("sidecar/messageDelta", self._on_delta)
-        self.client.on("sidecar/tokenUsage", self._on_usage)
+        self.client.on(methods.MESSAGE_DELTA.name, self._on_delta)
+        self.client.on(methods.TOKEN_USAGE.name, self._on_usage)
         self.client.on("window/showMessage", lambda p: self.out(f"  [editor message] {p['message']}"))
         self.client.on("window/workDoneProgress/create", lambda p: None)
         await self.client.start()
@@ -112,16 +115,15 @@ class Demo:
     def editor(self, line: int, selected: str | None = None) -> None:
         """What an editor sends when the user moves around: the open files, cursor and selection."""
         root = os.getcwd()
-        active: dict[str, Any] = {
-            "path": f"{root}/src/app/parser.py",
-            "timestamp": 2_000 + line,
-            "isActive": True,
-            "cursor": {"line": line, "character": 1},
-        }
-        if selected:
-            active["selectedText"] = selected
-        files = [active, {"path": f"{root}/tests/test_parser.py", "timestamp": 1_000}]
-        self.client.notify("sidecar/ideContext", {"openFiles": files, "isTrusted": True})
+        active = OpenFile(
+            path=f"{root}/src/app/parser.py",
+            timestamp=2_000 + line,
+            is_active=True,
+            cursor=Cursor(line, 1),
+            selected_text=selected or None,
+        )
+        files = [active, OpenFile(path=f"{root}/tests/test_parser.py", timestamp=1_000)]
+        self.client.notify(methods.IDE_CONTEXT.name, to_wire(IdeContextParams(open_files=files, is_trusted=True)))
 
     def context_sent(self) -> str:
         """Which IDE context the last chat request carried, read from the fake's request log."""
@@ -146,7 +148,7 @@ class Demo:
         self.out(f"\n> {first_line}{pasted}")
         self.replying = False
         try:
-            result = await self.client.request("sidecar/sendMessage", {"text": text})
+            result = await self.client.request(methods.SEND_MESSAGE.name, to_wire(SendMessageParams(text=text)))
         except RpcError as exc:
             self.out(f"\n  error: {exc.message}")
             return
@@ -157,14 +159,14 @@ class Demo:
     async def compress(self, instructions: str) -> None:
         self.out(f"\n> (user runs \"Compress conversation\" with focus: {instructions!r})")
         before = self.usage
-        result = await self.client.request("sidecar/compress", {"instructions": instructions})
+        result = await self.client.request(methods.COMPRESS.name, to_wire(CompressParams(instructions=instructions)))
         self.out(f"  {result['status']}: {result['message']}")
         if before:
             self.out(f"  [status bar] before {status_line(before)}")
         self.out(f"  [status bar] after  {status_line(self.usage)}")
 
     async def run(self) -> int:
-        self.client.on("sidecar/compressed", self._on_compressed)
+        self.client.on(methods.COMPRESSED.name, self._on_compressed)
         await self.start()
         self.editor(line=12, selected="def parse_identifier(")
         for index, text in enumerate(SCRIPT):

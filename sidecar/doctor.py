@@ -75,7 +75,7 @@ def _credentials() -> tuple[Check, Check]:
 
 
 def _home() -> Check:
-    from sidecar.paths import data_home
+    from sidecar.recording.layout import data_home
 
     if os.environ.get("SIDECAR_HOME"):
         origin = "SIDECAR_HOME"
@@ -105,7 +105,7 @@ def _writable(directory: Path) -> Check:
 
 
 def run_checks(project: str) -> list[Check]:
-    from sidecar.recording import SessionStore
+    from sidecar.recording.store import SessionStore
 
     backend, credentials = _credentials()
     directory = SessionStore(project).directory

@@ -9,6 +9,8 @@ from typing import Any
 
 import msgspec
 
+from sidecar.protocol.ide import Cursor, OpenFile
+
 log = logging.getLogger(__name__)
 
 MAX_OPEN_FILES = 10
@@ -18,28 +20,6 @@ FULL_HEADER = "Here is the user's editor context as a JSON object. This is for y
 DELTA_HEADER = (
     "Here is a summary of changes in the user's editor context, in JSON format. This is for your information only."
 )
-
-
-class Cursor(msgspec.Struct, frozen=True):
-    line: int
-    character: int
-
-
-class OpenFile(msgspec.Struct, rename="camel", omit_defaults=True, frozen=True):
-    """One open file as the editor reports it (absolute path, 1-based cursor, timestamp in ms)."""
-
-    path: str
-    timestamp: float
-    is_active: bool | None = None
-    cursor: Cursor | None = None
-    selected_text: str | None = None
-
-
-class IdeContextParams(msgspec.Struct, rename="camel"):
-    """Params of the sidecar/ideContext notification; files are checked one by one (bad ones are dropped)."""
-
-    open_files: list[Any]
-    is_trusted: bool | None = None
 
 
 def decode_open_files(raw: Sequence[Any]) -> list[OpenFile]:

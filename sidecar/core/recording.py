@@ -9,13 +9,10 @@ import msgspec
 
 from sidecar.core.content_json import check_content, decode_content, decode_contents, encode_content
 from sidecar.core.history import Content
-from sidecar.core.transcript import TranscriptCompaction as TranscriptCompaction
-from sidecar.core.transcript import TranscriptEntry as TranscriptEntry
-from sidecar.core.transcript import TranscriptMessage as TranscriptMessage
-from sidecar.core.transcript import TranscriptToolCall as TranscriptToolCall
 from sidecar.core.transcript import display_text as display_text
 from sidecar.core.transcript import title_of as title_of
 from sidecar.core.transcript import tool_calls_from_meta, tool_calls_of
+from sidecar.protocol.sessions import TranscriptCompaction, TranscriptEntry, TranscriptMessage
 
 FORMAT_VERSION = 1
 

@@ -1,51 +1,16 @@
-"""What editors see of a session: transcript entries, and the readable text and title of contents."""
+"""What editors see of a session: the readable text and title of contents (entries: sidecar.protocol.sessions)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
 from sidecar.core.history import Content
+from sidecar.protocol.sessions import TranscriptToolCall
 
 TITLE_MAX = 80
 SUMMARY_MAX = 200
-
-
-class TranscriptToolCall(msgspec.Struct, rename="camel", omit_defaults=True):
-    """A tool call of a model message, as data: editors title its card with `name`, never with the text."""
-
-    name: str
-    args: Any = None
-    id: str | None = None
-
-
-class TranscriptMessage(
-    msgspec.Struct, tag="message", tag_field="type", rename="camel", omit_defaults=True, gc=False
-):
-    id: str
-    time: str
-    role: Literal["user", "model"]
-    kind: str
-    text: str
-    turn_id: str | None = None
-    tool_calls: list[TranscriptToolCall] | None = None
-
-
-class TranscriptCompaction(
-    msgspec.Struct, tag="compaction", tag_field="type", rename="camel", omit_defaults=True
-):
-    id: str
-    time: str
-    trigger: str
-    status: str
-    original_token_count: int
-    new_token_count: int
-    undone: bool
-    snapshot: str | None = None  # the <state_snapshot> text of a COMPRESSED compaction
-
-
-TranscriptEntry = TranscriptMessage | TranscriptCompaction
 
 
 def _clip(text: str, limit: int = SUMMARY_MAX) -> str:

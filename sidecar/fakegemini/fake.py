@@ -15,7 +15,8 @@ from sidecar.core.history import Content
 
 from . import faults, replies, shapes, validate, vertex
 from .faults import Step
-from .records import Plan, RequestRecord, _error
+from .records import RequestRecord, _error
+from .server import Plan, make_server
 from .snapshot import build_summary
 
 __all__ = ["FakeGemini", "Plan", "RequestRecord"]
@@ -65,8 +66,6 @@ class FakeGemini:
     # ---- lifecycle -------------------------------------------------------------------------
     def start(self) -> FakeGemini:
         """Bind (port 0 = a free port) and serve on a daemon thread. Returns self."""
-        from .server import make_server
-
         if self._server is not None:
             raise RuntimeError("FakeGemini already started")
         self.stopping.clear()
@@ -166,6 +165,10 @@ class FakeGemini:
             raise ValueError("token lifetime must not be negative")
         with self._lock:
             self.tokens.lifetime = seconds
+
+    @property
+    def token_lifetime(self) -> int:
+        return self.tokens.lifetime
 
     def issue_token(self) -> str:
         """An access token as the token endpoint would issue it (for a credentials file that carries one)."""

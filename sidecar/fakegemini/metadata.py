@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import msgspec
-
-if TYPE_CHECKING:
-    from .fake import FakeGemini
 
 ROOT = "/computeMetadata/v1/"
 PROJECT = "metadata-project"
@@ -15,11 +12,15 @@ EMAIL = f"sidecar-test@{PROJECT}.iam.gserviceaccount.com"
 SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 
 
+class TokenSource(Protocol):
+    def metadata_token(self, path: str) -> dict[str, Any]: ...
+
+
 def is_metadata_path(path: str) -> bool:
     return path == "/" or path.startswith(ROOT)
 
 
-def answer(fake: FakeGemini, path: str, flavor: str | None) -> tuple[int, bytes, str]:
+def answer(fake: TokenSource, path: str, flavor: str | None) -> tuple[int, bytes, str]:
     """(status, body, content type) for a metadata request; like the real server, it needs Metadata-Flavor: Google."""
     if flavor != "Google":
         return 403, b"Missing Metadata-Flavor:Google header.", "text/plain"

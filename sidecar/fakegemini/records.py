@@ -1,15 +1,15 @@
-"""What the fake logs of each request (RequestRecord) and what it decides to answer (Plan)."""
+"""What the fake logs of each request (RequestRecord), and the error answer in the real shape."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
 from sidecar.core.history import Content, parse_contents
 
 from . import faults
+from .server import Plan
 
 
 class RequestRecord(msgspec.Struct, kw_only=True):
@@ -37,19 +37,6 @@ class RequestRecord(msgspec.Struct, kw_only=True):
         """The request's contents as Content values."""
         raw = self.body.get("contents", []) if isinstance(self.body, dict) else []
         return parse_contents(raw)
-
-
-@dataclass
-class Plan:
-    """What the HTTP layer should do: wait, then send JSON, SSE events, or drop the connection."""
-
-    action: Literal["json", "stream", "close"]
-    status: int = 200
-    body: Any = None
-    events: list[dict[str, Any]] = field(default_factory=list)
-    cut_after: int | None = None  # stream: drop the connection after this many events
-    wait: float = 0.0
-    chunk_delay: float = 0.0
 
 
 def _error(code: int, message: str | None = None, **kw: Any) -> Plan:

@@ -7,26 +7,65 @@ import logging
 import socket
 import socketserver
 import threading
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any, Literal, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
 import msgspec
 
 from . import faults, metadata
 
-if TYPE_CHECKING:
-    from .fake import FakeGemini
-    from .records import Plan
-
 log = logging.getLogger("sidecar.fakegemini")
+
+
+@dataclass
+class Plan:
+    """What the HTTP layer should do: wait, then send JSON, SSE events, or drop the connection."""
+
+    action: Literal["json", "stream", "close"]
+    status: int = 200
+    body: Any = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+    cut_after: int | None = None  # stream: drop the connection after this many events
+    wait: float = 0.0
+    chunk_delay: float = 0.0
+
+
+class Fake(Protocol):
+    """What the HTTP layer asks of the fake (sidecar.fakegemini.fake.FakeGemini)."""
+
+    stopping: threading.Event
+    token_multiplier: float
+    token_limit: int | None
+
+    def plan(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, str],
+        api_key: str | None,
+        raw: bytes,
+        authorization: str | None = None,
+    ) -> Plan: ...
+    def metadata_token(self, path: str) -> dict[str, Any]: ...
+    def set_token_lifetime(self, seconds: int) -> None: ...
+    @property
+    def token_lifetime(self) -> int: ...
+    def log_json(self) -> bytes: ...
+    def pending(self) -> list[dict[str, Any]]: ...
+    def script(self, steps: Any) -> None: ...
+    def reset_script(self) -> None: ...
+    def reset(self) -> None: ...
+    def set_token_multiplier(self, multiplier: float) -> None: ...
+    def set_token_limit(self, limit: int | None) -> None: ...
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
 
-    def __init__(self, fake: FakeGemini, host: str, port: int) -> None:
+    def __init__(self, fake: Fake, host: str, port: int) -> None:
         self.fake = fake
         self._conns: set[socket.socket] = set()
         self._conns_lock = threading.Lock()
@@ -60,7 +99,7 @@ class _Server(ThreadingHTTPServer):
         log.debug("connection error from %s", client_address, exc_info=True)
 
 
-def make_server(fake: FakeGemini, host: str, port: int) -> _Server:
+def make_server(fake: Fake, host: str, port: int) -> _Server:
     return _Server(fake, host, port)
 
 
@@ -202,7 +241,7 @@ class _Handler(BaseHTTPRequestHandler):
                 {
                     "tokenMultiplier": fake.token_multiplier,
                     "tokenLimit": fake.token_limit,
-                    "tokenLifetime": fake.tokens.lifetime,
+                    "tokenLifetime": fake.token_lifetime,
                 },
             )
         else:

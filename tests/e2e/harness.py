@@ -1,28 +1,21 @@
-"""Test client for the real sidecar process: records custom notifications and waits for them."""
+"""The editor side of the e2e tests: the project's one JSON-RPC client, answering as a recorded real editor would."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 import tempfile
-from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
 import pytest_lsp
-from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient
+from lsprotocol import converters
 
+from sidecar.protocol import methods
+from sidecar.rpc.client import RpcClient, RpcError
+
+#: Real clients' recorded capabilities (from pytest-lsp): every e2e test runs once per client.
 CLIENTS = ["neovim@v0.7.0", "neovim@v0.11.0", "visual-studio-code"]
-NOTIFICATIONS = [
-    "sidecar/messageDelta",
-    "sidecar/tokenUsage",
-    "sidecar/compressed",
-    "sidecar/toolCall",
-    "sidecar/retry",
-]
 CANARY_KEY = "AIzaCANARY-e2e-0123456789abcdef"
 VERTEX_ENV = (
     "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS",
@@ -32,43 +25,70 @@ VERTEX_ENV = (
 E2E_HOME = tempfile.mkdtemp(prefix="sidecar-e2e-home-")
 
 
-def plain(value: Any) -> Any:
-    """namedtuples (how pygls hands over custom payloads) back into dicts and lists."""
-    if hasattr(value, "_asdict"):
-        return {k: plain(v) for k, v in value._asdict().items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return value
+def capabilities(client_spec: str) -> dict[str, Any]:
+    """The recorded `ClientCapabilities` of a real client, as JSON."""
+    caps = converters.get_converter().unstructure(pytest_lsp.client_capabilities(client_spec))
+    assert isinstance(caps, dict)
+    return caps
 
 
-def make_client() -> LanguageClient:
-    client = pytest_lsp.make_test_lsp_client()
-    client.notes = defaultdict(list)  # type: ignore[attr-defined]
-    for method in NOTIFICATIONS:
+class EditorClient(RpcClient):
+    """The one client, answering sidecar/confirmToolCall from `decisions` and workspace/applyEdit with
+    `apply_result`, and keeping what it was asked."""
 
-        def record(params: Any, _method: str = method) -> None:
-            client.notes[_method].append(plain(params))  # type: ignore[attr-defined]
+    def __init__(self, client_spec: str, workspace_root: str, **env: str) -> None:
+        super().__init__([sys.executable, "-m", "sidecar", "--log-level", "DEBUG"], env=server_env(**env))
+        self.client_spec = client_spec
+        self.workspace_root = workspace_root
+        self.capabilities = capabilities(client_spec)
+        self.init_result: dict[str, Any] = {}
+        #: Answers to sidecar/confirmToolCall, in order ("allow" when empty), and the requests asked.
+        self.decisions: list[str] = []
+        self.confirmations: list[dict[str, Any]] = []
+        #: The WorkspaceEdits of workspace/applyEdit, and what to answer.
+        self.edits: list[dict[str, Any]] = []
+        self.apply_result: dict[str, Any] = {"applied": True}
+        self.on(methods.CONFIRM_TOOL_CALL.name, self._confirm)
+        self.on("workspace/applyEdit", self._apply_edit)
 
-        client.feature(method)(record)
+    def _confirm(self, params: dict[str, Any]) -> dict[str, str]:
+        self.confirmations.append(params)
+        return {"decision": self.decisions.pop(0) if self.decisions else "allow"}
 
-    client.decisions = []  # type: ignore[attr-defined]  # answers to sidecar/confirmToolCall, in order
-    client.confirmations = []  # type: ignore[attr-defined]
-    client.edits = []  # type: ignore[attr-defined]
-    client.apply_result = {"applied": True}  # type: ignore[attr-defined]
+    def _apply_edit(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.edits.append(params["edit"])
+        answer: dict[str, Any] = {"applied": self.apply_result["applied"]}
+        if self.apply_result.get("reason") is not None:
+            answer["failureReason"] = self.apply_result["reason"]
+        return answer
 
-    @client.feature("sidecar/confirmToolCall")
-    def confirm(params: Any) -> dict[str, str]:
-        client.confirmations.append(plain(params))  # type: ignore[attr-defined]
-        decisions = client.decisions  # type: ignore[attr-defined]
-        return {"decision": decisions.pop(0) if decisions else "allow"}
+    async def initialize(self, fake_url: str, **settings: Any) -> dict[str, Any]:
+        """initialize + initialized, then wait for start-up's sidecar/tokenUsage (sent after the heavy imports)."""
+        root = self.workspace_root
+        options = {
+            "baseUrl": fake_url,
+            "apiKey": CANARY_KEY,
+            "retryInitialDelayMs": 20,
+            "requestTimeoutMs": 10_000,
+            **settings,
+        }
+        self.init_result = await self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "capabilities": self.capabilities,
+                "rootUri": f"file://{root}",
+                "workspaceFolders": [{"uri": f"file://{root}", "name": "ws"}],
+                "initializationOptions": options,
+            },
+            timeout=30,
+        )
+        self.notify("initialized", {})
+        await self.wait_note(methods.TOKEN_USAGE.name, timeout=30)
+        return self.init_result
 
-    @client.feature(lsp.WORKSPACE_APPLY_EDIT)
-    def apply_edit(params: lsp.ApplyWorkspaceEditParams) -> lsp.ApplyWorkspaceEditResult:
-        client.edits.append(params.edit)  # type: ignore[attr-defined]
-        result = client.apply_result  # type: ignore[attr-defined]
-        return lsp.ApplyWorkspaceEditResult(applied=result["applied"], failure_reason=result.get("reason"))
-
-    return client
+    def supports_progress(self) -> bool:
+        return bool(self.capabilities.get("window", {}).get("workDoneProgress"))
 
 
 def server_env(**extra: str) -> dict[str, str]:
@@ -82,67 +102,34 @@ def server_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def config(**env: str) -> ClientServerConfig:
-    return ClientServerConfig(
-        server_command=[sys.executable, "-m", "sidecar", "--log-level", "DEBUG"],
-        client_factory=make_client,
-        server_env=server_env(**env),
-    )
+async def request(client: RpcClient, method: str, params: Any = None, timeout: float = 30) -> Any:
+    return await client.request(method, params, timeout=timeout)
 
 
-def init_params(client_spec: str, fake_url: str, root: str | None = None, **settings: Any) -> lsp.InitializeParams:
-    options = {
-        "baseUrl": fake_url,
-        "apiKey": CANARY_KEY,
-        "retryInitialDelayMs": 20,
-        "requestTimeoutMs": 10_000,
-        **settings,
-    }
-    return lsp.InitializeParams(
-        capabilities=pytest_lsp.client_capabilities(client_spec),
-        initialization_options=options,
-        process_id=os.getpid(),
-        root_uri=f"file://{root}" if root else None,
-        workspace_folders=[lsp.WorkspaceFolder(uri=f"file://{root}", name="ws")] if root else None,
-    )
-
-
-async def request(client: LanguageClient, method: str, params: Any = None, timeout: float = 30) -> Any:
-    result = await asyncio.wait_for(client.protocol.send_request_async(method, params), timeout)
-    return plain(result)
-
-
-async def request_error(client: LanguageClient, method: str, params: Any = None) -> JsonRpcException:
+async def request_error(client: RpcClient, method: str, params: Any = None) -> RpcError:
     try:
         await request(client, method, params)
-    except JsonRpcException as exc:
+    except RpcError as exc:
         return exc
     raise AssertionError(f"{method} succeeded but an error was expected")
 
 
-def notes(client: LanguageClient, method: str) -> list[dict[str, Any]]:
-    return client.notes[method]  # type: ignore[attr-defined,no-any-return]
+def notes(client: RpcClient, method: str) -> list[dict[str, Any]]:
+    return client.notes[method]
 
 
 async def wait_for(
-    client: LanguageClient,
+    client: RpcClient,
     method: str,
     predicate: Callable[[dict[str, Any]], bool] = lambda _: True,
     timeout: float = 15,
     start: int = 0,
 ) -> dict[str, Any]:
     """The first notification of `method` (from index `start`) matching `predicate`."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        for item in notes(client, method)[start:]:
-            if predicate(item):
-                return item
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"no {method} matching within {timeout}s; got {notes(client, method)[-5:]}")
-        await asyncio.sleep(0.01)
+    return await client.wait_note(method, predicate, timeout, start)  # type: ignore[no-any-return]
 
 
-def write_raw(client: LanguageClient, data: bytes) -> None:
+def write_raw(client: RpcClient, data: bytes) -> None:
     """Write bytes straight to the server's stdin, bypassing the client's framing."""
-    assert client._server is not None and client._server.stdin is not None
-    client._server.stdin.write(data)
+    client.write_raw(data)
+

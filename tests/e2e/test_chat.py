@@ -6,23 +6,21 @@ import asyncio
 from typing import Any
 
 import pytest
-import pytest_lsp
-from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException
-from pytest_lsp import LanguageClient
 
-from sidecar import __version__, errors, fakegemini
+from sidecar import __version__, fakegemini
+from sidecar.protocol import errors
+from sidecar.rpc.client import RpcError
 from tests.e2e import harness
-from tests.e2e.harness import notes, request, request_error, wait_for
+from tests.e2e.harness import EditorClient, notes, request, request_error, wait_for
 from tests.waiting import until
 
 
-async def test_initialize_reports_server_info(client: LanguageClient) -> None:
-    info = client.init_result.server_info  # type: ignore[attr-defined]
-    assert (info.name, info.version) == ("sidecar", __version__)
+async def test_initialize_reports_server_info(client: EditorClient) -> None:
+    info = client.init_result["serverInfo"]
+    assert (info["name"], info["version"]) == ("sidecar", __version__)
 
 
-async def test_streamed_turn_delivers_deltas_in_order(client: LanguageClient, fake: Any) -> None:
+async def test_streamed_turn_delivers_deltas_in_order(client: EditorClient, fake: Any) -> None:
     result = await request(client, "sidecar/sendMessage", {"text": "hello sidecar, please say something long"})
     deltas = [d for d in notes(client, "sidecar/messageDelta") if d["turnId"] == result["turnId"]]
     assert len(deltas) >= 2, "the fake streams several chunks"
@@ -33,7 +31,7 @@ async def test_streamed_turn_delivers_deltas_in_order(client: LanguageClient, fa
     assert sent[-1].body["contents"][-1]["parts"][0]["text"] == "hello sidecar, please say something long"
 
 
-async def test_token_usage_after_a_turn(client: LanguageClient, fake: Any) -> None:
+async def test_token_usage_after_a_turn(client: EditorClient, fake: Any) -> None:
     result = await request(client, "sidecar/sendMessage", {"text": "count my tokens"})
     usage = await wait_for(client, "sidecar/tokenUsage", lambda u: u["source"] == "api")
     prompt_tokens = fakegemini.prompt_tokens(fake.requests()[-1].body)
@@ -45,7 +43,7 @@ async def test_token_usage_after_a_turn(client: LanguageClient, fake: Any) -> No
     assert await request(client, "sidecar/getTokenUsage", {}) == usage
 
 
-async def test_a_new_session_reports_an_estimate_of_the_empty_conversation(client: LanguageClient, fake: Any) -> None:
+async def test_a_new_session_reports_an_estimate_of_the_empty_conversation(client: EditorClient, fake: Any) -> None:
     """No reply yet: the usage is an estimate of what the first request sends besides the message (system
     instruction and tool declarations), labelled as the empty conversation's, not as "the history changed"."""
     await request(client, "sidecar/newSession", {})
@@ -56,7 +54,7 @@ async def test_a_new_session_reports_an_estimate_of_the_empty_conversation(clien
     assert 0 < usage["promptTokenCount"] <= first <= 1.2 * usage["promptTokenCount"] + 20, (usage, reply["usage"])
 
 
-async def test_history_carries_previous_turns(client: LanguageClient, fake: Any) -> None:
+async def test_history_carries_previous_turns(client: EditorClient, fake: Any) -> None:
     await request(client, "sidecar/sendMessage", {"text": "first"})
     await request(client, "sidecar/sendMessage", {"text": "second"})
     contents = fake.requests()[-1].body["contents"]
@@ -64,17 +62,16 @@ async def test_history_carries_previous_turns(client: LanguageClient, fake: Any)
     assert contents[0]["parts"][0]["text"] == "first"
 
 
-async def test_work_done_progress_runs_for_the_turn(client: LanguageClient, request: pytest.FixtureRequest) -> None:
+async def test_work_done_progress_runs_for_the_turn(client: EditorClient) -> None:
     await request_turn(client, "progress please")
-    window = pytest_lsp.client_capabilities(request.node.callspec.params["client"]).window
-    kinds = [[r.kind for r in reports] for reports in client.progress_reports.values()]
-    if window is not None and window.work_done_progress:
+    kinds = [[r["kind"] for r in reports] for reports in client.progress().values()]
+    if client.supports_progress():
         assert kinds and kinds[-1][0] == "begin" and kinds[-1][-1] == "end"
     else:
         assert kinds == [], "no progress for clients that did not announce support"
 
 
-async def request_turn(client: LanguageClient, text: str) -> dict[str, Any]:
+async def request_turn(client: EditorClient, text: str) -> dict[str, Any]:
     return await request(client, "sidecar/sendMessage", {"text": text})  # type: ignore[no-any-return]
 
 
@@ -87,19 +84,19 @@ async def request_turn(client: LanguageClient, text: str) -> dict[str, Any]:
     ],
 )
 async def test_invalid_params_answer_32602_naming_the_field(
-    client: LanguageClient, params: Any, needle: str
+    client: EditorClient, params: Any, needle: str
 ) -> None:
     err = await request_error(client, "sidecar/sendMessage", params)
     assert err.code == errors.INVALID_PARAMS
     assert needle in err.message
 
 
-async def test_unknown_method_answers_32601(client: LanguageClient) -> None:
+async def test_unknown_method_answers_32601(client: EditorClient) -> None:
     err = await request_error(client, "sidecar/noSuchMethod", {})
     assert err.code == errors.METHOD_NOT_FOUND
 
 
-async def test_server_survives_200_malformed_messages(client: LanguageClient) -> None:
+async def test_server_survives_200_malformed_messages(client: EditorClient) -> None:
     bad_params: list[Any] = [{}, {"text": None}, {"text": ["x"]}, "text", 7, [None]]
     for i in range(100):
         err = await request_error(client, "sidecar/sendMessage", bad_params[i % len(bad_params)])
@@ -115,14 +112,14 @@ async def test_server_survives_200_malformed_messages(client: LanguageClient) ->
     for i in range(100):
         harness.write_raw(client, garbage[i % len(garbage)])
         if i % len(garbage) == 0:
-            client.protocol.notify("sidecar/unknownNotification", {"x": i})
+            client.notify("sidecar/unknownNotification", {"x": i})
     result = await request(client, "sidecar/getTokenUsage", {})
     assert result["sessionId"]
     reply = await request(client, "sidecar/sendMessage", {"text": "still there?"})
     assert "still there?" in reply["text"]
 
 
-async def test_rate_limit_is_retried_then_succeeds(client: LanguageClient, fake: Any) -> None:
+async def test_rate_limit_is_retried_then_succeeds(client: EditorClient, fake: Any) -> None:
     fake.script([{"kind": "status", "status": 429, "match": "chat"}])
     result = await request(client, "sidecar/sendMessage", {"text": "after a 429"})
     assert "after a 429" in result["text"]
@@ -130,13 +127,13 @@ async def test_rate_limit_is_retried_then_succeeds(client: LanguageClient, fake:
     assert statuses == [429, 200]
 
 
-async def test_persistent_server_error_is_named_and_next_turn_works(client: LanguageClient, fake: Any) -> None:
+async def test_persistent_server_error_is_named_and_next_turn_works(client: EditorClient, fake: Any) -> None:
     fake.script([{"kind": "status", "status": 500, "match": "chat", "times": 10}])
     err = await request_error(client, "sidecar/sendMessage", {"text": "doomed message"})
     assert err.code == errors.MODEL_ERROR
     assert "500" in err.message and "server error" in err.message
     assert harness.CANARY_KEY not in err.message
-    assert any("500" in m.message for m in client.messages if m.type == lsp.MessageType.Error)
+    assert any("500" in m for m in client.messages(1))  # MessageType.Error
     assert len([r for r in fake.requests() if r.kind == "stream"]) == 4  # 1 + retryAttempts (3)
     fake.reset()
     reply = await request(client, "sidecar/sendMessage", {"text": "and now?"})
@@ -145,13 +142,13 @@ async def test_persistent_server_error_is_named_and_next_turn_works(client: Lang
     assert "doomed message" in texts, "the failed turn's user message stays in the history"
 
 
-async def test_cancel_stops_the_stream_and_history_stays_valid(client: LanguageClient, fake: Any) -> None:
+async def test_cancel_stops_the_stream_and_history_stays_valid(client: EditorClient, fake: Any) -> None:
     fake.script([{"kind": "delay", "seconds": 5, "match": "chat"}])
-    future = client.protocol.send_request("sidecar/sendMessage", {"text": "slow one"}, msg_id="slow-1")
+    future = client.request_now("sidecar/sendMessage", {"text": "slow one"}, msg_id="slow-1")
     await until(lambda: not fake.pending(), "the fake to take the delayed request (its step is consumed)")
-    client.protocol.notify("$/cancelRequest", lsp.CancelParams(id="slow-1"))
-    with pytest.raises(JsonRpcException) as caught:
-        await asyncio.wait_for(asyncio.wrap_future(future), 4)
+    client.cancel("slow-1")
+    with pytest.raises(RpcError) as caught:
+        await asyncio.wait_for(future, 4)
     assert caught.value.code == errors.REQUEST_CANCELLED
     reply = await request(client, "sidecar/sendMessage", {"text": "after cancel"})
     assert "after cancel" in reply["text"]
@@ -159,11 +156,12 @@ async def test_cancel_stops_the_stream_and_history_stays_valid(client: LanguageC
     assert roles == ["user", "user"], "the cancelled turn left its user message and no dangling model turn"
 
 
-async def test_bad_setting_is_reported_and_default_used(client: LanguageClient) -> None:
-    client.workspace_did_change_configuration(
-        lsp.DidChangeConfigurationParams(settings={"sidecar": {"compressionThreshold": "lots", "tokenLimit": 1000}})
+async def test_bad_setting_is_reported_and_default_used(client: EditorClient) -> None:
+    client.notify(
+        "workspace/didChangeConfiguration",
+        {"settings": {"sidecar": {"compressionThreshold": "lots", "tokenLimit": 1000}}},
     )
     usage = await wait_for(client, "sidecar/tokenUsage", lambda u: u["tokenLimit"] == 1000)
     assert usage["compressionThreshold"] == 0.5
-    warning = next(m for m in client.messages if "compressionThreshold" in m.message)
-    assert "0.5" in warning.message
+    warning = next(m for m in client.messages() if "compressionThreshold" in m)
+    assert "0.5" in warning

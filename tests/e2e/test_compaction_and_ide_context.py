@@ -7,11 +7,8 @@ import os
 from typing import Any
 
 import pytest
-import pytest_lsp
-from lsprotocol import types as lsp
-from pytest_lsp import LanguageClient
 
-from tests.e2e.harness import notes, request, wait_for
+from tests.e2e.harness import EditorClient, notes, request, wait_for
 
 FULL = "Here is the user's editor context as a JSON object."
 DELTA = "Here is a summary of changes in the user's editor context"
@@ -54,12 +51,12 @@ def latest_context(fake: Any) -> tuple[str, dict[str, Any]] | None:
     return ("full" if text.startswith(FULL) else "delta", payload)
 
 
-async def turn(client: LanguageClient, text: str) -> dict[str, Any]:
+async def turn(client: EditorClient, text: str) -> dict[str, Any]:
     return await request(client, "sidecar/sendMessage", {"text": text})  # type: ignore[no-any-return]
 
 
-async def test_first_turn_sends_the_full_context_then_only_deltas(client: LanguageClient, fake: Any) -> None:
-    client.protocol.notify("sidecar/ideContext", editor())
+async def test_first_turn_sends_the_full_context_then_only_deltas(client: EditorClient, fake: Any) -> None:
+    client.notify("sidecar/ideContext", editor())
     await turn(client, "first")
     assert latest_context(fake) == (
         "full",
@@ -68,7 +65,7 @@ async def test_first_turn_sends_the_full_context_then_only_deltas(client: Langua
             "otherOpenFiles": ["/ws/b.py"],
         },
     )
-    client.protocol.notify("sidecar/ideContext", editor(line=6))
+    client.notify("sidecar/ideContext", editor(line=6))
     await turn(client, "second")
     assert latest_context(fake) == (
         "delta",
@@ -78,18 +75,18 @@ async def test_first_turn_sends_the_full_context_then_only_deltas(client: Langua
     assert latest_context(fake) is None
 
 
-async def test_bad_ide_context_entries_are_dropped_not_fatal(client: LanguageClient, fake: Any) -> None:
+async def test_bad_ide_context_entries_are_dropped_not_fatal(client: EditorClient, fake: Any) -> None:
     bad = {"openFiles": [{"path": 7}, {"path": "relative.py", "timestamp": 1}, *editor()["openFiles"]]}
-    client.protocol.notify("sidecar/ideContext", bad)
-    client.protocol.notify("sidecar/ideContext", {"openFiles": "nope"})
+    client.notify("sidecar/ideContext", bad)
+    client.notify("sidecar/ideContext", {"openFiles": "nope"})
     await turn(client, "still fine")
     kind, payload = latest_context(fake) or ("", {})
     assert kind == "full" and payload["activeFile"]["path"] == "/ws/a.py"
 
 
 @pytest.mark.settings(tokenLimit=6000, compressionThreshold=0.5)
-async def test_auto_compaction_then_full_context_then_delta(client: LanguageClient, fake: Any) -> None:
-    client.protocol.notify("sidecar/ideContext", editor())
+async def test_auto_compaction_then_full_context_then_delta(client: EditorClient, fake: Any) -> None:
+    client.notify("sidecar/ideContext", editor())
     padding = " ".join(f"word{i}" for i in range(120))
     for i in range(12):
         reply = await turn(client, f"message {i} about src/app/module_{i}.py: {padding}")
@@ -98,7 +95,7 @@ async def test_auto_compaction_then_full_context_then_delta(client: LanguageClie
     percent_before = reply["usage"]["percentUsed"]
     assert reply["usage"]["promptTokenCount"] >= 3000
     mark = len(notes(client, "sidecar/tokenUsage"))
-    client.protocol.notify("sidecar/ideContext", editor(line=9))
+    client.notify("sidecar/ideContext", editor(line=9))
     after = await turn(client, "and now the next step")
     notice = await wait_for(client, "sidecar/compressed", lambda n: n["trigger"] == "auto")
     assert notice["status"] == "COMPRESSED"
@@ -111,7 +108,7 @@ async def test_auto_compaction_then_full_context_then_delta(client: LanguageClie
     assert after["text"]
     kind, payload = latest_context(fake) or ("", {})
     assert kind == "full" and payload["activeFile"]["cursor"] == {"line": 9, "character": 10}
-    client.protocol.notify("sidecar/ideContext", editor(line=10))
+    client.notify("sidecar/ideContext", editor(line=10))
     await turn(client, "one more")
     assert latest_context(fake) == (
         "delta",
@@ -120,15 +117,16 @@ async def test_auto_compaction_then_full_context_then_delta(client: LanguageClie
 
 
 @pytest.mark.settings(tokenLimit=20_000)
-async def test_manual_compaction_from_the_command_then_full_context(client: LanguageClient, fake: Any) -> None:
-    client.protocol.notify("sidecar/ideContext", editor(selected="the selected text"))
+async def test_manual_compaction_from_the_command_then_full_context(client: EditorClient, fake: Any) -> None:
+    client.notify("sidecar/ideContext", editor(selected="the selected text"))
     for i in range(6):
         await turn(client, f"working on lib/part_{i}.py " + "details " * 60)
     before = (await request(client, "sidecar/getTokenUsage", {}))["percentUsed"]
-    result = await client.workspace_execute_command_async(
-        lsp.ExecuteCommandParams(command="sidecar.compressConversation", arguments=["focus on lib/part_2.py"])
+    result = await request(
+        client,
+        "workspace/executeCommand",
+        {"command": "sidecar.compressConversation", "arguments": ["focus on lib/part_2.py"]},
     )
-    result = result if isinstance(result, dict) else result._asdict()
     assert result["status"] == "COMPRESSED"
     assert result["message"].startswith("Chat history compressed from ")
     notice = await wait_for(client, "sidecar/compressed", lambda n: n["trigger"] == "manual")
@@ -140,26 +138,25 @@ async def test_manual_compaction_from_the_command_then_full_context(client: Lang
     await turn(client, "after the compaction")
     kind, payload = latest_context(fake) or ("", {})
     assert kind == "full" and payload["activeFile"]["selectedText"] == "the selected text"
-    window = pytest_lsp.client_capabilities(client.client_spec).window  # type: ignore[attr-defined]
-    if window is not None and window.work_done_progress:
-        reports = [r for rs in client.progress_reports.values() for r in rs]
-        assert any(getattr(r, "title", None) == "Compressing conversation" for r in reports)
+    if client.supports_progress():
+        reports = [r for rs in client.progress().values() for r in rs]
+        assert any(r.get("title") == "Compressing conversation" for r in reports)
 
 
-async def test_compress_request_on_empty_history_is_noop_and_silent(client: LanguageClient) -> None:
+async def test_compress_request_on_empty_history_is_noop_and_silent(client: EditorClient) -> None:
     result = await request(client, "sidecar/compress", {})
     assert (result["status"], result["message"]) == ("NOOP", "Nothing to compress.")
     assert notes(client, "sidecar/compressed") == []
 
 
-async def test_workspace_settings_file_is_hot_reloaded_into_token_usage(client: LanguageClient) -> None:
-    root = client.workspace_root  # type: ignore[attr-defined]
+async def test_workspace_settings_file_is_hot_reloaded_into_token_usage(client: EditorClient) -> None:
+    root = client.workspace_root
     await wait_for(client, "sidecar/tokenUsage")
     os.makedirs(os.path.join(root, ".sidecar"))
     with open(os.path.join(root, ".sidecar", "settings.json"), "w") as handle:
         json.dump({"compressionThreshold": 0.3, "baseUrl": "http://127.0.0.1:9"}, handle)
     usage = await wait_for(client, "sidecar/tokenUsage", lambda u: u["compressionThreshold"] == 0.3)
     assert usage["compressionThreshold"] == 0.3
-    assert any("baseUrl" in m.message and "workspace file" in m.message for m in client.messages)
+    assert any("baseUrl" in m and "workspace file" in m for m in client.messages())
     reply = await turn(client, "the workspace could not redirect my key")
     assert reply["text"]

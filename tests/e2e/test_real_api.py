@@ -10,19 +10,18 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from pytest_lsp import LanguageClient
 
-from sidecar import errors
 from sidecar.core.reply_check import THINKING_NUDGE
+from sidecar.protocol import errors
 from tests.adc_files import service_account
-from tests.e2e.harness import notes, request, request_error, wait_for
+from tests.e2e.harness import EditorClient, notes, request, request_error, wait_for
 from tests.reliability.conftest import make_dirs
 from tests.reliability.proc import Sidecar
 
 ERROR = 1
 
 
-async def test_the_editor_is_told_to_discard_a_failed_attempt_and_why(client: LanguageClient, fake: Any) -> None:
+async def test_the_editor_is_told_to_discard_a_failed_attempt_and_why(client: EditorClient, fake: Any) -> None:
     fake.script([{"kind": "finish", "text": "", "thought": "Let me think about this.", "match": "chat"}])
     result = await request(client, "sidecar/sendMessage", {"text": "think, then answer"})
     (retry,) = [n for n in notes(client, "sidecar/retry") if n["turnId"] == result["turnId"]]
@@ -36,15 +35,14 @@ async def test_the_editor_is_told_to_discard_a_failed_attempt_and_why(client: La
     assert THINKING_NUDGE not in str(first.body)
 
 
-async def test_a_blocked_prompt_is_named_to_the_user(client: LanguageClient, fake: Any) -> None:
+async def test_a_blocked_prompt_is_named_to_the_user(client: EditorClient, fake: Any) -> None:
     fake.script([{"kind": "blocked", "blockReason": "SAFETY", "match": "chat"}])
     err = await request_error(client, "sidecar/sendMessage", {"text": "something blocked"})
     assert err.code == errors.MODEL_ERROR
-    assert err.data["kind"] == "blocked" and err.data["blockReason"] == "SAFETY"  # type: ignore[index]
+    assert err.data["kind"] == "blocked" and err.data["blockReason"] == "SAFETY"
     assert "blockReason SAFETY" in err.message and "safety filters" in err.message
     assert len([r for r in fake.requests() if r.kind == "stream"]) == 1
-    shown = [m.message for m in client.messages if m.type == ERROR]
-    assert shown[-1] == f"Sidecar: {err.message}"
+    assert client.messages(ERROR)[-1] == f"Sidecar: {err.message}"
     after = await request(client, "sidecar/sendMessage", {"text": "something fine"})
     contents = [r for r in fake.requests() if r.kind == "stream"][-1].body["contents"]
     assert "something blocked" not in str(contents), "the refused prompt left the model-facing history"
@@ -139,7 +137,7 @@ async def test_broken_credentials_are_a_clear_error_never_the_fake(
 
 
 @pytest.mark.settings(apiKey=None, baseUrl=None)
-async def test_nothing_configured_is_the_embedded_fake_and_says_so(client: LanguageClient) -> None:
+async def test_nothing_configured_is_the_embedded_fake_and_says_so(client: EditorClient) -> None:
     usage = await wait_for(client, "sidecar/tokenUsage")
     assert usage["backend"] == "embedded fake Gemini"
     result = await request(client, "sidecar/sendMessage", {"text": "who answers?"})

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_lsp import LanguageClient
 
-from sidecar.rpc_client import RpcClient, RpcError, sidecar_command
-from tests.e2e.harness import CANARY_KEY, notes, request, server_env, wait_for
+from sidecar.rpc.client import RpcClient, RpcError, sidecar_command
+from tests.e2e.harness import CANARY_KEY, EditorClient, notes, request, server_env, wait_for
 from tests.waiting import until
 
 FULL = "Here is the user's editor context as a JSON object."
@@ -50,9 +48,7 @@ class Sidecar:
         return await self.client.request("sidecar/sendMessage", {"text": text})  # type: ignore[no-any-return]
 
     def kill(self) -> None:
-        proc = self.client._proc
-        assert proc is not None
-        os.kill(proc.pid, signal.SIGKILL)
+        self.client.kill()
 
 
 @pytest.fixture
@@ -85,7 +81,7 @@ async def test_chat_compact_chat_kill_resume_gives_the_same_model_history(fake: 
     session_id = first.usage[-1]["sessionId"]
     live_percent = first.usage[-1]["percentUsed"]
     first.kill()
-    await first.client._proc.wait()  # type: ignore[union-attr]
+    await first.client.wait_exit()
 
     second = Sidecar(home, fake.url, workspace)
     await second.start(tokenLimit=20_000)
@@ -176,7 +172,7 @@ async def test_resume_of_unknown_or_corrupt_session_is_a_clear_error(fake: Any, 
     await side.client.close()
 
 
-async def test_session_files_are_private_and_never_hold_the_key(client: LanguageClient, fake: Any) -> None:
+async def test_session_files_are_private_and_never_hold_the_key(client: EditorClient, fake: Any) -> None:
     await request(client, "sidecar/sendMessage", {"text": "record me"})
     usage = await wait_for(client, "sidecar/tokenUsage", lambda u: u["source"] == "api")
     home = Path(server_env()["SIDECAR_HOME"])

@@ -8,12 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException
-from pytest_lsp import LanguageClient
 
-from sidecar import errors
-from tests.e2e.harness import notes, request
+from sidecar.protocol import errors
+from sidecar.rpc.client import RpcError
+from tests.e2e.harness import EditorClient, notes, request
 from tests.waiting import until
 
 
@@ -27,22 +25,22 @@ def last_responses(fake: Any) -> list[dict[str, Any]]:
     return [p["functionResponse"] for p in contents[-1]["parts"] if "functionResponse" in p]
 
 
-def statuses(client: LanguageClient) -> list[tuple[str, str]]:
+def statuses(client: EditorClient) -> list[tuple[str, str]]:
     return [(n["name"], n["status"]) for n in notes(client, "sidecar/toolCall")]
 
 
-async def say(client: LanguageClient, text: str) -> dict[str, Any]:
+async def say(client: EditorClient, text: str) -> dict[str, Any]:
     return await request(client, "sidecar/sendMessage", {"text": text})  # type: ignore[no-any-return]
 
 
 @pytest.fixture
-def root(client: LanguageClient) -> Path:
-    path = Path(client.workspace_root)  # type: ignore[attr-defined]
+def root(client: EditorClient) -> Path:
+    path = Path(client.workspace_root)
     (path / "notes.txt").write_text("alpha\nbeta\ngamma\n")
     return path
 
 
-async def test_read_then_edit_through_apply_edit(client: LanguageClient, fake: Any, root: Path) -> None:
+async def test_read_then_edit_through_apply_edit(client: EditorClient, fake: Any, root: Path) -> None:
     fake.script(
         [call("read_file", path="notes.txt"), call("replace", path="notes.txt", old_string="beta", new_string="BETA")]
     )
@@ -52,25 +50,25 @@ async def test_read_then_edit_through_apply_edit(client: LanguageClient, fake: A
     read = next(p for p in after_read.body["contents"][-1]["parts"] if "functionResponse" in p)["functionResponse"]
     assert "beta" in read["response"]["output"]
     assert last_responses(fake)[0]["response"].get("output"), last_responses(fake)
-    (edit,) = client.edits  # type: ignore[attr-defined]
-    text_edits = [e for change in edit.document_changes for e in change.edits]
-    assert any("BETA" in e.new_text for e in text_edits)
-    confirmation = client.confirmations[0]  # type: ignore[attr-defined]
+    (edit,) = client.edits
+    text_edits = [e for change in edit["documentChanges"] for e in change["edits"]]
+    assert any("BETA" in e["newText"] for e in text_edits)
+    confirmation = client.confirmations[0]
     assert confirmation["toolName"] == "replace" and "+BETA" in confirmation["diff"]
     assert ("replace", "done") in statuses(client)
     assert (root / "notes.txt").read_text() == "alpha\nbeta\ngamma\n", "the editor applies edits, not the disk"
 
 
-async def test_failed_apply_edit_is_reported_to_the_model(client: LanguageClient, fake: Any, root: Path) -> None:
-    client.apply_result = {"applied": False, "reason": "the file is read-only"}  # type: ignore[attr-defined]
+async def test_failed_apply_edit_is_reported_to_the_model(client: EditorClient, fake: Any, root: Path) -> None:
+    client.apply_result = {"applied": False, "reason": "the file is read-only"}
     fake.script([call("write_file", path="new.txt", content="hello")])
     await say(client, "create new.txt")
     (response,) = last_responses(fake)
     assert "read-only" in response["response"]["error"]
 
 
-async def test_shell_allowed_and_denied(client: LanguageClient, fake: Any, root: Path) -> None:
-    client.decisions.extend(["allow", "deny"])  # type: ignore[attr-defined]
+async def test_shell_allowed_and_denied(client: EditorClient, fake: Any, root: Path) -> None:
+    client.decisions.extend(["allow", "deny"])
     fake.script([call("run_shell_command", command="echo from-the-shell")])
     await say(client, "run echo")
     assert "from-the-shell" in last_responses(fake)[0]["response"]["output"]
@@ -83,7 +81,7 @@ async def test_shell_allowed_and_denied(client: LanguageClient, fake: Any, root:
 
 @pytest.mark.parametrize("path", ["../outside.txt", "/etc/passwd", "escape/secret.txt"])
 async def test_paths_outside_the_workspace_are_refused(
-    client: LanguageClient, fake: Any, root: Path, path: str
+    client: EditorClient, fake: Any, root: Path, path: str
 ) -> None:
     outside = root.parent / f"outside-{os.getpid()}"
     outside.mkdir(exist_ok=True)
@@ -97,16 +95,16 @@ async def test_paths_outside_the_workspace_are_refused(
 
 
 async def test_cancel_during_a_long_shell_command_leaves_no_process(
-    client: LanguageClient, fake: Any, root: Path
+    client: EditorClient, fake: Any, root: Path
 ) -> None:
     marker = f"sidecar-sleep-{os.getpid()}"
     fake.script([call("run_shell_command", command=f"sleep 300 # {marker}")])
-    future = client.protocol.send_request("sidecar/sendMessage", {"text": "run the long one"}, msg_id="long-1")
+    future = client.request_now("sidecar/sendMessage", {"text": "run the long one"}, msg_id="long-1")
     await until(lambda: ("run_shell_command", "running") in statuses(client), "the shell command to start")
     await until(lambda: _pids_with(marker), "the shell command's process")
-    client.protocol.notify("$/cancelRequest", lsp.CancelParams(id="long-1"))
-    with pytest.raises(JsonRpcException) as caught:
-        await asyncio.wait_for(asyncio.wrap_future(future), 10)
+    client.cancel("long-1")
+    with pytest.raises(RpcError) as caught:
+        await asyncio.wait_for(future, 10)
     assert caught.value.code == errors.REQUEST_CANCELLED
     await until(lambda: not _pids_with(marker), "no process of the cancelled command left", timeout=10)
     assert ("run_shell_command", "cancelled") in statuses(client)
@@ -117,7 +115,7 @@ async def test_cancel_during_a_long_shell_command_leaves_no_process(
     assert "cancelled" in cancelled[-1]["response"]["error"], "the cancelled call still got a response"
 
 
-async def test_big_shell_output_is_saved_and_truncated(client: LanguageClient, fake: Any, root: Path) -> None:
+async def test_big_shell_output_is_saved_and_truncated(client: EditorClient, fake: Any, root: Path) -> None:
     fake.script([call("run_shell_command", command="python3 -c \"print('x' * 60000)\"")])
     await say(client, "print a lot")
     output = last_responses(fake)[0]["response"]["output"]
@@ -127,12 +125,12 @@ async def test_big_shell_output_is_saved_and_truncated(client: LanguageClient, f
 
 
 @pytest.mark.settings(approvalMode="yolo", maxToolRounds=2)
-async def test_tool_rounds_are_capped(client: LanguageClient, fake: Any, root: Path) -> None:
+async def test_tool_rounds_are_capped(client: EditorClient, fake: Any, root: Path) -> None:
     fake.script([{**call("list_directory", path="."), "times": 5}])
     reply = await say(client, "loop forever")
     assert reply["finishReason"] == "MAX_TOOL_ROUNDS"
     assert len([r for r in fake.requests() if r.kind == "stream"]) == 3, "two tool rounds, then stop"
-    assert client.confirmations == []  # type: ignore[attr-defined]
+    assert client.confirmations == []
     fake.reset_script()
     await say(client, "what happened?")
     contents = [r for r in fake.requests() if r.kind == "stream"][-1].body["contents"]
@@ -140,8 +138,8 @@ async def test_tool_rounds_are_capped(client: LanguageClient, fake: Any, root: P
     assert "maxToolRounds" in answered[-1]["response"]["error"], "the third call was answered, not left dangling"
 
 
-async def test_untrusted_workspace_has_no_shell(client: LanguageClient, fake: Any, root: Path) -> None:
-    client.protocol.notify("sidecar/ideContext", {"openFiles": [], "isTrusted": False})
+async def test_untrusted_workspace_has_no_shell(client: EditorClient, fake: Any, root: Path) -> None:
+    client.notify("sidecar/ideContext", {"openFiles": [], "isTrusted": False})
     fake.script([call("run_shell_command", command="echo hi")])
     await say(client, "try the shell")
     first_round = next(r for r in fake.requests() if r.kind == "stream").body
@@ -162,7 +160,7 @@ def _cmdline(pid: str) -> str:
 
 
 async def test_a_file_read_by_the_agent_and_changed_on_disk_is_reported(
-    client: LanguageClient, fake: Any, root: Path
+    client: EditorClient, fake: Any, root: Path
 ) -> None:
     fake.script([call("read_file", path="notes.txt")])
     await say(client, "read notes.txt")

@@ -12,6 +12,7 @@ import pytest
 from conftest import RunReference
 from parity_data import EMOJI, LONE, Gen
 
+from sidecar.compaction.tool_outputs import ToolOutputSaver, tool_output_file_name
 from sidecar.core.compaction import (
     find_split_point,
     format_truncated_tool_output,
@@ -22,7 +23,6 @@ from sidecar.core.history import dump_contents, parse_contents
 from sidecar.core.jsonlen import js_json_dumps, js_json_length
 from sidecar.core.models import compression_model_alias, token_limit
 from sidecar.core.tokens import estimate_content_tokens, estimate_history_tokens, estimate_tokens
-from sidecar.tool_outputs import ToolOutputSaver, tool_output_file_name
 
 pytestmark = pytest.mark.slow  # about 30 s: thousands of histories through both implementations
 

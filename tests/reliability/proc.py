@@ -1,46 +1,23 @@
 """A real sidecar process for the reliability suite: every byte it writes is kept, so tests can grep it.
 
-Built on the project's own JSON-RPC client (sidecar/rpc_client.py) and the e2e harness's environment, so the
+Built on the project's one JSON-RPC client (sidecar/rpc/client.py) and the e2e harness's environment, so the
 process can be SIGKILLed, fed raw bytes, and measured (RSS) from the test.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
-import signal
-from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sidecar.rpc_client import RpcClient, RpcError, sidecar_command
-from sidecar.session_files import LoadedSession, read_session
+from sidecar.recording.reader import LoadedSession, read_session
+from sidecar.rpc.client import RpcClient, RpcError, sidecar_command
 from tests.e2e.harness import CANARY_KEY, server_env
 
-__all__ = ["CANARY_KEY", "RecordingClient", "RpcError", "Sidecar", "records", "session_file"]
-
-
-class RecordingClient(RpcClient):
-    """RpcClient that also keeps every message the server sent (responses with a null id included: RpcClient
-    itself drops those)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.received: list[dict[str, Any]] = []
-        self.notes: dict[str, list[Any]] = defaultdict(list)
-        #: Requests the server sent us (e.g. sidecar/confirmToolCall); answered with None unless a handler is set.
-        self.server_requests: list[dict[str, Any]] = []
-
-    async def _dispatch(self, message: dict[str, Any]) -> None:
-        self.received.append(message)
-        if "method" in message and "id" not in message:
-            self.notes[message["method"]].append(message.get("params"))
-        elif "method" in message:
-            self.server_requests.append(message)
-        await super()._dispatch(message)
+__all__ = ["CANARY_KEY", "RpcError", "Sidecar", "records", "session_file"]
 
 
 class Sidecar:
@@ -60,7 +37,7 @@ class Sidecar:
         self.workspace = str(workspace)
         self.fake_url = fake_url
         self._markers = 0
-        self.client = RecordingClient(
+        self.client = RpcClient(
             sidecar_command("--log-level", log_level, *args), env=server_env(SIDECAR_HOME=str(self.home), **(env or {}))
         )
 
@@ -101,37 +78,22 @@ class Sidecar:
 
     @property
     def pid(self) -> int:
-        assert self.client._proc is not None
-        return self.client._proc.pid
+        return self.client.pid
 
     @property
     def returncode(self) -> int | None:
-        assert self.client._proc is not None
-        return self.client._proc.returncode
+        return self.client.returncode
 
     def kill(self) -> None:
         """SIGKILL (no chance to flush, close or unlock anything)."""
-        if self.client._proc is not None and self.client._proc.returncode is None:
-            os.kill(self.pid, signal.SIGKILL)
+        self.client.kill()
 
     async def wait_exit(self, timeout: float = 10) -> int:
-        assert self.client._proc is not None
-        return await asyncio.wait_for(self.client._proc.wait(), timeout)
+        return await self.client.wait_exit(timeout)
 
     async def stop(self) -> None:
         """shutdown + exit when the server still answers; SIGKILL otherwise. Always leaves no process behind."""
-        proc = self.client._proc
-        if proc is None:
-            return
-        if proc.returncode is None:
-            with contextlib.suppress(TimeoutError, ConnectionError, RpcError, BrokenPipeError):
-                await asyncio.wait_for(self.client.close(), 8)
-        if proc.returncode is None:
-            self.kill()
-            await proc.wait()
-        for task in (self.client._reader_task, self.client._stderr_task):
-            if task is not None and not task.done():
-                task.cancel()
+        await self.client.stop()
 
     # -- talking ----------------------------------------------------------------------------------------
     async def request(self, method: str, params: Any = None, timeout: float = 30) -> Any:
@@ -148,22 +110,14 @@ class Sidecar:
         self.client.notify(method, params)
 
     def request_now(self, method: str, params: Any = None) -> asyncio.Future[Any]:
-        """Write a request at once, in program order with notify() and other request_now() calls (a task running
-        request() would only write it when the event loop gets to it), and return the future of its answer."""
-        client = self.client
-        msg_id = next(client._ids)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        client._pending[msg_id] = future
-        future.add_done_callback(lambda _done: client._pending.pop(msg_id, None))
-        client._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-        return future
+        """Write a request at once (in program order with notify()) and return the future of its answer."""
+        return self.client.request_now(method, params)
 
     async def say(self, text: str, timeout: float = 30) -> dict[str, Any]:
         return await self.request("sidecar/sendMessage", {"text": text}, timeout)  # type: ignore[no-any-return]
 
     def write_raw(self, data: bytes) -> None:
-        assert self.client._proc is not None and self.client._proc.stdin is not None
-        self.client._proc.stdin.write(data)
+        self.client.write_raw(data)
 
     async def ping(self, timeout: float = 10) -> dict[str, Any]:
         """The server still answers requests (sidecar/getTokenUsage)."""
@@ -175,7 +129,7 @@ class Sidecar:
 
     def messages(self, kind: int | None = None) -> list[str]:
         """window/showMessage texts (of one MessageType when given: 1 error, 2 warning, 3 info)."""
-        return [m["message"] for m in self.notes("window/showMessage") if kind is None or m["type"] == kind]
+        return self.client.messages(kind)
 
     @property
     def stderr(self) -> list[str]:
@@ -184,16 +138,10 @@ class Sidecar:
     async def wait_note(
         self, method: str, predicate: Callable[[Any], bool] = lambda _: True, timeout: float = 15, start: int = 0
     ) -> Any:
-        async def found() -> Any:
-            return next((n for n in self.notes(method)[start:] if predicate(n)), None)
-
-        return await _poll(found, timeout, lambda: f"no {method} matching; last: {self.notes(method)[-3:]}")
+        return await self.client.wait_note(method, predicate, timeout, start)
 
     async def wait_log(self, needle: str, timeout: float = 10, start: int = 0) -> str:
-        async def found() -> str | None:
-            return next((line for line in self.stderr[start:] if needle in line), None)
-
-        return await _poll(found, timeout, lambda: f"no log line with {needle!r}")  # type: ignore[no-any-return]
+        return await self.client.wait_log(needle, timeout, start)
 
     async def logged_since(self, mark: int) -> list[str]:
         """The log lines written since stderr line `mark`, up to everything the server has handled so far.
@@ -220,17 +168,6 @@ class Sidecar:
 
     def session_path(self, session_id: str | None = None) -> Path:
         return session_file(self.home, session_id or self.session_id())
-
-
-async def _poll(check: Callable[[], Any], timeout: float, describe: Callable[[], str]) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = await check()
-        if value is not None:
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out after {timeout}s: {describe()}")
-        await asyncio.sleep(0.01)
 
 
 def session_file(home: Path, session_id: str) -> Path:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sidecar import errors
+from sidecar.protocol import errors
 from tests.reliability.conftest import Spawn
 from tests.reliability.proc import RpcError, Sidecar, records
 
@@ -123,8 +123,7 @@ async def test_end_of_input_ends_the_server_cleanly(spawn: Spawn, tail: bytes) -
     side = await spawn(log_level="INFO")
     await side.watching()
     side.write_raw(tail)
-    assert side.client._proc is not None and side.client._proc.stdin is not None
-    side.client._proc.stdin.close()
+    side.client.close_stdin()
     assert await side.wait_exit(10) == 0
     assert not [line for line in side.stderr if "Traceback" in line or "ERROR" in line]
 
@@ -132,8 +131,7 @@ async def test_end_of_input_ends_the_server_cleanly(spawn: Spawn, tail: bytes) -
 async def test_an_editor_that_quits_right_after_starting_leaves_a_clean_exit(spawn: Spawn) -> None:
     """Closing stdin while start-up work (imports, the watcher) still runs must not log errors."""
     side = await spawn(log_level="INFO")
-    assert side.client._proc is not None and side.client._proc.stdin is not None
-    side.client._proc.stdin.close()
+    side.client.close_stdin()
     assert await side.wait_exit(10) == 0
     assert not [line for line in side.stderr if "Traceback" in line or "ERROR" in line], side.stderr[-12:]
 

@@ -18,7 +18,7 @@ import pytest_asyncio
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from sidecar import errors
+from sidecar.protocol import errors
 from tests.reliability.checks import chat_requests
 from tests.reliability.conftest import make_dirs
 from tests.reliability.proc import RpcError, Sidecar

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from sidecar import errors
-from sidecar.chat import ALREADY_COMPRESSING
+from sidecar.chat.service import ALREADY_COMPRESSING
+from sidecar.protocol import errors
 from tests.reliability.checks import chat_requests, normal, recorded_history, text
 from tests.reliability.conftest import make_dirs
 from tests.reliability.proc import RpcError, Sidecar, records

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from sidecar import errors
+from sidecar.protocol import errors
 from tests.reliability.checks import (
     FAILED_STATUSES,
     chat_requests,

@@ -9,16 +9,16 @@ from typing import Any
 
 import pytest
 
-from sidecar.chat import ChatService
-from sidecar.compaction_service import Compactor, Trigger
+from sidecar.chat.service import ChatService
+from sidecar.compaction.service import Compactor, Trigger
+from sidecar.compaction.tool_outputs import ToolOutputSaver
+from sidecar.config.settings import Settings
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
 from sidecar.core.tokens import estimate_history_tokens
-from sidecar.model_client import ClientConfig, ModelClient
-from sidecar.recording import SessionStore
-from sidecar.session_recorder import Recorder as SessionRecorder
-from sidecar.settings import Settings
-from sidecar.tool_outputs import ToolOutputSaver
-from sidecar.wire import CompressedNotice, RetryNotice, TokenUsage
+from sidecar.gemini.client import ClientConfig, ModelClient
+from sidecar.protocol.types import CompressedParams, RetryParams, TokenUsage
+from sidecar.recording.recorder import Recorder as SessionRecorder
+from sidecar.session import Session
 
 
 @dataclass
@@ -36,14 +36,14 @@ class RecordingProgress:
 class Recorder:
     deltas: list[str] = field(default_factory=list)
     usages: list[TokenUsage] = field(default_factory=list)
-    notices: list[CompressedNotice] = field(default_factory=list)
+    notices: list[CompressedParams] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     progress_log: list[str] = field(default_factory=list)
     hooks: list[Trigger] = field(default_factory=list)
-    retries: list[RetryNotice] = field(default_factory=list)
+    retries: list[RetryParams] = field(default_factory=list)
 
-    def retry(self, notice: RetryNotice) -> None:
+    def retry(self, notice: RetryParams) -> None:
         self.retries.append(notice)
 
     def message_delta(self, turn_id: str, text: str) -> None:
@@ -52,7 +52,7 @@ class Recorder:
     def token_usage(self, usage: TokenUsage) -> None:
         self.usages.append(usage)
 
-    def compressed(self, notice: CompressedNotice) -> None:
+    def compressed(self, notice: CompressedParams) -> None:
         self.notices.append(notice)
 
     def error(self, message: str) -> None:
@@ -72,12 +72,15 @@ class Rig:
     rec: Recorder
     fake: Any
     tmp: Path
-    settings: Settings
+
+    @property
+    def settings(self) -> Settings:
+        return self.chat.session.settings
 
     def set(self, **changes: Any) -> None:
         import msgspec
 
-        self.settings = msgspec.structs.replace(self.settings, **changes)
+        self.chat.session.settings = msgspec.structs.replace(self.settings, **changes)
 
     def load(self, history: Sequence[Content], prompt_tokens: int, source: str = "api") -> None:
         conv = self.chat.conversation
@@ -98,7 +101,6 @@ class Rig:
 @pytest.fixture
 async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
     rec = Recorder()
-    holder: dict[str, Any] = {}
     client = ModelClient(
         ClientConfig(
             api_key="test-key", base_url=fake.url, timeout_ms=10_000, retry_attempts=0, retry_initial_delay_ms=1
@@ -111,13 +113,12 @@ async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
     async def hook(trigger: Trigger) -> None:
         rec.hooks.append(trigger)
 
-    settings = Settings(token_limit=100_000, retry_initial_delay_ms=1)  # retries of bad replies: 1, 2, 4 ms
-    compactor = Compactor(lambda: holder["rig"].settings, get_client, ToolOutputSaver(tmp_path), hook, lambda: ["/ws"])
-    store = SessionStore(str(tmp_path / "project"), home=tmp_path / "home")
-    recorder = SessionRecorder(lambda: store, lambda: holder["rig"].settings.model, rec.warning)
-    chat = ChatService(lambda: holder["rig"].settings, get_client, rec, compactor, recorder)
-    holder["rig"] = Rig(chat, rec, fake, tmp_path, settings)
-    yield holder["rig"]
+    settings = Settings(token_limit=100_000, retry_initial_delay_ms=1)  # retries of bad replies wait 1, 2, 4 ms
+    session = Session(settings=settings, workspace_folders=[str(tmp_path / "project")])
+    compactor = Compactor(session, get_client, ToolOutputSaver(tmp_path), hook)
+    recorder = SessionRecorder(session, rec.warning, home=tmp_path / "home")
+    chat = ChatService(session, get_client, rec, compactor, recorder)
+    yield Rig(chat, rec, fake, tmp_path)
     await client.aclose()
 
 

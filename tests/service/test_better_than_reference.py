@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from sidecar import errors, hooks
-from sidecar.compaction_service import Status
+from sidecar.compaction import hooks
+from sidecar.compaction.service import Status
+from sidecar.config.settings import HookSpec
 from sidecar.core.history import text_content
-from sidecar.settings import HookSpec
+from sidecar.protocol import errors
 from tests.service.conftest import Rig, conversation, snapshot_text
 from tests.waiting import until
 

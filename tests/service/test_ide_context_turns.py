@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from sidecar.core.history import Content, FunctionCall, Part, text_content
-from sidecar.core.ide_context import FULL_HEADER, Cursor, OpenFile
+from sidecar.core.ide_context import FULL_HEADER
+from sidecar.protocol.ide import Cursor, OpenFile
 from tests.service.conftest import Rig, conversation
 
 FILE_A = OpenFile(path="/ws/a.py", timestamp=1, is_active=True, cursor=Cursor(1, 1))

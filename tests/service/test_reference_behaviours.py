@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from sidecar import errors
-from sidecar.compaction_service import ALIAS_MODELS, Status, compression_model
+from sidecar.compaction.service import ALIAS_MODELS, Status, compression_model
+from sidecar.config.settings import Settings
 from sidecar.core.history import text_content
 from sidecar.core.models import compression_model_alias
 from sidecar.core.prompts import ACKNOWLEDGEMENT
-from sidecar.settings import Settings
+from sidecar.protocol import errors
 from tests.service.conftest import Rig, conversation, exchange, snapshot_text, tool_exchange
 
 
@@ -163,7 +163,7 @@ async def test_a_summary_blank_on_every_attempt_fails_the_compaction_with_its_re
         "Compaction failed, the conversation is unchanged: Gemini's reply could not be used after 4 attempts: "
         "the reply was empty (no text, no tool call) (NO_RESPONSE_TEXT)."
     )
-    assert caught.value.data["kind"] == "invalidReply" and caught.value.data["reason"] == "NO_RESPONSE_TEXT"
+    assert caught.value.data.kind == "invalidReply" and caught.value.data.reason == "NO_RESPONSE_TEXT"
     assert len(rig.summary_requests()) == 4
     assert rig.chat.conversation.wire() is before
 

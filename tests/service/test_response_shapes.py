@@ -7,10 +7,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from sidecar import errors
 from sidecar.core.content_json import decode_contents
 from sidecar.core.history import Content, text_content
 from sidecar.core.reply_check import EMPTY_NUDGE, THINKING_NUDGE
+from sidecar.protocol import errors
 from tests.service.conftest import Rig, conversation
 
 
@@ -122,8 +122,8 @@ async def test_retries_exhausted_answer_an_error_naming_the_type_and_keep_the_us
     assert err.code == errors.MODEL_ERROR
     assert err.message.startswith("Gemini's reply could not be used after 4 attempts: ")
     assert words in err.message and f"({reason})" in err.message
-    assert err.data["kind"] == "invalidReply" and err.data["reason"] == reason
-    assert err.data["turnId"].startswith("turn-")
+    assert err.data.kind == "invalidReply" and err.data.reason == reason
+    assert err.data.turn_id.startswith("turn-")
     assert len(chat_requests(rig)) == 4
     assert [r.attempt for r in rig.rec.retries] == [2, 3, 4]
     assert [r.delay_ms for r in rig.rec.retries] == [1, 2, 4], "1, 2, 4 × retryInitialDelayMs"
@@ -162,8 +162,8 @@ async def test_a_blocked_prompt_is_not_retried_is_named_and_leaves_the_history_v
         "Gemini blocked the prompt: it was stopped by the prohibited-content policy (blockReason PROHIBITED_CONTENT) "
         "(The prompt may contain prohibited content.)."
     )
-    assert err.data["kind"] == "blocked" and err.data["blockReason"] == "PROHIBITED_CONTENT"
-    assert err.data["reason"] == "PROMPT_BLOCKED"
+    assert err.data.kind == "blocked" and err.data.block_reason == "PROHIBITED_CONTENT"
+    assert err.data.reason == "PROMPT_BLOCKED"
     assert rig.rec.errors == [err.message]
     # The refused prompt leaves the model-facing history (it would be refused again); the transcript keeps it.
     assert rig.chat.conversation.history == before
@@ -178,7 +178,7 @@ async def test_a_reply_stopped_by_a_fixed_policy_is_named_not_retried(rig: Rig, 
     with pytest.raises(errors.SidecarError) as caught:
         await rig.chat.send_message("hello")
     assert len(chat_requests(rig)) == 1
-    assert caught.value.data["kind"] == "blocked" and caught.value.data["blockReason"] == finish
+    assert caught.value.data.kind == "blocked" and caught.value.data.block_reason == finish
     assert f"finishReason {finish}" in caught.value.message
     assert rig.chat.conversation.history == [text_content("user", "hello")]
 
@@ -229,7 +229,7 @@ async def test_a_blocked_summary_fails_the_compaction_at_once_with_its_reason(ri
         await rig.chat.compress(None)
     assert caught.value.message.startswith("Compaction failed, the conversation is unchanged: Gemini blocked the "
                                            "prompt: it was stopped by the safety filters (blockReason SAFETY)")
-    assert caught.value.data["kind"] == "blocked"
+    assert caught.value.data.kind == "blocked"
     assert len(rig.summary_requests()) == 1
     assert rig.chat.conversation.wire() is before
 
@@ -257,14 +257,14 @@ async def test_an_automatic_compaction_with_a_blocked_summary_warns_and_the_turn
 async def test_a_round_failing_after_tool_responses_is_closed_so_roles_still_alternate(rig: Rig) -> None:
     from sidecar.core.history import FunctionCall, FunctionResponse, Part
     from sidecar.core.reply_check import INTERRUPTED
-    from sidecar.model_client import ModelError
+    from sidecar.gemini.client import ModelError
 
     call = Content(role="model", parts=[Part(function_call=FunctionCall(name="read_file", args={}, id="c1"))])
     answer = Content(role="user", parts=[
         Part(function_response=FunctionResponse(name="read_file", id="c1", response={"output": "x"}))
     ])
     rig.load([text_content("user", "read it"), call, answer], prompt_tokens=100)
-    rig.chat._close_failed_round(ModelError("invalidReply", "unusable", data={"reason": "NO_RESPONSE_TEXT"}), "t-1")
+    rig.chat._close_failed_round(ModelError("invalidReply", "unusable", reason="NO_RESPONSE_TEXT"), "t-1")
     assert rig.chat.conversation.history[-1] == text_content("model", INTERRUPTED)
     await next_turn_works(rig, [text_content("user", "read it"), call, answer, text_content("model", INTERRUPTED)],
                           loaded=3)

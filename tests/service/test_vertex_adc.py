@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from sidecar.config.settings import Settings
 from sidecar.core.history import text_content
-from sidecar.gemini_endpoint import DEFAULT_VERTEX_LOCATION, VERTEX_API_VERSION, Endpoint, resolve
-from sidecar.model_client import ClientConfig, ModelClient, ModelError
-from sidecar.settings import Settings
+from sidecar.gemini.client import ClientConfig, ModelClient, ModelError
+from sidecar.gemini.routes import DEFAULT_VERTEX_LOCATION, VERTEX_API_VERSION, Endpoint, resolve
 from tests.adc_files import authorized_user_with_token, external_authorized_user, service_account
 
 MODEL = "gemini-2.5-flash"

@@ -17,8 +17,8 @@ from sidecar.core.conversation import Conversation
 from sidecar.core.history import Blob, Content, FileData, FunctionCall, FunctionResponse, Part, dump_contents
 from sidecar.core.history import text_content as text
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
-from sidecar.gemini_endpoint import GEMINI_API_VERSION, VERTEX_API_VERSION, Endpoint
-from sidecar.model_client import ClientConfig, ModelClient
+from sidecar.gemini.client import ClientConfig, ModelClient
+from sidecar.gemini.routes import GEMINI_API_VERSION, VERTEX_API_VERSION, Endpoint
 from sidecar.tools.declarations import DECLARATIONS
 from tests.adc_files import service_account
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from sidecar.config.workspace_file import read_workspace_settings
 from sidecar.watcher import WorkspaceWatcher
-from sidecar.workspace_settings import read_workspace_settings
 
 
 async def watch(root: Path) -> tuple[WorkspaceWatcher, asyncio.Queue[set[str]]]:

@@ -42,6 +42,16 @@ T.run('test_unit', function()
     T.eq(comp.color(), 'SidecarStatusCritical', 'lualine component color')
   end)
 
+  T.step('the plugin handles everything the server sends (protocol.lua, generated)', function()
+    local protocol = require('sidecar.protocol')
+    local handlers = require('sidecar.client').handlers
+    T.ok(#protocol.from_server >= 5, 'server-sent methods listed')
+    for _, method in ipairs(protocol.from_server) do
+      T.ok(type(handlers[method]) == 'function', 'a handler for ' .. method)
+    end
+    T.eq(protocol.error.busy, -32003, 'error codes')
+  end)
+
   T.step('sidecar/tokenUsage updates the statusline and fires User SidecarStatus', function()
     local fired = 0
     vim.api.nvim_create_autocmd('User', { pattern = 'SidecarStatus', callback = function() fired = fired + 1 end })

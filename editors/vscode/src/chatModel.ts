@@ -4,9 +4,9 @@
  */
 import {
   CompressedParams, ConfirmToolCallParams, RetryParams, ToolCallParams, ToolDecision, TranscriptEntry,
-  TranscriptToolCall, compressionSucceeded,
+  TranscriptToolCall,
 } from './protocol';
-import { exact, statusLabel } from './status';
+import { compressionSucceeded, exact, statusLabel } from './status';
 
 export type ChatItem =
   | { kind: 'user'; id: string; text: string }

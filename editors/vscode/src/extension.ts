@@ -5,7 +5,7 @@ import { CHAT_VIEW_ID, ChatViewProvider } from './chatView';
 import { SidecarConnection } from './connection';
 import { trackOpenFiles } from './ideContext';
 import { OpenFilesTracker } from './openFiles';
-import { CompressedParams, ErrorCode, SessionInfo } from './protocol';
+import { CompressedParams, ErrorCode, SessionSummary } from './protocol';
 import { compressedMessageLevel, plural, sessionDescription, statusLevel, statusText } from './status';
 import { UsageStatusBar } from './statusBar';
 import { transcriptMarkdown } from './transcript';
@@ -109,7 +109,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     } catch (e) {
       const code = errorCode(e);
       if (code === ErrorCode.requestCancelled) void vscode.window.showInformationMessage('Sidecar: compaction cancelled; the conversation is unchanged.');
-      else if (code === ErrorCode.alreadyCompressing) void vscode.window.showInformationMessage(`Sidecar: ${errorMessage(e)}`);
+      else if (code === ErrorCode.busy) void vscode.window.showInformationMessage(`Sidecar: ${errorMessage(e)}`);
       else if (code === ErrorCode.methodNotFound) void vscode.window.showWarningMessage('Sidecar: this sidecar version cannot compress conversations yet.');
       else throw e;
     } finally {
@@ -209,9 +209,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   await conn.start();
 }
 
-interface SessionPick extends vscode.QuickPickItem { session: SessionInfo }
+interface SessionPick extends vscode.QuickPickItem { session: SessionSummary }
 
-function sessionPickItem(s: SessionInfo, current: string | undefined): SessionPick {
+function sessionPickItem(s: SessionSummary, current: string | undefined): SessionPick {
   const updated = new Date(s.lastUpdated);
   const when = Number.isNaN(updated.getTime()) ? s.lastUpdated : updated.toLocaleString();
   return {

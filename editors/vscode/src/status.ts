@@ -2,7 +2,12 @@
  * What the status bar item shows: text, colour level and tooltip. Pure functions of the last
  * sidecar/tokenUsage and sidecar/compressed notifications (no vscode import: unit-tested under Node).
  */
-import { CompressedParams, CompressionStatus, TokenUsage, compressionSucceeded } from './protocol';
+import { CompressedParams, CompressionStatus, TokenUsage } from './protocol';
+
+/** True when a compression status means the history got smaller. */
+export function compressionSucceeded(status: CompressionStatus): boolean {
+  return status === 'COMPRESSED' || status === 'CONTENT_TRUNCATED';
+}
 
 /** At or above this percentage the item turns to the error colour, whatever the threshold. */
 export const ERROR_PERCENT = 95;

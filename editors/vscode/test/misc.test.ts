@@ -82,7 +82,7 @@ describe('chat model', () => {
   });
   it('tracks tool cards and confirmation decisions', () => {
     const m = new ChatModel();
-    m.toolCall({ turnId: 't', callId: 'c1', name: 'write_file', args: { path: 'a' }, status: 'pending' });
+    m.toolCall({ turnId: 't', callId: 'c1', name: 'write_file', args: { path: 'a' }, status: 'pending', summary: 'Write a' });
     m.confirmRequest({ turnId: 't', callId: 'c1', toolName: 'write_file', args: { path: 'a' }, description: 'Write a' });
     m.decided('c1', 'allowAlways');
     m.toolCall({ turnId: 't', callId: 'c1', name: 'write_file', args: { path: 'a' }, status: 'done', summary: 'wrote 3 lines' });

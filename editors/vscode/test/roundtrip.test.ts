@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it, TestContext } from 'node:test';
 import { errorCode } from '../src/api';
-import { ErrorCode, Method, MessageDeltaParams, TokenUsage, CompressedParams } from '../src/protocol';
+import { ErrorCode, Method, MessageDeltaParams, ProgressTitle, TokenUsage, CompressedParams } from '../src/protocol';
 import { StdioSidecarClient } from '../src/stdioClient';
 import { FakeGemini, REPO, projectPython, requestText, startFakeGemini, tempHome } from './support/sidecar';
 
@@ -81,7 +81,7 @@ describe('sidecar protocol round trip (real server over stdio)', { timeout: 60_0
     assert.equal(result.usage.percentUsed, Math.round((1000 * result.usage.promptTokenCount) / 20_000) / 10);
     assert.ok(usages.length > before, 'a tokenUsage notification after the turn');
     assert.deepEqual(await client.api.getTokenUsage(), usages[usages.length - 1]);
-    assert.ok(progressTitles.includes('Gemini'), `work-done progress "Gemini" (saw ${JSON.stringify(progressTitles)})`);
+    assert.ok(progressTitles.includes(ProgressTitle.turn), `work-done progress "${ProgressTitle.turn}" (saw ${JSON.stringify(progressTitles)})`);
   });
 
   it('invalid params are rejected with -32602 naming the field', async () => {
@@ -134,7 +134,7 @@ describe('sidecar protocol round trip (real server over stdio)', { timeout: 60_0
       assert.ok(compressed.length >= 1 && compressed[0].trigger === 'manual', 'a sidecar/compressed notification');
       const after = (await client.api.getTokenUsage()).promptTokenCount;
       assert.ok(after < before, `usage drops after compaction (${before} -> ${after})`);
-      assert.ok(progressTitles.includes('Compressing conversation'));
+      assert.ok(progressTitles.includes(ProgressTitle.compress));
     });
   });
 

@@ -1,6 +1,7 @@
 -- The chat buffer: a prompt buffer whose last line is the input line; replies stream in above it
 -- from sidecar/messageDelta.
 local state = require('sidecar.state')
+local protocol = require('sidecar.protocol')
 
 local M = {}
 
@@ -299,7 +300,7 @@ function M.finish(turn, err, result)
   end
   turn.done = true
   if err then
-    if err.code == -32800 then
+    if err.code == protocol.error.requestCancelled then
       turn.error = 'cancelled'
     else
       turn.error = 'error: ' .. (err.message or vim.inspect(err))

@@ -3,6 +3,7 @@ local compat = require('sidecar.compat')
 local config = require('sidecar.config')
 local state = require('sidecar.state')
 local status = require('sidecar.status')
+local protocol = require('sidecar.protocol')
 
 local M = {}
 
@@ -104,7 +105,7 @@ function M.cancel(id)
     request_keys[id] = nil
     if type(cb) == 'function' then
       vim.schedule(function()
-        cb({ code = -32800, message = 'cancelled' }, nil)
+        cb({ code = protocol.error.requestCancelled, message = 'cancelled' }, nil)
       end)
     end
   end
@@ -177,20 +178,20 @@ local function on_progress(err, params, ctx, cfg)
 end
 
 M.handlers = {
-  ['sidecar/tokenUsage'] = on_token_usage,
-  ['sidecar/messageDelta'] = function(_, params)
+  [protocol.method.tokenUsage] = on_token_usage,
+  [protocol.method.messageDelta] = function(_, params)
     require('sidecar.chat').on_delta(params)
   end,
-  ['sidecar/toolCall'] = function(_, params)
+  [protocol.method.toolCall] = function(_, params)
     require('sidecar.chat').on_tool_call(params)
   end,
-  ['sidecar/retry'] = function(_, params)
+  [protocol.method.retry] = function(_, params)
     require('sidecar.chat').on_retry(params)
   end,
-  ['sidecar/compressed'] = function(_, params)
+  [protocol.method.compressed] = function(_, params)
     require('sidecar.ui').on_compressed(params)
   end,
-  ['sidecar/confirmToolCall'] = function(err, params, ctx)
+  [protocol.method.confirmToolCall] = function(err, params, ctx)
     return require('sidecar.confirm').handle(err, params, ctx)
   end,
   ['$/progress'] = on_progress,
@@ -212,7 +213,7 @@ local function after_init(client_id, resume)
     return
   end
   state.resuming = resume
-  M.request('sidecar/resumeSession', { sessionId = resume }, function(err, result)
+  M.request(protocol.method.resumeSession, { sessionId = resume }, function(err, result)
     if state.client_id ~= client_id then
       return -- crashed again meanwhile: the next start resumes `resume`
     end

@@ -2,6 +2,7 @@
 -- sent to the sidecar as sidecar/ideContext, debounced.
 local compat = require('sidecar.compat')
 local state = require('sidecar.state')
+local protocol = require('sidecar.protocol')
 
 local M = {}
 
@@ -240,7 +241,7 @@ function M.flush(force)
   if not force and encoded == last_sent then
     return false
   end
-  if client.notify('sidecar/ideContext', payload) then
+  if client.notify(protocol.method.ideContext, payload) then
     last_sent = encoded
     return true
   end

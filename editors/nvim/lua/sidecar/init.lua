@@ -5,6 +5,7 @@ local compat = require('sidecar.compat')
 local config = require('sidecar.config')
 local state = require('sidecar.state')
 local status = require('sidecar.status')
+local protocol = require('sidecar.protocol')
 
 local M = {}
 
@@ -128,7 +129,7 @@ function M.send(text, opts)
   local entry = { turn = turn }
   current_turn = entry
   state.turns_in_flight = (state.turns_in_flight or 0) + 1
-  local _, id = client.request('sidecar/sendMessage', { text = text }, function(err, result)
+  local _, id = client.request(protocol.method.sendMessage, { text = text }, function(err, result)
     if current_turn == entry then
       current_turn = nil
     end
@@ -140,7 +141,7 @@ function M.send(text, opts)
       state.session_id = result.usage.sessionId or state.session_id
     end
     chat.finish(turn, err, result)
-    if err and err.code ~= -32800 then
+    if err and err.code ~= protocol.error.requestCancelled then
       notify(err.message or vim.inspect(err), vim.log.levels.ERROR)
     end
   end)
@@ -170,7 +171,7 @@ function M.compress(instructions, cb)
   if instructions and vim.trim(instructions) ~= '' then
     params = { instructions = vim.trim(instructions) }
   end
-  client.request('sidecar/compress', params, function(err, result)
+  client.request(protocol.method.compress, params, function(err, result)
     require('sidecar.ui').on_compress_result(err, result)
     done(cb, err, result)
   end)
@@ -178,7 +179,7 @@ end
 
 function M.undo_compaction(cb)
   ensure()
-  client.request('sidecar/undoCompaction', vim.empty_dict(), function(err, result)
+  client.request(protocol.method.undoCompaction, vim.empty_dict(), function(err, result)
     if err then
       on_err('undo compaction')(err)
       return done(cb, err)
@@ -192,7 +193,7 @@ end
 
 function M.new_session(cb)
   ensure()
-  client.request('sidecar/newSession', vim.empty_dict(), function(err, result)
+  client.request(protocol.method.newSession, vim.empty_dict(), function(err, result)
     if err then
       on_err('new session')(err)
       return done(cb, err)
@@ -209,7 +210,7 @@ function M.new_session(cb)
 end
 
 local function load_into_chat(session_id, cb)
-  client.request('sidecar/getTranscript', { sessionId = session_id }, function(err, t)
+  client.request(protocol.method.getTranscript, { sessionId = session_id }, function(err, t)
     if err then
       on_err('transcript')(err)
       return done(cb, err)
@@ -224,7 +225,7 @@ end
 function M.resume(session_id, cb)
   ensure()
   local function resume(id)
-    client.request('sidecar/resumeSession', { sessionId = id }, function(err, result)
+    client.request(protocol.method.resumeSession, { sessionId = id }, function(err, result)
       if err then
         on_err('resume')(err)
         return done(cb, err)
@@ -241,7 +242,7 @@ function M.resume(session_id, cb)
   if session_id and session_id ~= '' then
     return resume(session_id)
   end
-  client.request('sidecar/listSessions', vim.empty_dict(), function(err, sessions)
+  client.request(protocol.method.listSessions, vim.empty_dict(), function(err, sessions)
     if err then
       on_err('list sessions')(err)
       return done(cb, err)
@@ -276,7 +277,7 @@ end
 function M.transcript(session_id, cb)
   ensure()
   local params = (session_id and session_id ~= '') and { sessionId = session_id } or vim.empty_dict()
-  client.request('sidecar/getTranscript', params, function(err, t)
+  client.request(protocol.method.getTranscript, params, function(err, t)
     if err then
       on_err('transcript')(err)
       return done(cb, err)
@@ -297,7 +298,7 @@ end
 
 --- Ask the server for the current usage (it is also pushed with sidecar/tokenUsage).
 function M.refresh_usage(cb)
-  client.request('sidecar/getTokenUsage', vim.empty_dict(), function(err, usage)
+  client.request(protocol.method.getTokenUsage, vim.empty_dict(), function(err, usage)
     if not err then
       status.accept(usage)
     end

@@ -1,5 +1,6 @@
 -- Statusline text from sidecar/tokenUsage: `✦ 45% 471K/1M`, with highlight groups.
 local state = require('sidecar.state')
+local protocol = require('sidecar.protocol')
 
 local M = {}
 
@@ -119,7 +120,7 @@ function M.text(opts)
   if usage and usage.backend == M.FAKE_BACKEND then
     parts[#parts + 1] = cfg.fake or '(fake)'
   end
-  if active_progress('Compressing conversation') then
+  if active_progress(protocol.progress.compress) then
     parts[#parts + 1] = cfg.compressing or 'compressing…'
   end
   local text = table.concat(parts, ' ')

@@ -1,10 +1,11 @@
 -- User-facing reports: compaction progress and results.
 local compat = require('sidecar.compat')
 local state = require('sidecar.state')
+local protocol = require('sidecar.protocol')
 
 local M = {}
 
-local COMPRESS_TITLE = 'Compressing conversation'
+local COMPRESS_TITLE = protocol.progress.compress
 local DEDUPE_MS = 10000
 
 local function notify(msg, level)
@@ -54,7 +55,7 @@ end
 --- The sidecar/compress request answered.
 function M.on_compress_result(err, result)
   if err then
-    if err.code == -32003 then
+    if err.code == protocol.error.busy then
       notify(err.message or 'already compressing', vim.log.levels.WARN)
     else
       notify('compression failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)

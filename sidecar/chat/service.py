@@ -1,0 +1,432 @@
+"""The chat service: one user turn at a time — auto compaction, overflow guard, IDE context, the streamed reply."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+from sidecar.chat.tool_runner import ToolRunner
+from sidecar.compaction.service import Compactor, Outcome, Status, Trigger
+from sidecar.config.settings import Settings
+from sidecar.core.conversation import Conversation
+from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
+from sidecar.core.ide_context import context_turn_text
+from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
+from sidecar.core.reply_check import INTERRUPTED, cut_short_notice
+from sidecar.core.request_overhead import request_overhead_tokens
+from sidecar.core.tokens import estimate_tokens
+from sidecar.gemini.attempts import Attempts, Retry, is_function_response, stream_checked
+from sidecar.gemini.client import ModelClient, ModelError
+from sidecar.gemini.stream import Chunk
+from sidecar.protocol import error_info, errors
+from sidecar.protocol.ide import OpenFile
+from sidecar.protocol.types import CompressedParams, CompressResult, RetryParams, SendMessageResult, TokenUsage
+from sidecar.recording.recorder import Recorder
+from sidecar.session import IdeState, Session
+
+log = logging.getLogger(__name__)
+
+ALREADY_COMPRESSING = "Already compressing, wait for previous request to complete"
+
+
+class Progress(Protocol):
+    """A running work-done progress in the editor (implemented by sidecar.rpc.editor.WorkDone)."""
+
+    def report(self, message: str) -> None: ...
+    def end(self, message: str | None = None) -> None: ...
+
+
+class Notifier(Protocol):
+    """What the chat service tells the editor while it works (implemented by sidecar.rpc.editor.Notifier)."""
+
+    def message_delta(self, turn_id: str, text: str) -> None: ...
+    def token_usage(self, usage: TokenUsage) -> None: ...
+    def compressed(self, notice: CompressedParams) -> None: ...
+    def error(self, message: str) -> None: ...
+    def warning(self, message: str) -> None: ...
+    def retry(self, notice: RetryParams) -> None: ...
+    async def progress(self, title: str) -> Progress: ...
+
+
+
+class ChatService:
+    """Owns the conversation; turns and compactions run one at a time, in arrival order."""
+
+    def __init__(
+        self,
+        session: Session,
+        client: Callable[[], Awaitable[ModelClient]],
+        notifier: Notifier,
+        compactor: Compactor,
+        recorder: Recorder,
+        tools: ToolRunner | None = None,
+    ) -> None:
+        self.session = session
+        self._client = client
+        self._notify = notifier
+        self.compactor = compactor
+        self.recorder = recorder
+        self.tools = tools
+        recorder.start(session.conversation.session_id)
+        session.conversation.estimate_reason = "newSession"  # counted on first use: the tools need the server
+        #: Serialises turns and compactions on the history (asyncio.Lock wakes waiters in FIFO order).
+        self.lock = asyncio.Lock()
+        self.compressing = False
+        #: Where requests go, for the status bar (set by the server); cachedContentTokenCount of the last reply.
+        self.backend_label: Callable[[], str] = lambda: ""
+        self.cached_tokens: int | None = None
+        self._usage = TokenUsage(
+            seq=0, session_id="", model="", prompt_token_count=0, token_limit=1, percent_used=0.0,
+            compression_threshold=0.0, source="estimate",
+        )
+        self._pushed_seq = 0
+
+    @property
+    def conversation(self) -> Conversation:
+        return self.session.conversation
+
+    @property
+    def ide(self) -> IdeState:
+        return self.session.ide
+
+    def _settings(self) -> Settings:
+        return self.session.settings
+
+    # -- usage ----------------------------------------------------------------------------------------
+    def usage(self) -> TokenUsage:
+        """The current usage, stamped with the `seq` of its state (a new number only when the state changed)."""
+        settings = self._settings()
+        conv = self.conversation
+        if conv.estimate_reason is not None:
+            self.fresh_estimate(conv.estimate_reason)  # its overhead follows the tools on offer (trust)
+        limit = settings.effective_token_limit()
+        state = TokenUsage(
+            seq=self._usage.seq,
+            session_id=conv.session_id,
+            model=settings.model,
+            prompt_token_count=conv.last_prompt_tokens,
+            token_limit=limit,
+            percent_used=round(100.0 * conv.last_prompt_tokens / limit, 1),
+            compression_threshold=settings.compression_threshold,
+            source=conv.usage_source,
+            backend=self.backend_label(),
+            cached_token_count=self.cached_tokens,
+            estimate_reason=conv.estimate_reason,
+        )
+        if state != self._usage:
+            state.seq += 1
+            self._usage = state
+        return self._usage
+
+    def push_usage(self) -> None:
+        """Tell the editor the usage, once per change of state: a repeat of the last pushed state is not sent."""
+        usage = self.usage()
+        if usage.seq > self._pushed_seq:
+            self._pushed_seq = usage.seq
+            self._notify.token_usage(usage)
+
+    def fresh_estimate(self, reason: str) -> None:
+        """After a history rewrite (new session, undo, resume without a count): estimate what the next request
+        sends — history, system instruction and tool declarations — and say why it is an estimate."""
+        tools = self.tools.declarations() if self.tools is not None else None
+        overhead = request_overhead_tokens(AGENT_SYSTEM_PROMPT if tools else None, tools)
+        conv = self.conversation
+        conv.set_prompt_tokens(conv.estimated_tokens() + overhead, "estimate", reason)
+
+    # -- editor context -------------------------------------------------------------------------------
+    def set_ide_context(self, files: list[OpenFile], trusted: bool | None) -> bool:
+        """Store what the editor reports; True when the workspace trust changed."""
+        self.ide.current = files
+        changed = trusted is not None and trusted != self.ide.trusted
+        if trusted is not None:
+            self.ide.trusted = trusted
+        return changed
+
+    def files_changed(self, paths: set[str]) -> None:
+        """Changes seen on disk; tracked files not open in the editor are reported in the next context turn."""
+        open_paths = {f.path for f in self.ide.current or []}
+        self.ide.changed_on_disk |= {p for p in paths if p in self.ide.tracked and p not in open_paths}
+
+    # -- compaction -----------------------------------------------------------------------------------
+    async def compress(self, instructions: str | None) -> CompressResult:
+        """The user's "Compress conversation": forced, never concurrent with another compaction."""
+        if self.compressing:
+            raise errors.SidecarError(errors.BUSY, ALREADY_COMPRESSING)
+        self.compressing = True
+        try:
+            async with self.lock:
+                outcome = await self._compact(force=True, trigger="manual", instructions=instructions)
+        finally:
+            self.compressing = False
+        assert outcome is not None
+        limit = self._settings().effective_token_limit()
+        return CompressResult(
+            status=outcome.status.value,
+            original_token_count=outcome.original,
+            new_token_count=outcome.new,
+            message=outcome.message(limit),
+        )
+
+    async def _compact(self, *, force: bool, trigger: Trigger, instructions: str | None = None) -> Outcome | None:
+        """One attempt under the lock: progress, model errors named, the outcome applied and announced."""
+        progress = await self._notify.progress("Compressing conversation")
+        outcome: Outcome | None = None
+        try:
+            outcome = await self.compactor.compress(
+                self.conversation, force=force, trigger=trigger, instructions=instructions, progress=progress
+            )
+        except ModelError as exc:
+            message = f"Compaction failed, the conversation is unchanged: {exc.message}"
+            if trigger == "manual":
+                data = error_info.ModelErrorData(
+                    kind=exc.kind, status=exc.status, reason=exc.reason, block_reason=exc.block_reason
+                )
+                raise errors.SidecarError(errors.MODEL_ERROR, message, data) from None
+            self._notify.warning(message)
+            return None
+        finally:
+            limit = self._settings().effective_token_limit()
+            progress.end(outcome.message(limit) if outcome is not None else None)
+        self._apply(outcome, force=force)
+        return outcome
+
+    def _apply(self, outcome: Outcome, *, force: bool) -> None:
+        conv = self.conversation
+        new_ids = self.recorder.compaction(outcome, conv.ids)
+        if outcome.status is Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT:
+            conv.has_failed_compression_attempt = conv.has_failed_compression_attempt or not force
+        elif outcome.status is Status.COMPRESSED and outcome.new_history is not None:
+            conv.replace(outcome.new_history, new_ids)
+            conv.set_prompt_tokens(outcome.new, outcome.token_source)
+            conv.has_failed_compression_attempt = False
+        elif outcome.status is Status.CONTENT_TRUNCATED and outcome.new_history is not None:
+            conv.replace(outcome.new_history, new_ids)  # usage becomes the local estimate, as in the reference
+        if outcome.status is not Status.NOOP:
+            limit = self._settings().effective_token_limit()
+            self._notify.compressed(
+                CompressedParams(
+                    session_id=conv.session_id,
+                    status=outcome.status.value,
+                    original_token_count=outcome.original,
+                    new_token_count=outcome.new,
+                    trigger=outcome.trigger,
+                    message=outcome.message(limit),
+                )
+            )
+            self.push_usage()
+
+    # -- turns ----------------------------------------------------------------------------------------
+    async def send_message(
+        self, text: str, progress: Progress | None = None, editor: list[OpenFile] | None = None
+    ) -> SendMessageResult:
+        """One user turn. `editor` is the editor context as it was when the message arrived (default: now):
+        a turn waiting behind another must not show the model context the editor sent after it."""
+        turn_id = f"turn-{uuid.uuid4().hex[:12]}"
+        editor = self.ide.current if editor is None else editor
+        async with self.lock:
+            try:
+                reply = await self._run_turn(turn_id, text, progress, editor)
+            finally:
+                self.push_usage()  # the status bar first; the fsync can take milliseconds
+                self.recorder.sync()
+        return SendMessageResult(turn_id=turn_id, text=reply[0], finish_reason=reply[1], usage=self.usage())
+
+    async def _run_turn(
+        self, turn_id: str, text: str, progress: Progress | None, editor: list[OpenFile] | None
+    ) -> tuple[str, str | None]:
+        settings = self._settings()
+        conv = self.conversation
+        limit = settings.effective_token_limit()
+        self.answer_interrupted_calls()
+        if conv.last_prompt_tokens >= settings.compression_threshold * limit:
+            await self._compact(force=False, trigger="auto")  # at most one automatic compaction per turn
+        self._guard_overflow(text, limit)
+        self._add_ide_context(turn_id, editor)
+        self._append(text_content("user", text), "user", turn_id)
+        client = await self._client()
+        texts: list[str] = []
+        for round_number in range(1, settings.max_tool_rounds + 2):
+            reply, finish = await self._stream_round(turn_id, client, settings, progress, "".join(texts))
+            texts.append(_text_of(reply))
+            calls = [p.function_call for p in reply if p.function_call is not None]
+            if not calls or self.tools is None:
+                return "".join(texts), finish
+            if round_number > settings.max_tool_rounds:
+                note = f"Stopped after {settings.max_tool_rounds} tool rounds (the maxToolRounds setting)."
+                self._answer_calls(turn_id, [_error_response(c, note) for c in calls])
+                self.recorder.note("info", note, turn_id)
+                return "".join(texts), "MAX_TOOL_ROUNDS"
+            if progress is not None:
+                progress.report(f"Running {len(calls)} tool call(s)…")
+            try:
+                parts = await self.tools.answer(turn_id, calls)
+            except asyncio.CancelledError:
+                self._answer_calls(turn_id, self.tools.answered_so_far)  # no call is left without a response
+                self.recorder.note("info", "The turn was cancelled.", turn_id)
+                raise
+            self._answer_calls(turn_id, parts)
+        raise AssertionError("unreachable: the loop returns by the last round")
+
+    def answer_interrupted_calls(self) -> None:
+        """Calls a previous process never answered (it was killed mid-call) get an error response before the next
+        turn, so the history again satisfies the API rule that every functionCall turn is followed by its responses.
+        (Resume itself only reads; the answer is recorded with the next turn.)"""
+        conv = self.conversation
+        if not conv.tool_call_pending():
+            return
+        last = conv.last()
+        calls = [p.function_call for p in (last.parts if last else []) if p.function_call is not None]
+        note = "The sidecar stopped before this tool call finished; it may or may not have taken effect."
+        self._answer_calls("resume", [_error_response(c, note) for c in calls])
+
+    def _answer_calls(self, turn_id: str, parts: list[Part]) -> None:
+        """All responses to one model turn's calls go into one user turn, as the API requires."""
+        if parts:
+            self._append(Content(role="user", parts=parts), "toolResult", turn_id)
+
+    async def _stream_round(
+        self, turn_id: str, client: ModelClient, settings: Settings, progress: Progress | None, shown: str = ""
+    ) -> tuple[list[Part], str | None]:
+        """One model call: stream the reply into the history, checked and retried (sidecar/reply_attempts.py);
+        cancellations and errors leave the history valid. `shown`: the turn's text from earlier rounds."""
+        conv = self.conversation
+        if progress is not None:
+            progress.report("Waiting for Gemini…")
+        current: list[Part] = []  # the attempt under way
+        tools = self.tools.declarations() if self.tools is not None else None
+        system = AGENT_SYSTEM_PROMPT if tools else None
+
+        def on_retry(retry: Retry) -> None:
+            self._notify.retry(RetryParams(
+                turn_id=turn_id, attempt=retry.attempt, max_attempts=retry.max_attempts, reason=retry.reason,
+                message=retry.message, delay_ms=retry.delay_ms, text=shown,
+            ))
+            if progress is not None:
+                progress.report(f"Retrying ({retry.attempt}/{retry.max_attempts}): {retry.message}")
+
+        attempts = Attempts(settings.retry_initial_delay_ms, on_retry=on_retry)
+        try:
+            round_reply = await stream_checked(
+                client, settings.model, conv.wire(), system_instruction=system, tools=tools, attempts=attempts,
+                on_chunk=lambda chunk: self._emit(turn_id, chunk), current=current,
+            )
+        except asyncio.CancelledError:
+            # Keep what the user already saw; drop half-made calls so no call dangles without a response.
+            self._keep_reply(current, turn_id, text_only=True)
+            self.recorder.note("info", "The turn was cancelled.", turn_id)
+            log.info("turn %s cancelled after %d parts", turn_id, len(current))
+            raise
+        except ModelError as exc:
+            # The user's message stays in the history (unless the API refused it: then it would be refused again);
+            # nothing a failed attempt produced is recorded as a reply.
+            self._close_failed_round(exc, turn_id)
+            self.recorder.note("error", exc.message, turn_id)
+            self._notify.error(exc.message)
+            data = error_info.ModelErrorData(
+                kind=exc.kind, status=exc.status, turn_id=turn_id, reason=exc.reason, block_reason=exc.block_reason
+            )
+            raise errors.SidecarError(errors.MODEL_ERROR, exc.message, data) from None
+        reply = self._keep_reply(round_reply.parts, turn_id, text_only=False)
+        usage = round_reply.usage
+        if usage is not None and usage.prompt_token_count is not None:
+            conv.record_api_usage(usage.prompt_token_count)
+            self.cached_tokens = usage.cached_content_token_count
+            self.recorder.usage(usage.prompt_token_count, "api", conv.ids[-1] if conv.ids else None, None)
+        notice = cut_short_notice(round_reply.finish_reason, round_reply.finish_message) if reply else None
+        if notice is not None:
+            self.recorder.note("info", notice, turn_id)
+            self._notify.warning(notice)
+        return reply, round_reply.finish_reason
+
+    def _close_failed_round(self, exc: ModelError, turn_id: str) -> None:
+        """After a failed model call: a prompt the API refused leaves the history (the recording keeps it); after
+        tool responses a closing model turn keeps the next user message its own turn."""
+        conv = self.conversation
+        last = conv.last()
+        if last is None:
+            return
+        if is_function_response(last):
+            closing = INTERRUPTED if exc.kind != "blocked" else f"[No reply: {exc.message}]"
+            self._append(text_content("model", closing), "model", turn_id)
+        elif exc.reason == "PROMPT_BLOCKED" and last.role == "user":
+            self.recorder.rewind(conv.ids[-1])
+            conv.truncate(len(conv) - 1)
+
+    def _guard_overflow(self, text: str, limit: int) -> None:
+        """Refuse a message that cannot fit in what is left of the context window (the model is not called)."""
+        remaining = limit - self.conversation.last_prompt_tokens
+        estimated = estimate_tokens([Part(text=text)])
+        if estimated > remaining:
+            message = (
+                f"Sending this message ({estimated:,} tokens) might exceed the context window limit "
+                f"({remaining:,} tokens left)."
+            )
+            if remaining < 0.75 * limit:
+                message += " Try a shorter message, or run \"Compress conversation\" to make room."
+            raise errors.SidecarError(
+                errors.CONTEXT_OVERFLOW,
+                message,
+                error_info.ContextOverflowData(
+                    estimated_request_token_count=estimated, remaining_token_count=remaining
+                ),
+            )
+
+    def _append(self, content: Content, kind: str, turn_id: str | None) -> None:
+        """Add to the model-facing history and to the recording, keeping the two in step."""
+        self.conversation.append(content, self.recorder.message(content, kind, turn_id))
+
+    def _add_ide_context(self, turn_id: str | None = None, editor: list[OpenFile] | None = None) -> None:
+        """Add the editor context turn (full after any history replacement, else a delta) unless a call is pending."""
+        conv, ide = self.conversation, self.ide
+        editor = ide.current if editor is None else editor
+        if conv.tool_call_pending() or (editor is None and not ide.changed_on_disk):
+            return  # deferred: the flag stays set and the next regular turn carries it
+        current = editor if editor is not None else []
+        text = context_turn_text(
+            current,
+            ide.last_sent,
+            force_full=conv.force_full_ide_context or not len(conv),
+            changed_on_disk=sorted(ide.changed_on_disk),
+        )
+        if text is not None:
+            self._append(text_content("user", text), "ideContext", turn_id)
+        ide.changed_on_disk.clear()
+        ide.last_sent = current
+        conv.force_full_ide_context = False
+
+    def _emit(self, turn_id: str, chunk: Chunk) -> None:
+        if chunk.text:
+            self._notify.message_delta(turn_id, chunk.text)
+
+    def _keep_reply(self, parts: list[Part], turn_id: str, *, text_only: bool) -> list[Part]:
+        kept = merge_text_parts([p for p in parts if not text_only or (p.text is not None)])
+        if kept:
+            kind = "toolCall" if any(p.function_call for p in kept) else "model"
+            self._append(Content(role="model", parts=kept), kind, turn_id)
+        return kept
+
+
+def merge_text_parts(parts: list[Part]) -> list[Part]:
+    """Join consecutive plain text chunks of a streamed reply into one part (as the reference does)."""
+    merged: list[Part] = []
+    for part in parts:
+        plain = part.text is not None and not part.thought and part.thought_signature is None
+        if plain and merged:
+            last = merged[-1]
+            if last.text is not None and not last.thought and last.thought_signature is None:
+                merged[-1] = Part(text=last.text + (part.text or ""))
+                continue
+        merged.append(part)
+    return [p for p in merged if not (p.text == "" and p.function_call is None and p.thought_signature is None)]
+
+
+def _error_response(call: FunctionCall, message: str) -> Part:
+    return Part(function_response=FunctionResponse(name=call.name, id=call.id, response={"error": message}))
+
+
+def _text_of(parts: list[Part]) -> str:
+    return "".join(p.text for p in parts if p.text and not p.thought)
+

@@ -1,0 +1,147 @@
+"""Running the model's function calls: plan, confirm with the user, run, report — every call gets a response."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sidecar.core.history import FunctionCall, FunctionResponse, Part
+from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams, ToolCallStatus, ToolDecision
+from sidecar.session import Session
+from sidecar.tools import ToolPlan, ToolRegistry, ToolResult, needs_confirmation
+from sidecar.tools.edits import ApplyEdit
+
+log = logging.getLogger(__name__)
+
+Decision = ToolDecision
+TRACKED_TOOLS = ("read_file", "write_file", "replace")
+DENIED = "The user denied this tool call. Do not retry it; ask the user how to proceed."
+CANCELLED = "The tool call was cancelled by the user before it finished."
+
+
+class ToolHost(Protocol):
+    """What the runner needs from the editor side (implemented by sidecar.rpc.editor.ToolHost)."""
+
+    def tool_call(self, notice: ToolCallParams) -> None: ...
+    async def confirm(self, request: ConfirmToolCallParams) -> Decision: ...
+    def apply_edit(self) -> ApplyEdit | None: ...
+
+
+@dataclass
+class ToolRunner:
+    """Plans, confirms and runs the model's tool calls; the approval mode, trust and "allow always" answers are
+    read from the session."""
+
+    registry: ToolRegistry
+    host: ToolHost
+    session: Session
+
+    @property
+    def always_allowed(self) -> set[str]:
+        return self.session.always_allowed
+
+    def declarations(self) -> list[dict[str, Any]]:
+        return self.registry.declarations(self.session.trusted)
+
+    async def answer(self, turn_id: str, calls: list[FunctionCall]) -> list[Part]:
+        """One functionResponse part per call, in order. On cancellation the unanswered calls are answered
+        with a cancellation error before CancelledError propagates (use `answered_so_far` to get them)."""
+        self.answered_so_far: list[Part] = []
+        for index, call in enumerate(calls):
+            call_id = call.id or f"{turn_id}-call-{index + 1}"
+            try:
+                part = await self._one(turn_id, call_id, call)
+            except asyncio.CancelledError:
+                for pending in calls[index:]:
+                    self.answered_so_far.append(_response(pending, {"error": CANCELLED}))
+                    self._notify(turn_id, pending.id or call_id, pending, "cancelled", "Cancelled")
+                raise
+            self.answered_so_far.append(part)
+        return self.answered_so_far
+
+    async def _one(self, turn_id: str, call_id: str, call: FunctionCall) -> Part:
+        name, args = call.name or "", call.args or {}
+        plan = self.registry.plan(name, args, trusted=self.session.trusted)
+        self._notify(turn_id, call_id, call, "pending", plan.description)
+        if plan.error is not None:
+            self._notify(turn_id, call_id, call, "error", plan.error)
+            return _response(call, {"error": plan.error})
+        if needs_confirmation(plan, self.session.settings.approval_mode, self.always_allowed):
+            decision = await self._ask(turn_id, call_id, plan)
+            if decision == "deny":
+                self._notify(turn_id, call_id, call, "denied", "Denied by the user")
+                return _response(call, {"error": DENIED})
+            if decision == "allowAlways":
+                self.always_allowed.add(plan.allow_key or plan.name)
+        self._notify(turn_id, call_id, call, "running", plan.description)
+        result = await self._run(plan)
+        self._notify(turn_id, call_id, call, "done" if result.ok else "error", result.summary)
+        if name in TRACKED_TOOLS and result.ok:
+            self._track(str(args.get("path", "")))
+        return _response(call, result.response)
+
+    async def _ask(self, turn_id: str, call_id: str, plan: ToolPlan) -> Decision:
+        request = ConfirmToolCallParams(
+            turn_id=turn_id,
+            call_id=call_id,
+            tool_name=plan.name,
+            args=plan.args,
+            description=plan.description,
+            diff=plan.diff,
+        )
+        try:
+            return await self.host.confirm(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the editor could not ask: safest is no
+            log.warning("confirmation for %s failed (%s); treating it as denied", plan.name, exc)
+            return "deny"
+
+    async def _run(self, plan: ToolPlan) -> ToolResult:
+        return await self.registry.run(plan, apply_edit=self.host.apply_edit())
+
+    def _track(self, raw: str) -> None:
+        try:
+            # A later change on disk outside the editor will be reported in the next context turn.
+            self.session.ide.tracked.add(str(self.registry.workspace.resolve(raw)))
+        except Exception:
+            log.debug("not tracking %r", raw)
+
+    def _notify(self, turn_id: str, call_id: str, call: FunctionCall, status: ToolCallStatus, summary: str) -> None:
+        self.host.tool_call(
+            ToolCallParams(
+                turn_id=turn_id,
+                call_id=call_id,
+                name=call.name or "",
+                args=call.args or {},
+                status=status,
+                summary=valid_text(summary),
+            )
+        )
+
+
+def _response(call: FunctionCall, response: dict[str, Any]) -> Part:
+    clean = {key: valid_text(value) if isinstance(value, str) else value for key, value in response.items()}
+    return Part(function_response=FunctionResponse(name=call.name, id=call.id, response=clean))
+
+
+def valid_text(text: str) -> str:
+    r"""Text that can be recorded and sent: undecodable file-name bytes as \xNN, other lone surrogates as U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def decode_decision(result: Any) -> Decision:
+    """The client's answer to sidecar/confirmToolCall; anything unexpected counts as deny."""
+    decision = result.get("decision") if isinstance(result, dict) else getattr(result, "decision", None)
+    return decision if decision in ("allow", "allowAlways", "deny") else "deny"
+

@@ -1,0 +1,281 @@
+"""The compaction flow: Gemini CLI's chat compression (truncate, split, summarize, verify, recount) — made safer."""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Literal, Protocol
+
+from sidecar.config.settings import Settings
+from sidecar.core.compaction import (
+    find_split_point,
+    measure_content,
+    tool_output_threshold,
+    truncate_history_to_budget,
+)
+from sidecar.core.conversation import Conversation
+from sidecar.core.history import Content, text_content
+from sidecar.core.models import compression_model_alias
+from sidecar.core.prompts import (
+    ACKNOWLEDGEMENT,
+    auto_compaction_notice,
+    compression_system_prompt,
+    status_message,
+    summary_instruction,
+    verify_instruction,
+)
+from sidecar.core.snapshot import extract_snapshot, has_snapshot, missing_facts
+from sidecar.core.tokens import estimate_history_tokens
+from sidecar.gemini.attempts import Attempts, generate_checked
+from sidecar.gemini.client import ModelClient, ModelError
+from sidecar.session import Session
+
+log = logging.getLogger(__name__)
+
+PRESERVE_FRACTION = 0.3
+#: An automatic compaction must save at least this share of the tokens, or it counts as not beneficial.
+MIN_AUTO_SAVINGS = 0.10
+
+Trigger = Literal["auto", "manual"]
+
+#: Model-config alias (reference modelStringToModelConfigAlias) -> the model that alias resolves to.
+ALIAS_MODELS = {
+    "chat-compression-3-pro": "gemini-3-pro-preview",
+    "chat-compression-3-flash": "gemini-3-flash-preview",
+    "chat-compression-3.1-flash-lite": "gemini-3.1-flash-lite",
+    "chat-compression-2.5-flash-lite": "gemini-2.5-flash-lite",
+    "chat-compression-2.5-pro": "gemini-2.5-pro",
+    "chat-compression-2.5-flash": "gemini-2.5-flash",
+    "chat-compression-default": "gemini-3-pro-preview",
+}
+
+
+class Status(StrEnum):
+    COMPRESSED = "COMPRESSED"
+    COMPRESSION_FAILED_INFLATED_TOKEN_COUNT = "COMPRESSION_FAILED_INFLATED_TOKEN_COUNT"
+    COMPRESSION_FAILED_TOKEN_COUNT_ERROR = "COMPRESSION_FAILED_TOKEN_COUNT_ERROR"
+    COMPRESSION_FAILED_EMPTY_SUMMARY = "COMPRESSION_FAILED_EMPTY_SUMMARY"
+    NOOP = "NOOP"
+    CONTENT_TRUNCATED = "CONTENT_TRUNCATED"
+
+
+@dataclass
+class Outcome:
+    """What one compaction attempt did. `new_history` is set only when the history was replaced."""
+
+    status: Status
+    original: int
+    new: int
+    trigger: Trigger
+    new_history: list[Content] | None = None
+    snapshot: str | None = None
+    #: Index (in the old history) of the first kept item; None when nothing is kept or nothing changed.
+    kept_from: int | None = None
+    #: Old-history index -> the content that replaces it in the new history (truncated tool outputs).
+    replacements: dict[int, Content] = field(default_factory=dict)
+    token_source: Literal["api", "estimate"] = "estimate"
+
+    def message(self, token_limit: int) -> str:
+        if self.status is Status.COMPRESSED and self.trigger == "auto":
+            return auto_compaction_notice(self.original, self.new, token_limit)
+        return status_message(self.status.value, self.original, self.new)
+
+
+class Progress(Protocol):
+    """Progress messages while a compaction runs (the chat service's Progress; sidecar.rpc.editor.WorkDone)."""
+
+    def report(self, message: str) -> None: ...
+
+
+class PreCompressHook(Protocol):
+    async def __call__(self, trigger: Trigger) -> None: ...
+
+
+def compression_model(settings: Settings) -> str:
+    """The summarizer model: the setting, else what the reference's alias for the chat model resolves to."""
+    if settings.compression_model:
+        return settings.compression_model
+    return ALIAS_MODELS[compression_model_alias(settings.model)]
+
+
+def environment_turn(workspace: Sequence[str]) -> Content:
+    """The <session_context> turn that opens a compacted history (date, OS, workspace folders)."""
+    folders = ", ".join(workspace) or "(no workspace folder)"
+    text = (
+        "<session_context>\nThis is the sidecar, an agent working inside the user's editor. "
+        f"Today's date is {datetime.now().strftime('%A, %B %d, %Y')}. "
+        f"The operating system is {platform.system()}. The workspace folders are: {folders}.\n</session_context>"
+    )
+    return text_content("user", text)
+
+
+class Compactor:
+    """Runs one compaction attempt over a Conversation. The caller holds the conversation's lock."""
+
+    def __init__(
+        self,
+        session: Session,
+        client: Callable[[], Awaitable[ModelClient]],
+        save_tool_output: Callable[[str, str], str | os.PathLike[str]],
+        pre_compress: PreCompressHook,
+    ) -> None:
+        self._session = session
+        self._client = client
+        self._save = save_tool_output
+        self._pre_compress = pre_compress
+
+    def _settings(self) -> Settings:
+        return self._session.settings
+
+    async def compress(
+        self,
+        conv: Conversation,
+        *,
+        force: bool,
+        trigger: Trigger,
+        instructions: str | None = None,
+        progress: Progress | None = None,
+    ) -> Outcome:
+        settings = self._settings()
+        if not len(conv):
+            return Outcome(Status.NOOP, 0, 0, trigger)
+        original = conv.last_prompt_tokens
+        limit = settings.effective_token_limit()
+        if not force and original < settings.compression_threshold * limit:
+            return Outcome(Status.NOOP, original, original, trigger)
+        if not force and (1 - PRESERVE_FRACTION) * conv.estimated_tokens() < MIN_AUTO_SAVINGS * original:
+            # The history is too small a part of the prompt (system prompt and tool declarations fill it):
+            # even summarising all of it to nothing could not save enough, so the model is not asked.
+            return Outcome(Status.NOOP, original, original, trigger)
+
+        history = conv.history  # decoded once per compaction
+        truncated = truncate_history_to_budget(
+            history, tool_output_threshold=tool_output_threshold(limit, original), save=self._save
+        )
+        replacements = {i: new for i, (old, new) in enumerate(zip(history, truncated, strict=True)) if old != new}
+
+        if conv.has_failed_compression_attempt and not force:
+            # Truncation only. Unlike the reference, compare estimate with estimate, and only when something
+            # was actually truncated (otherwise every latched turn would "succeed" with nothing changed).
+            before, after = conv.estimated_tokens(), estimate_history_tokens(truncated)
+            if replacements and after < before:
+                await self._pre_compress(trigger)
+                return Outcome(
+                    Status.CONTENT_TRUNCATED, before, after, trigger,
+                    new_history=truncated, replacements=replacements,
+                )
+            return Outcome(Status.NOOP, original, original, trigger)
+
+        cached = conv.json_sizes()
+        sizes = [measure_content(c).json_length if i in replacements else cached[i] for i, c in enumerate(truncated)]
+        split = find_split_point(truncated, 1 - PRESERVE_FRACTION, sizes)
+        if split == 0:
+            return Outcome(Status.NOOP, original, original, trigger)
+        await self._pre_compress(trigger)
+
+        to_compress = history[:split]
+        summarizer_input = to_compress if estimate_history_tokens(to_compress) < limit else truncated[:split]
+        snapshot = await self._summarize(summarizer_input, to_compress, instructions, progress)
+        if snapshot is None:
+            return Outcome(Status.COMPRESSION_FAILED_EMPTY_SUMMARY, original, original, trigger)
+
+        kept = truncated[split:]
+        new_history = [
+            environment_turn(self._session.workspace_folders),
+            text_content("user", snapshot),
+            text_content("model", ACKNOWLEDGEMENT),
+            *kept,
+        ]
+        if progress is not None:
+            progress.report("Counting tokens")
+        counted = await self._count(conv, history, new_history)
+        if counted is None:
+            return Outcome(Status.COMPRESSION_FAILED_TOKEN_COUNT_ERROR, original, original, trigger)
+        before, after, source = counted
+        # The histories are compared with one method. The counts reported (and shown in the status bar) add
+        # back what the API counted beyond the history — system prompt and tool declarations — so that they
+        # are prompt sizes like every other number the editor shows.
+        overhead = max(0, original - before) if source == "api" else 0
+        if after > before or (not force and after + overhead > (before + overhead) * (1 - MIN_AUTO_SAVINGS)):
+            return Outcome(
+                Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT, before + overhead, after + overhead, trigger
+            )
+        return Outcome(
+            Status.COMPRESSED, before + overhead, after + overhead, trigger,
+            new_history=new_history,
+            snapshot=snapshot,
+            kept_from=split if kept else None,
+            replacements={i: c for i, c in replacements.items() if i >= split},
+            token_source=source,
+        )
+
+    async def _summarize(
+        self,
+        summarizer_input: list[Content],
+        to_compress: list[Content],
+        instructions: str | None,
+        progress: Progress | None,
+    ) -> str | None:
+        """Two passes: a summary, then a verification told which facts the first one dropped."""
+        client = await self._client()
+        settings = self._settings()
+        model = compression_model(settings)
+        system = compression_system_prompt(settings.approved_plan_path)
+        if progress is not None:
+            progress.report("Summarizing the oldest 70% of the conversation (pass 1 of 2)")
+        ask = summary_instruction(has_snapshot(summarizer_input), instructions)
+        # Each pass is checked like a chat reply: empty, thoughts-only or cut replies are retried; a blocked one
+        # fails the compaction with its reason (a ModelError), and the history is left as it was.
+        attempts = Attempts(settings.retry_initial_delay_ms)
+        first = await generate_checked(
+            client, model, [*summarizer_input, text_content("user", ask)], system_instruction=system, attempts=attempts
+        )
+        first_snapshot = extract_snapshot(first.text)
+        if first_snapshot is None:
+            log.warning("pass 1 returned no valid <state_snapshot> (%d chars)", len(first.text))
+        missing = missing_facts(to_compress, first_snapshot or "")
+        if progress is not None:
+            progress.report("Verifying the summary (pass 2 of 2)")
+        previous = first_snapshot or first.text.strip() or "(no snapshot was produced)"
+        try:
+            second = await generate_checked(
+                client,
+                model,
+                [
+                    *summarizer_input,
+                    text_content("model", previous),
+                    text_content("user", verify_instruction(missing, instructions)),
+                ],
+                system_instruction=system,
+                attempts=attempts,
+            )
+        except ModelError as exc:
+            if first_snapshot is None or exc.kind not in ("invalidReply", "blocked"):
+                raise
+            log.warning("pass 2 gave no usable reply (%s); keeping pass 1's snapshot", exc.message)
+            return first_snapshot
+        second_snapshot = extract_snapshot(second.text)
+        if second_snapshot is None and second.text.strip():
+            log.warning("pass 2 returned no valid <state_snapshot>; keeping pass 1's")
+        return second_snapshot or first_snapshot
+
+    async def _count(
+        self, conv: Conversation, old: list[Content], new: list[Content]
+    ) -> tuple[int, int, Literal["api", "estimate"]] | None:
+        """Before and after counted the same way: countTokens when the API counted last, else the estimate."""
+        if conv.usage_source != "api":
+            return conv.estimated_tokens(), estimate_history_tokens(new), "estimate"
+        client = await self._client()
+        model = self._settings().model
+        try:
+            before = await client.count_tokens(model, old)
+            after = await client.count_tokens(model, new)
+        except ModelError as exc:
+            log.warning("countTokens failed during compaction: %s", exc.message)
+            return None
+        return before, after, "api"

@@ -1,0 +1,79 @@
+"""Saving truncated tool outputs to `<dir>/tool-outputs/<tool>_<n>.txt`, named as the reference names them."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+from typing import Protocol
+
+__all__ = [
+    "TOOL_OUTPUTS_DIR",
+    "SessionToolOutputs",
+    "ToolOutputSaver",
+    "sanitize_filename_part",
+    "tool_output_file_name",
+]
+
+TOOL_OUTPUTS_DIR = "tool-outputs"
+
+_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def sanitize_filename_part(part: str) -> str:
+    """Every UTF-16 code unit outside [a-zA-Z0-9_-] becomes "_" (so an emoji becomes "__")."""
+    return _UNSAFE.sub("_", _ASTRAL.sub("__", part))
+
+
+def tool_output_file_name(tool_name: str, output_id: int | str) -> str:
+    """`<tool>_<id>.txt`, sanitized, lower-cased; `<id>.txt` if the id starts with the tool."""
+    safe_tool = sanitize_filename_part(tool_name).lower()
+    safe_id = sanitize_filename_part(str(output_id)).lower()
+    return f"{safe_id}.txt" if safe_id.startswith(safe_tool) else f"{safe_tool}_{safe_id}.txt"
+
+
+def _utf8_like_node(text: str) -> bytes:
+    """UTF-8 as Node writes a string: a surrogate pair joins, a lone surrogate becomes U+FFFD."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        utf16 = text.encode("utf-16-le", "surrogatepass")
+        return utf16.decode("utf-16-le", "replace").encode("utf-8")
+
+
+class ToolOutputSaver:
+    """The `save` callable for truncate_history_to_budget: numbers outputs 1, 2, ... and writes them.
+
+    Like the reference's per-config counter, a number is used up even when writing fails.
+    """
+
+    def __init__(self, project_temp_dir: str | Path, first_id: int = 1) -> None:
+        self.directory = Path(project_temp_dir) / TOOL_OUTPUTS_DIR
+        self._ids = itertools.count(first_id)
+
+    def __call__(self, content: str, tool_name: str) -> Path:
+        path = self.directory / tool_output_file_name(tool_name, next(self._ids))
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(_utf8_like_node(content))
+        return path
+
+
+class SessionFolder(Protocol):
+    """Where the current session keeps its data (sidecar.recording.recorder.Recorder)."""
+
+    def session_dir(self) -> Path: ...
+
+
+class SessionToolOutputs:
+    """A ToolOutputSaver for the current session's folder; numbering starts again when the session changes."""
+
+    def __init__(self, folder: SessionFolder) -> None:
+        self._folder = folder
+        self._saver: ToolOutputSaver | None = None
+
+    def __call__(self, content: str, tool_name: str) -> Path:
+        directory = self._folder.session_dir()
+        if self._saver is None or self._saver.directory.parent != directory:
+            self._saver = ToolOutputSaver(directory)
+        return self._saver(content, tool_name)

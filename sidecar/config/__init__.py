@@ -1,0 +1,1 @@
+"""Settings: the `sidecar` section, the workspace settings file, and which source wins."""

@@ -1,0 +1,150 @@
+"""Every sidecar/* method and notification, once: its name, who sends it, its params and result types."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sidecar.protocol.ide import IdeContextParams
+from sidecar.protocol.sessions import (
+    GetTranscriptResult,
+    ImportSessionResult,
+    NewSessionResult,
+    ResumeSessionResult,
+    SessionSummary,
+    UndoCompactionResult,
+)
+from sidecar.protocol.tools import ConfirmToolCallParams, ConfirmToolCallResult, ToolCallParams
+from sidecar.protocol.types import (
+    CompressedParams,
+    CompressParams,
+    CompressResult,
+    Empty,
+    GetTranscriptParams,
+    ImportParams,
+    MessageDeltaParams,
+    ResumeSessionParams,
+    RetryParams,
+    SendMessageParams,
+    SendMessageResult,
+    TokenUsage,
+)
+
+#: Every custom method's name starts with this; the rest of the name is its key in the editors' tables.
+PREFIX = "sidecar/"
+
+#: workspace/executeCommand command that runs sidecar/compress (optional first argument: the instructions).
+COMPRESS_COMMAND = "sidecar.compressConversation"
+
+#: Titles of the server's work-done progress, which editors tell apart.
+PROGRESS_TURN = "Gemini"
+PROGRESS_COMPRESS = "Compressing conversation"
+
+
+@dataclass(frozen=True)
+class Method:
+    """One method or notification of the contract."""
+
+    name: str
+    kind: Literal["request", "notification"]
+    #: Who sends it.
+    sender: Literal["client", "server"]
+    params: type[Any]
+    #: The result type (requests only).
+    result: Any = None
+    summary: str = ""
+
+    @property
+    def key(self) -> str:
+        """The name without the prefix: the constant's name in the editors' tables (`sendMessage`)."""
+        return self.name.removeprefix(PREFIX)
+
+
+# -- requests (client -> server) ----------------------------------------------------------------------------
+SEND_MESSAGE = Method(
+    "sidecar/sendMessage", "request", "client", SendMessageParams, SendMessageResult,
+    "Run one user turn; the reply streams as sidecar/messageDelta.",
+)
+GET_TOKEN_USAGE = Method(
+    "sidecar/getTokenUsage", "request", "client", Empty, TokenUsage, "The current token usage."
+)
+COMPRESS = Method(
+    "sidecar/compress", "request", "client", CompressParams, CompressResult,
+    "Compress the conversation now (optional focus instructions).",
+)
+NEW_SESSION = Method(
+    "sidecar/newSession", "request", "client", Empty, NewSessionResult, "Start a new, empty conversation."
+)
+LIST_SESSIONS = Method(
+    "sidecar/listSessions", "request", "client", Empty, list[SessionSummary],
+    "This project's recorded sessions, newest first.",
+)
+RESUME_SESSION = Method(
+    "sidecar/resumeSession", "request", "client", ResumeSessionParams, ResumeSessionResult,
+    "Continue a recorded session.",
+)
+GET_TRANSCRIPT = Method(
+    "sidecar/getTranscript", "request", "client", GetTranscriptParams, GetTranscriptResult,
+    "Every message ever recorded in a session, with compaction markers.",
+)
+IMPORT_SESSION = Method(
+    "sidecar/importSession", "request", "client", ImportParams, ImportSessionResult,
+    "Import a Gemini CLI session file as a new session.",
+)
+UNDO_COMPACTION = Method(
+    "sidecar/undoCompaction", "request", "client", Empty, UndoCompactionResult,
+    "Restore the history from right before the latest compaction.",
+)
+
+# -- notifications (client -> server) -----------------------------------------------------------------------
+IDE_CONTEXT = Method(
+    "sidecar/ideContext", "notification", "client", IdeContextParams,
+    summary="The editor's open files, cursor, selection and workspace trust.",
+)
+
+# -- notifications (server -> client) -----------------------------------------------------------------------
+MESSAGE_DELTA = Method(
+    "sidecar/messageDelta", "notification", "server", MessageDeltaParams, summary="One streamed chunk of the reply."
+)
+TOKEN_USAGE = Method(
+    "sidecar/tokenUsage", "notification", "server", TokenUsage,
+    summary="Token usage, pushed once per change of state (turns, compactions, settings, session switches).",
+)
+COMPRESSED = Method(
+    "sidecar/compressed", "notification", "server", CompressedParams,
+    summary="A compaction attempt that was not NOOP, failures included.",
+)
+TOOL_CALL = Method(
+    "sidecar/toolCall", "notification", "server", ToolCallParams,
+    summary="A tool call's status changed (pending, running, done, error, denied, cancelled).",
+)
+
+RETRY = Method(
+    "sidecar/retry", "notification", "server", RetryParams,
+    summary="An unusable reply is retried: drop the failed attempt's text (the turn's text restarts from `text`).",
+)
+
+# -- requests (server -> client) ----------------------------------------------------------------------------
+CONFIRM_TOOL_CALL = Method(
+    "sidecar/confirmToolCall", "request", "server", ConfirmToolCallParams, ConfirmToolCallResult,
+    "Ask the user whether an edit or a shell command may run.",
+)
+
+ALL: tuple[Method, ...] = (
+    SEND_MESSAGE,
+    GET_TOKEN_USAGE,
+    COMPRESS,
+    NEW_SESSION,
+    LIST_SESSIONS,
+    RESUME_SESSION,
+    GET_TRANSCRIPT,
+    IMPORT_SESSION,
+    UNDO_COMPACTION,
+    IDE_CONTEXT,
+    MESSAGE_DELTA,
+    TOKEN_USAGE,
+    COMPRESSED,
+    TOOL_CALL,
+    RETRY,
+    CONFIRM_TOOL_CALL,
+)

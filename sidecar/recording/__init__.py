@@ -1,0 +1,1 @@
+"""Session recording: folder layout and store, reader, writer, the live recorder, Gemini CLI import, the CLI."""

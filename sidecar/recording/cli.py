@@ -1,0 +1,187 @@
+"""The `sidecar sessions list|show` and `sidecar import` commands (registered by sidecar.cli)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+import msgspec
+
+from sidecar.core.recording import CompactionRecord
+from sidecar.protocol.sessions import TranscriptCompaction, TranscriptMessage
+from sidecar.recording.store import RecordingError, SessionInfo, SessionStore, all_sessions
+
+_SPEAKERS = {
+    "user": "You",
+    "model": "Gemini",
+    "toolCall": "Gemini (tool call)",
+    "toolResult": "Tool result",
+    "ideContext": "Editor context",
+    "env": "Environment",
+    "info": "Info",
+    "error": "Error",
+}
+
+
+def add_parsers(subparsers: Any) -> None:
+    """Register `sessions list`, `sessions show ID` and `import PATH` on an argparse subparsers object."""
+    sessions = subparsers.add_parser("sessions", help="list or show recorded sessions")
+    actions = sessions.add_subparsers(dest="sessions_command", required=True, metavar="{list,show}")
+    listing = actions.add_parser("list", help="list this project's sessions, newest first")
+    listing.add_argument("--all", action="store_true", help="list the sessions of every project")
+    show = actions.add_parser("show", help="print a session's full transcript")
+    show.add_argument("session_id", metavar="ID", help="a session id, or a unique prefix of one")
+    for command in (listing, show):
+        _common(command)
+    listing.set_defaults(func=main_sessions_list)
+    show.set_defaults(func=main_sessions_show)
+    imported = subparsers.add_parser("import", help="import a Gemini CLI session file (.json or .jsonl)")
+    imported.add_argument("path", metavar="PATH", help="a Gemini CLI session file")
+    imported.add_argument("--model", help="model for the continued session (default: the one recorded)")
+    _common(imported)
+    imported.set_defaults(func=main_import)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--project", metavar="DIR", help="project root (default: the current directory)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _store(args: argparse.Namespace) -> SessionStore:
+    return SessionStore(getattr(args, "project", None) or os.getcwd())
+
+
+def _fail(message: str) -> int:
+    print(f"sidecar: {message}", file=sys.stderr)
+    return 1
+
+
+def main_sessions_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    if getattr(args, "all", False):
+        root, infos = all_sessions()
+        where = str(root)
+    else:
+        store = _store(args)
+        infos, where = store.list(), store.project_root
+    if args.json:
+        out.write(msgspec.json.encode(infos).decode() + "\n")
+        return 0
+    if not infos:
+        out.write(f"No recorded sessions for {where}.\n")
+        return 0
+    for info in infos:
+        out.write(_list_line(info, show_project=getattr(args, "all", False)) + "\n")
+    return 0
+
+
+def _list_line(info: SessionInfo, *, show_project: bool) -> str:
+    when = info.last_updated[:16].replace("T", " ")
+    counts = f"{info.message_count} msg" + (f", {info.compaction_count} compacted" if info.compaction_count else "")
+    line = f"{info.session_id}  {when}  {counts:<22}  {info.title or '(no title)'}"
+    return f"{line}  [{info.project_root}]" if show_project else line
+
+
+def main_sessions_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    store = _store(args)
+    try:
+        session_id = store.resolve(args.session_id)
+        loaded = store.load(session_id, salvage=True)
+    except RecordingError as exc:
+        return _fail(str(exc))
+    for warning in loaded.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.json:
+        body = {
+            "sessionId": loaded.session_id,
+            "title": loaded.title,
+            "transcript": loaded.transcript,
+            "metadata": loaded.metadata,
+        }
+        out.write(msgspec.json.encode(body).decode() + "\n")
+        return 0
+    meta = loaded.metadata
+    out.write(f"Session {loaded.session_id}: {loaded.title or '(no title)'}\n")
+    out.write(
+        f"Project {meta.project_root} · model {meta.model} · started {_when(meta.time)} · "
+        f"{loaded.message_count} messages · {loaded.compaction_count} compactions\n"
+    )
+    if meta.imported_from:
+        out.write(f"Imported from {meta.imported_from.get('tool')}: {meta.imported_from.get('path')}\n")
+    snapshots = _snapshots(loaded.path)
+    for entry in loaded.transcript:
+        out.write("\n")
+        if isinstance(entry, TranscriptMessage):
+            turn = f" ({entry.turn_id})" if entry.turn_id else ""
+            out.write(f"[{_when(entry.time)}] {_SPEAKERS.get(entry.kind, entry.kind)}{turn}:\n")
+            out.write(_indent(entry.text or "(empty)") + "\n")
+        else:
+            out.write(_compaction_line(entry) + "\n")
+            snapshot = snapshots.get(entry.id)
+            if snapshot:
+                out.write(_indent(snapshot) + "\n")
+    return 0
+
+
+def _compaction_line(entry: TranscriptCompaction) -> str:
+    undone = " (undone)" if entry.undone else ""
+    return (
+        f"[{_when(entry.time)}] ── Compaction {entry.id} ({entry.trigger}): {entry.status}, "
+        f"{entry.original_token_count:,} → {entry.new_token_count:,} tokens{undone} ──"
+    )
+
+
+def _snapshots(path: Path) -> dict[str, str]:
+    """Snapshot texts by compaction id (only compaction lines are decoded as such)."""
+    decoder = msgspec.json.Decoder(CompactionRecord)
+    found: dict[str, str] = {}
+    with open(path, "rb") as f:
+        for line in f:
+            if b'"type":"compaction"' in line:
+                try:
+                    record = decoder.decode(line)
+                except msgspec.DecodeError:
+                    continue
+                if record.snapshot:
+                    found[record.id] = record.snapshot
+    return found
+
+
+def _when(iso: str) -> str:
+    return iso[:19].replace("T", " ")
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines() or [""])
+
+
+def main_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    from sidecar.recording.gemini_import import import_gemini_session
+
+    out = out or sys.stdout
+    store = _store(args)
+    try:
+        result = import_gemini_session(Path(args.path), store, model=getattr(args, "model", None))
+    except RecordingError as exc:
+        return _fail(str(exc))
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.json:
+        body = {
+            "sessionId": result.session_id,
+            "path": str(result.path),
+            "messageCount": result.messages,
+            "historyLength": result.history_length,
+            "warnings": result.warnings,
+        }
+        out.write(msgspec.json.encode(body).decode() + "\n")
+    else:
+        out.write(
+            f"Imported {result.messages} messages ({result.history_length} for the model) from {args.path}\n"
+            f"as session {result.session_id} of {store.project_root}.\n"
+        )
+    return 0

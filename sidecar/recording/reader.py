@@ -1,0 +1,327 @@
+"""Reading session files: replay with torn-line and corruption handling, and cheap listing from the tail."""
+
+from __future__ import annotations
+
+import gc
+import logging
+import mmap
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import BinaryIO, Protocol
+
+import msgspec
+
+from sidecar.core.content_json import check_content, decode_contents
+from sidecar.core.history import Content
+from sidecar.core.recording import (
+    COMPRESSED,
+    FORMAT_VERSION,
+    FileRecord,
+    Header,
+    LastUsage,
+    RawMessageRecord,
+    Replay,
+    ReplayError,
+    SessionRecord,
+)
+from sidecar.protocol.sessions import TranscriptEntry
+
+log = logging.getLogger(__name__)
+
+_DECODER = msgspec.json.Decoder(FileRecord)
+_HEADER = msgspec.json.Decoder(Header)
+_SESSION = msgspec.json.Decoder(SessionRecord)
+_TAIL = 64 * 1024
+_HEADER_MAX = 1 << 20
+
+
+class BinaryFile(Protocol):
+    """What a SessionWriter writes to (a raw, unbuffered file; tests inject failing ones)."""
+
+    def write(self, data: bytearray | memoryview, /) -> int | None: ...
+    def flush(self) -> None: ...
+    def fileno(self) -> int: ...
+    def close(self) -> None: ...
+
+
+class RecordingError(Exception):
+    """A session file that cannot be used as asked; the message names the file and what to do."""
+
+
+class SessionNotFound(RecordingError):
+    pass
+
+
+class CorruptSession(RecordingError):
+    def __init__(self, path: Path, line: int, reason: str) -> None:
+        self.path, self.line, self.reason = path, line, reason
+        super().__init__(
+            f"Session file {path} is damaged at line {line}: {reason}. The file was not changed; "
+            "`sidecar sessions show` displays its readable part."
+        )
+
+
+class UnsupportedVersion(RecordingError):
+    def __init__(self, path: Path, version: int) -> None:
+        self.path, self.version = path, version
+        super().__init__(
+            f"Session file {path} uses recording format {version}, but this sidecar reads format "
+            f"{FORMAT_VERSION} at most. Update the sidecar to open it; the file was not changed."
+        )
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(slots=True)
+class LoadedSession:
+    """A replayed session: what resume, transcript and undo need."""
+
+    session_id: str
+    path: Path
+    metadata: SessionRecord
+    history_wire: list[bytes]  # each model-facing content's JSON, as recorded
+    history_ids: list[str]
+    last_usage: LastUsage | None
+    compaction_count: int
+    message_count: int
+    title: str | None
+    last_updated: str
+    undoable: list[str]
+    warnings: list[str] = field(default_factory=list)
+    valid_size: int = 0  # bytes up to the end of the last good record
+    needs_newline: bool = False  # the last record is whole but its newline is missing
+    _replay: Replay | None = None
+
+    @property
+    def history(self) -> list[Content]:
+        """The model history decoded from `history_wire` (O(n), a new list each time)."""
+        return decode_contents(self.history_wire)
+
+    @property
+    def transcript(self) -> list[TranscriptEntry]:
+        """Every message ever recorded and every compaction attempt, in order (built on first use)."""
+        return [] if self._replay is None else self._replay.transcript
+
+
+class SessionInfo(msgspec.Struct, rename="camel", kw_only=True):
+    session_id: str
+    title: str | None
+    start_time: str
+    last_updated: str
+    message_count: int
+    compaction_count: int
+    model: str
+    project_root: str
+    path: str
+
+
+def _reason(exc: Exception) -> str:
+    return str(exc).rstrip(".")
+
+
+def _check_header(path: Path, first: bytes) -> None:
+    try:
+        header = _HEADER.decode(first)
+    except msgspec.DecodeError as exc:
+        raise CorruptSession(path, 1, f"not a session record ({_reason(exc)})") from None
+    if header.type != "session":
+        raise CorruptSession(path, 1, f"the first record is {header.type or 'not a session record'!r}")
+    if header.version > FORMAT_VERSION:
+        raise UnsupportedVersion(path, header.version)
+    if header.version < 1:
+        raise CorruptSession(path, 1, f"invalid format version {header.version}")
+
+
+def read_session(path: Path, *, salvage: bool = False) -> LoadedSession:
+    """Replay a session file (see SessionStore.load). The file is mapped, not copied, and decoded in one pass;
+    message contents are checked and copied out as their JSON, not kept decoded."""
+    try:
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size == 0:
+                raise CorruptSession(path, 1, "the file is empty")
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                replay, warnings, valid_size, whole_tail = _replay_mapped(path, data, salvage)
+    except FileNotFoundError:
+        raise SessionNotFound(f"No session file {path}.") from None
+    except OSError as exc:
+        raise RecordingError(f"Cannot read session file {path}: {exc.strerror or exc}.") from None
+    metadata = replay.metadata
+    if metadata is None:
+        raise CorruptSession(path, 1, "no session record")
+    return LoadedSession(
+        session_id=metadata.session_id,
+        path=path,
+        metadata=metadata,
+        history_wire=replay.wire,
+        history_ids=replay.history_ids,
+        last_usage=replay.last_usage,
+        compaction_count=replay.compaction_count,
+        message_count=replay.message_count,
+        title=replay.title,
+        last_updated=replay.last_time or metadata.time,
+        undoable=replay.undoable,
+        warnings=warnings,
+        valid_size=valid_size,
+        needs_newline=whole_tail,
+        _replay=replay,
+    )
+
+
+def _replay_mapped(path: Path, data: mmap.mmap, salvage: bool) -> tuple[Replay, list[str], int, bool]:
+    first_end = data.find(b"\n")
+    _check_header(path, data[:first_end] if first_end >= 0 else data[:])
+    end = data.rfind(b"\n") + 1
+    warnings: list[str] = []
+    last: FileRecord | None = None
+    valid_size = end
+    if end < len(data):
+        try:
+            record = _DECODER.decode(data[end:])
+            if isinstance(record, RawMessageRecord) and record.content:
+                check_content(bytes(record.content))  # a content that is not a Content: skipped as torn, too
+            last, valid_size = record, len(data)
+        except msgspec.DecodeError:
+            warnings.append(
+                f"The last record of {path.name} was incomplete ({len(data) - end} bytes, probably written "
+                "when the sidecar was stopped abruptly); it was skipped."
+            )
+    collecting = gc.isenabled()
+    gc.disable()  # tens of thousands of new objects, none of them cyclic garbage: skip the collector passes
+    try:
+        with memoryview(data) as view, view[:end] as body:
+            replay = _replay_all(body)
+            if replay is None:
+                replay = _replay_by_line(path, bytes(body), salvage, warnings)
+        if last is not None:
+            try:
+                replay.apply(last)
+            except ReplayError as exc:
+                number = data[:].count(b"\n") + 1
+                if not salvage:
+                    raise CorruptSession(path, number, _reason(exc)) from None
+                warnings.append(f"{path.name} line {number} was skipped: {_reason(exc)}.")
+    finally:
+        if collecting:
+            gc.enable()
+    return replay, warnings, valid_size, last is not None
+
+
+def _replay_all(body: memoryview) -> Replay | None:
+    """The fast path: all lines decoded in one call. None if a line is bad. Replay.apply copies each message's
+    content out of `body` (and drops the Raw viewing it) first, so no view outlives this call and the file's
+    mapping can be closed."""
+    replay = Replay()
+    try:
+        for record in _DECODER.decode_lines(body):
+            replay.apply(record)
+    except (msgspec.DecodeError, ReplayError):
+        return None
+    return replay
+
+
+def _replay_by_line(path: Path, body: bytes, salvage: bool, warnings: list[str]) -> Replay:
+    """The slow path, taken only when a line is bad: find it and name it (or skip it when salvaging)."""
+    replay = Replay()
+    for number, line in enumerate(body.split(b"\n")[:-1], start=1):
+        if not line.strip():
+            continue
+        try:
+            replay.apply(_DECODER.decode(line))
+        except (msgspec.DecodeError, ReplayError) as exc:
+            if not salvage or number == 1:
+                raise CorruptSession(path, number, _reason(exc)) from None
+            warnings.append(f"{path.name} line {number} was skipped: {_reason(exc)}.")
+    return replay
+
+
+# ---------------------------------------------------------------- listing
+
+
+class _Peek(msgspec.Struct, rename="camel"):
+    """The few fields listing reads from a tail record; the rest of the line is skipped unparsed."""
+
+    type: str = ""
+    time: str | None = None
+    status: str | None = None
+    message_count: int = 0
+    compaction_count: int = 0
+    title: str | None = None
+
+
+_PEEK = msgspec.json.Decoder(_Peek)
+
+
+def session_info(path: Path) -> SessionInfo:
+    """Listing data from the first line and the tail (back to the last stats record), not a full replay."""
+    with open(path, "rb") as f:
+        first = f.readline(_HEADER_MAX)
+        _check_header(path, first.rstrip(b"\n"))
+        header = _SESSION.decode(first)
+        size = os.fstat(f.fileno()).st_size
+        counts = _scan_tail(f, size, len(first))
+    if counts is None:  # no stats record yet (e.g. killed before its first turn ended): replay it
+        loaded = read_session(path, salvage=True)
+        counts = (loaded.message_count, loaded.compaction_count, loaded.title, loaded.last_updated)
+    messages, compactions, title, last_time = counts
+    return SessionInfo(
+        session_id=header.session_id,
+        title=title if title is not None else header.title,
+        start_time=header.time,
+        last_updated=last_time or header.time,
+        message_count=messages,
+        compaction_count=compactions,
+        model=header.model,
+        project_root=header.project_root,
+        path=str(path),
+    )
+
+
+def _scan_tail(f: BinaryIO, size: int, start_of_body: int) -> tuple[int, int, str | None, str | None] | None:
+    window = _TAIL
+    while True:
+        start = max(start_of_body, size - window)
+        f.seek(start)
+        chunk = f.read(size - start)
+        lines = chunk[: chunk.rfind(b"\n") + 1].split(b"\n")[:-1]
+        if start > start_of_body:
+            lines = lines[1:]  # may have begun mid-line
+        messages = compactions = 0
+        last_time: str | None = None
+        for line in reversed(lines):
+            try:
+                peek = _PEEK.decode(line)
+            except msgspec.DecodeError:
+                return None
+            last_time = last_time or peek.time
+            if peek.type == "stats":
+                return (
+                    peek.message_count + messages,
+                    peek.compaction_count + compactions,
+                    peek.title,
+                    last_time,
+                )
+            if peek.type == "message":
+                messages += 1
+            elif peek.type == "compaction" and peek.status == COMPRESSED:
+                compactions += 1
+        if start <= start_of_body:
+            return None
+        window *= 8
+
+
+def list_sessions(directory: Path) -> list[SessionInfo]:
+    """The sessions in one project directory, newest first; unreadable files are logged and left out."""
+    if not directory.is_dir():
+        return []
+    infos: list[SessionInfo] = []
+    for path in directory.glob("*.jsonl"):
+        try:
+            infos.append(session_info(path))
+        except (RecordingError, OSError, msgspec.DecodeError) as exc:
+            log.warning("skipping session file %s: %s", path, exc)
+    infos.sort(key=lambda info: info.last_updated, reverse=True)
+    return infos

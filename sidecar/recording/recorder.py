@@ -1,0 +1,172 @@
+"""The live session's recording: creates the file on first use, maps compaction outcomes to records."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from sidecar.compaction.service import Outcome, Status
+from sidecar.core.history import Content
+from sidecar.core.recording import head_ids
+from sidecar.protocol.sessions import TranscriptEntry
+from sidecar.recording.store import LoadedSession, SessionInfo, SessionNotFound, SessionStore, SessionWriter
+from sidecar.session import Session
+
+log = logging.getLogger(__name__)
+
+
+class Recorder:
+    """Appends what happens in the current session to its JSONL file; a failure only turns recording off."""
+
+    def __init__(self, session: Session, warn: Callable[[str], None], *, home: Path | None = None) -> None:
+        """Sessions are recorded in the store of `session.project_root` under `home` (default: the data home)."""
+        self._session = session
+        self._home = home
+        self._warn = warn
+        self._writer: SessionWriter | None = None
+        self._session_id: str | None = None
+        self._current_store: SessionStore | None = None
+
+    def _store(self) -> SessionStore:
+        """The store of the current project (the workspace folders are only known after `initialize`)."""
+        root = self._session.project_root
+        store = self._current_store
+        if store is None or store.project_root != os.path.realpath(root):
+            store = self._current_store = SessionStore(root, home=self._home)
+        return store
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+    def start(self, session_id: str) -> None:
+        """Switch to a new session; its file is created when the first record arrives."""
+        self.close()
+        self._session_id = session_id
+
+    def resume(self, session_id: str) -> LoadedSession:
+        """Load a recorded session and continue appending to it. Raises RecordingError (nothing changed)."""
+        store = self._store()
+        loaded = store.load(session_id)
+        self.close()
+        self._session_id = session_id
+        self._writer = store.open_for_append(session_id, loaded, on_problem=self._problem)
+        for warning in loaded.warnings:
+            self._warn(warning)
+        return loaded
+
+    def reload(self) -> LoadedSession:
+        assert self._session_id is not None
+        return self._store().load(self._session_id)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    @property
+    def store(self) -> SessionStore:
+        return self._store()
+
+    @property
+    def path(self) -> Path | None:
+        return None if self._session_id is None else self._store().path(self._session_id)
+
+    def session_dir(self) -> Path:
+        """The current session's data folder (tool outputs saved by compaction, …), created 0700."""
+        assert self._session_id is not None, "start() or resume() first"
+        return self._store().session_dir(self._session_id)
+
+    @property
+    def undoable(self) -> list[str]:
+        return [] if self._writer is None else list(self._writer.undoable)
+
+    @property
+    def problem(self) -> str | None:
+        return None if self._writer is None else self._writer.problem
+
+    def _open(self) -> SessionWriter:
+        if self._writer is None:
+            assert self._session_id is not None, "start() or resume() first"
+            self._writer = self._store().create(
+                self._session_id, model=self._session.settings.model, on_problem=self._problem
+            )
+        return self._writer
+
+    def _problem(self, text: str) -> None:
+        log.warning("%s", text)
+        self._warn(text)
+
+    # -- records -------------------------------------------------------------------------------------
+    def message(self, content: Content, kind: str, turn_id: str | None = None) -> str:
+        return self._open().message(content, kind=kind, turn_id=turn_id)
+
+    def note(self, kind: str, text: str, turn_id: str | None = None) -> None:
+        """A display-only message (info, error): in the transcript, never sent to the model."""
+        self._open().message(None, kind=kind, text=text, turn_id=turn_id)
+
+    def usage(self, prompt_tokens: int, source: str, message_id: str | None, raw: dict[str, Any] | None) -> None:
+        self._open().usage(prompt_tokens, source, message_id=message_id or None, raw=raw)
+
+    def rewind(self, message_id: str) -> None:
+        if message_id:
+            self._open().rewind(message_id)
+
+    def sync(self) -> None:
+        if self._writer is not None:
+            self._writer.sync()
+
+    def compaction(self, outcome: Outcome, ids: Sequence[str]) -> list[str] | None:
+        """Record a compaction attempt; for a replaced history, return the message ids of the new one."""
+        if outcome.status is Status.NOOP:
+            return None
+        writer = self._open()
+        replacements = {ids[i]: c for i, c in outcome.replacements.items() if ids[i]}
+        if outcome.status is Status.CONTENT_TRUNCATED:
+            writer.compaction(
+                trigger=outcome.trigger,
+                status=outcome.status.value,
+                original_tokens=outcome.original,
+                new_tokens=outcome.new,
+                replacements=replacements,
+            )
+            return list(ids)
+        if outcome.status is not Status.COMPRESSED or outcome.new_history is None:
+            writer.compaction(
+                trigger=outcome.trigger,
+                status=outcome.status.value,
+                original_tokens=outcome.original,
+                new_tokens=outcome.new,
+            )
+            return None
+        env, summary, ack = outcome.new_history[:3]
+        kept_from = ids[outcome.kept_from] if outcome.kept_from is not None else None
+        cid = writer.compaction(
+            trigger=outcome.trigger,
+            status=outcome.status.value,
+            original_tokens=outcome.original,
+            new_tokens=outcome.new,
+            snapshot=outcome.snapshot,
+            summary=summary,
+            ack=ack,
+            env=env,
+            kept_from=kept_from or None,
+            replacements=replacements,
+        )
+        kept = list(ids[outcome.kept_from :]) if outcome.kept_from is not None else []
+        return [*head_ids(cid, True), *kept]
+
+    def undo(self, compaction_id: str) -> None:
+        self._open().undo_compaction(compaction_id)
+
+    # -- reading ------------------------------------------------------------------------------------
+    def sessions(self) -> list[SessionInfo]:
+        return self._store().list()
+
+    def transcript(self, session_id: str) -> list[TranscriptEntry]:
+        store = self._store()
+        if not store.path(session_id).exists():
+            if session_id == self._session_id:
+                return []
+            raise SessionNotFound(f"No recorded session {session_id}.")
+        return list(store.load(session_id, salvage=True).transcript)

@@ -1,0 +1,114 @@
+"""The server's side of the conversation with the editor: notifications, progress, confirmations, applyEdit."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from sidecar.chat.tool_runner import decode_decision
+from sidecar.protocol import methods
+from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams, ToolDecision
+from sidecar.protocol.types import CompressedParams, MessageDeltaParams, RetryParams, TokenUsage, to_wire
+from sidecar.rpc.transport import SidecarProtocol
+from sidecar.tools.edits import ApplyEdit
+
+log = logging.getLogger(__name__)
+
+
+class WorkDone:
+    """A running work-done progress (a no-op when the client has no progress support)."""
+
+    def __init__(self, server: LanguageServer, token: str | None) -> None:
+        self._server = server
+        self._token = token
+
+    def report(self, message: str) -> None:
+        if self._token is not None:
+            self._server.work_done_progress.report(self._token, lsp.WorkDoneProgressReport(message=message))
+
+    def end(self, message: str | None = None) -> None:
+        if self._token is not None:
+            self._server.work_done_progress.end(self._token, lsp.WorkDoneProgressEnd(message=message))
+            self._token = None
+
+
+async def start_progress(server: LanguageServer, title: str) -> WorkDone:
+    """A cancellable work-done progress titled `title`, when the client supports them."""
+    window = server.client_capabilities.window if server.protocol.client_capabilities else None
+    if window is None or not window.work_done_progress:
+        return WorkDone(server, None)
+    token = f"sidecar-{uuid.uuid4().hex[:12]}"
+    try:
+        await asyncio.wait_for(server.work_done_progress.create_async(token), timeout=5)
+    except Exception:
+        log.info("client did not accept a progress token; continuing without progress")
+        return WorkDone(server, None)
+    server.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title=title, cancellable=True))
+    return WorkDone(server, token)
+
+
+def show(server: LanguageServer, kind: lsp.MessageType, text: str) -> None:
+    """A window/showMessage."""
+    server.window_show_message(lsp.ShowMessageParams(type=kind, message=text))
+
+
+class ToolHost:
+    """The editor side of tool calls: visibility notifications, confirmations and workspace/applyEdit."""
+
+    def __init__(self, server: LanguageServer, protocol: SidecarProtocol) -> None:
+        self._server = server
+        self._protocol = protocol
+
+    def tool_call(self, notice: ToolCallParams) -> None:
+        self._protocol.notify(methods.TOOL_CALL.name, to_wire(notice))
+
+    async def confirm(self, request: ConfirmToolCallParams) -> ToolDecision:
+        result = await self._protocol.send_request_async(methods.CONFIRM_TOOL_CALL.name, to_wire(request))
+        return decode_decision(result)
+
+    def apply_edit(self) -> ApplyEdit | None:
+        workspace = self._server.client_capabilities.workspace
+        if workspace is None or not workspace.apply_edit:
+            return None
+        return self._apply
+
+    async def _apply(self, edit: dict[str, Any]) -> tuple[bool, str | None]:
+        typed = self._protocol.structure(edit, lsp.WorkspaceEdit)
+        result = await self._server.workspace_apply_edit_async(
+            lsp.ApplyWorkspaceEditParams(edit=typed, label="sidecar edit")
+        )
+        return bool(result.applied), result.failure_reason
+
+
+class Notifier:
+    """What the chat service tells the editor: streamed text, usage, compactions, errors and progress."""
+
+    def __init__(self, server: LanguageServer, protocol: SidecarProtocol) -> None:
+        self._server = server
+        self._protocol = protocol
+
+    def message_delta(self, turn_id: str, text: str) -> None:
+        self._protocol.notify(methods.MESSAGE_DELTA.name, to_wire(MessageDeltaParams(turn_id=turn_id, text=text)))
+
+    def token_usage(self, usage: TokenUsage) -> None:
+        self._protocol.notify(methods.TOKEN_USAGE.name, to_wire(usage))
+
+    def compressed(self, notice: CompressedParams) -> None:
+        self._protocol.notify(methods.COMPRESSED.name, to_wire(notice))
+
+    def retry(self, notice: RetryParams) -> None:
+        self._protocol.notify(methods.RETRY.name, to_wire(notice))
+
+    def error(self, message: str) -> None:
+        show(self._server, lsp.MessageType.Error, f"Sidecar: {message}")
+
+    def warning(self, message: str) -> None:
+        show(self._server, lsp.MessageType.Warning, f"Sidecar: {message}")
+
+    async def progress(self, title: str) -> WorkDone:
+        return await start_progress(self._server, title)

@@ -1,0 +1,46 @@
+"""Chat handlers: sendMessage, getTokenUsage, compress (and its command), ideContext."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pygls.lsp.server import LanguageServer
+
+from sidecar.chat.service import ChatService
+from sidecar.core.ide_context import decode_open_files, normalize
+from sidecar.protocol import methods
+from sidecar.protocol.ide import IdeContextParams
+from sidecar.protocol.types import CompressParams, Empty, SendMessageParams, to_wire
+from sidecar.rpc.dispatch import notification, request
+from sidecar.rpc.editor import start_progress
+
+
+def register(server: LanguageServer, chat: ChatService, *, trust_changed: Callable[[], None]) -> None:
+
+    @request(server, methods.SEND_MESSAGE)
+    async def send_message(params: SendMessageParams) -> Any:
+        editor = chat.ide.current  # before any await: the editor context this message was sent with
+        work = await start_progress(server, methods.PROGRESS_TURN)
+        try:
+            return await chat.send_message(params.text, work, editor)
+        finally:
+            work.end()
+
+    @request(server, methods.GET_TOKEN_USAGE)
+    async def get_token_usage(_params: Empty) -> Any:
+        return chat.usage()
+
+    @request(server, methods.COMPRESS)
+    async def compress(params: CompressParams) -> Any:
+        return await chat.compress(params.instructions)
+
+    @server.command(methods.COMPRESS_COMMAND)
+    async def compress_command(*args: Any) -> Any:
+        instructions = args[0] if args and isinstance(args[0], str) else None
+        return to_wire(await chat.compress(instructions))
+
+    @notification(server, methods.IDE_CONTEXT)
+    def ide_context(params: IdeContextParams) -> None:
+        if chat.set_ide_context(normalize(decode_open_files(params.open_files)), params.is_trusted):
+            trust_changed()  # workspace hooks follow the trust decision

@@ -1,0 +1,153 @@
+"""The JSON-RPC server: wires the services to one Session, runs the LSP lifecycle, registers the handlers."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from sidecar import __version__
+from sidecar.chat.service import ChatService
+from sidecar.chat.sessions import SessionService
+from sidecar.chat.tool_runner import ToolRunner
+from sidecar.compaction.hooks import PreCompressHooks
+from sidecar.compaction.service import Compactor
+from sidecar.compaction.tool_outputs import SessionToolOutputs
+from sidecar.config.workspace_file import settings_path
+from sidecar.gemini.endpoint import Backend
+from sidecar.recording.recorder import Recorder
+from sidecar.rpc import editor
+from sidecar.rpc.handlers import chat as chat_handlers
+from sidecar.rpc.handlers import sessions as session_handlers
+from sidecar.rpc.transport import SidecarProtocol, run_stdio
+from sidecar.session import Session
+from sidecar.tools import ToolRegistry
+from sidecar.watcher import WorkspaceWatcher
+
+log = logging.getLogger(__name__)
+
+
+class SidecarServer(LanguageServer):
+    """pygls server holding the sidecar's services; see docs/protocol.md for the methods."""
+
+    def __init__(self) -> None:
+        super().__init__("sidecar", __version__, protocol_cls=SidecarProtocol)
+        assert isinstance(self.protocol, SidecarProtocol)
+        self.session = session = Session()
+        self.backend = Backend(session, self.show_info)
+        recorder = Recorder(session, self.show_warning)
+        tool_outputs = SessionToolOutputs(recorder)
+        compactor = Compactor(session, self.backend.client, tool_outputs, PreCompressHooks(session, recorder))
+        registry = ToolRegistry(
+            session.folders,
+            save_output=tool_outputs,
+            output_threshold=session.tool_output_threshold,
+            editor_text=self._editor_text,
+        )
+        tools = ToolRunner(registry, editor.ToolHost(self, self.protocol), session)
+        notifier = editor.Notifier(self, self.protocol)
+        self.chat = ChatService(session, self.backend.client, notifier, compactor, recorder, tools)
+        self.chat.backend_label = self.backend.describe
+        self.sessions = SessionService(self.chat)
+        self.watcher: WorkspaceWatcher | None = None
+
+    def _editor_text(self, path: Path) -> str | None:
+        """An open editor buffer's current text, when the client syncs documents to us."""
+        document = self.workspace.text_documents.get(from_fs_path(str(path)) or "")
+        return None if document is None else document.source
+
+    # -- messages to the user ------------------------------------------------------------------------
+    def show_info(self, text: str) -> None:
+        editor.show(self, lsp.MessageType.Info, text)
+
+    def show_warning(self, text: str) -> None:
+        editor.show(self, lsp.MessageType.Warning, f"Sidecar: {text}")
+
+    # -- settings -----------------------------------------------------------------------------------
+    def apply_settings(self) -> None:
+        """Layer the settings sources again (sidecar.config.layers); each new problem is shown once."""
+        for message in self.session.reload_settings():
+            log.warning("%s", message)
+            editor.show(self, lsp.MessageType.Warning, message)
+
+    def on_files_changed(self, paths: set[str]) -> None:
+        settings_files = {os.path.realpath(settings_path(root)) for root in self.session.workspace_folders}
+        if paths & settings_files:
+            log.info("workspace settings changed; reloading")
+            self.apply_settings()
+            self.chat.push_usage()
+        self.chat.files_changed(paths - settings_files)
+
+    async def start_watching(self) -> None:
+        folders = self.session.workspace_folders
+        if not folders:
+            return
+        loop = asyncio.get_running_loop()
+        watcher = WorkspaceWatcher(folders, loop, self.on_files_changed)
+        try:
+            await loop.run_in_executor(None, watcher.start)
+        except Exception:
+            log.exception("the workspace watcher could not start; files changed on disk will not be reported")
+            return
+        self.watcher = watcher
+        # The settings file may have changed between initialize and the first watch: read it once more.
+        self.on_files_changed({os.path.realpath(settings_path(root)) for root in folders})
+        log.info("start-up complete: watching the workspace, settings re-read")
+
+    def start(self, stdin: Any, stdout: Any) -> None:
+        run_stdio(self, stdin, stdout)
+
+
+
+def _workspace_folders(params: lsp.InitializeParams) -> list[str]:
+    uris = [f.uri for f in params.workspace_folders or []] or ([params.root_uri] if params.root_uri else [])
+    folders = [to_fs_path(uri) for uri in uris]
+    if not folders and params.root_path:
+        folders = [params.root_path]
+    return [f for f in folders if f]
+
+
+def build_server() -> SidecarServer:
+    server = SidecarServer()
+    session = server.session
+
+    @server.feature(lsp.INITIALIZE)
+    def on_initialize(params: lsp.InitializeParams) -> None:
+        session.sources.init_options = params.initialization_options
+        session.workspace_folders = _workspace_folders(params)
+        server.apply_settings()
+
+    @server.feature(lsp.INITIALIZED)
+    async def on_initialized(_params: lsp.InitializedParams) -> None:
+        # Heavy imports happen now, after `initialize` has been answered, off the event loop.
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, _warm_imports)
+        server.chat.push_usage()
+        await server.start_watching()
+
+    @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def on_configuration(params: lsp.DidChangeConfigurationParams) -> None:
+        session.sources.config_section = params.settings
+        server.apply_settings()
+        server.chat.push_usage()
+
+    @server.feature(lsp.SHUTDOWN)
+    async def on_shutdown(_params: Any) -> None:
+        server.chat.recorder.close()
+        if server.watcher is not None:
+            await asyncio.get_running_loop().run_in_executor(None, server.watcher.stop)
+        await server.backend.aclose()
+
+    chat_handlers.register(server, server.chat, trust_changed=server.apply_settings)
+    session_handlers.register(server, server.sessions)
+    return server
+
+
+def _warm_imports() -> None:
+    import google.genai  # noqa: F401

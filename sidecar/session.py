@@ -1,0 +1,72 @@
+"""The one object holding a running sidecar's mutable state: settings, folders, trust, conversation, editor state."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass, field
+
+from sidecar.config.layers import SettingsLayers
+from sidecar.config.settings import Settings
+from sidecar.core.compaction import tool_output_threshold
+from sidecar.core.conversation import Conversation
+from sidecar.protocol.ide import OpenFile
+
+
+def new_session_id() -> str:
+    return str(uuid.uuid4())
+
+
+@dataclass
+class IdeState:
+    """What the editor last reported, and what the model last saw of it."""
+
+    current: list[OpenFile] | None = None
+    last_sent: list[OpenFile] | None = None
+    trusted: bool | None = None
+    #: Files the agent read or edited in this session (real paths).
+    tracked: set[str] = field(default_factory=set)
+    #: Tracked files changed on disk outside the editor since the last context turn.
+    changed_on_disk: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Session:
+    """Everything that changes while the sidecar runs. Services are handed this object and read what they need
+    when they need it; the server is the only one that replaces the settings or the workspace folders."""
+
+    settings: Settings = field(default_factory=Settings)
+    workspace_folders: list[str] = field(default_factory=list)
+    conversation: Conversation = field(default_factory=lambda: Conversation(new_session_id()))
+    ide: IdeState = field(default_factory=IdeState)
+    #: Tool names / allow keys the user answered "allow always" for.
+    always_allowed: set[str] = field(default_factory=set)
+    #: Where the settings come from (initializationOptions, didChangeConfiguration, the workspace file).
+    sources: SettingsLayers = field(default_factory=SettingsLayers)
+
+    @property
+    def project_root(self) -> str:
+        return self.workspace_folders[0] if self.workspace_folders else os.getcwd()
+
+    def folders(self) -> list[str]:
+        """The workspace folders (for services that take them as a callable, e.g. the tool registry)."""
+        return self.workspace_folders
+
+    @property
+    def trusted(self) -> bool:
+        """Tools may do what a trusted workspace allows unless the editor said the workspace is not trusted."""
+        return self.ide.trusted is not False
+
+    def switch(self, conversation: Conversation) -> None:
+        """Replace the conversation wholesale (new, resume, undo): the next turn sends the full IDE context."""
+        self.conversation = conversation  # a new Conversation starts with force_full_ide_context set
+        self.ide.last_sent = None
+
+    def tool_output_threshold(self) -> int:
+        """Tool outputs longer than this many characters are saved to a file and shortened for the model."""
+        return tool_output_threshold(self.settings.effective_token_limit(), self.conversation.last_prompt_tokens)
+
+    def reload_settings(self) -> list[str]:
+        """Apply every settings source again; returns the problems not reported before (each is told once)."""
+        self.settings, problems = self.sources.resolve(self.workspace_folders, self.ide.trusted is True)
+        return problems

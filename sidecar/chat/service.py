@@ -290,7 +290,7 @@ class ChatService:
     async def _stream_round(
         self, turn_id: str, client: ModelClient, settings: Settings, progress: Progress | None, shown: str = ""
     ) -> tuple[list[Part], str | None]:
-        """One model call: stream the reply into the history, checked and retried (sidecar/reply_attempts.py);
+        """One model call: stream the reply into the history, checked and retried (sidecar/gemini/attempts.py);
         cancellations and errors leave the history valid. `shown`: the turn's text from earlier rounds."""
         conv = self.conversation
         if progress is not None:

@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test test-python test-stress lint typecheck protocol bench clean vsix test-vscode-unit test-vscode-e2e test-nvim nvim-install
+.PHONY: help venv demo test test-python test-stress lint typecheck protocol bench clean vsix test-vscode-unit test-vscode-e2e test-nvim nvim-install acpx-install
 
 help: ## list the targets
 	@echo "sidecar — make targets:"
@@ -28,7 +28,7 @@ demo: $(STAMP) ## a scripted editor session end to end (embedded fake Gemini, or
 
 test: lint typecheck test-python test-vscode-unit test-nvim test-vscode-e2e ## everything: lint, types, Python suites, both editors
 
-test-python: $(STAMP) ## the pytest suites (two workers: most e2e time is spent waiting on processes)
+test-python: $(STAMP) acpx-install ## the pytest suites (two workers: most e2e time is spent waiting on processes)
 	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
 test-stress: ## the Python suites RUNS times (default 5) on fresh clones of HEAD while a CPU hog fills every core
@@ -45,6 +45,10 @@ protocol: $(STAMP) ## regenerate the editors' protocol.ts / protocol.lua and doc
 
 bench: $(STAMP) ## benchmarks; writes bench/results/ and docs/performance.md
 	$(PY) -m bench
+
+# ---- ACP (sidecar acp) ----
+acpx-install: ## acpx (headless ACP client, npm) and the Node 24 it needs, in .cache/acpx, for the ACP tests
+	tests/acp_agent/install-acpx.sh
 
 # ---- Neovim plugin (editors/nvim) ----
 nvim-install: ## Neovim 0.7.2 (apt) and 0.11 (PyPI, .cache/nvim011-venv) for the plugin tests

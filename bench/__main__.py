@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import compaction, estimate, recording, report, startup, turn
+from bench import acp, compaction, estimate, recording, report, startup, turn
 from bench.common import REPO, RESULTS, Row
 from bench.reference import ReferenceUnavailable
 
@@ -30,8 +30,9 @@ REPEATS = {
     "estimate": (5, 2),  # runs per size and round; 3 rounds alternate reference and ours
     "compaction": (7, 2),  # compactions at 1M tokens (and reference truncations)
     "resume": (7, 3),  # resumes of the 40 MB session
+    "acp": (20, 5),  # turn pairs (editor protocol, ACP) with a tiny history
 }
-BENCHMARKS = ("startup", "turn", "estimate", "compaction", "recording")
+BENCHMARKS = ("startup", "turn", "estimate", "compaction", "recording", "acp")
 
 
 def _git(*args: str) -> str:
@@ -85,9 +86,10 @@ def main(argv: list[str] | None = None) -> int:
             "estimate": lambda: estimate.measure(inputs, n["estimate"]),
             "compaction": lambda: compaction.measure(tmp / "compaction", inputs["1m"], n["compaction"]),
             "recording": lambda: recording.measure(tmp / "recording", n["resume"]),
+            "acp": lambda: acp.run(tmp / "acp", n["acp"]),
         }
         modules = {"startup": startup, "turn": turn, "estimate": estimate, "compaction": compaction,
-                   "recording": recording}  # fmt: skip
+                   "recording": recording, "acp": acp}  # fmt: skip
         for name in selected:
             began = time.perf_counter()
             print(f"bench: {name} ...", flush=True)

@@ -19,6 +19,7 @@ class Stamps:
     path: str = ""
     headers: float = 0.0  # request line and headers read (the body is still in flight)
     body: float = 0.0  # the whole body read: the request has left the sidecar
+    first_event: float = 0.0  # the first SSE event written and flushed
     last_event: float = 0.0  # the last SSE event (finishReason, usageMetadata) written and flushed
     end: float = 0.0  # the chunked terminator written
     body_sched: tuple[float, float] = (0.0, 0.0)  # the watched process's schedstat when the body was read
@@ -43,6 +44,7 @@ class _TimedHandler(_Handler):
         if self.stamps is not None:
             if data:
                 self.stamps.last_event = time.perf_counter()
+                self.stamps.first_event = self.stamps.first_event or self.stamps.last_event
             else:
                 self.stamps.end = time.perf_counter()
                 self.stamps.end_sched = self.server.fake.sched()  # type: ignore[attr-defined]

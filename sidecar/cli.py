@@ -33,7 +33,10 @@ def _parser() -> argparse.ArgumentParser:
     from sidecar.doctor import add_parser as add_doctor
     from sidecar.recording.cli import add_parsers
 
-    subparsers = parser.add_subparsers(dest="command", metavar="{sessions,import,doctor}")
+    subparsers = parser.add_subparsers(dest="command", metavar="{acp,sessions,import,doctor}")
+    from sidecar.acp.cli import add_parser as add_acp_parser
+
+    add_acp_parser(subparsers)
     add_parsers(subparsers)
     add_doctor(subparsers)
     return parser

@@ -15,7 +15,7 @@ import msgspec
 from sidecar import __version__
 
 MIN_PYTHON = (3, 11)
-REQUIRED = ("pygls", "lsprotocol", "google-genai", "httpx2", "msgspec", "watchdog")
+REQUIRED = ("pygls", "lsprotocol", "google-genai", "httpx2", "msgspec", "watchdog", "agent-client-protocol")
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 
 

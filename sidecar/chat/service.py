@@ -43,6 +43,7 @@ class Notifier(Protocol):
     """What the chat service tells the editor while it works (implemented by sidecar.rpc.editor.Notifier)."""
 
     def message_delta(self, turn_id: str, text: str) -> None: ...
+    def thought_delta(self, turn_id: str, text: str) -> None: ...
     def token_usage(self, usage: TokenUsage) -> None: ...
     def compressed(self, notice: CompressedParams) -> None: ...
     def error(self, message: str) -> None: ...
@@ -400,6 +401,9 @@ class ChatService:
     def _emit(self, turn_id: str, chunk: Chunk) -> None:
         if chunk.text:
             self._notify.message_delta(turn_id, chunk.text)
+        thought = "".join(p.text for p in chunk.parts if p.thought and p.text)
+        if thought:
+            self._notify.thought_delta(turn_id, thought)
 
     def _keep_reply(self, parts: list[Part], turn_id: str, *, text_only: bool) -> list[Part]:
         kept = merge_text_parts([p for p in parts if not text_only or (p.text is not None)])

@@ -373,6 +373,8 @@ class FakeGemini:
             events.append(resp(replies.text_parts(chunks[-1]), True))
         else:
             events = [resp(parts, True)]
+        if isinstance(step, faults.Text) and step.thought:
+            events.insert(0, resp([{"text": step.thought, "thought": True}], False))
         plan = Plan("stream", events=events, wait=_wait(step))
         if isinstance(step, faults.Delay):
             plan.chunk_delay = step.chunk_delay

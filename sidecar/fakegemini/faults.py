@@ -108,9 +108,10 @@ class Empty(_Step, tag="empty"):
 
 
 class Text(_Step, tag="text"):
-    """Reply with this exact text (e.g. a malformed summary)."""
+    """Reply with this exact text (e.g. a malformed summary); `thought`: a thought summary streamed before it."""
 
     text: str
+    thought: str | None = None
 
 
 class MalformedSnapshot(_Step, tag="malformed_snapshot"):

@@ -222,7 +222,9 @@ def _event(payload: bytes) -> Chunk:
             chunk.parts = first.content.parts
     feedback = event.prompt_feedback
     if feedback is not None and feedback.block_reason and not event.candidates:
+        # No candidates: the prompt was blocked. The finish reason says so too (ACP turns it into a refusal).
         chunk.block_reason, chunk.block_message = feedback.block_reason, feedback.block_reason_message
+        chunk.finish_reason = f"PROMPT_BLOCKED_{feedback.block_reason}"
     return chunk
 
 

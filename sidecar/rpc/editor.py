@@ -95,6 +95,9 @@ class Notifier:
     def message_delta(self, turn_id: str, text: str) -> None:
         self._protocol.notify(methods.MESSAGE_DELTA.name, to_wire(MessageDeltaParams(turn_id=turn_id, text=text)))
 
+    def thought_delta(self, turn_id: str, text: str) -> None:
+        pass  # the editor protocol streams the answer only (docs/protocol.md)
+
     def token_usage(self, usage: TokenUsage) -> None:
         self._protocol.notify(methods.TOKEN_USAGE.name, to_wire(usage))
 

@@ -49,6 +49,9 @@ class Recorder:
     def message_delta(self, turn_id: str, text: str) -> None:
         self.deltas.append(text)
 
+    def thought_delta(self, turn_id: str, text: str) -> None:
+        pass
+
     def token_usage(self, usage: TokenUsage) -> None:
         self.usages.append(usage)
 

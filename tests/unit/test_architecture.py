@@ -125,7 +125,7 @@ LAYERS = [
     ["sidecar.compaction"],
     ["sidecar.recording"],
     ["sidecar.chat"],
-    ["sidecar.rpc", "sidecar.doctor"],
+    ["sidecar.rpc", "sidecar.acp", "sidecar.doctor"],
     ["sidecar.cli", "sidecar.demo", "sidecar.protocol.export"],
     ["sidecar.__main__"],
 ]

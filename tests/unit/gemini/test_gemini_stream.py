@@ -166,6 +166,11 @@ async def test_multi_line_data_is_one_event() -> None:
     assert only.finish_reason == "STOP" and only.parts == []
 
 
+async def test_a_blocked_prompt_is_a_finish_reason_not_an_empty_reply() -> None:
+    (only,) = await events_of(b'data: {"promptFeedback":{"blockReason":"SAFETY"}}\n\n')
+    assert only.finish_reason == "PROMPT_BLOCKED_SAFETY" and only.parts == []
+
+
 async def test_an_error_event_raises_the_api_error_with_its_details() -> None:
     error = {"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE", "details": [{"a": 1}]}}
     with pytest.raises(ApiError) as caught:

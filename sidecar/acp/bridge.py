@@ -1,0 +1,149 @@
+"""The chat service's Notifier and Progress ports for ACP: chunks, usage and compaction as session updates."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from acp import update_agent_message_text, update_agent_thought_text
+
+from sidecar.acp import updates
+from sidecar.acp.outbox import Outbox
+from sidecar.protocol.types import CompressedParams, RetryParams, TokenUsage
+
+log = logging.getLogger(__name__)
+
+COMPACTION_TITLE = "Compressing conversation"
+#: Statuses after which the visible history was replaced (completed); anything else is a failed attempt.
+REPLACED = ("COMPRESSED", "CONTENT_TRUNCATED")
+
+
+class Silent:
+    """A Progress that shows nothing (ACP clients draw their own spinner while a prompt runs)."""
+
+    def report(self, message: str) -> None:
+        pass
+
+    def end(self, message: str | None = None) -> None:
+        pass
+
+
+@dataclass
+class Compaction:
+    """One compaction attempt as the client sees it: announced, progressing, then finished exactly once."""
+
+    compaction_id: str
+    manual: bool
+    message: str | None = None
+    notice: CompressedParams | None = None
+    problem: str | None = None
+    finished: bool = False
+
+
+class CompactionProgress:
+    """Progress of one compaction: steps as thought chunks; the outcome is sent by AcpNotifier.finish()."""
+
+    def __init__(self, notifier: AcpNotifier, compaction: Compaction) -> None:
+        self._notifier = notifier
+        self._compaction = compaction
+
+    def report(self, message: str) -> None:
+        self._notifier.outbox.put(update_agent_thought_text(f"{message}…\n"))
+
+    def end(self, message: str | None = None) -> None:
+        self._compaction.message = message
+        if not self._compaction.manual:
+            # The outcome (sidecar/compressed, or a warning) is announced right after end() in the same step of
+            # the event loop: finish once that has happened.
+            asyncio.get_running_loop().call_soon(self._notifier.finish, self._compaction)
+
+
+class AcpNotifier:
+    """Implements sidecar.chat.service.Notifier for one ACP session."""
+
+    def __init__(
+        self, outbox: Outbox, compaction_events: Callable[[], bool], cancelled: Callable[[], bool],
+        snapshot: Callable[[], str | None],
+    ) -> None:
+        self.outbox = outbox
+        self._compaction_events = compaction_events
+        self._cancelled = cancelled
+        self._snapshot = snapshot
+        self.current: Compaction | None = None
+        self.manual_next = False
+        #: Whether a usage_update went out since the last reset (ACP sends one after every turn and compaction
+        #: attempt, also when the numbers did not change; the chat service pushes only changes).
+        self.usage_sent = False
+
+    # -- Notifier -----------------------------------------------------------------------------------
+    def message_delta(self, turn_id: str, text: str) -> None:
+        self.outbox.put(update_agent_message_text(text))
+
+    def thought_delta(self, turn_id: str, text: str) -> None:
+        self.outbox.put(update_agent_thought_text(text))
+
+    def token_usage(self, usage: TokenUsage) -> None:
+        self.usage_sent = True
+        self.outbox.put(updates.usage_update(usage))
+
+    def compressed(self, notice: CompressedParams) -> None:
+        if self.current is not None and not self.current.finished:
+            self.current.notice = notice
+        else:
+            self.say(notice.message)
+
+    def error(self, message: str) -> None:
+        log.info("error reported to the client as the prompt's JSON-RPC error: %s", message)
+
+    def retry(self, notice: RetryParams) -> None:
+        # ACP cannot take back streamed text: the retry is said in words, and the next attempt follows it.
+        self.say(f"↻ Gemini's reply was unusable ({notice.message}); retrying, attempt {notice.attempt} of "
+                 f"{notice.max_attempts}.")
+
+    def warning(self, message: str) -> None:
+        if self.current is not None and not self.current.finished:
+            self.current.problem = message
+            return
+        self.say(f"⚠ {message}")
+
+    async def progress(self, title: str) -> CompactionProgress | Silent:
+        if title != COMPACTION_TITLE:
+            return Silent()
+        compaction = Compaction(f"compaction-{uuid.uuid4().hex[:12]}", manual=self.manual_next)
+        self.current = compaction
+        self.say("Compressing the conversation…")
+        if self._compaction_events():
+            self.outbox.put(updates.compaction_update(compaction.compaction_id, "in_progress"))
+        return CompactionProgress(self, compaction)
+
+    # -- helpers ------------------------------------------------------------------------------------
+    def say(self, text: str) -> None:
+        """One agent message paragraph."""
+        self.outbox.put(update_agent_message_text(f"\n\n{text}\n\n"))
+
+    def finish(self, compaction: Compaction, *, error: str | None = None, cancelled: bool = False) -> None:
+        """Announce how a compaction ended (once): a message in words and, if advertised, compaction_update."""
+        if compaction.finished:
+            return
+        compaction.finished = True
+        if self.current is compaction:
+            self.current = None
+        notice = compaction.notice
+        summary: str | None = None
+        if notice is not None:
+            text = notice.message
+            status = "completed" if notice.status in REPLACED else "failed"
+            summary = self._snapshot() if notice.status == "COMPRESSED" else None
+        elif cancelled or (error is None and compaction.problem is None and self._cancelled()):
+            text, status = "Compression cancelled; the conversation is unchanged.", "cancelled"
+        elif error is not None or compaction.problem is not None:
+            text, status = (error or compaction.problem or ""), "failed"
+        else:  # nothing to compress (NOOP): the outcome message says so
+            text, status = compaction.message or "Nothing to compress.", "failed"
+        self.say(text)
+        if self._compaction_events():
+            failure = None if status in ("completed", "cancelled") else text
+            self.outbox.put(updates.compaction_update(compaction.compaction_id, status, summary=summary, error=failure))

@@ -1,0 +1,75 @@
+"""Slash commands offered through available_commands_update: compress, undo-compaction, transcript, new."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput
+
+TRANSCRIPT_TEXT_MAX = 4_000
+
+COMMANDS: list[tuple[str, str, str | None]] = [
+    (
+        "compress",
+        "Compress the conversation now: the oldest ~70% becomes a summary, the newest ~30% stays verbatim. "
+        "Anything you type after it tells the summary what to keep.",
+        "optional focus, e.g. keep the file names and the failing test",
+    ),
+    ("undo-compaction", "Restore the history from right before the latest compaction (nothing said since is lost).",
+     None),
+    ("transcript", "Show this session's full recorded transcript, including what compaction summarised.", None),
+    ("new", "Start a new conversation in this chat (the current one stays recorded and can be loaded).", None),
+]
+
+
+class Command(NamedTuple):
+    name: str
+    argument: str
+
+
+def available_commands() -> AvailableCommandsUpdate:
+    commands = [
+        AvailableCommand(
+            name=name,
+            description=description,
+            input=AvailableCommandInput(root=UnstructuredCommandInput(hint=hint)) if hint else None,
+        )
+        for name, description, hint in COMMANDS
+    ]
+    return AvailableCommandsUpdate(session_update="available_commands_update", available_commands=commands)
+
+
+def parse(text: str) -> Command | None:
+    """`/compress keep the names` -> Command("compress", "keep the names"); other text (and unknown
+    commands, which go to the model as they are) -> None."""
+    stripped = text.strip()
+    if not stripped.startswith("/"):
+        return None
+    head, _, rest = stripped[1:].partition(" ")
+    if head not in {name for name, _, _ in COMMANDS}:
+        return None
+    return Command(head, rest.strip())
+
+
+def render_transcript(result: dict[str, Any], path: str | None) -> str:
+    """The transcript as Markdown: every message (compacted ones included) and every compaction."""
+    entries = result.get("entries", [])
+    lines = [f"**Transcript of session {result.get('sessionId')}** ({len(entries)} entries)"]
+    if path:
+        lines.append(f"Recorded in `{path}`.")
+    for entry in entries:
+        if entry.get("type") == "compaction":
+            undone = " (undone)" if entry.get("undone") else ""
+            lines.append(
+                f"\n— compaction ({entry.get('trigger')}) {entry.get('status')}: "
+                f"{entry.get('originalTokenCount'):,} → {entry.get('newTokenCount'):,} tokens{undone} —"
+            )
+            continue
+        text = str(entry.get("text", ""))
+        if len(text) > TRANSCRIPT_TEXT_MAX:
+            text = text[:TRANSCRIPT_TEXT_MAX] + f"… ({len(text) - TRANSCRIPT_TEXT_MAX:,} more characters)"
+        who = "You" if entry.get("role") == "user" else "Gemini"
+        kind = entry.get("kind", "")
+        label = who if kind in ("user", "model") else f"{who} [{kind}]"
+        lines.append(f"\n**{label}:** {text}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,203 @@
+"""The ACP wire on stdio: newline-delimited JSON-RPC that answers bad lines, and errors in words for bad params."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+from acp import RequestError
+from pydantic import ValidationError
+
+log = logging.getLogger(__name__)
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+RESOURCE_NOT_FOUND = -32002
+
+Handler = Callable[[str, Any, bool], Awaitable[Any]]
+
+
+class ClientOffers:
+    """What the client advertised at initialize."""
+
+    def __init__(self) -> None:
+        self.read_text_file = False
+        self.write_text_file = False
+        self.compaction = False
+
+
+class NdjsonStdio:
+    """An acp Transport over asyncio streams: one JSON message per line.
+
+    Unlike the SDK's own transport, a line that is not JSON, or not a JSON-RPC message, is answered with a
+    JSON-RPC error that says what was wrong (id null), instead of being dropped in silence.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._lock = asyncio.Lock()
+        self._closed = False
+        self._announced: dict[str, Callable[[], None]] = {}
+
+    def announce(self, session_id: str, callback: Callable[[], None]) -> None:
+        """Call `callback` once the response that names `session_id` (session/new's) has been written."""
+        self._announced[session_id] = callback
+
+    async def send(self, message: dict[str, Any]) -> None:
+        async with self._lock:
+            self.write_nowait(message)
+            if self._announced:
+                result = message.get("result")
+                session_id = result.get("sessionId") if isinstance(result, dict) else None
+                callback = self._announced.pop(session_id, None) if isinstance(session_id, str) else None
+                if callback is not None:
+                    callback()  # the session's first updates follow the response that names it
+            await self._writer.drain()
+
+    def write_nowait(self, message: dict[str, Any]) -> None:
+        """Write one message now (order = call order); drain() waits until the client has taken it."""
+        try:
+            text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=_builtins)
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate somewhere: escaped JSON is still valid JSON
+            data = json.dumps(message, separators=(",", ":"), default=_builtins).encode("ascii")
+        if self._closed or self._writer.is_closing():
+            raise ConnectionError("the client closed the connection")
+        self._writer.write(data + b"\n")
+
+    async def drain(self) -> None:
+        if not self._closed and not self._writer.is_closing():
+            await self._writer.drain()
+
+    async def receive(self) -> dict[str, Any] | None:
+        while True:
+            line = await self._read_line()
+            if not line:
+                return None
+            line = line.strip()
+            if not line:
+                continue
+            message, problem, request_id = _decode(line)
+            if problem is None:
+                return message  # type: ignore[no-any-return]
+            log.warning("bad input: %s", problem)
+            code = PARSE_ERROR if message is None else INVALID_REQUEST
+            await self._answer_error(request_id, code, problem)
+
+    async def close(self) -> None:
+        async with self._lock:
+            self._closed = True
+            with contextlib.suppress(Exception):  # already gone
+                self._writer.close()
+
+    async def _answer_error(self, request_id: Any, code: int, message: str) -> None:
+        try:
+            await self.send({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}})
+        except Exception as exc:
+            log.info("could not answer a bad message: %s", exc)
+
+    async def _read_line(self) -> bytes:
+        chunks: list[bytes] = []
+        try:
+            while True:
+                try:
+                    chunks.append(await self._reader.readuntil(b"\n"))
+                    return b"".join(chunks)
+                except asyncio.LimitOverrunError as exc:
+                    chunks.append(await self._reader.readexactly(exc.consumed))
+        except asyncio.IncompleteReadError as exc:
+            chunks.append(exc.partial)
+            return b"".join(chunks)
+
+
+def _builtins(value: Any) -> Any:
+    """msgspec Structs (the protocol's error data, for instance) as JSON-ready values."""
+    return msgspec.to_builtins(value)
+
+
+def _valid_id(value: Any) -> bool:
+    return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _decode(line: bytes) -> tuple[Any, str | None, Any]:
+    """(message, problem or None, id to answer with)."""
+    try:
+        message = json.loads(line)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, f"Parse error: the line is not valid JSON ({exc}).", None
+    if not isinstance(message, dict):
+        return message, f"Invalid request: a JSON-RPC message must be an object, got {type(message).__name__}.", None
+    request_id = message.get("id")
+    if "id" in message and not _valid_id(request_id):
+        return message, "Invalid request: `id` must be a string, an integer or null.", None
+    if "method" in message and not isinstance(message["method"], str):
+        return message, "Invalid request: `method` must be a string.", request_id
+    if "method" not in message and "id" not in message:
+        return message, "Invalid request: the message has neither `method` nor `id`.", None
+    if "method" not in message and "result" not in message and "error" not in message:
+        return message, "Invalid request: a response needs `result` or `error`.", None
+    return message, None, request_id
+
+
+def explain(exc: ValidationError) -> str:
+    """A pydantic validation error in a line of words: which field, what is wrong (at most five problems)."""
+    problems = []
+    for error in exc.errors(include_url=False)[:5]:
+        where = ".".join(str(part) for part in error.get("loc", ())) or "params"
+        problems.append(f"{where}: {error.get('msg', 'invalid')}")
+    more = len(exc.errors()) - len(problems)
+    return "; ".join(problems) + (f"; and {more} more" if more > 0 else "")
+
+
+def in_words(handler: Handler) -> Handler:
+    """Wrap the SDK's router: bad params become -32602 errors whose message names the method and the field."""
+
+    async def wrapped(method: str, params: Any, is_notification: bool) -> Any:
+        if params is not None and not isinstance(params, dict):
+            if is_notification:
+                log.warning("dropping %s: params must be an object", method)
+                return None
+            raise RequestError(INVALID_PARAMS, f"Invalid params for {method}: params must be an object, got "
+                               f"{type(params).__name__}.")
+        if not is_notification and params is not None and not _whole_unicode(params):
+            problem = "a string holds a lone UTF-16 surrogate (not valid Unicode)"
+            raise RequestError(INVALID_PARAMS, f"Invalid params for {method}: {problem}.")
+        try:
+            return await handler(method, params, is_notification)
+        except ValidationError as exc:
+            if is_notification:
+                log.warning("dropping %s: %s", method, explain(exc))
+                return None
+            data = {"errors": json.loads(exc.json(include_url=False))}
+            raise RequestError(INVALID_PARAMS, f"Invalid params for {method}: {explain(exc)}", data) from None
+        except RequestError as exc:
+            if exc.code == METHOD_NOT_FOUND and str(exc) == "Method not found":
+                raise RequestError(METHOD_NOT_FOUND, f"Method not found: {method} is not an ACP method this agent "
+                                   "serves.", exc.data) from None
+            raise
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            log.exception("%s failed", method)
+            raise RequestError(INTERNAL_ERROR, f"{method} failed: {type(exc).__name__}: {exc}") from None
+
+    return wrapped
+
+
+def _whole_unicode(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    except (TypeError, ValueError):
+        return True
+    return True

@@ -1,0 +1,312 @@
+"""One ACP session: the chat service for a workspace, prompts and slash commands, load/resume, cancel, modes."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import msgspec
+from acp import RequestError
+from acp.agent.connection import AgentSideConnection
+from acp.helpers import update_current_mode
+from acp.schema import SessionMode, SessionModeState
+
+from sidecar.acp import commands, updates
+from sidecar.acp.bridge import AcpNotifier
+from sidecar.acp.outbox import Outbox
+from sidecar.acp.replay import replay_updates
+from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, NdjsonStdio
+from sidecar.acp.services import WorkspaceServices
+from sidecar.acp.settings import load_settings
+from sidecar.acp.tools import AcpToolHost, AcpToolRunner, ClientFiles, PlanMemoRegistry
+from sidecar.chat.service import ChatService
+from sidecar.config.settings import Settings
+from sidecar.core.ide_context import normalize
+from sidecar.protocol import errors
+from sidecar.protocol.ide import OpenFile
+
+log = logging.getLogger(__name__)
+
+MODES = [
+    ("default", "Ask first", "Ask before every edit and shell command."),
+    ("autoEdit", "Auto-edit", "Edit files without asking; ask before shell commands."),
+    ("yolo", "Never ask", "Run every tool call without asking."),
+]
+
+
+class AcpSession:
+    """An ACP session id bound to the sidecar's services for its cwd (one conversation, recorded)."""
+
+    def __init__(
+        self, conn: AgentSideConnection, transport: NdjsonStdio, offers: ClientOffers, cwd: str, user_settings: Path,
+        session_id: str | None = None,
+    ) -> None:
+        if not os.path.isabs(cwd):
+            raise RequestError(INVALID_PARAMS, f"Invalid params: cwd must be an absolute path, got {cwd!r}.")
+        if not os.path.isdir(cwd):
+            raise RequestError(INVALID_PARAMS, f"Invalid params: cwd {cwd!r} is not an existing directory.")
+        self.cwd = os.path.realpath(cwd)
+        self._user_settings = user_settings
+        self._problems: set[str] = set()
+        self.mode: str | None = None
+        self.outbox = Outbox(transport, session_id or "")
+        self.notifier = AcpNotifier(
+            self.outbox, lambda: offers.compaction, lambda: self.cancel_requested, self._latest_snapshot
+        )
+        self.files = ClientFiles(conn, lambda: self.outbox.session_id, offers.read_text_file, offers.write_text_file)
+        self.services = WorkspaceServices(self.cwd, self.notifier.say)
+        host = AcpToolHost(self.outbox, conn)
+        self.services.build(
+            self.notifier, host, registry_cls=PlanMemoRegistry, runner_cls=AcpToolRunner,
+            editor_text=self.files.editor_text,
+        )
+        registry = self.services.registry
+        assert isinstance(registry, PlanMemoRegistry)
+        host.registry = registry
+        runner = self.chat.tools
+        assert isinstance(runner, AcpToolRunner)
+        runner.files = self.files
+        if session_id is None:
+            self.outbox.session_id = self.chat.conversation.session_id
+        self.turn: asyncio.Task[str] | None = None
+        self.cancel_requested = False
+        self.attached: dict[str, OpenFile] = {}
+        self.reload_settings()
+
+    @property
+    def chat(self) -> ChatService:
+        return self.services.chat
+
+    @property
+    def session_id(self) -> str:
+        return self.outbox.session_id
+
+    # -- settings and modes ---------------------------------------------------------------------------
+    @property
+    def settings(self) -> Settings:
+        return self.services.session.settings
+
+    def reload_settings(self) -> None:
+        """Re-read the settings files (cheap); each problem is told once, until it goes away. A mode chosen with
+        session/set_mode stays the approval mode."""
+        settings, problems = load_settings(self._user_settings, self.cwd)
+        if self.mode is not None:
+            settings = msgspec.structs.replace(settings, approval_mode=self.mode)
+        self.services.session.settings = settings
+        for problem in problems:
+            if problem not in self._problems:
+                log.warning("%s", problem)
+                self.notifier.say(f"⚠ {problem}")
+        self._problems = set(problems)
+
+    def modes(self) -> SessionModeState:
+        available = [SessionMode(id=mid, name=name, description=text) for mid, name, text in MODES]
+        return SessionModeState(current_mode_id=self.mode or self.settings.approval_mode, available_modes=available)
+
+    def set_mode(self, mode_id: str) -> None:
+        if mode_id not in {mid for mid, _, _ in MODES}:
+            known = ", ".join(mid for mid, _, _ in MODES)
+            raise RequestError(INVALID_PARAMS, f"Invalid params for session/set_mode: unknown mode {mode_id!r} "
+                               f"(modes: {known}).")
+        self.mode = mode_id
+        self.services.session.settings = msgspec.structs.replace(self.settings, approval_mode=mode_id)
+        self.outbox.put(update_current_mode(mode_id))
+
+    def announce(self) -> None:
+        """What a client shows for a session it has just got: slash commands and token usage."""
+        self.outbox.put(commands.available_commands())
+        self.notifier.token_usage(self.chat.usage())
+
+    def usage_after(self) -> None:
+        """A usage_update after every turn and compaction attempt, even when the numbers stayed the same."""
+        if not self.notifier.usage_sent:
+            self.notifier.token_usage(self.chat.usage())
+    # -- load / resume ----------------------------------------------------------------------------------
+    async def resume(self, recorded_id: str, *, replay: bool) -> None:
+        store = self.services.store
+        try:
+            exists = store.path(recorded_id).exists()
+        except ValueError:
+            exists = False
+        if not exists:
+            raise RequestError(RESOURCE_NOT_FOUND, f"No recorded session {recorded_id!r} for the folder {self.cwd}.",
+                               {"sessionId": recorded_id})
+        try:
+            await self.services.sessions.resume(recorded_id)
+        except errors.SidecarError as exc:
+            raise RequestError(exc.code, exc.message, msgspec.to_builtins(exc.data)) from None
+        if replay:
+            self.send_replay()
+        self.announce()
+        await self.outbox.flush()
+
+    def send_replay(self) -> None:
+        conv = self.chat.conversation
+        for update in replay_updates(conv.history, conv.ids):
+            self.outbox.put(update)
+
+    # -- prompts --------------------------------------------------------------------------------------
+    async def prompt(self, blocks: list[Any]) -> str:
+        if self.turn is not None and not self.turn.done():
+            raise RequestError(errors.BUSY, "A prompt is already running in this session: wait for it to finish, "
+                               "or cancel it (session/cancel).")
+        text, files = read_prompt(blocks)
+        if not text.strip():
+            raise RequestError(INVALID_PARAMS, "Invalid params for session/prompt: the prompt has no text.")
+        self.cancel_requested = False
+        self.notifier.usage_sent = False
+        self.reload_settings()
+        task = asyncio.get_running_loop().create_task(self._dispatch(text, files), name="acp-prompt")
+        self.turn = task
+        try:
+            stop = await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():
+                raise
+            stop = "cancelled"
+        except errors.SidecarError as exc:
+            self.usage_after()
+            await self.outbox.flush()
+            raise RequestError(exc.code, exc.message, msgspec.to_builtins(exc.data)) from None
+        finally:
+            self.turn = None
+        self.usage_after()
+        await self.outbox.flush()
+        return stop
+
+    def cancel(self) -> None:
+        self.cancel_requested = True
+        if self.turn is not None and not self.turn.done():
+            self.turn.cancel()
+
+    async def _dispatch(self, text: str, files: list[str]) -> str:
+        command = commands.parse(text)
+        if command is None:
+            return await self._turn(text, files)
+        if command.name == "compress":
+            await self._compress(command.argument or None)
+        elif command.name == "undo-compaction":
+            undone = await self.services.sessions.undo_compaction()
+            self.notifier.say(undone.message)
+        elif command.name == "transcript":
+            transcript = msgspec.to_builtins(self.services.sessions.transcript(None))
+            path = self.chat.recorder.path
+            self.notifier.say(commands.render_transcript(transcript, str(path) if path and path.exists() else None))
+        elif command.name == "new":
+            before = self.chat.conversation.session_id
+            await self.services.sessions.new()
+            self.attached.clear()
+            self.notifier.say(f"Started a new conversation. The previous one (session {before}) stays recorded; "
+                              "load it from the session list.")
+        return "end_turn"
+
+    async def _turn(self, text: str, files: list[str]) -> str:
+        if files:
+            now = time.time() * 1000
+            for index, path in enumerate(files):
+                self.attached.pop(path, None)
+                self.attached[path] = OpenFile(path=path, timestamp=now - index)
+            self.chat.set_ide_context(normalize(list(self.attached.values())), True)
+        try:
+            result = await self.chat.send_message(text, None, self.chat.ide.current)
+        except errors.SidecarError as exc:
+            if exc.code == errors.MODEL_ERROR and getattr(exc.data, "kind", None) == "blocked":
+                self.notifier.say(exc.message)  # a blocked prompt (or reply) is a refusal, named in words
+                return "refusal"
+            raise
+        return updates.stop_reason(result.finish_reason)
+
+    async def _compress(self, focus: str | None) -> None:
+        notifier = self.notifier
+        notifier.manual_next = True
+        try:
+            await self.chat.compress(focus)
+        except errors.SidecarError as exc:
+            current = notifier.current
+            if current is not None and current.manual:
+                notifier.finish(current, error=exc.message)
+            else:
+                notifier.say(exc.message)  # already compressing: nothing was started
+            raise
+        except asyncio.CancelledError:
+            if notifier.current is not None:
+                notifier.finish(notifier.current, cancelled=True)
+            raise
+        finally:
+            notifier.manual_next = False
+        if notifier.current is not None:
+            notifier.finish(notifier.current)
+
+    def _latest_snapshot(self) -> str | None:
+        conv = self.chat.conversation
+        for index, mid in enumerate(conv.ids):
+            if mid.endswith(".summary"):
+                content = conv.history[index]
+                return "".join(p.text or "" for p in content.parts) or None
+        return None
+
+    async def close(self) -> None:
+        self.cancel()
+        self.outbox.close()
+        await self.services.aclose()
+
+
+def _path_of(uri: str) -> str | None:
+    parsed = urlparse(uri)
+    if parsed.scheme == "file":
+        return unquote(parsed.path)
+    if not parsed.scheme and uri.startswith("/"):
+        return uri
+    return None
+
+
+def read_prompt(blocks: list[Any]) -> tuple[str, list[str]]:
+    """The user's text (mentions inline as @path, attached file contents appended), and the attached files."""
+    text: list[str] = []
+    attached: list[str] = []
+    contents: list[str] = []
+    for block in blocks:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            text.append(block.text)
+        elif kind == "resource_link":
+            path = _path_of(block.uri)
+            text.append(f"@{path or block.uri}")
+            if path:
+                attached.append(path)
+        elif kind == "resource":
+            resource = block.resource
+            path = _path_of(resource.uri)
+            shown = path or resource.uri
+            text.append(f"@{shown}")
+            if path:
+                attached.append(path)
+            body = getattr(resource, "text", None)
+            if body is not None:
+                contents.append(f"Content from @{shown}:\n{body}")
+            else:
+                contents.append(f"(@{shown} is a binary attachment; its content was not included.)")
+        else:
+            text.append(f"[{kind} attachment: not supported by this agent, left out]")
+    joined = "".join(_spaced(text))
+    if contents:
+        joined += "\n\n--- Content from referenced files ---\n" + "\n\n".join(contents) + "\n--- End of content ---"
+    return joined, attached
+
+
+def _spaced(pieces: list[str]) -> list[str]:
+    """Join text pieces and mentions with a space where neither side has one."""
+    out: list[str] = []
+    for piece in pieces:
+        if out and out[-1] and piece and not out[-1][-1].isspace() and not piece[0].isspace():
+            out.append(" ")
+        out.append(piece)
+    return out
+
+

@@ -1,0 +1,173 @@
+"""The tool runner's ToolHost port for ACP: tool_call updates, session/request_permission, fs/* when offered."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp import RequestError
+from acp.agent.connection import AgentSideConnection
+from acp.schema import PermissionOption, ToolCallUpdate
+
+from sidecar.acp import updates
+from sidecar.acp.outbox import Outbox
+from sidecar.chat.tool_runner import Decision, ToolRunner
+from sidecar.core.history import FunctionCall, Part
+from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams
+from sidecar.tools import ToolPlan, ToolRegistry, ToolResult
+from sidecar.tools.edits import ApplyEdit, EditPlan
+
+log = logging.getLogger(__name__)
+
+PERMISSION_OPTIONS = [
+    PermissionOption(option_id="allow", name="Allow once", kind="allow_once"),
+    PermissionOption(option_id="allowAlways", name="Always allow", kind="allow_always"),
+    PermissionOption(option_id="deny", name="Reject", kind="reject_once"),
+]
+DECISIONS: dict[str, Decision] = {"allow": "allow", "allowAlways": "allowAlways", "deny": "deny"}
+#: Tools whose `path` the client's buffer may hold unsaved (fs/read_text_file sees it).
+BUFFER_TOOLS = ("read_file", "write_file", "replace")
+
+
+@dataclass
+class ClientFiles:
+    """What the client offered at initialize, and the buffers read through it for the call being run."""
+
+    conn: AgentSideConnection
+    session_id: Callable[[], str]
+    read: bool = False
+    write: bool = False
+    texts: dict[str, str] = field(default_factory=dict)
+
+    def editor_text(self, path: Path) -> str | None:
+        return self.texts.get(str(path))
+
+    async def fetch(self, path: Path) -> None:
+        """Read the client's view of `path` (unsaved changes included); a file it cannot read is read from disk."""
+        if not self.read:
+            return
+        try:
+            response = await self.conn.read_text_file(session_id=self.session_id(), path=str(path))
+        except (RequestError, ConnectionError, ValueError) as exc:
+            log.debug("fs/read_text_file %s: %s; reading the disk", path, exc)
+            return
+        self.texts[str(path)] = response.content
+
+    async def write_file(self, path: Path, text: str) -> tuple[bool, str | None]:
+        try:
+            await self.conn.write_text_file(session_id=self.session_id(), path=str(path), content=text)
+        except (RequestError, ConnectionError) as exc:
+            return False, str(exc)
+        self.texts.pop(str(path), None)
+        return True, None
+
+
+class PlanMemoRegistry(ToolRegistry):
+    """The registry, remembering the last plan so that the tool_call update can show kind, locations and diff."""
+
+    last_plan: ToolPlan | None = None
+
+    def plan(self, name: str, args: Any, *, trusted: bool) -> ToolPlan:
+        plan = super().plan(name, args, trusted=trusted)
+        self.last_plan = plan
+        return plan
+
+
+class AcpToolRunner(ToolRunner):
+    """The shared ToolRunner, with the client's buffers read before a call and edits written through the client."""
+
+    files: ClientFiles | None = None
+
+    async def _one(self, turn_id: str, call_id: str, call: FunctionCall) -> Part:
+        files = self.files
+        if files is not None and files.read and call.name in BUFFER_TOOLS:
+            raw = (call.args or {}).get("path")
+            if isinstance(raw, str):
+                try:
+                    await files.fetch(self.registry.workspace.resolve(raw))
+                except Exception as exc:  # outside the workspace and the like: planning will say so
+                    log.debug("not reading %r through the client: %s", raw, exc)
+        try:
+            return await super()._one(turn_id, call_id, call)
+        finally:
+            if files is not None:
+                files.texts.clear()
+
+    async def _run(self, plan: ToolPlan) -> ToolResult:
+        files = self.files
+        if plan.kind == "edit" and files is not None and files.write and isinstance(plan.payload, EditPlan):
+            edit: EditPlan = plan.payload
+
+            async def through_client(_lsp_edit: dict[str, Any]) -> tuple[bool, str | None]:
+                return await files.write_file(edit.path, edit.after)
+
+            apply: ApplyEdit = through_client
+            return await self.registry.run(plan, apply_edit=apply)
+        return await self.registry.run(plan, apply_edit=None)  # our own confined file tools
+
+
+class AcpToolHost:
+    """Implements sidecar.chat.tool_runner.ToolHost: tool calls become tool_call / tool_call_update updates."""
+
+    def __init__(self, outbox: Outbox, conn: AgentSideConnection) -> None:
+        self._outbox = outbox
+        self._conn = conn
+        self.registry: PlanMemoRegistry | None = None  # set once the services are built
+        #: callId -> what the start update showed (kind, diff), for the permission request and the end update.
+        self._shown: dict[str, tuple[str, list[updates.ToolContent]]] = {}
+
+    @staticmethod
+    def acp_id(turn_id: str, call_id: str) -> str:
+        """Unique within the session: Gemini's call ids (and ours) repeat across turns."""
+        return f"{turn_id}/{call_id}"
+
+    def tool_call(self, notice: ToolCallParams) -> None:
+        call_id = self.acp_id(notice.turn_id, notice.call_id)
+        status = notice.status
+        if status == "pending":
+            registry = self.registry
+            plan = registry.last_plan if registry is not None else None
+            kind = updates.TOOL_KINDS.get(notice.name, "other")
+            content = updates.plan_content(plan)
+            resolve = registry.workspace.resolve if registry is not None else None
+            where = updates.locations(plan, notice.args, resolve)
+            self._shown[call_id] = (kind, content)
+            self._outbox.put(updates.tool_call_start(call_id, notice.summary, kind, notice.args, content, where))
+            return
+        acp_status = updates.TOOL_STATUS.get(status, "failed")
+        if status == "running":
+            self._outbox.put(updates.tool_call_update(call_id, acp_status))
+            return
+        _kind, shown = self._shown.pop(call_id, ("other", []))
+        content = [*shown, updates.text_content(notice.summary)]
+        self._outbox.put(updates.tool_call_update(call_id, acp_status, content=content))
+
+    async def confirm(self, request: ConfirmToolCallParams) -> Decision:
+        call_id = self.acp_id(request.turn_id, request.call_id)
+        kind, content = self._shown.get(call_id, ("other", []))
+        if not content and request.diff:
+            content = [updates.text_content(f"```diff\n{request.diff}```")]
+        tool_call = ToolCallUpdate(
+            tool_call_id=call_id,
+            title=request.description,
+            kind=kind,  # type: ignore[arg-type]
+            status="pending",
+            content=content or None,
+            raw_input=request.args,
+        )
+        await self._outbox.flush()  # the client has seen the tool call before it is asked about it
+        response = await self._conn.request_permission(
+            session_id=self._outbox.session_id, tool_call=tool_call, options=PERMISSION_OPTIONS
+        )
+        outcome = response.outcome
+        if outcome.outcome == "selected":
+            return DECISIONS.get(getattr(outcome, "option_id", ""), "deny")
+        return "deny"  # cancelled: the prompt is being cancelled
+
+    def apply_edit(self) -> ApplyEdit | None:
+        return None  # edits go through AcpToolRunner._run (fs/write_text_file) or to disk
+
+

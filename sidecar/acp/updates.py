@@ -1,0 +1,127 @@
+"""Builders of ACP session updates from the sidecar's values: tool calls, usage, compaction, stop reasons."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp import text_block, tool_diff_content
+from acp.schema import (
+    ContentToolCallContent,
+    FileEditToolCallContent,
+    TerminalToolCallContent,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    UsageUpdate,
+)
+
+from sidecar.protocol.types import TokenUsage
+from sidecar.tools import ToolPlan
+from sidecar.tools.edits import EditPlan
+
+#: Our tool names -> ACP tool kinds (the client picks icons and grouping from these).
+TOOL_KINDS: dict[str, str] = {
+    "read_file": "read",
+    "list_directory": "read",
+    "glob": "search",
+    "search_text": "search",
+    "write_file": "edit",
+    "replace": "edit",
+    "run_shell_command": "execute",
+}
+#: The tool runner's statuses -> ACP tool call statuses (ACP has no "denied" or "cancelled": both are failed).
+TOOL_STATUS: dict[str, str] = {
+    "pending": "pending",
+    "running": "in_progress",
+    "done": "completed",
+    "error": "failed",
+    "denied": "failed",
+    "cancelled": "failed",
+}
+REFUSAL_REASONS = frozenset(
+    {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "LANGUAGE", "PROMPT_BLOCKED"}
+)
+
+ToolContent = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
+
+
+def stop_reason(finish_reason: str | None) -> str:
+    """Gemini's finishReason (and the sidecar's MAX_TOOL_ROUNDS) -> the ACP stopReason of session/prompt."""
+    if finish_reason == "MAX_TOKENS":
+        return "max_tokens"
+    if finish_reason == "MAX_TOOL_ROUNDS":
+        return "max_turn_requests"
+    if finish_reason is not None and (finish_reason in REFUSAL_REASONS or finish_reason.startswith("PROMPT_BLOCKED")):
+        return "refusal"
+    return "end_turn"
+
+
+def usage_update(usage: TokenUsage) -> UsageUpdate:
+    return UsageUpdate(session_update="usage_update", used=usage.prompt_token_count, size=usage.token_limit)
+
+
+def text_content(text: str) -> ContentToolCallContent:
+    return ContentToolCallContent(type="content", content=text_block(text))
+
+
+def plan_content(plan: ToolPlan | None) -> list[ToolContent]:
+    """A diff for an edit (the whole file before and after), else nothing."""
+    if plan is None or plan.error is not None or not isinstance(plan.payload, EditPlan):
+        return []
+    edit: EditPlan = plan.payload
+    return [tool_diff_content(str(edit.path), edit.after, edit.before)]
+
+
+def locations(plan: ToolPlan | None, args: dict[str, Any], resolve: Any) -> list[ToolCallLocation]:
+    """Where the call acts: the planned file, else the `path`/`directory` argument resolved in the workspace."""
+    if plan is not None and isinstance(plan.payload, EditPlan):
+        return [ToolCallLocation(path=str(plan.payload.path))]
+    raw = args.get("path", args.get("directory"))
+    if not isinstance(raw, str) or resolve is None:
+        return []
+    try:
+        path = str(resolve(raw))
+    except Exception:
+        return []
+    line = args.get("start_line")
+    return [ToolCallLocation(path=path, line=line if isinstance(line, int) and line >= 0 else None)]
+
+
+def tool_call_start(
+    call_id: str, title: str, kind: str, args: dict[str, Any], content: list[ToolContent], where: list[ToolCallLocation]
+) -> ToolCallStart:
+    return ToolCallStart(
+        session_update="tool_call",
+        tool_call_id=call_id,
+        title=title,
+        kind=kind,  # type: ignore[arg-type]
+        status="pending",
+        content=content or None,
+        locations=where or None,
+        raw_input=args,
+    )
+
+
+def tool_call_update(
+    call_id: str, status: str, *, title: str | None = None, content: list[ToolContent] | None = None,
+    raw_output: Any = None,
+) -> ToolCallProgress:
+    return ToolCallProgress(
+        session_update="tool_call_update",
+        tool_call_id=call_id,
+        status=status,  # type: ignore[arg-type]
+        title=title,
+        content=content,
+        raw_output=raw_output,
+    )
+
+
+def compaction_update(compaction_id: str, status: str, *, summary: str | None = None, error: str | None = None
+                      ) -> dict[str, Any]:
+    """The unstable `compaction_update` (sent only to clients that advertised session.compaction)."""
+    update: dict[str, Any] = {"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": status}
+    if summary:
+        update["summary"] = [{"type": "text", "text": summary}]
+    if error:
+        update["error"] = error
+    return update

@@ -13,13 +13,13 @@ import msgspec
 from acp import RequestError
 from pydantic import ValidationError
 
+from sidecar.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+
 log = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
+__all__ = ["INTERNAL_ERROR", "INVALID_PARAMS", "INVALID_REQUEST", "METHOD_NOT_FOUND", "PARSE_ERROR"]
+
+#: ACP's own code for an unknown session (JSON-RPC's standard codes are the editor protocol's too).
 RESOURCE_NOT_FOUND = -32002
 
 Handler = Callable[[str, Any, bool], Awaitable[Any]]

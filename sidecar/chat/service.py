@@ -14,6 +14,7 @@ from sidecar.config.settings import Settings
 from sidecar.core.conversation import Conversation
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
 from sidecar.core.ide_context import context_turn_text
+from sidecar.core.pins import with_pins
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
 from sidecar.core.reply_check import INTERRUPTED, cut_short_notice
 from sidecar.core.request_overhead import request_overhead_tokens
@@ -129,12 +130,16 @@ class ChatService:
             self._pushed_seq = usage.seq
             self._notify.token_usage(usage)
 
+    def notify_warning(self, message: str) -> None:
+        self._notify.warning(message)
+
     def fresh_estimate(self, reason: str) -> None:
         """After a history rewrite (new session, undo, resume without a count): estimate what the next request
-        sends — history, system instruction and tool declarations — and say why it is an estimate."""
+        sends — history, system instruction (with the pinned facts) and tool declarations — and say why it is an
+        estimate."""
         tools = self.tools.declarations() if self.tools is not None else None
-        overhead = request_overhead_tokens(AGENT_SYSTEM_PROMPT if tools else None, tools)
         conv = self.conversation
+        overhead = request_overhead_tokens(with_pins(AGENT_SYSTEM_PROMPT if tools else None, conv.pins), tools)
         conv.set_prompt_tokens(conv.estimated_tokens() + overhead, "estimate", reason)
 
     # -- editor context -------------------------------------------------------------------------------
@@ -298,7 +303,7 @@ class ChatService:
             progress.report("Waiting for Gemini…")
         current: list[Part] = []  # the attempt under way
         tools = self.tools.declarations() if self.tools is not None else None
-        system = AGENT_SYSTEM_PROMPT if tools else None
+        system = with_pins(AGENT_SYSTEM_PROMPT if tools else None, conv.pins)
 
         def on_retry(retry: Retry) -> None:
             self._notify.retry(RetryParams(

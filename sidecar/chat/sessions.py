@@ -1,4 +1,4 @@
-"""Session operations for the editor: new, list, resume, transcript and undoing a compaction."""
+"""Session operations for the editor: new, list, resume, transcript, rename, delete and undoing a compaction."""
 
 from __future__ import annotations
 
@@ -6,17 +6,23 @@ from pathlib import Path
 
 from sidecar.chat.service import ChatService
 from sidecar.core.conversation import Conversation
-from sidecar.protocol import errors
+from sidecar.protocol import errors, methods
 from sidecar.protocol.sessions import (
+    DeleteSessionResult,
     GetTranscriptResult,
     ImportSessionResult,
+    ListSessionsPage,
     NewSessionResult,
+    RenameSessionResult,
     ResumeSessionResult,
     SessionSummary,
     UndoCompactionResult,
 )
+from sidecar.protocol.types import ListSessionsParams
 from sidecar.recording.gemini_import import import_gemini_session
-from sidecar.recording.store import LoadedSession, RecordingError
+from sidecar.recording.search import page
+from sidecar.recording.store import LoadedSession, RecordingError, SessionInfo, SessionLocked
+from sidecar.recording.trash import delete, is_trashed
 from sidecar.session import new_session_id
 
 
@@ -34,30 +40,99 @@ class SessionService:
         self.chat.push_usage()
         return NewSessionResult(session_id=self.chat.conversation.session_id)
 
-    def list(self) -> list[SessionSummary]:
-        return [
-            SessionSummary(
-                session_id=info.session_id,
-                title=info.title,
-                start_time=info.start_time,
-                last_updated=info.last_updated,
-                message_count=info.message_count,
-                compaction_count=info.compaction_count,
-            )
-            for info in self.chat.recorder.sessions()
-        ]
+    def list(self, params: ListSessionsParams | None = None) -> list[SessionSummary] | ListSessionsPage:
+        """Newest first. With none of query/limit/cursor: the bare list (as clients before paging expect);
+        with any of them: one page {sessions, nextCursor}."""
+        infos = self.chat.recorder.sessions()
+        if params is None or not params.paged:
+            return [_summary(info) for info in infos]
+        try:
+            found, next_cursor = page(infos, query=params.query, limit=params.limit, cursor=params.cursor)
+        except ValueError as exc:
+            raise errors.invalid_params(methods.LIST_SESSIONS.name, str(exc)) from None
+        return ListSessionsPage(sessions=[_summary(info) for info in found], next_cursor=next_cursor)
 
     async def resume(self, session_id: str) -> ResumeSessionResult:
         async with self.chat.lock:
             try:
                 loaded = self.chat.recorder.resume(session_id)
             except (RecordingError, ValueError) as exc:
-                raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot resume session {session_id}: {exc}") from None
+                raise errors.SidecarError(errors.SESSION_ERROR, self._cannot_resume(session_id, exc)) from None
             self._switch(_conversation_of(loaded))
             if loaded.last_usage is None:
                 self.chat.fresh_estimate("resume")
         self.chat.push_usage()
-        return ResumeSessionResult(session_id=session_id, message_count=len(self.chat.conversation))
+        count = len(self.chat.conversation)
+        if loaded.session_id == session_id:
+            return ResumeSessionResult(session_id=session_id, message_count=count)
+        # it was open in another window: this one continues in a new branch of it
+        notice = (
+            f"Session {session_id} is open in another window; continuing in a new branch {loaded.session_id}. "
+            "Both windows' messages are kept."
+        )
+        self.chat.notify_warning(notice)
+        return ResumeSessionResult(
+            session_id=loaded.session_id, message_count=count, forked=True, parent_session_id=session_id,
+            message=notice,
+        )
+
+    def _cannot_resume(self, session_id: str, exc: Exception) -> str:
+        store = self.chat.recorder.store
+        if not isinstance(exc, SessionLocked) and is_trashed(store, session_id):
+            return (
+                f"Cannot resume session {session_id}: it was deleted (it is in the trash; "
+                f"`sidecar sessions restore {session_id}` brings it back)."
+            )
+        return f"Cannot resume session {session_id}: {exc}"
+
+    async def rename(self, session_id: str, title: str) -> RenameSessionResult:
+        title = " ".join(title.split())
+        if not title:
+            raise errors.invalid_params(methods.RENAME_SESSION.name, "the title is empty")
+        if len(title) > 200:
+            too_long = f"a title has at most 200 characters ({len(title)})"
+            raise errors.invalid_params(methods.RENAME_SESSION.name, too_long)
+        recorder = self.chat.recorder
+        if session_id == self.chat.conversation.session_id:
+            recorder.rename(title)
+            if recorder.problem:
+                raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rename the session: {recorder.problem}")
+            return RenameSessionResult(session_id=session_id, title=title)
+        store = recorder.store
+        try:
+            loaded = store.load(session_id)
+            writer = store.open_for_append(session_id, loaded)
+        except SessionLocked:
+            raise errors.SidecarError(
+                errors.SESSION_ERROR,
+                f"Cannot rename session {session_id}: it is open in another window; rename it there.",
+            ) from None
+        except (RecordingError, ValueError) as exc:
+            raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rename session {session_id}: {exc}") from None
+        try:
+            writer.rename(title)
+        finally:
+            writer.close()
+        if writer.problem:
+            raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rename session {session_id}: {writer.problem}")
+        return RenameSessionResult(session_id=session_id, title=title)
+
+    def delete(self, session_id: str) -> DeleteSessionResult:
+        if session_id == self.chat.conversation.session_id:
+            raise errors.SidecarError(
+                errors.SESSION_ERROR,
+                f"Session {session_id} is the live session and cannot be deleted; start a new session or resume "
+                "another one first.",
+            )
+        try:
+            delete(self.chat.recorder.store, session_id)
+        except (RecordingError, ValueError, OSError) as exc:
+            raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot delete session {session_id}: {exc}") from None
+        message = (
+            f"Session {session_id} was moved to the trash; `sidecar sessions restore {session_id}` brings it back "
+            "within 30 days."
+        )
+        return DeleteSessionResult(session_id=session_id, message=message)
 
     def import_gemini(self, path: str) -> ImportSessionResult:
         """A Gemini CLI session file (.json or .jsonl) becomes a new recorded session, ready to resume."""
@@ -101,12 +176,33 @@ class SessionService:
             message=f"Compaction undone: the history is back to {restored} messages (it had {before}).",
         )
 
+    def switch(self, conversation: Conversation) -> None:
+        self._switch(conversation)
+
     def _switch(self, conversation: Conversation) -> None:
         self.chat.session.switch(conversation)
 
 
+def _summary(info: SessionInfo) -> SessionSummary:
+    return SessionSummary(
+        session_id=info.session_id,
+        title=info.title,
+        start_time=info.start_time,
+        last_updated=info.last_updated,
+        message_count=info.message_count,
+        compaction_count=info.compaction_count,
+        parent_session_id=info.parent_session_id,
+    )
+
+
+def conversation_of(loaded: LoadedSession) -> Conversation:
+    """The live conversation of a loaded session: its history, pinned facts and last known usage."""
+    return _conversation_of(loaded)
+
+
 def _conversation_of(loaded: LoadedSession) -> Conversation:
     conv = Conversation.from_wire(loaded.session_id, loaded.history_wire, loaded.history_ids)
+    conv.set_pins(loaded.pins)
     usage = loaded.last_usage
     if usage is not None:
         conv.set_prompt_tokens(usage.prompt_token_count, "api" if usage.source == "api" else "estimate")

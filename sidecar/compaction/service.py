@@ -21,6 +21,7 @@ from sidecar.core.compaction import (
 from sidecar.core.conversation import Conversation
 from sidecar.core.history import Content, text_content
 from sidecar.core.models import compression_model_alias
+from sidecar.core.pins import summarizer_facts
 from sidecar.core.prompts import (
     ACKNOWLEDGEMENT,
     auto_compaction_notice,
@@ -180,7 +181,8 @@ class Compactor:
 
         to_compress = history[:split]
         summarizer_input = to_compress if estimate_history_tokens(to_compress) < limit else truncated[:split]
-        snapshot = await self._summarize(summarizer_input, to_compress, instructions, progress)
+        facts = summarizer_facts(conv.pins)
+        snapshot = await self._summarize(summarizer_input, to_compress, instructions, progress, facts)
         if snapshot is None:
             return Outcome(Status.COMPRESSION_FAILED_EMPTY_SUMMARY, original, original, trigger)
 
@@ -200,7 +202,9 @@ class Compactor:
         # The histories are compared with one method. The counts reported (and shown in the status bar) add
         # back what the API counted beyond the history — system prompt and tool declarations — so that they
         # are prompt sizes like every other number the editor shows.
-        overhead = max(0, original - before) if source == "api" else 0
+        # Pinned facts travel outside the history (in the system instruction): the API counted them in `original`;
+        # the estimate adds them here.
+        overhead = max(0, original - before) if source == "api" else conv.pinned_tokens
         if after > before or (not force and after + overhead > (before + overhead) * (1 - MIN_AUTO_SAVINGS)):
             return Outcome(
                 Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT, before + overhead, after + overhead, trigger
@@ -220,15 +224,18 @@ class Compactor:
         to_compress: list[Content],
         instructions: str | None,
         progress: Progress | None,
+        facts: str | None = None,
     ) -> str | None:
-        """Two passes: a summary, then a verification told which facts the first one dropped."""
+        """Two passes: a summary, then a verification told which facts the first one dropped. `facts`: the
+        pinned facts, which both passes are told to keep word for word."""
+        pinned = f"\n\n{facts}" if facts else ""
         client = await self._client()
         settings = self._settings()
         model = compression_model(settings)
         system = compression_system_prompt(settings.approved_plan_path)
         if progress is not None:
             progress.report("Summarizing the oldest 70% of the conversation (pass 1 of 2)")
-        ask = summary_instruction(has_snapshot(summarizer_input), instructions)
+        ask = summary_instruction(has_snapshot(summarizer_input), instructions) + pinned
         # Each pass is checked like a chat reply: empty, thoughts-only or cut replies are retried; a blocked one
         # fails the compaction with its reason (a ModelError), and the history is left as it was.
         attempts = Attempts(settings.retry_initial_delay_ms)
@@ -249,7 +256,7 @@ class Compactor:
                 [
                     *summarizer_input,
                     text_content("model", previous),
-                    text_content("user", verify_instruction(missing, instructions)),
+                    text_content("user", verify_instruction(missing, instructions) + pinned),
                 ],
                 system_instruction=system,
                 attempts=attempts,

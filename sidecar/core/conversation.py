@@ -8,6 +8,7 @@ from typing import Literal
 from sidecar.core.compaction import ContentMeasure, measure_content
 from sidecar.core.content_json import decode_content, decode_contents, encode_content
 from sidecar.core.history import Content, has_function_call
+from sidecar.core.pins import Pin, pins_tokens
 
 UsageSource = Literal["api", "estimate"]
 
@@ -22,9 +23,7 @@ class Conversation:
     of the conversation. `history` decodes the whole list and is for compaction, not for every turn.
     """
 
-    def __init__(
-        self, session_id: str, history: Iterable[Content] = (), ids: Sequence[str] | None = None
-    ) -> None:
+    def __init__(self, session_id: str, history: Iterable[Content] = (), ids: Sequence[str] | None = None) -> None:
         self.session_id = session_id
         self._wire: list[bytes] = []
         #: The recording's message id of each history item ("" when it was not recorded).
@@ -40,6 +39,9 @@ class Conversation:
         self.force_full_ide_context = True
         #: Gemini CLI's latch: after an auto compaction inflated, auto attempts only truncate.
         self.has_failed_compression_attempt = False
+        #: The session's pinned facts: every request carries them (outside the history, so no rewrite drops them).
+        self.pins: list[Pin] = []
+        self.pinned_tokens = 0
         self.replace(list(history), ids)
 
     @classmethod
@@ -122,6 +124,14 @@ class Conversation:
         self._mark_estimate()
         self.force_full_ide_context = True
 
+    def set_pins(self, pins: Sequence[Pin]) -> None:
+        """Replace the pinned facts; the prompt's token count follows (as an estimate of the change)."""
+        before = self.pinned_tokens
+        self.pins = list(pins)
+        self.pinned_tokens = pins_tokens(self.pins)
+        self.last_prompt_tokens = max(0, self.last_prompt_tokens + self.pinned_tokens - before)
+        self.usage_source = "estimate"
+
     def record_api_usage(self, prompt_token_count: int) -> None:
         """The API's promptTokenCount of the request that just completed."""
         self.last_prompt_tokens = prompt_token_count
@@ -134,7 +144,7 @@ class Conversation:
         self.estimate_reason = reason if source == "estimate" else None
 
     def _mark_estimate(self) -> None:
-        self.last_prompt_tokens = self._total_quarters // 4
+        self.last_prompt_tokens = self._total_quarters // 4 + self.pinned_tokens
         self.usage_source = "estimate"
         self.estimate_reason = None
 

@@ -7,12 +7,20 @@ from typing import Any, Literal
 
 from sidecar.protocol.ide import IdeContextParams
 from sidecar.protocol.sessions import (
+    DeleteSessionResult,
+    ForkSessionResult,
     GetTranscriptResult,
     ImportSessionResult,
+    ListPinsResult,
+    ListSessionsPage,
     NewSessionResult,
+    PinResult,
+    RenameSessionResult,
     ResumeSessionResult,
+    RewindResult,
     SessionSummary,
     UndoCompactionResult,
+    UnpinResult,
 )
 from sidecar.protocol.tools import ConfirmToolCallParams, ConfirmToolCallResult, ToolCallParams
 from sidecar.protocol.types import (
@@ -20,14 +28,20 @@ from sidecar.protocol.types import (
     CompressParams,
     CompressResult,
     Empty,
+    ForkParams,
     GetTranscriptParams,
     ImportParams,
+    ListSessionsParams,
     MessageDeltaParams,
+    PinParams,
+    RenameParams,
     ResumeSessionParams,
     RetryParams,
+    RewindParams,
     SendMessageParams,
     SendMessageResult,
     TokenUsage,
+    UnpinParams,
 )
 
 #: Every custom method's name starts with this; the rest of the name is its key in the editors' tables.
@@ -76,8 +90,8 @@ NEW_SESSION = Method(
     "sidecar/newSession", "request", "client", Empty, NewSessionResult, "Start a new, empty conversation."
 )
 LIST_SESSIONS = Method(
-    "sidecar/listSessions", "request", "client", Empty, list[SessionSummary],
-    "This project's recorded sessions, newest first.",
+    "sidecar/listSessions", "request", "client", ListSessionsParams, list[SessionSummary] | ListSessionsPage,
+    "This project's recorded sessions, newest first (the bare list without params; a page with query/limit/cursor).",
 )
 RESUME_SESSION = Method(
     "sidecar/resumeSession", "request", "client", ResumeSessionParams, ResumeSessionResult,
@@ -95,6 +109,28 @@ UNDO_COMPACTION = Method(
     "sidecar/undoCompaction", "request", "client", Empty, UndoCompactionResult,
     "Restore the history from right before the latest compaction.",
 )
+
+FORK_SESSION = Method(
+    "sidecar/forkSession", "request", "client", ForkParams, ForkSessionResult,
+    "A new live session with a session's history before a user message (default: all of it); the parent unchanged.",
+)
+REWIND = Method(
+    "sidecar/rewind", "request", "client", RewindParams, RewindResult,
+    "Drop a user message and everything after it from the model's history (the transcript keeps them).",
+)
+RENAME_SESSION = Method(
+    "sidecar/renameSession", "request", "client", RenameParams, RenameSessionResult, "Give a session a title."
+)
+DELETE_SESSION = Method(
+    "sidecar/deleteSession", "request", "client", ResumeSessionParams, DeleteSessionResult,
+    "Move a session (not the live one) to the trash for 30 days.",
+)
+PIN = Method(
+    "sidecar/pin", "request", "client", PinParams, PinResult,
+    "Pin a fact: every request carries it verbatim, every compaction keeps it.",
+)
+UNPIN = Method("sidecar/unpin", "request", "client", UnpinParams, UnpinResult, "Remove a pinned fact.")
+LIST_PINS = Method("sidecar/listPins", "request", "client", Empty, ListPinsResult, "The live session's pinned facts.")
 
 # -- notifications (client -> server) -----------------------------------------------------------------------
 IDE_CONTEXT = Method(
@@ -140,6 +176,13 @@ ALL: tuple[Method, ...] = (
     GET_TRANSCRIPT,
     IMPORT_SESSION,
     UNDO_COMPACTION,
+    FORK_SESSION,
+    REWIND,
+    RENAME_SESSION,
+    DELETE_SESSION,
+    PIN,
+    UNPIN,
+    LIST_PINS,
     IDE_CONTEXT,
     MESSAGE_DELTA,
     TOKEN_USAGE,

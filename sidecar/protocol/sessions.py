@@ -28,11 +28,64 @@ class SessionSummary(_Wire):
     last_updated: str
     message_count: int
     compaction_count: int
+    parent_session_id: str | None = None  # set for a branch (forkSession, or a resume while another window held it)
+
+
+class ListSessionsPage(_Wire):
+    """sidecar/listSessions with query, limit or cursor: one page, and the cursor of the next (None: no more)."""
+
+    sessions: list[SessionSummary]
+    next_cursor: str | None = None
 
 
 class ResumeSessionResult(_Wire):
     session_id: str
     message_count: int
+    #: The session was open in another window: `session_id` is a new branch of `parent_session_id`; `message` says so.
+    forked: bool = False
+    parent_session_id: str | None = None
+    message: str | None = None
+
+
+class ForkSessionResult(_Wire):
+    session_id: str
+    parent_session_id: str
+    message_count: int
+
+
+class RewindResult(_Wire):
+    message_count: int
+    text: str  # the rewound message's text, for the input box
+    message: str
+
+
+class RenameSessionResult(_Wire):
+    session_id: str
+    title: str
+
+
+class DeleteSessionResult(_Wire):
+    session_id: str
+    message: str
+
+
+class PinResult(_Wire):
+    pin_id: str
+    warning: str | None = None  # recording is off: the pin holds for this process only
+
+
+class UnpinResult(_Wire):
+    pin_id: str
+    removed: bool
+
+
+class PinnedFact(_Wire):
+    pin_id: str
+    text: str
+
+
+class ListPinsResult(_Wire):
+    pins: list[PinnedFact]
 
 
 class ImportSessionResult(_Wire):
@@ -61,6 +114,8 @@ class TranscriptMessage(
     text: str
     turn_id: str | None = None
     tool_calls: list[TranscriptToolCall] | None = None
+    #: Dropped from the model's history by sidecar/rewind (kept here so that nothing said is lost).
+    rewound: bool = False
 
 
 class TranscriptCompaction(
@@ -76,7 +131,18 @@ class TranscriptCompaction(
     snapshot: str | None = None  # the <state_snapshot> text of a COMPRESSED compaction
 
 
-TranscriptEntry = TranscriptMessage | TranscriptCompaction
+class TranscriptFork(msgspec.Struct, tag="fork", tag_field="type", rename="camel", omit_defaults=True):
+    """Where a branch starts: the entries before it are the parent's, read through from the parent's file."""
+
+    id: str
+    time: str
+    parent_session_id: str
+    parent_message_id: str | None = None
+    before_message_id: str | None = None
+    reason: str | None = None  # "fork" (asked for) or "locked" (the parent was open in another window)
+
+
+TranscriptEntry = TranscriptMessage | TranscriptCompaction | TranscriptFork
 
 
 class GetTranscriptResult(_Wire):

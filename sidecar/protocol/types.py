@@ -128,3 +128,37 @@ class RetryParams(_Wire, kw_only=True, omit_defaults=False):
 def to_wire(value: Any) -> Any:
     """Plain JSON-ready builtins for a wire value (what pygls sends)."""
     return msgspec.to_builtins(value)
+
+
+# -- sessions: branches, rewind, names, trash, search, pins (docs/protocol.md) -----------------------
+class ListSessionsParams(_Wire, kw_only=True):
+    query: str | None = None
+    limit: int | None = None
+    cursor: str | None = None
+
+    @property
+    def paged(self) -> bool:
+        """Any of the paging fields given: answer {sessions, nextCursor?} (else the bare list, as before)."""
+        return self.query is not None or self.limit is not None or self.cursor is not None
+
+
+class ForkParams(_Wire, kw_only=True):
+    session_id: str | None = None
+    before_message_id: str | None = None
+
+
+class RewindParams(_Wire, kw_only=True):
+    message_id: str
+
+
+class RenameParams(_Wire, kw_only=True):
+    session_id: str
+    title: str
+
+
+class PinParams(_Wire, kw_only=True):
+    text: str
+
+
+class UnpinParams(_Wire, kw_only=True):
+    pin_id: str

@@ -1,4 +1,4 @@
-"""The `sidecar sessions list|show` and `sidecar import` commands (registered by sidecar.cli)."""
+"""The `sidecar sessions list|show|rm|restore` and `sidecar import` commands (registered by sidecar.cli)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any, TextIO
 import msgspec
 
 from sidecar.core.recording import CompactionRecord
-from sidecar.protocol.sessions import TranscriptCompaction, TranscriptMessage
+from sidecar.protocol.sessions import TranscriptCompaction, TranscriptFork, TranscriptMessage
 from sidecar.recording.store import RecordingError, SessionInfo, SessionStore, all_sessions
 
 _SPEAKERS = {
@@ -29,15 +29,22 @@ _SPEAKERS = {
 def add_parsers(subparsers: Any) -> None:
     """Register `sessions list`, `sessions show ID` and `import PATH` on an argparse subparsers object."""
     sessions = subparsers.add_parser("sessions", help="list or show recorded sessions")
-    actions = sessions.add_subparsers(dest="sessions_command", required=True, metavar="{list,show}")
+    actions = sessions.add_subparsers(dest="sessions_command", required=True, metavar="{list,show,rm,restore}")
     listing = actions.add_parser("list", help="list this project's sessions, newest first")
     listing.add_argument("--all", action="store_true", help="list the sessions of every project")
+    listing.add_argument("--query", metavar="TEXT", help="only sessions whose title or messages contain TEXT")
     show = actions.add_parser("show", help="print a session's full transcript")
     show.add_argument("session_id", metavar="ID", help="a session id, or a unique prefix of one")
-    for command in (listing, show):
+    remove = actions.add_parser("rm", help="move a session to the trash (kept 30 days)")
+    remove.add_argument("session_id", metavar="ID", help="a session id, or a unique prefix of one")
+    restore = actions.add_parser("restore", help="bring a deleted session back from the trash")
+    restore.add_argument("session_id", metavar="ID", help="the id of a deleted session (or a unique prefix)")
+    for command in (listing, show, remove, restore):
         _common(command)
     listing.set_defaults(func=main_sessions_list)
     show.set_defaults(func=main_sessions_show)
+    remove.set_defaults(func=main_sessions_rm)
+    restore.set_defaults(func=main_sessions_restore)
     imported = subparsers.add_parser("import", help="import a Gemini CLI session file (.json or .jsonl)")
     imported.add_argument("path", metavar="PATH", help="a Gemini CLI session file")
     imported.add_argument("--model", help="model for the continued session (default: the one recorded)")
@@ -67,11 +74,17 @@ def main_sessions_list(args: argparse.Namespace, out: TextIO | None = None) -> i
     else:
         store = _store(args)
         infos, where = store.list(), store.project_root
+    query = getattr(args, "query", None)
+    if query:
+        from sidecar.recording.search import matches
+
+        infos = [info for info in infos if matches(info, query)]
     if args.json:
         out.write(msgspec.json.encode(infos).decode() + "\n")
         return 0
     if not infos:
-        out.write(f"No recorded sessions for {where}.\n")
+        found = f" matching {query!r}" if query else ""
+        out.write(f"No recorded sessions{found} for {where}.\n")
         return 0
     for info in infos:
         out.write(_list_line(info, show_project=getattr(args, "all", False)) + "\n")
@@ -82,6 +95,8 @@ def _list_line(info: SessionInfo, *, show_project: bool) -> str:
     when = info.last_updated[:16].replace("T", " ")
     counts = f"{info.message_count} msg" + (f", {info.compaction_count} compacted" if info.compaction_count else "")
     line = f"{info.session_id}  {when}  {counts:<22}  {info.title or '(no title)'}"
+    if info.parent_session_id:
+        line += f"  (branch of {info.parent_session_id[:8]})"
     return f"{line}  [{info.project_root}]" if show_project else line
 
 
@@ -115,9 +130,12 @@ def main_sessions_show(args: argparse.Namespace, out: TextIO | None = None) -> i
     snapshots = _snapshots(loaded.path)
     for entry in loaded.transcript:
         out.write("\n")
-        if isinstance(entry, TranscriptMessage):
+        if isinstance(entry, TranscriptFork):
+            out.write(f"[{_when(entry.time)}] ── Branch of session {entry.parent_session_id} starts here ──\n")
+        elif isinstance(entry, TranscriptMessage):
             turn = f" ({entry.turn_id})" if entry.turn_id else ""
-            out.write(f"[{_when(entry.time)}] {_SPEAKERS.get(entry.kind, entry.kind)}{turn}:\n")
+            rewound = " [rewound: the model no longer sees this]" if entry.rewound else ""
+            out.write(f"[{_when(entry.time)}] {_SPEAKERS.get(entry.kind, entry.kind)}{turn}{rewound}:\n")
             out.write(_indent(entry.text or "(empty)") + "\n")
         else:
             out.write(_compaction_line(entry) + "\n")
@@ -184,4 +202,40 @@ def main_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
             f"Imported {result.messages} messages ({result.history_length} for the model) from {args.path}\n"
             f"as session {result.session_id} of {store.project_root}.\n"
         )
+    return 0
+
+
+def main_sessions_rm(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    from sidecar.recording.trash import KEEP_DAYS, delete
+
+    out = out or sys.stdout
+    store = _store(args)
+    try:
+        session_id = store.resolve(args.session_id)
+        target = delete(store, session_id)
+    except (RecordingError, OSError) as exc:
+        return _fail(str(exc))
+    if args.json:
+        out.write(msgspec.json.encode({"sessionId": session_id, "trashPath": str(target)}).decode() + "\n")
+    else:
+        out.write(
+            f"Moved session {session_id} to the trash ({target.parent}); it is kept {KEEP_DAYS} days. "
+            f"`sidecar sessions restore {session_id}` brings it back.\n"
+        )
+    return 0
+
+
+def main_sessions_restore(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    from sidecar.recording.trash import restore
+
+    out = out or sys.stdout
+    store = _store(args)
+    try:
+        target = restore(store, args.session_id)
+    except (RecordingError, OSError, ValueError) as exc:
+        return _fail(str(exc))
+    if args.json:
+        out.write(msgspec.json.encode({"sessionId": target.stem, "path": str(target)}).decode() + "\n")
+    else:
+        out.write(f"Restored session {target.stem} ({target}).\n")
     return 0

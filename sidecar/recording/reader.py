@@ -15,17 +15,18 @@ import msgspec
 
 from sidecar.core.content_json import check_content, decode_contents
 from sidecar.core.history import Content
+from sidecar.core.pins import Pin
 from sidecar.core.recording import (
     COMPRESSED,
     FORMAT_VERSION,
     FileRecord,
+    ForkRecord,
     Header,
     LastUsage,
     RawMessageRecord,
-    Replay,
-    ReplayError,
     SessionRecord,
 )
+from sidecar.core.replay import ParentLoader, Replay, ReplayError
 from sidecar.protocol.sessions import TranscriptEntry
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,9 @@ _HEADER = msgspec.json.Decoder(Header)
 _SESSION = msgspec.json.Decoder(SessionRecord)
 _TAIL = 64 * 1024
 _HEADER_MAX = 1 << 20
+_FORK = msgspec.json.Decoder(ForkRecord)
+#: How many parents deep a branch may read through (a guard against a hand-made cycle, not a real limit).
+_MAX_FORK_DEPTH = 64
 
 
 class BinaryFile(Protocol):
@@ -91,6 +95,9 @@ class LoadedSession:
     title: str | None
     last_updated: str
     undoable: list[str]
+    pins: list[Pin] = field(default_factory=list)
+    fork: ForkRecord | None = None  # set when the session is a branch of another one
+    last_message_id: str | None = None
     warnings: list[str] = field(default_factory=list)
     valid_size: int = 0  # bytes up to the end of the last good record
     needs_newline: bool = False  # the last record is whole but its newline is missing
@@ -117,6 +124,7 @@ class SessionInfo(msgspec.Struct, rename="camel", kw_only=True):
     model: str
     project_root: str
     path: str
+    parent_session_id: str | None = None
 
 
 def _reason(exc: Exception) -> str:
@@ -138,17 +146,49 @@ def _check_header(path: Path, first: bytes) -> None:
 
 def read_session(path: Path, *, salvage: bool = False) -> LoadedSession:
     """Replay a session file (see SessionStore.load). The file is mapped, not copied, and decoded in one pass;
-    message contents are checked and copied out as their JSON, not kept decoded."""
+    message contents are checked and copied out as their JSON, not kept decoded. A branch (fork record) reads
+    through to its parent's file, up to the fork point."""
+    replay, warnings, valid_size, whole_tail = _replay_file(path, salvage, None, 0)
+    return loaded_session(path, replay, warnings, valid_size, whole_tail)
+
+
+def _replay_file(path: Path, salvage: bool, limit: int | None, depth: int) -> tuple[Replay, list[str], int, bool]:
     try:
         with open(path, "rb") as f:
             if os.fstat(f.fileno()).st_size == 0:
                 raise CorruptSession(path, 1, "the file is empty")
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                replay, warnings, valid_size, whole_tail = _replay_mapped(path, data, salvage)
+                loader = _parent_loader(path.parent, salvage, depth)
+                return _replay_mapped(path, data, salvage, loader, limit)
     except FileNotFoundError:
         raise SessionNotFound(f"No session file {path}.") from None
     except OSError as exc:
         raise RecordingError(f"Cannot read session file {path}: {exc.strerror or exc}.") from None
+
+
+def _parent_loader(directory: Path, salvage: bool, depth: int) -> ParentLoader:
+    def load(fork: ForkRecord) -> Replay:
+        if depth >= _MAX_FORK_DEPTH:
+            raise ReplayError(f"branches of branches more than {_MAX_FORK_DEPTH} deep")
+        parent = directory / f"{fork.parent_session_id}.jsonl"
+        try:
+            replay, _warnings, valid_size, _whole = _replay_file(parent, salvage, fork.parent_size, depth + 1)
+        except SessionNotFound:
+            raise ReplayError(f"the session it branches from, {fork.parent_session_id}, is missing") from None
+        except RecordingError as exc:
+            raise ReplayError(f"the session it branches from cannot be read ({_reason(exc)})") from None
+        if valid_size != fork.parent_size:
+            raise ReplayError(
+                f"it branches from {fork.parent_session_id} at byte {fork.parent_size}, which is not the end of a "
+                "record there"
+            )
+        return replay
+
+    return load
+
+
+def loaded_session(path: Path, replay: Replay, warnings: list[str], valid_size: int, whole_tail: bool) -> LoadedSession:
+    """The LoadedSession of a replay (also used after applying a record to a loaded one, e.g. a rewind)."""
     metadata = replay.metadata
     if metadata is None:
         raise CorruptSession(path, 1, "no session record")
@@ -164,6 +204,9 @@ def read_session(path: Path, *, salvage: bool = False) -> LoadedSession:
         title=replay.title,
         last_updated=replay.last_time or metadata.time,
         undoable=replay.undoable,
+        pins=replay.pinned,
+        fork=replay.fork,
+        last_message_id=replay.last_message_id,
         warnings=warnings,
         valid_size=valid_size,
         needs_newline=whole_tail,
@@ -171,36 +214,40 @@ def read_session(path: Path, *, salvage: bool = False) -> LoadedSession:
     )
 
 
-def _replay_mapped(path: Path, data: mmap.mmap, salvage: bool) -> tuple[Replay, list[str], int, bool]:
-    first_end = data.find(b"\n")
-    _check_header(path, data[:first_end] if first_end >= 0 else data[:])
-    end = data.rfind(b"\n") + 1
+def _replay_mapped(
+    path: Path, data: mmap.mmap, salvage: bool, loader: ParentLoader, limit: int | None = None
+) -> tuple[Replay, list[str], int, bool]:
+    """Replay the file's records (only its first `limit` bytes when given: a parent read up to a fork point)."""
+    size = len(data) if limit is None else min(limit, len(data))
+    first_end = data.find(b"\n", 0, size)
+    _check_header(path, data[:first_end] if first_end >= 0 else data[:size])
+    end = data.rfind(b"\n", 0, size) + 1
     warnings: list[str] = []
     last: FileRecord | None = None
     valid_size = end
-    if end < len(data):
+    if end < size:
         try:
-            record = _DECODER.decode(data[end:])
+            record = _DECODER.decode(data[end:size])
             if isinstance(record, RawMessageRecord) and record.content:
                 check_content(bytes(record.content))  # a content that is not a Content: skipped as torn, too
-            last, valid_size = record, len(data)
+            last, valid_size = record, size
         except msgspec.DecodeError:
             warnings.append(
-                f"The last record of {path.name} was incomplete ({len(data) - end} bytes, probably written "
+                f"The last record of {path.name} was incomplete ({size - end} bytes, probably written "
                 "when the sidecar was stopped abruptly); it was skipped."
             )
     collecting = gc.isenabled()
     gc.disable()  # tens of thousands of new objects, none of them cyclic garbage: skip the collector passes
     try:
         with memoryview(data) as view, view[:end] as body:
-            replay = _replay_all(body)
+            replay = _replay_all(body, loader)
             if replay is None:
-                replay = _replay_by_line(path, bytes(body), salvage, warnings)
+                replay = _replay_by_line(path, bytes(body), salvage, warnings, loader)
         if last is not None:
             try:
                 replay.apply(last)
             except ReplayError as exc:
-                number = data[:].count(b"\n") + 1
+                number = data[:size].count(b"\n") + 1
                 if not salvage:
                     raise CorruptSession(path, number, _reason(exc)) from None
                 warnings.append(f"{path.name} line {number} was skipped: {_reason(exc)}.")
@@ -210,11 +257,11 @@ def _replay_mapped(path: Path, data: mmap.mmap, salvage: bool) -> tuple[Replay, 
     return replay, warnings, valid_size, last is not None
 
 
-def _replay_all(body: memoryview) -> Replay | None:
+def _replay_all(body: memoryview, loader: ParentLoader) -> Replay | None:
     """The fast path: all lines decoded in one call. None if a line is bad. Replay.apply copies each message's
     content out of `body` (and drops the Raw viewing it) first, so no view outlives this call and the file's
     mapping can be closed."""
-    replay = Replay()
+    replay = Replay(loader)
     try:
         for record in _DECODER.decode_lines(body):
             replay.apply(record)
@@ -223,9 +270,9 @@ def _replay_all(body: memoryview) -> Replay | None:
     return replay
 
 
-def _replay_by_line(path: Path, body: bytes, salvage: bool, warnings: list[str]) -> Replay:
+def _replay_by_line(path: Path, body: bytes, salvage: bool, warnings: list[str], loader: ParentLoader) -> Replay:
     """The slow path, taken only when a line is bad: find it and name it (or skip it when salvaging)."""
-    replay = Replay()
+    replay = Replay(loader)
     for number, line in enumerate(body.split(b"\n")[:-1], start=1):
         if not line.strip():
             continue
@@ -261,6 +308,7 @@ def session_info(path: Path) -> SessionInfo:
         first = f.readline(_HEADER_MAX)
         _check_header(path, first.rstrip(b"\n"))
         header = _SESSION.decode(first)
+        parent = _parent_of(f.readline(_HEADER_MAX))
         size = os.fstat(f.fileno()).st_size
         counts = _scan_tail(f, size, len(first))
     if counts is None:  # no stats record yet (e.g. killed before its first turn ended): replay it
@@ -277,7 +325,18 @@ def session_info(path: Path) -> SessionInfo:
         model=header.model,
         project_root=header.project_root,
         path=str(path),
+        parent_session_id=parent,
     )
+
+
+def _parent_of(second_line: bytes) -> str | None:
+    """The parent session id when a file's second line is a fork record."""
+    if b'"type":"fork"' not in second_line:
+        return None
+    try:
+        return _FORK.decode(second_line).parent_session_id
+    except msgspec.DecodeError:
+        return None
 
 
 def _scan_tail(f: BinaryIO, size: int, start_of_body: int) -> tuple[int, int, str | None, str | None] | None:
@@ -291,6 +350,7 @@ def _scan_tail(f: BinaryIO, size: int, start_of_body: int) -> tuple[int, int, st
             lines = lines[1:]  # may have begun mid-line
         messages = compactions = 0
         last_time: str | None = None
+        renamed: str | None = None
         for line in reversed(lines):
             try:
                 peek = _PEEK.decode(line)
@@ -301,9 +361,11 @@ def _scan_tail(f: BinaryIO, size: int, start_of_body: int) -> tuple[int, int, st
                 return (
                     peek.message_count + messages,
                     peek.compaction_count + compactions,
-                    peek.title,
+                    renamed if renamed is not None else peek.title,
                     last_time,
                 )
+            if peek.type == "rename" and renamed is None:
+                renamed = peek.title
             if peek.type == "message":
                 messages += 1
             elif peek.type == "compaction" and peek.status == COMPRESSED:

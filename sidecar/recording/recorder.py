@@ -4,15 +4,26 @@ from __future__ import annotations
 
 import logging
 import os
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from sidecar.compaction.service import Outcome, Status
 from sidecar.core.history import Content
-from sidecar.core.recording import head_ids
+from sidecar.core.recording import ForkRecord, head_ids
 from sidecar.protocol.sessions import TranscriptEntry
-from sidecar.recording.store import LoadedSession, SessionInfo, SessionNotFound, SessionStore, SessionWriter
+from sidecar.recording.branches import Cut
+from sidecar.recording.reader import now_iso
+from sidecar.recording.store import (
+    LoadedSession,
+    RecordingError,
+    SessionInfo,
+    SessionLocked,
+    SessionNotFound,
+    SessionStore,
+    SessionWriter,
+)
 from sidecar.session import Session
 
 log = logging.getLogger(__name__)
@@ -45,15 +56,54 @@ class Recorder:
         self._session_id = session_id
 
     def resume(self, session_id: str) -> LoadedSession:
-        """Load a recorded session and continue appending to it. Raises RecordingError (nothing changed)."""
+        """Load a recorded session and continue appending to it. Raises RecordingError (nothing changed).
+
+        When another live process records it (another window), continue in a new branch of it instead: the
+        returned session's id is then the branch's, and its `fork` names the parent."""
         store = self._store()
         loaded = store.load(session_id)
         self.close()
+        try:
+            writer = store.open_for_append(session_id, loaded, on_problem=self._problem)
+        except SessionLocked:
+            cut = Cut(session_id, loaded.valid_size, loaded.last_message_id)
+            return self.branch(cut, reason="locked")
         self._session_id = session_id
-        self._writer = store.open_for_append(session_id, loaded, on_problem=self._problem)
+        self._writer = writer
         for warning in loaded.warnings:
             self._warn(warning)
         return loaded
+
+    def branch(self, cut: Cut, *, reason: str, before: str | None = None) -> LoadedSession:
+        """Start a new session that continues from `cut` (a fork record, no copy) and make it the live one."""
+        store = self._store()
+        fork = ForkRecord(
+            time=now_iso(),
+            parent_session_id=cut.session_id,
+            parent_size=cut.size,
+            parent_message_id=cut.last_message_id,
+            before_message_id=before,
+            reason=reason,
+        )
+        branch_id = str(uuid.uuid4())
+        writer = store.create(branch_id, model=self._session.settings.model, fork=fork)
+        problem = writer.problem
+        writer.close()
+        if problem is not None:
+            raise RecordingError(problem)
+        loaded = store.load(branch_id)
+        self.close()
+        self._session_id = branch_id
+        self._writer = store.open_for_append(branch_id, loaded, on_problem=self._problem)
+        return loaded
+
+    def live_cut(self) -> Cut:
+        """The fork point at the end of the live session (synced first). RecordingError when it has no file."""
+        writer = self._writer
+        if writer is None or writer.disabled:
+            raise RecordingError(self.problem or "this session has nothing recorded yet")
+        writer.sync()
+        return Cut(writer.session_id, writer.size, writer.last_message_id)
 
     def reload(self) -> LoadedSession:
         assert self._session_id is not None
@@ -108,9 +158,29 @@ class Recorder:
     def usage(self, prompt_tokens: int, source: str, message_id: str | None, raw: dict[str, Any] | None) -> None:
         self._open().usage(prompt_tokens, source, message_id=message_id or None, raw=raw)
 
-    def rewind(self, message_id: str) -> None:
+    def rewind(self, message_id: str, undoable: Sequence[str] | None = None) -> None:
         if message_id:
-            self._open().rewind(message_id)
+            self._open().rewind(message_id, undoable)
+
+    def pin(self, text: str) -> str:
+        pin_id = f"p{os.urandom(4).hex()}"
+        self._open().pin(pin_id, text)
+        return pin_id
+
+    def unpin(self, pin_id: str) -> None:
+        self._open().unpin(pin_id)
+
+    def rename(self, title: str) -> None:
+        self._open().rename(title)
+
+    @property
+    def session_id(self) -> str | None:
+        return self._session_id
+
+    @property
+    def recording(self) -> bool:
+        """True when the live session's records reach its file (a writer is open and enabled)."""
+        return self._writer is not None and not self._writer.disabled
 
     def sync(self) -> None:
         if self._writer is not None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sidecar import __version__
-from sidecar.core.recording import FORMAT_VERSION, SessionRecord
+from sidecar.core.recording import FORMAT_VERSION, ForkRecord, SessionRecord
 from sidecar.recording.layout import data_home as default_home
 from sidecar.recording.layout import project_id
 from sidecar.recording.reader import (
@@ -32,6 +32,7 @@ __all__ = [
     "LoadedSession",
     "RecordingError",
     "SessionInfo",
+    "SessionLocked",
     "SessionNotFound",
     "SessionStore",
     "SessionWriter",
@@ -44,6 +45,10 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+class SessionLocked(RecordingError):
+    """Another live process records this session (it holds the file's lock)."""
 
 
 class SessionStore:
@@ -79,8 +84,12 @@ class SessionStore:
         imported_from: dict[str, Any] | None = None,
         start_time: str | None = None,
         on_problem: ProblemCallback | None = None,
+        fork: ForkRecord | None = None,
     ) -> SessionWriter:
-        """A new session file with its session record, fsynced. Unwritable: a disabled writer, no error."""
+        """A new session file with its session record, fsynced. Unwritable: a disabled writer, no error.
+
+        A branch (`fork`) gets its fork record in the same single write as the session record: a kill leaves
+        either no record or both, never a branch that forgot where it came from."""
         path = self.path(session_id)
         header = SessionRecord(
             time=start_time or now_iso(),
@@ -104,7 +113,10 @@ class SessionStore:
         os.fchmod(fd, 0o600)
         _try_lock(fd)
         writer = SessionWriter(session_id, path, file, title=title, on_problem=on_problem)
-        writer.append(header)
+        if fork is None:
+            writer.append(header)
+        else:
+            writer.append_all([header, fork])
         writer.sync()
         _fsync_directory(self.directory)
         return writer
@@ -119,7 +131,9 @@ class SessionStore:
         """Continue a session. Pass the LoadedSession from load() to avoid reading the file twice.
 
         A torn last record is moved to `<file>.torn` and cut off, so new records start on a fresh line.
-        Raises RecordingError if the file is unreadable, damaged or from a newer format (nothing is changed).
+        Raises RecordingError if the file is unreadable, damaged or from a newer format, and SessionLocked (one) if
+        another live process records it — a second editor window; the caller continues in a branch instead (nothing
+        is changed either way).
         """
         path = self.path(session_id)
         if loaded is None:
@@ -135,6 +149,7 @@ class SessionStore:
                 compaction_count=loaded.compaction_count,
                 title=loaded.title,
                 undoable=loaded.undoable,
+                last_message_id=loaded.last_message_id,
                 size=size,
                 problem=problem,
                 on_problem=on_problem,
@@ -150,10 +165,7 @@ class SessionStore:
         try:
             if not _try_lock(fd):
                 os.close(fd)
-                return off(
-                    f"Session recording is off: session {session_id} is being recorded by another "
-                    "sidecar process. The conversation continues, but it is not being saved here."
-                )
+                raise SessionLocked(f"Session {session_id} is open in another window (another sidecar records it).")
             size = _repair_tail(fd, path, loaded)
             os.fchmod(fd, 0o600)
         except _Changed as exc:

@@ -20,10 +20,13 @@ from sidecar.core.recording import (
     MESSAGE_KINDS,
     CompactionRecord,
     MessageRecord,
+    PinRecord,
     Record,
+    RenameRecord,
     RewindRecord,
     StatsRecord,
     UndoCompactionRecord,
+    UnpinRecord,
     UsageRecord,
     display_text,
     title_of,
@@ -69,8 +72,10 @@ class SessionWriter:
         size: int = 0,
         on_problem: ProblemCallback | None = None,
         problem: str | None = None,
+        last_message_id: str | None = None,
     ) -> None:
         self.session_id = session_id
+        self.last_message_id = last_message_id
         self.path = path
         self.message_count = message_count
         self.compaction_count = compaction_count
@@ -206,14 +211,31 @@ class SessionWriter:
         self.append(UndoCompactionRecord(time=now_iso(), compaction_id=compaction_id))
         self.sync()
 
-    def rewind(self, message_id: str) -> None:
-        """Drop `message_id` and all after it from the model-facing history (e.g. a rolled-back turn)."""
+    def rewind(self, message_id: str, undoable: Iterable[str] | None = None) -> None:
+        """Drop `message_id` and all after it from the model-facing history, and fsync. `undoable`: the compactions
+        still undoable after it (the replay's; a rewind undoes the compactions recorded after the message)."""
         self.append(RewindRecord(time=now_iso(), to_id=message_id))
+        if undoable is not None:
+            self._undoable = list(undoable)
+        self.sync()
+
+    def pin(self, pin_id: str, text: str) -> None:
+        self.append(PinRecord(time=now_iso(), id=pin_id, text=text))
+        self.sync()
+
+    def unpin(self, pin_id: str) -> None:
+        self.append(UnpinRecord(time=now_iso(), pin_id=pin_id))
+        self.sync()
+
+    def rename(self, title: str) -> None:
+        self.append(RenameRecord(time=now_iso(), title=title))
+        self.sync()
 
     def append(self, record: Record) -> None:
         """Append any record as one line (import uses this directly). Counters follow even when disabled."""
         if isinstance(record, MessageRecord):
             self.message_count += 1
+            self.last_message_id = record.id
             if self.title is None and record.kind == "user":
                 text = record.text if record.text is not None else display_text(record.content or Content())
                 self.title = title_of(text)
@@ -224,6 +246,8 @@ class SessionWriter:
                 self.compaction_count += 1
         elif isinstance(record, UndoCompactionRecord) and self._undoable:
             self._undoable.pop()
+        elif isinstance(record, RenameRecord):
+            self.title = record.title
         if not isinstance(record, StatsRecord):
             self._unsynced = True
         if self._file is None:
@@ -234,6 +258,22 @@ class SessionWriter:
         self._write(buffer)
         if len(buffer) > _BIG_BUFFER:
             self._buffer = bytearray()
+
+    def append_all(self, records: list[Record]) -> None:
+        """Append several records with one write (all of them or, if killed, none whole)."""
+        if self._file is None:
+            for record in records:
+                self.append(record)
+            return
+        data = bytearray()
+        for record in records:
+            data.extend(_ENCODER.encode(record))
+            data.extend(b"\n")
+        file, self._file = self._file, None  # count each record without writing it...
+        for record in records:
+            self.append(record)
+        self._file = file
+        self._write(data)  # ...then write them together
 
     # -- durability -----------------------------------------------------------------------------------------
     def sync(self) -> None:

@@ -13,6 +13,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from sidecar import __version__
+from sidecar.chat.actions import SessionActions
 from sidecar.chat.service import ChatService
 from sidecar.chat.sessions import SessionService
 from sidecar.chat.tool_runner import ToolRunner
@@ -55,6 +56,7 @@ class SidecarServer(LanguageServer):
         self.chat = ChatService(session, self.backend.client, notifier, compactor, recorder, tools)
         self.chat.backend_label = self.backend.describe
         self.sessions = SessionService(self.chat)
+        self.actions = SessionActions(self.sessions)
         self.watcher: WorkspaceWatcher | None = None
 
     def _editor_text(self, path: Path) -> str | None:
@@ -145,7 +147,7 @@ def build_server() -> SidecarServer:
         await server.backend.aclose()
 
     chat_handlers.register(server, server.chat, trust_changed=server.apply_settings)
-    session_handlers.register(server, server.sessions)
+    session_handlers.register(server, server.sessions, server.actions)
     return server
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from sidecar.core.recording import FORMAT_VERSION
 from sidecar.protocol import errors
 from tests.reliability.conftest import Spawn
 from tests.reliability.proc import RpcError, Sidecar, records
@@ -160,9 +161,9 @@ def damage(path: Path, how: str) -> None:
         lines[first_message] = json.dumps(record).encode()
     elif how == "future-format":
         header = json.loads(lines[0])
-        header["version"] = 2
+        header["version"] = FORMAT_VERSION + 1
         lines[0] = json.dumps(header).encode()
-        lines.insert(2, b'{"type":"brandNewRecord","time":"2030-01-01T00:00:00.000Z","meaning":"format 2 only"}')
+        lines.insert(2, b'{"type":"brandNewRecord","time":"2030-01-01T00:00:00.000Z","meaning":"a future format"}')
     path.write_bytes(b"\n".join(lines))
 
 
@@ -186,7 +187,8 @@ async def test_damaged_and_future_session_files_are_refused_by_name_and_never_wr
         assert err.code == errors.SESSION_ERROR, how
         assert str(path) in err.message and "not changed" in err.message, (how, err.message)
         if how == "future-format":
-            assert "recording format 2" in err.message and "reads format 1 at most" in err.message
+            future, ours = f"recording format {FORMAT_VERSION + 1}", f"reads format {FORMAT_VERSION} at most"
+            assert future in err.message and ours in err.message, err.message
         else:
             assert "damaged at line" in err.message, (how, err.message)
         try:

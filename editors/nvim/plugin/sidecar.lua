@@ -66,3 +66,27 @@ end, { desc = 'Rebuild the private sidecar environment (a fresh venv and install
 cmd('SidecarRestart', function()
   s().restart()
 end, { desc = 'Restart the sidecar (resumes the session)' })
+
+cmd('SidecarFork', function(a)
+  s().fork(a.args)
+end, { nargs = '?', desc = 'Fork the session before a message of yours (picked), or all of it' })
+
+cmd('SidecarRewind', function(a)
+  s().rewind(a.args)
+end, { nargs = '?', desc = 'Rewind to before a message of yours (picked with vim.ui.select)' })
+
+cmd('SidecarRename', function(a)
+  s().rename(a.args)
+end, { nargs = '*', desc = 'Rename the session' })
+
+cmd('SidecarDelete', function(a)
+  s().delete(a.args)
+end, { nargs = '?', desc = 'Move a session to the trash (picked with vim.ui.select)' })
+
+cmd('SidecarPin', function(a)
+  s().pin(a.args)
+end, { nargs = '+', desc = 'Pin a fact: the model keeps it verbatim through every compaction' })
+
+cmd('SidecarPins', function()
+  s().pins()
+end, { desc = 'List the pinned facts (pick one to unpin it)' })

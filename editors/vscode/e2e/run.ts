@@ -74,6 +74,8 @@ async function probeServer(python: string, fake: FakeGemini, home: string): Prom
   await probe('newSession', Method.newSession, {});
   await probe('transcript', Method.getTranscript, {});
   await probe('undo', Method.undoCompaction, {});
+  await probe('branches', Method.forkSession, { beforeMessageId: 'no-such-message' });
+  await probe('pins', Method.listPins, {});
   // tools: does a functionCall from the model reach the editor as a tool call / confirmation?
   const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-probe-ws-'));
   let sawTool = false;
@@ -486,6 +488,76 @@ async function main(): Promise<void> {
       await chat.locator('.msg.user', { hasText: 'Hello! Please look at my selection' }).first().waitFor({ timeout: 10_000 });
       return `resumed “${firstSession.slice(0, 60)}”`;
     }, { needs: ['sessions', 'newSession', 'resume', 'transcript'] });
+    await step('Pin on a chat message lists the fact in the view and the model gets it; Remove unpins it', async () => {
+      const chat = await w.chat();
+      const message = chat.locator('.msg.user', { hasText: 'Hello! Please look at my selection' }).first();
+      await message.hover();
+      await message.locator('button[data-action="pin"]').click();
+      await chat.locator('#pins .pin', { hasText: 'Hello! Please look at my selection' }).first().waitFor({ timeout: 15_000 });
+      await fake!.reset();
+      await w.send('Anything pinned?');
+      const reqs = (await fake!.requests()).filter((r) => r.kind === 'stream' && !r.summary);
+      if (!JSON.stringify(reqs[reqs.length - 1].body.systemInstruction ?? '').includes('Hello! Please look at my selection')) {
+        throw new Error('the pinned fact did not reach the model');
+      }
+      await chat.locator('#pins .pin button', { hasText: 'Remove' }).first().click();
+      await chat.locator('#pins').waitFor({ state: 'hidden', timeout: 15_000 });
+      return 'pinned from the chat view, sent in the system instruction, removed';
+    }, { needs: ['pins'] });
+    await step('Rewind to here takes a message back into the input box; Fork from here starts a branch', async () => {
+      const chat = await w.chat();
+      await w.send('REWIND-ME: a message to take back');
+      const target = chat.locator('.msg.user', { hasText: 'REWIND-ME' }).last();
+      await target.hover();
+      await target.locator('button[data-action="rewind"]').click();
+      await waitFor('the text back in the input box', async () => (await chat.locator('#input').inputValue()) === 'REWIND-ME: a message to take back', 15_000);
+      await chat.locator('.msg.user.rewound', { hasText: 'REWIND-ME' }).first().waitFor({ timeout: 15_000 });
+      await chat.locator('#input').fill('');
+      const first = chat.locator('.msg.user', { hasText: 'Anything pinned?' }).first();
+      await first.hover();
+      await first.locator('button[data-action="fork"]').click();
+      await chat.locator('.note', { hasText: 'Forked into a new session' }).first().waitFor({ timeout: 15_000 });
+      if (await chat.locator('.msg.user', { hasText: 'Anything pinned?' }).count()) throw new Error('the fork kept the message it was cut before');
+      return 'rewound (input box refilled, message struck through); forked before “Anything pinned?”';
+    }, { needs: ['branches'] });
+    await step('the Resume quick pick renames a session with its Rename button', async () => {
+      await w.runCommand('Sidecar: Resume Session');
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'current session' }).first();
+      await row.waitFor({ timeout: 10_000 });
+      await row.hover();
+      await row.locator('.action-label[aria-label="Rename"], a[title="Rename"]').first().click();
+      await w.quickInput('Renamed from the e2e test');
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Renamed from the e2e test' }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Escape');
+      return 'the list shows the new title';
+    }, { needs: ['branches'] });
+    await step('resuming a session another window holds continues in a branch, and says so', async () => {
+      // the first session's own file (not a branch): another process takes its lock, as a second window would
+      const files = fs.readdirSync(path.join(dirs.home, 'sessions'), { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.jsonl')).map((f) => path.join(dirs.home, 'sessions', f));
+      const original = files.find((f) => {
+        const lines = fs.readFileSync(f, 'utf8').split('\n');
+        return !lines[1]?.includes('"type":"fork"') && lines.some((l) => l.includes('Hello! Please look at my selection'));
+      });
+      if (!original) throw new Error(`the first session's file is not among ${JSON.stringify(files)}`);
+      const holder = spawn(python, ['-c', 'import fcntl, sys, time\nf = open(sys.argv[1], "ab")\nfcntl.flock(f, fcntl.LOCK_EX)\nprint("locked", flush=True)\ntime.sleep(120)', original]);
+      try {
+        await new Promise<void>((resolve, reject) => {
+          holder.stdout.on('data', (d: Buffer) => { if (d.toString().includes('locked')) resolve(); });
+          holder.on('exit', () => reject(new Error('the lock holder exited')));
+        });
+        await w.runCommand('Sidecar: Resume Session');
+        const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Hello! Please look' }).filter({ hasNotText: 'branch of' }).filter({ hasNotText: 'current session' }).first();
+        await row.waitFor({ timeout: 10_000 });
+        await row.click();
+        const toast = await w.toast(/is open in another window; continuing in a new branch/);
+        const chat = await w.chat();
+        await chat.locator('.note', { hasText: 'open in another window' }).first().waitFor({ timeout: 15_000 });
+        return toast.slice(0, 120);
+      } finally {
+        holder.kill('SIGKILL');
+      }
+    }, { needs: ['resume'] });
     await step('resuming an imported Gemini CLI session titles its tool cards with the tool names; nothing overflows (defect 1)', async () => {
       await w.runCommand('Sidecar: Resume Session');
       const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Fix the CSV parser quoting bug' }).first();

@@ -11,6 +11,7 @@
   const send = /** @type {HTMLButtonElement} */ (document.getElementById('send'));
   const stop = /** @type {HTMLButtonElement} */ (document.getElementById('stop'));
   const status = /** @type {HTMLElement} */ (document.getElementById('status'));
+  const pins = /** @type {HTMLElement} */ (document.getElementById('pins'));
   let busy = false;
   let connected = false;
 
@@ -74,17 +75,19 @@
   function render(item) {
     switch (item.kind) {
       case 'user': {
-        const d = el('div', 'msg user');
-        d.appendChild(el('div', 'who', 'You'));
+        const d = el('div', 'msg user' + (item.rewound ? ' rewound' : ''));
+        d.appendChild(el('div', 'who', item.rewound ? 'You (rewound: the model no longer sees this)' : 'You'));
         d.appendChild(el('div', 'body plain', item.text));
+        d.appendChild(actions(item, item.rewound ? [['fork', 'Fork from here'], ['pin', 'Pin']] : [['fork', 'Fork from here'], ['rewind', 'Rewind to here'], ['pin', 'Pin']]));
         return d;
       }
       case 'model': {
-        const d = el('div', 'msg model' + (item.streaming ? ' streaming' : ''));
+        const d = el('div', 'msg model' + (item.streaming ? ' streaming' : '') + (item.rewound ? ' rewound' : ''));
         d.appendChild(el('div', 'who', 'Gemini'));
         const body = el('div', 'body');
         body.appendChild(markdown(item.text || ''));
         d.appendChild(body);
+        if (!item.streaming) d.appendChild(actions(item, [['pin', 'Pin']]));
         return d;
       }
       case 'tool': {
@@ -133,6 +136,38 @@
     }
   }
 
+  /** The small buttons under a message: each posts {type: 'action'} for the extension to run. */
+  function actions(item, list) {
+    const row = el('div', 'msg-actions');
+    for (const [action, label] of list) {
+      const b = /** @type {HTMLButtonElement} */ (el('button', 'link', label));
+      b.type = 'button';
+      b.dataset.action = action;
+      b.title = label;
+      b.addEventListener('click', () => vscode.postMessage({ type: 'action', action, itemId: item.id }));
+      row.appendChild(b);
+    }
+    return row;
+  }
+
+  function renderPins(list) {
+    pins.replaceChildren();
+    pins.hidden = list.length === 0;
+    if (!list.length) return;
+    pins.appendChild(el('div', 'pins-head', `Pinned facts (${list.length}) — kept through every compaction`));
+    for (const pin of list) {
+      const row = el('div', 'pin');
+      row.dataset.pinId = pin.pinId;
+      row.appendChild(el('span', 'pin-text', pin.text));
+      const b = /** @type {HTMLButtonElement} */ (el('button', 'link', 'Remove'));
+      b.type = 'button';
+      b.title = 'Unpin this fact';
+      b.addEventListener('click', () => vscode.postMessage({ type: 'unpin', pinId: pin.pinId }));
+      row.appendChild(b);
+      pins.appendChild(row);
+    }
+  }
+
   function nearBottom() {
     return document.documentElement.scrollHeight - window.scrollY - window.innerHeight < 80;
   }
@@ -176,6 +211,14 @@
       case 'busy':
         if (!msg.busy) follow = false;
         setBusy(msg.busy);
+        break;
+      case 'pins':
+        renderPins(msg.pins);
+        break;
+      case 'draft':
+        input.value = msg.text;
+        vscode.setState({ draft: msg.text });
+        input.focus();
         break;
       case 'status':
         connected = msg.connected;

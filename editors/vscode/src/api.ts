@@ -3,8 +3,11 @@
  * the round-trip test a plain vscode-jsonrpc connection. No vscode import.
  */
 import {
-  CompressParams, CompressResult, GetTranscriptResult, IdeContextParams, ListSessionsResult, Method,
-  NewSessionResult, ResumeSessionResult, SendMessageResult, TokenUsage, UndoCompactionResult,
+  CompressParams, CompressResult, DeleteSessionResult, ForkParams, ForkSessionResult, GetTranscriptResult,
+  IdeContextParams, ListPinsResult, ListSessionsPage, ListSessionsParams, ListSessionsResult, Method, NewSessionResult,
+  PinResult, RenameSessionResult, ResumeSessionResult, RewindResult, SendMessageResult, TokenUsage,
+  UndoCompactionResult,
+  SessionSummary,
 } from './protocol';
 
 /** What both vscode-languageclient's LanguageClient and vscode-jsonrpc's MessageConnection offer. */
@@ -36,8 +39,9 @@ export class SidecarApi {
   newSession(): Promise<NewSessionResult> {
     return this.request(Method.newSession, {});
   }
-  listSessions(): Promise<ListSessionsResult> {
-    return this.request(Method.listSessions, {});
+  /** Without params the server answers the bare list (the paged form is searchSessions). */
+  listSessions(): Promise<SessionSummary[]> {
+    return this.request<ListSessionsResult>(Method.listSessions, {}) as Promise<SessionSummary[]>;
   }
   resumeSession(sessionId: string): Promise<ResumeSessionResult> {
     return this.request(Method.resumeSession, { sessionId });
@@ -47,6 +51,31 @@ export class SidecarApi {
   }
   undoCompaction(): Promise<UndoCompactionResult> {
     return this.request(Method.undoCompaction, {});
+  }
+  /** One page of sessions (the paged form of listSessions). */
+  searchSessions(params: ListSessionsParams): Promise<ListSessionsPage> {
+    return this.request(Method.listSessions, params);
+  }
+  forkSession(params: ForkParams = {}): Promise<ForkSessionResult> {
+    return this.request(Method.forkSession, params);
+  }
+  rewind(messageId: string): Promise<RewindResult> {
+    return this.request(Method.rewind, { messageId });
+  }
+  renameSession(sessionId: string, title: string): Promise<RenameSessionResult> {
+    return this.request(Method.renameSession, { sessionId, title });
+  }
+  deleteSession(sessionId: string): Promise<DeleteSessionResult> {
+    return this.request(Method.deleteSession, { sessionId });
+  }
+  pin(text: string): Promise<PinResult> {
+    return this.request(Method.pin, { text });
+  }
+  unpin(pinId: string): Promise<{ pinId: string; removed: boolean }> {
+    return this.request(Method.unpin, { pinId });
+  }
+  listPins(): Promise<ListPinsResult> {
+    return this.request(Method.listPins, {});
   }
   ideContext(params: IdeContextParams): Promise<void> | void {
     return this.rpc.sendNotification(Method.ideContext, params);

@@ -3,14 +3,14 @@
  * and sends each change to the webview as an `upsert` of one item. No vscode import.
  */
 import {
-  CompressedParams, ConfirmToolCallParams, RetryParams, ToolCallParams, ToolDecision, TranscriptEntry,
+  CompressedParams, ConfirmToolCallParams, PinnedFact, RetryParams, ToolCallParams, ToolDecision, TranscriptEntry,
   TranscriptToolCall,
 } from './protocol';
 import { compressionSucceeded, exact, statusLabel } from './status';
 
 export type ChatItem =
-  | { kind: 'user'; id: string; text: string }
-  | { kind: 'model'; id: string; text: string; streaming: boolean }
+  | { kind: 'user'; id: string; text: string; messageId?: string; rewound?: boolean }
+  | { kind: 'model'; id: string; text: string; streaming: boolean; messageId?: string; rewound?: boolean }
   | {
       kind: 'tool'; id: string; callId: string; name: string; args: unknown; status: string; summary?: string;
       confirm?: { description: string; diff?: string; decision?: ToolDecision };
@@ -23,7 +23,12 @@ export type ToWebview =
   | { type: 'reset'; items: ChatItem[]; busy: boolean }
   | { type: 'upsert'; item: ChatItem }
   | { type: 'busy'; busy: boolean }
-  | { type: 'status'; text: string; level: string; connected: boolean };
+  | { type: 'status'; text: string; level: string; connected: boolean }
+  | { type: 'pins'; pins: PinnedFact[] }
+  | { type: 'draft'; text: string };
+
+/** What the chat view offers on a message: fork or rewind at a user message, pin any message's text. */
+export type MessageAction = 'fork' | 'rewind' | 'pin';
 
 /** Messages webview → extension. */
 export type FromWebview =
@@ -31,7 +36,9 @@ export type FromWebview =
   | { type: 'send'; text: string }
   | { type: 'stop' }
   | { type: 'decide'; callId: string; decision: ToolDecision }
-  | { type: 'command'; command: string };
+  | { type: 'command'; command: string }
+  | { type: 'action'; action: MessageAction; itemId: string }
+  | { type: 'unpin'; pinId: string };
 
 let counter = 0;
 const nextId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
@@ -47,6 +54,8 @@ export function compactionText(p: Pick<CompressedParams, 'status' | 'originalTok
 export class ChatModel {
   items: ChatItem[] = [];
   busy = false;
+  /** The live session's pinned facts, listed (and removable) at the top of the view. */
+  pins: PinnedFact[] = [];
   private listeners: Array<(msg: ToWebview) => void> = [];
   /** turnId of the streaming reply; deltas before the first turnId are attached to `pendingTurn` */
   private currentModelId: string | undefined;
@@ -130,6 +139,16 @@ export class ChatModel {
     this.upsert({ kind: 'compaction', id: nextId('compaction'), text: compactionText(p), ok: compressionSucceeded(p.status) });
   }
 
+  setPins(pins: PinnedFact[]): void {
+    this.pins = pins.map((p) => ({ ...p }));
+    this.emit({ type: 'pins', pins: this.pins });
+  }
+
+  /** Put text back in the input box (after a rewind). */
+  setDraft(text: string): void { this.emit({ type: 'draft', text }); }
+
+  item(id: string): ChatItem | undefined { return this.find(id); }
+
   info(text: string): void { this.upsert({ kind: 'info', id: nextId('info'), text }); }
   error(text: string): void { this.upsert({ kind: 'error', id: nextId('error'), text }); }
 
@@ -183,9 +202,15 @@ export function itemsFromTranscript(entries: TranscriptEntry[]): ChatItem[] {
       items.push({ kind: 'compaction', id: `compaction-${e.id}`, text: compactionText(e), ok: compressionSucceeded(e.status), undone: e.undone });
       continue;
     }
+    if (e.type === 'fork') {
+      const why = e.reason === 'locked' ? ' (it was open in another window)' : '';
+      items.push({ kind: 'info', id: `fork-${e.time}`, text: `A branch of session ${e.parentSessionId.slice(0, 8)} starts here${why}.` });
+      continue;
+    }
+    const rewound = e.rewound ? { rewound: true } : {};
     switch (e.kind) {
-      case 'user': items.push({ kind: 'user', id: `t-${e.id}`, text: e.text }); break;
-      case 'model': items.push({ kind: 'model', id: `t-${e.id}`, text: e.text, streaming: false }); break;
+      case 'user': items.push({ kind: 'user', id: `t-${e.id}`, text: e.text, messageId: e.id, ...rewound }); break;
+      case 'model': items.push({ kind: 'model', id: `t-${e.id}`, text: e.text, streaming: false, messageId: e.id, ...rewound }); break;
       case 'toolCall': {
         const { prose, calls } = splitToolCallEntry(e);
         if (prose) items.push({ kind: 'model', id: `t-${e.id}`, text: prose, streaming: false });
@@ -198,4 +223,20 @@ export function itemsFromTranscript(entries: TranscriptEntry[]): ChatItem[] {
     }
   }
   return items;
+}
+
+/**
+ * The server's id of the user message a chat item shows. Items loaded from a transcript carry it; a message sent in
+ * this view does not yet, so it is matched by position: the n-th user item is the n-th user message of the
+ * transcript, provided the texts agree. Undefined when it cannot be told.
+ */
+export function userMessageId(items: ChatItem[], itemId: string, entries: TranscriptEntry[]): string | undefined {
+  const item = items.find((i) => i.id === itemId);
+  if (!item || item.kind !== 'user') return undefined;
+  if (item.messageId) return item.messageId;
+  const ordinal = items.filter((i) => i.kind === 'user').indexOf(item);
+  const users = entries.filter((e) => e.type === 'message' && e.kind === 'user');
+  const offset = users.length - items.filter((i) => i.kind === 'user').length; // the view may start later
+  const entry = users[ordinal + Math.max(offset, 0)];
+  return entry && entry.type === 'message' && entry.text === item.text ? entry.id : undefined;
 }

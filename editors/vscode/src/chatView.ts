@@ -6,7 +6,7 @@
 import * as crypto from 'crypto';
 import * as vscode from 'vscode';
 import { errorCode, errorMessage } from './api';
-import { ChatModel, FromWebview, ToWebview } from './chatModel';
+import { ChatModel, FromWebview, MessageAction, ToWebview, userMessageId } from './chatModel';
 import { SidecarConnection } from './connection';
 import { ConfirmToolCallParams, ConfirmToolCallResult, ErrorCode, ToolDecision } from './protocol';
 
@@ -60,6 +60,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       case 'ready':
         this.post(this.model.snapshot());
         this.post(this.status);
+        this.post({ type: 'pins', pins: this.model.pins });
         break;
       case 'send':
         void this.send(m.text);
@@ -73,7 +74,28 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       case 'command':
         if (/^sidecar\.[A-Za-z]+$/.test(m.command)) void vscode.commands.executeCommand(m.command);
         break;
+      case 'action':
+        void this.action(m.action, m.itemId);
+        break;
+      case 'unpin':
+        if (typeof m.pinId === 'string') void vscode.commands.executeCommand('sidecar.unpin', m.pinId);
+        break;
     }
+  }
+
+  /** "Fork from here", "Rewind to here" (user messages) and "PinnedFact" (any message), run as the palette commands. */
+  private async action(action: MessageAction, itemId: string): Promise<void> {
+    const item = this.model.item(itemId);
+    if (!item) return;
+    if (action === 'pin') {
+      if (item.kind === 'user' || item.kind === 'model') await vscode.commands.executeCommand('sidecar.pin', item.text);
+      return;
+    }
+    if (item.kind !== 'user' || !this.conn.isRunning) return;
+    const entries = (await this.conn.api.getTranscript()).entries;
+    const messageId = userMessageId(this.model.items, itemId, entries);
+    if (!messageId) { void vscode.window.showWarningMessage('Sidecar: that message is not in this session’s recording.'); return; }
+    await vscode.commands.executeCommand(action === 'fork' ? 'sidecar.forkSession' : 'sidecar.rewind', messageId);
   }
 
   /** Send one user message and stream the reply into the view. */
@@ -144,6 +166,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 <title>Sidecar Chat</title>
 </head>
 <body>
+<section id="pins" aria-label="Pinned facts" hidden></section>
 <main id="log" role="log" aria-live="polite" aria-label="Conversation"></main>
 <div id="empty" class="empty">
   <p><strong>Ask Gemini about your code.</strong></p>

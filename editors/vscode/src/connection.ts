@@ -282,6 +282,7 @@ export class SidecarConnection implements vscode.Disposable {
         const r = await this.api.resumeSession(target);
         resumed = r.sessionId;
         this.output.info(`resumed session ${r.sessionId} (${r.messageCount} messages) after the restart`);
+        if (r.forked && r.message) { this.output.warn(r.message); void vscode.window.showWarningMessage(`Sidecar: ${r.message}`); }
       } catch (e) {
         this.output.warn(`could not resume session ${target} after the restart: ${errorMessage(e)}`);
       }

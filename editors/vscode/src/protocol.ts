@@ -16,6 +16,13 @@ export const Method = {
   getTranscript: 'sidecar/getTranscript',
   importSession: 'sidecar/importSession',
   undoCompaction: 'sidecar/undoCompaction',
+  forkSession: 'sidecar/forkSession',
+  rewind: 'sidecar/rewind',
+  renameSession: 'sidecar/renameSession',
+  deleteSession: 'sidecar/deleteSession',
+  pin: 'sidecar/pin',
+  unpin: 'sidecar/unpin',
+  listPins: 'sidecar/listPins',
   ideContext: 'sidecar/ideContext',
   messageDelta: 'sidecar/messageDelta',
   tokenUsage: 'sidecar/tokenUsage',
@@ -56,11 +63,18 @@ export const MethodInfo = {
   getTokenUsage: { kind: 'request', sender: 'client', params: 'Empty', result: 'TokenUsage' },
   compress: { kind: 'request', sender: 'client', params: 'CompressParams', result: 'CompressResult' },
   newSession: { kind: 'request', sender: 'client', params: 'Empty', result: 'NewSessionResult' },
-  listSessions: { kind: 'request', sender: 'client', params: 'Empty', result: 'SessionSummary[]' },
+  listSessions: { kind: 'request', sender: 'client', params: 'ListSessionsParams', result: 'SessionSummary[] | ListSessionsPage' },
   resumeSession: { kind: 'request', sender: 'client', params: 'ResumeSessionParams', result: 'ResumeSessionResult' },
   getTranscript: { kind: 'request', sender: 'client', params: 'GetTranscriptParams', result: 'GetTranscriptResult' },
   importSession: { kind: 'request', sender: 'client', params: 'ImportParams', result: 'ImportSessionResult' },
   undoCompaction: { kind: 'request', sender: 'client', params: 'Empty', result: 'UndoCompactionResult' },
+  forkSession: { kind: 'request', sender: 'client', params: 'ForkParams', result: 'ForkSessionResult' },
+  rewind: { kind: 'request', sender: 'client', params: 'RewindParams', result: 'RewindResult' },
+  renameSession: { kind: 'request', sender: 'client', params: 'RenameParams', result: 'RenameSessionResult' },
+  deleteSession: { kind: 'request', sender: 'client', params: 'ResumeSessionParams', result: 'DeleteSessionResult' },
+  pin: { kind: 'request', sender: 'client', params: 'PinParams', result: 'PinResult' },
+  unpin: { kind: 'request', sender: 'client', params: 'UnpinParams', result: 'UnpinResult' },
+  listPins: { kind: 'request', sender: 'client', params: 'Empty', result: 'ListPinsResult' },
   ideContext: { kind: 'notification', sender: 'client', params: 'IdeContextParams' },
   messageDelta: { kind: 'notification', sender: 'server', params: 'MessageDeltaParams' },
   tokenUsage: { kind: 'notification', sender: 'server', params: 'TokenUsage' },
@@ -84,9 +98,9 @@ export type ToolCallStatus = 'pending' | 'running' | 'done' | 'error' | 'denied'
 
 export type ToolDecision = 'allow' | 'allowAlways' | 'deny';
 
-export type ListSessionsResult = SessionSummary[];
+export type ListSessionsResult = SessionSummary[] | ListSessionsPage;
 
-export type TranscriptEntry = TranscriptMessage | TranscriptCompaction;
+export type TranscriptEntry = TranscriptMessage | TranscriptCompaction | TranscriptFork;
 
 /** `data` of a ModelError: what failed (ModelError kinds of sidecar.gemini.client) and the HTTP status. */
 export interface ModelErrorData {
@@ -147,6 +161,12 @@ export interface NewSessionResult {
   sessionId: string;
 }
 
+export interface ListSessionsParams {
+  query?: string;
+  limit?: number;
+  cursor?: string;
+}
+
 /** One entry of sidecar/listSessions (ISO 8601 times; the title is the first user message, shortened). */
 export interface SessionSummary {
   sessionId: string;
@@ -155,6 +175,13 @@ export interface SessionSummary {
   lastUpdated: string;
   messageCount: number;
   compactionCount: number;
+  parentSessionId?: string | null;
+}
+
+/** sidecar/listSessions with query, limit or cursor: one page, and the cursor of the next (None: no more). */
+export interface ListSessionsPage {
+  sessions: SessionSummary[];
+  nextCursor?: string | null;
 }
 
 export interface ResumeSessionParams {
@@ -164,6 +191,9 @@ export interface ResumeSessionParams {
 export interface ResumeSessionResult {
   sessionId: string;
   messageCount: number;
+  forked?: boolean;
+  parentSessionId?: string | null;
+  message?: string | null;
 }
 
 export interface GetTranscriptParams {
@@ -186,6 +216,7 @@ export interface TranscriptMessage {
   text: string;
   turnId?: string;
   toolCalls?: TranscriptToolCall[];
+  rewound?: boolean;
 }
 
 export interface TranscriptCompaction {
@@ -198,6 +229,17 @@ export interface TranscriptCompaction {
   newTokenCount: number;
   undone: boolean;
   snapshot?: string;
+}
+
+/** Where a branch starts: the entries before it are the parent's, read through from the parent's file. */
+export interface TranscriptFork {
+  type: 'fork';
+  id: string;
+  time: string;
+  parentSessionId: string;
+  parentMessageId?: string;
+  beforeMessageId?: string;
+  reason?: string;
 }
 
 export interface GetTranscriptResult {
@@ -219,6 +261,69 @@ export interface ImportSessionResult {
 export interface UndoCompactionResult {
   restored: boolean;
   message: string;
+}
+
+export interface ForkParams {
+  sessionId?: string;
+  beforeMessageId?: string;
+}
+
+export interface ForkSessionResult {
+  sessionId: string;
+  parentSessionId: string;
+  messageCount: number;
+}
+
+export interface RewindParams {
+  messageId: string;
+}
+
+export interface RewindResult {
+  messageCount: number;
+  text: string;
+  message: string;
+}
+
+export interface RenameParams {
+  sessionId: string;
+  title: string;
+}
+
+export interface RenameSessionResult {
+  sessionId: string;
+  title: string;
+}
+
+export interface DeleteSessionResult {
+  sessionId: string;
+  message: string;
+}
+
+export interface PinParams {
+  text: string;
+}
+
+export interface PinResult {
+  pinId: string;
+  warning?: string | null;
+}
+
+export interface UnpinParams {
+  pinId: string;
+}
+
+export interface UnpinResult {
+  pinId: string;
+  removed: boolean;
+}
+
+export interface PinnedFact {
+  pinId: string;
+  text: string;
+}
+
+export interface ListPinsResult {
+  pins: PinnedFact[];
 }
 
 /** 1-based line and character. */

@@ -22,7 +22,8 @@ function entry(e: TranscriptEntry): string {
     const snapshot = e.snapshot ? `\n\n**Summary the model continues from** (\`<state_snapshot>\`):\n\n${fence(e.snapshot)}` : '';
     return `---\n\n${line}${snapshot}\n\n---`;
   }
-  const head = `### ${ROLE[e.kind] ?? e.kind} · ${e.time}`;
+  if (e.type === 'fork') return `---\n\n> **Branch** of session ${e.parentSessionId} starts here · ${e.time}\n\n---`;
+  const head = `### ${ROLE[e.kind] ?? e.kind} · ${e.time}${e.rewound ? ' · rewound (the model no longer sees it)' : ''}`;
   const body = e.kind === 'user' || e.kind === 'model' || e.kind === 'info' || e.kind === 'error' ? e.text : fence(e.text);
   return `${head}\n\n${body}`;
 }

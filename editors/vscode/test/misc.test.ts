@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ChatModel, ToWebview, itemsFromTranscript, toolName } from '../src/chatModel';
+import { ChatModel, ToWebview, itemsFromTranscript, toolName, userMessageId } from '../src/chatModel';
 import { RestartPolicy } from '../src/restartPolicy';
 import { displayCommand, resolveServerCommand } from '../src/serverCommand';
 import { buildSettings, redacted } from '../src/settings';
@@ -105,6 +105,44 @@ describe('chat model', () => {
     assert.deepEqual(items.map((i) => i.kind), ['user', 'compaction']);
     assert.equal(toolName('→ write_file(notes.txt)'), 'write_file');
     assert.equal(toolName('run_shell_command'), 'run_shell_command');
+  });
+});
+
+describe('branches, rewinds and pins in the chat view', () => {
+  it('keeps message ids, marks rewound messages and shows where a branch starts', () => {
+    const items = itemsFromTranscript([
+      { type: 'message', id: 'm1', time: 't', role: 'user', kind: 'user', text: 'first' },
+      { type: 'fork', id: 'fork', time: 't2', parentSessionId: 'abcdef0123', reason: 'locked' },
+      { type: 'message', id: 'm2', time: 't', role: 'user', kind: 'user', text: 'gone', rewound: true },
+      { type: 'message', id: 'm3', time: 't', role: 'model', kind: 'model', text: 'reply' },
+    ]);
+    assert.deepEqual(items.map((i) => i.kind), ['user', 'info', 'user', 'model']);
+    assert.equal(items[0].kind === 'user' && items[0].messageId, 'm1');
+    assert.equal(items[1].kind === 'info' && items[1].text, 'A branch of session abcdef01 starts here (it was open in another window).');
+    assert.equal(items[2].kind === 'user' && items[2].rewound, true);
+    assert.equal(items[3].kind === 'model' && items[3].messageId, 'm3');
+  });
+  it('finds the server id of a message typed in this view by its place among the user messages', () => {
+    const m = new ChatModel();
+    m.loadTranscript([{ type: 'message', id: 'm1', time: 't', role: 'user', kind: 'user', text: 'loaded' }]);
+    m.addUser('typed here');
+    const typed = m.items[1].id;
+    const entries = [
+      { type: 'message' as const, id: 'm1', time: 't', role: 'user' as const, kind: 'user' as const, text: 'loaded' },
+      { type: 'message' as const, id: 'm2', time: 't', role: 'user' as const, kind: 'ideContext' as const, text: '{}' },
+      { type: 'message' as const, id: 'm3', time: 't', role: 'user' as const, kind: 'user' as const, text: 'typed here' },
+    ];
+    assert.equal(userMessageId(m.items, m.items[0].id, entries), 'm1');
+    assert.equal(userMessageId(m.items, typed, entries), 'm3');
+    assert.equal(userMessageId(m.items, typed, entries.slice(0, 2)), undefined, 'not recorded (yet): no guess');
+  });
+  it('sends pins and the draft to the webview', () => {
+    const m = new ChatModel();
+    const seen: ToWebview[] = [];
+    m.onChange((msg) => seen.push(msg));
+    m.setPins([{ pinId: 'p1', text: 'keep this' }]);
+    m.setDraft('back in the box');
+    assert.deepEqual(seen, [{ type: 'pins', pins: [{ pinId: 'p1', text: 'keep this' }] }, { type: 'draft', text: 'back in the box' }]);
   });
 });
 

@@ -119,6 +119,39 @@ describe('sidecar protocol round trip (real server over stdio)', { timeout: 60_0
     });
   });
 
+  it('fork, rewind, rename, search, delete and pins work through the typed API', async (t) => {
+    await gated(t, 'sessions', async () => {
+      const api = client.api;
+      await api.newSession();
+      for (const text of ['RT one', 'RT two', 'RT three']) await api.sendMessage(text);
+      const parent = await api.getTranscript();
+      const users = parent.entries.filter((e) => e.type === 'message' && e.kind === 'user');
+      const fork = await api.forkSession({ beforeMessageId: users[2].id });
+      assert.equal(fork.parentSessionId, parent.sessionId);
+      const forked = await api.getTranscript();
+      assert.equal(forked.sessionId, fork.sessionId);
+      assert.deepEqual(forked.entries.filter((e) => e.type === 'message' && e.kind === 'user').map((e) => e.type === 'message' && e.text), ['RT one', 'RT two']);
+      const rewound = await api.rewind(users[1].id);
+      assert.equal(rewound.text, 'RT two');
+      assert.match(rewound.message, /not touched/);
+      const renamed = await api.renameSession(fork.sessionId, 'Round-trip branch');
+      assert.equal(renamed.title, 'Round-trip branch');
+      const page = await api.searchSessions({ query: 'round-trip branch', limit: 10 });
+      assert.deepEqual(page.sessions.map((s) => s.sessionId), [fork.sessionId]);
+      assert.equal(page.sessions[0].parentSessionId, parent.sessionId);
+      assert.ok(Array.isArray(await api.listSessions()), 'without params: the bare list, as before');
+      const pinned = await api.pin('RT-PIN: keep me');
+      assert.deepEqual((await api.listPins()).pins, [{ pinId: pinned.pinId, text: 'RT-PIN: keep me' }]);
+      await api.unpin(pinned.pinId);
+      assert.deepEqual((await api.listPins()).pins, []);
+      await assert.rejects(api.deleteSession(fork.sessionId), (e: unknown) => errorCode(e) === ErrorCode.sessionError);
+      await api.newSession();
+      await assert.rejects(api.deleteSession(parent.sessionId), /branch/, 'a parent of branches stays');
+      assert.match((await api.deleteSession(fork.sessionId)).message, /trash/);
+      assert.ok(!(await api.listSessions()).some((s) => s.sessionId === fork.sessionId));
+    });
+  });
+
   it('compress answers a status and pushes sidecar/compressed and a lower token usage', async (t) => {
     await gated(t, 'compress', async () => {
       // enough history that a summary is smaller than what it replaces

@@ -1,4 +1,4 @@
-"""Session handlers: new, list, resume, transcript, import and undoing a compaction."""
+"""Session handlers: new, list, resume, transcript, import, undo; fork, rewind, rename, delete and pins."""
 
 from __future__ import annotations
 
@@ -7,21 +7,33 @@ from typing import Any
 
 from pygls.lsp.server import LanguageServer
 
+from sidecar.chat.actions import SessionActions
 from sidecar.chat.sessions import SessionService
 from sidecar.protocol import methods
-from sidecar.protocol.types import Empty, GetTranscriptParams, ImportParams, ResumeSessionParams
+from sidecar.protocol.types import (
+    Empty,
+    ForkParams,
+    GetTranscriptParams,
+    ImportParams,
+    ListSessionsParams,
+    PinParams,
+    RenameParams,
+    ResumeSessionParams,
+    RewindParams,
+    UnpinParams,
+)
 from sidecar.rpc.dispatch import request
 
 
-def register(server: LanguageServer, sessions: SessionService) -> None:
+def register(server: LanguageServer, sessions: SessionService, actions: SessionActions) -> None:
 
     @request(server, methods.NEW_SESSION)
     async def new_session(_params: Empty) -> Any:
         return await sessions.new()
 
     @request(server, methods.LIST_SESSIONS)
-    async def list_sessions(_params: Empty) -> Any:
-        return sessions.list()
+    async def list_sessions(params: ListSessionsParams) -> Any:
+        return sessions.list(params)
 
     @request(server, methods.RESUME_SESSION)
     async def resume_session(params: ResumeSessionParams) -> Any:
@@ -38,3 +50,31 @@ def register(server: LanguageServer, sessions: SessionService) -> None:
     @request(server, methods.UNDO_COMPACTION)
     async def undo_compaction(_params: Empty) -> Any:
         return await sessions.undo_compaction()
+
+    @request(server, methods.FORK_SESSION)
+    async def fork_session(params: ForkParams) -> Any:
+        return await actions.fork(params.session_id, params.before_message_id)
+
+    @request(server, methods.REWIND)
+    async def rewind(params: RewindParams) -> Any:
+        return await actions.rewind(params.message_id)
+
+    @request(server, methods.RENAME_SESSION)
+    async def rename_session(params: RenameParams) -> Any:
+        return await sessions.rename(params.session_id, params.title)
+
+    @request(server, methods.DELETE_SESSION)
+    async def delete_session(params: ResumeSessionParams) -> Any:
+        return sessions.delete(params.session_id)
+
+    @request(server, methods.PIN)
+    async def pin(params: PinParams) -> Any:
+        return actions.pin(params.text)
+
+    @request(server, methods.UNPIN)
+    async def unpin(params: UnpinParams) -> Any:
+        return actions.unpin(params.pin_id)
+
+    @request(server, methods.LIST_PINS)
+    async def list_pins(_params: Empty) -> Any:
+        return actions.list_pins()

@@ -14,8 +14,6 @@ from sidecar.core.recording import (
     LastUsage,
     MessageRecord,
     Record,
-    Replay,
-    ReplayError,
     RewindRecord,
     SessionRecord,
     StatsRecord,
@@ -24,6 +22,7 @@ from sidecar.core.recording import (
     display_text,
     head_ids,
 )
+from sidecar.core.replay import Replay, ReplayError
 from sidecar.protocol.sessions import TranscriptCompaction, TranscriptMessage
 
 T = "2026-08-21T10:00:00.000Z"

@@ -79,7 +79,7 @@ def test_typescript_fields_follow_the_structs() -> None:
     assert "  turnId?: string;" in ts  # omitted when unset
     assert "  finishReason: string | null;" in ts  # always sent, may be null
     assert "  openFiles: OpenFile[];" in ts  # decoded leniently, documented as what it holds
-    assert "export type ListSessionsResult = SessionSummary[];" in ts
+    assert "export type ListSessionsResult = SessionSummary[] | ListSessionsPage;" in ts  # bare list without params
 
 
 def test_the_structs_encode_as_documented() -> None:

@@ -15,6 +15,7 @@ from sidecar.core.recording import FORMAT_VERSION, LastUsage, RewindRecord, head
 from sidecar.protocol.sessions import TranscriptCompaction
 from sidecar.recording.store import (
     CorruptSession,
+    SessionLocked,
     SessionNotFound,
     SessionStore,
     SessionWriter,
@@ -276,7 +277,8 @@ def test_future_version_is_refused_and_left_alone(store: SessionStore) -> None:
     header["version"] = FORMAT_VERSION + 1
     future = (json.dumps(header) + "\n" + '{"type":"hologram","time":"t"}\n').encode()
     path.write_bytes(future)
-    with pytest.raises(UnsupportedVersion, match=rf"format {FORMAT_VERSION + 1}, but this sidecar reads format 1"):
+    expected = rf"format {FORMAT_VERSION + 1}, but this sidecar reads format {FORMAT_VERSION}"
+    with pytest.raises(UnsupportedVersion, match=expected):
         store.load("s1")
     with pytest.raises(UnsupportedVersion):
         store.open_for_append("s1")
@@ -329,9 +331,10 @@ def test_list_without_stats_falls_back_to_replay(store: SessionStore) -> None:
 
 def test_a_second_writer_is_refused_while_the_first_is_open(store: SessionStore) -> None:
     writer = store.create("s1", model="m")
-    problems: list[str] = []
-    other = store.open_for_append("s1", on_problem=problems.append)
-    assert other.disabled and len(problems) == 1 and "another sidecar" in problems[0]
+    before = writer.path.read_bytes()
+    with pytest.raises(SessionLocked, match="open in another window"):
+        store.open_for_append("s1")
+    assert writer.path.read_bytes() == before, "the refused opener changed nothing"
     writer.close()
     third = store.open_for_append("s1")
     assert not third.disabled

@@ -20,10 +20,10 @@ from sidecar.core.recording import (
     MessageRecord,
     RawMessageRecord,
     Record,
-    Replay,
     SessionRecord,
     transcript_message,
 )
+from sidecar.core.replay import Replay
 from sidecar.protocol.sessions import TranscriptMessage
 from sidecar.recording.store import CorruptSession, LoadedSession, SessionStore
 

@@ -336,6 +336,28 @@ function M.note(text)
   follow()
 end
 
+--- Put text on the input line (after a rewind: the message taken back, ready to edit and send again).
+--- A prompt buffer's input is one line: the message's lines are joined with spaces.
+function M.set_input(text)
+  if not valid() then
+    return
+  end
+  local n = vim.api.nvim_buf_line_count(buf)
+  local one = table.concat(split_lines(text or ''), ' ')
+  vim.api.nvim_buf_set_lines(buf, n - 1, n, false, { PROMPT .. one })
+  vim.bo[buf].modified = false
+end
+
+--- The text on the input line (without the prompt).
+function M.input()
+  if not valid() then
+    return ''
+  end
+  local n = vim.api.nvim_buf_line_count(buf)
+  local line = vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1] or ''
+  return line:sub(1, #PROMPT) == PROMPT and line:sub(#PROMPT + 1) or line
+end
+
 --- Empty the transcript part of the buffer (keeps the input line).
 function M.clear()
   if not valid() then

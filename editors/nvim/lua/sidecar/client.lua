@@ -227,6 +227,9 @@ local function after_init(client_id, resume)
       state.last_resume = result
       notify(string.format('restarted and resumed session %s (%s messages)', state.session_id, tostring(result.messageCount)))
       require('sidecar.chat').note('sidecar restarted; resumed session ' .. state.session_id)
+      if result.forked and result.message then
+        require('sidecar.chat').note(result.message) -- still open elsewhere: continuing in a branch
+      end
     end
     flush_queue()
   end)

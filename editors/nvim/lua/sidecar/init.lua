@@ -231,10 +231,18 @@ function M.resume(session_id, cb)
         return done(cb, err)
       end
       state.session_id = result.sessionId or id
-      notify(string.format('resumed session %s (%s messages)', state.session_id, tostring(result.messageCount)))
+      if result.forked and result.message then
+        -- open in another window: this one continues in a new branch (both keep every message)
+        notify(result.message, vim.log.levels.WARN)
+      else
+        notify(string.format('resumed session %s (%s messages)', state.session_id, tostring(result.messageCount)))
+      end
       require('sidecar.context').reset_sent()
       require('sidecar.context').flush(true)
       load_into_chat(state.session_id, function()
+        if result.forked and result.message then
+          require('sidecar.chat').note(result.message)
+        end
         done(cb, nil, result)
       end)
     end)
@@ -307,6 +315,17 @@ function M.refresh_usage(cb)
     end
   end)
 end
+
+-- Branches, rewind, names, trash and pins: sidecar/sessions.lua
+local sessions = require('sidecar.sessions')
+sessions.bind({ ensure = ensure, notify = notify, on_err = on_err, done = done, load_into_chat = load_into_chat })
+M.fork = sessions.fork
+M.rewind = sessions.rewind
+M.rename = sessions.rename
+M.delete = sessions.delete
+M.pin = sessions.pin
+M.unpin = sessions.unpin
+M.pins = sessions.pins
 
 M.version = compat.version_string
 M.client = client

@@ -51,6 +51,14 @@ function M.compaction_line(e)
   return s .. ' ──'
 end
 
+--- Where a branch starts (a `fork` entry): the entries above it are the parent session's.
+function M.fork_line(e)
+  local why = e.reason == 'locked' and ' (it was open in another window)' or ''
+  return '── branch of session ' .. tostring(e.parentSessionId or '?') .. ' starts here' .. why .. ' ──'
+end
+
+local REWOUND = '  (rewound: the model no longer sees it)'
+
 --- Every entry, with its time: the :SidecarTranscript buffer.
 function M.full_lines(t)
   local out = { '# Sidecar transcript — session ' .. tostring(t.sessionId or '?'), '' }
@@ -62,8 +70,10 @@ function M.full_lines(t)
         add(out, lines_of(e.snapshot))
         out[#out + 1] = ''
       end
+    elseif e.type == 'fork' then
+      add(out, { M.fork_line(e) .. '  ' .. tostring(e.time or ''), '' })
     else
-      local h = headers[e.kind] or ('## ' .. tostring(e.kind or e.role or '?'))
+      local h = (headers[e.kind] or ('## ' .. tostring(e.kind or e.role or '?'))) .. (e.rewound and REWOUND or '')
       out[#out + 1] = h .. '  ' .. tostring(e.time or '')
       out[#out + 1] = ''
       add(out, lines_of(e.text))
@@ -105,8 +115,10 @@ function M.chat_lines(t)
   for _, e in ipairs(t.entries or {}) do
     if e.type == 'compaction' then
       add(out, { '_' .. M.compaction_line(e) .. '_', '' })
+    elseif e.type == 'fork' then
+      add(out, { '_' .. M.fork_line(e) .. '_', '' })
     elseif e.kind == 'user' or e.kind == 'model' then
-      add(out, { headers[e.kind], '' })
+      add(out, { headers[e.kind] .. (e.rewound and REWOUND or ''), '' })
       add(out, lines_of(e.text))
       out[#out + 1] = ''
     elseif e.kind == 'toolCall' then

@@ -19,7 +19,7 @@ export interface FakeRequest {
   status?: number;
   has_key?: boolean;
   summary?: boolean;
-  body: { contents?: Array<{ role: string; parts: Array<{ text?: string }> }> };
+  body: { contents?: Array<{ role: string; parts: Array<{ text?: string }> }>; systemInstruction?: unknown };
 }
 
 export interface FakeGemini {

@@ -1,0 +1,136 @@
+"""Branching and tidying the live session: fork, rewind, and pinned facts (sidecar/forkSession, rewind, pin…)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sidecar.chat.sessions import SessionService, conversation_of
+from sidecar.core.pins import Pin, check_pin_text
+from sidecar.core.recording import RewindRecord
+from sidecar.protocol import errors, methods
+from sidecar.recording.branches import Cut, locate, turn_start
+from sidecar.recording.reader import loaded_session, now_iso
+from sidecar.recording.store import LoadedSession, RecordingError
+
+
+class SessionActions:
+    """Fork, rewind and pins; each history change goes through SessionService.switch (full IDE context next)."""
+
+    def __init__(self, sessions: SessionService) -> None:
+        self.sessions = sessions
+        self.chat = sessions.chat
+
+    # -- fork ---------------------------------------------------------------------------------------
+    async def fork(self, session_id: str | None, before_message_id: str | None) -> dict[str, Any]:
+        """A new live session whose history is the given one's (default: the live one) up to, not including,
+        `before_message_id` (default: all of it). The parent is not touched."""
+        chat, recorder = self.chat, self.chat.recorder
+        async with chat.lock:
+            source = session_id or chat.conversation.session_id
+            try:
+                cut = self._cut(source, before_message_id)
+                loaded = recorder.branch(cut, reason="fork", before=before_message_id)
+            except (RecordingError, ValueError) as exc:
+                raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot fork session {source}: {exc}") from None
+            self.sessions.switch(conversation_of(loaded))
+            if loaded.last_usage is None:
+                chat.fresh_estimate("fork")
+        chat.push_usage()
+        return {
+            "sessionId": loaded.session_id,
+            "parentSessionId": cut.session_id,
+            "messageCount": len(chat.conversation),
+        }
+
+    def _cut(self, source: str, before: str | None) -> Cut:
+        recorder = self.chat.recorder
+        live = source == self.chat.conversation.session_id
+        if live:
+            cut = recorder.live_cut()  # syncs the live file, so it holds everything said so far
+        if before is None:
+            if live:
+                return cut
+            loaded = recorder.store.load(source)
+            return Cut(source, loaded.valid_size, loaded.last_message_id)
+        entries = recorder.store.load(source, salvage=True).transcript
+        first, _entry = turn_start(entries, before)
+        return locate(recorder.store.directory, source, first)
+
+    # -- rewind -------------------------------------------------------------------------------------
+    async def rewind(self, message_id: str) -> dict[str, Any]:
+        """Drop a user message of the live session and everything after it from the model's history."""
+        chat, recorder = self.chat, self.chat.recorder
+        async with chat.lock:
+            if not recorder.recording:
+                reason = recorder.problem or "nothing has been recorded in this session yet"
+                raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind: {reason}.")
+            recorder.sync()
+            try:
+                loaded = recorder.reload()
+                first, entry = turn_start(loaded.transcript, message_id)
+                if entry.rewound:
+                    raise ValueError(f"message {message_id} was already rewound")
+                after = _rewound(loaded, first)
+            except (RecordingError, ValueError) as exc:
+                raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind to {message_id}: {exc}") from None
+            before = len(chat.conversation)
+            recorder.rewind(first, after.undoable)
+            if recorder.problem:
+                raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind: {recorder.problem}")
+            self.sessions.switch(conversation_of(after))
+            chat.fresh_estimate("rewind")  # a count recorded after the cut belongs to a request that is gone
+            dropped = before - len(chat.conversation)
+        chat.push_usage()
+        return {
+            "messageCount": len(chat.conversation),
+            "text": entry.text,
+            "message": (
+                f"Rewound to before your message {message_id}: {max(dropped, 0)} history item(s) the model will no "
+                "longer see (the transcript keeps them, marked as rewound). Files the agent changed were not "
+                "touched."
+            ),
+        }
+
+    # -- pins ---------------------------------------------------------------------------------------
+    def pin(self, text: str) -> dict[str, Any]:
+        problem = check_pin_text(text)
+        if problem is not None:
+            raise errors.invalid_params(methods.PIN.name, problem)
+        recorder, conv = self.chat.recorder, self.chat.conversation
+        pin_id = recorder.pin(text)
+        conv.set_pins([*conv.pins, Pin(pin_id, text)])
+        self.chat.push_usage()
+        result: dict[str, Any] = {"pinId": pin_id}
+        if recorder.problem:
+            result["warning"] = recorder.problem
+        return result
+
+    def unpin(self, pin_id: str) -> dict[str, Any]:
+        conv = self.chat.conversation
+        if all(p.id != pin_id for p in conv.pins):
+            known = ", ".join(p.id for p in conv.pins) or "none"
+            raise errors.SidecarError(
+                errors.SESSION_ERROR, f"No pinned fact {pin_id!r} in this session (pinned: {known})."
+            )
+        self.chat.recorder.unpin(pin_id)
+        conv.set_pins([p for p in conv.pins if p.id != pin_id])
+        self.chat.push_usage()
+        return {"pinId": pin_id, "removed": True}
+
+    def list_pins(self) -> dict[str, Any]:
+        return {"pins": [{"pinId": p.id, "text": p.text} for p in self.chat.conversation.pins]}
+
+
+def _rewound(loaded: LoadedSession, first: str) -> LoadedSession:
+    """The session as it will be after the rewind record (applied to this replay only; ValueError if it does not
+    fit)."""
+    from sidecar.core.replay import ReplayError
+
+    replay = loaded._replay
+    if replay is None:
+        raise ValueError("the session could not be replayed")
+    try:
+        replay.apply(RewindRecord(time=now_iso(), to_id=first))
+    except ReplayError as exc:
+        raise ValueError(str(exc)) from None
+    return loaded_session(loaded.path, replay, [], loaded.valid_size, False)

@@ -1,0 +1,284 @@
+"""Replay: applies session records in file order and gives the history, transcript, usage, pins and counters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import msgspec
+
+from sidecar.core.content_json import check_content, decode_contents, encode_content
+from sidecar.core.history import Content
+from sidecar.core.pins import Pin
+from sidecar.core.recording import (
+    COMPACTION_TOKEN_SOURCE,
+    COMPRESSED,
+    DISPLAY_KINDS,
+    HISTORY_CHANGING_STATUSES,
+    CompactionRecord,
+    FileRecord,
+    ForkRecord,
+    LastUsage,
+    MessageRecord,
+    PinRecord,
+    RawMessageRecord,
+    Record,
+    RenameRecord,
+    RewindRecord,
+    SessionRecord,
+    UndoCompactionRecord,
+    UnpinRecord,
+    UsageRecord,
+    head_ids,
+    title_of,
+    transcript_message,
+)
+from sidecar.protocol.sessions import TranscriptCompaction, TranscriptEntry, TranscriptFork, TranscriptMessage
+
+_NO_CONTENT = msgspec.Raw()
+
+
+class ReplayError(Exception):
+    """A record that contradicts the ones before it (the file is not a consistent session)."""
+
+
+@dataclass(slots=True)
+class _Applied:
+    """What undoing one history-changing compaction needs."""
+
+    compaction_id: str
+    before: list[bytes]
+    before_ids: list[str]
+    after_ids: list[str]
+    usage: LastUsage | None
+    usage_len: int
+    position: int  # where in the transcript log it was applied (a rewind before it discards it)
+
+
+ParentLoader = Callable[["ForkRecord"], "Replay"]
+
+
+class Replay:
+    """Applies records in file order. After the last one: history (+ ids), transcript, usage, counters.
+
+    The model history is `wire`, each content's JSON (for messages read from a file, exactly as recorded); the
+    `history` property decodes it.
+    """
+
+    def __init__(self, load_parent: ParentLoader | None = None) -> None:
+        self._load_parent = load_parent  # reads a parent's file up to a fork point (the I/O is the caller's)
+        self.metadata: SessionRecord | None = None
+        self.fork: ForkRecord | None = None
+        self.last_message_id: str | None = None
+        self.pins: dict[str, str] = {}
+        self.wire: list[bytes] = []
+        self.history_ids: list[str] = []
+        self._log: list[
+            MessageRecord | RawMessageRecord | TranscriptCompaction | TranscriptFork
+        ] = []  # transcript, built on demand
+        self._transcript: list[TranscriptEntry] = []
+        self.message_count = 0
+        self.compaction_count = 0
+        self.title: str | None = None
+        self.last_time: str | None = None
+        self._usage: LastUsage | None = None
+        self._usage_len = 0  # history length when the usage was recorded
+        self._applied: list[_Applied] = []
+        self._entries: dict[str, TranscriptCompaction] = {}
+        self._positions: dict[str, int] = {}  # message id -> its place in the transcript log
+        self._rewound: set[str] = set()
+
+    @property
+    def history(self) -> list[Content]:
+        """The model history decoded from `wire` (O(n), a new list each time)."""
+        return decode_contents(self.wire)
+
+    @property
+    def transcript(self) -> list[TranscriptEntry]:
+        """Every message and compaction so far, in order (texts are derived here, not during replay)."""
+        for item in self._log[len(self._transcript) :]:
+            if isinstance(item, TranscriptCompaction | TranscriptFork):
+                self._transcript.append(item)
+                continue
+            entry = transcript_message(item)
+            entry.rewound = item.id in self._rewound
+            self._transcript.append(entry)
+        return self._transcript
+
+    @property
+    def pinned(self) -> list[Pin]:
+        return [Pin(pin_id, text) for pin_id, text in self.pins.items()]
+
+    @property
+    def last_usage(self) -> LastUsage | None:
+        return self._usage
+
+    @property
+    def undoable(self) -> list[str]:
+        """Ids of compactions that can still be undone, latest last."""
+        return [a.compaction_id for a in self._applied]
+
+    def apply(self, record: Record | FileRecord) -> None:
+        """Apply one record; a message read from a file whose content is not a Content raises
+        msgspec.ValidationError, an inconsistent record ReplayError, both before anything changes."""
+        if self.metadata is None and type(record) is not SessionRecord:
+            raise ReplayError(f"expected the session record first, got a {type(record).__name__}")
+        if isinstance(record, MessageRecord | RawMessageRecord):
+            self._message(record)
+        elif isinstance(record, UsageRecord):
+            self._usage = LastUsage(record.prompt_token_count, record.source)
+            self._usage_len = len(self.wire)
+        elif isinstance(record, CompactionRecord):
+            self._compaction(record)
+        elif isinstance(record, UndoCompactionRecord):
+            self._undo(record.compaction_id)
+        elif isinstance(record, RewindRecord):
+            self._rewind(record.to_id)
+        elif isinstance(record, PinRecord):
+            if record.id in self.pins:
+                raise ReplayError(f"pin id {record.id!r} used twice")
+            self.pins[record.id] = record.text
+        elif isinstance(record, UnpinRecord):
+            if self.pins.pop(record.pin_id, None) is None:
+                raise ReplayError(f"unpin of {record.pin_id!r}, which is not pinned")
+        elif isinstance(record, RenameRecord):
+            self.title = record.title
+        elif isinstance(record, ForkRecord):
+            self._fork(record)
+        elif isinstance(record, SessionRecord):
+            if self.metadata is not None:
+                raise ReplayError("a second session record")
+            self.metadata = record
+            self.title = record.title
+        # StatsRecord: counters for listing; replay recounts.
+        self.last_time = record.time
+
+    def _message(self, rec: MessageRecord | RawMessageRecord) -> None:
+        if isinstance(rec, RawMessageRecord):
+            # Its content's JSON as bytes of its own: the Raw may view the file's mapped buffer, closed after the
+            # replay. Let go of that first, even if the check (ValidationError unless a Content) raises.
+            data: bytes | None = bytes(rec.content)
+            rec.content = _NO_CONTENT
+            if data and check_content(data):
+                rec.content = msgspec.Raw(data)  # shares the bytes with the history (decoded for the transcript)
+            else:
+                data = None
+        else:
+            data = None if rec.content is None else encode_content(rec.content)
+        self.message_count += 1
+        self.last_message_id = rec.id
+        self._positions[rec.id] = len(self._log)
+        if data is not None and rec.kind not in DISPLAY_KINDS:
+            self.wire.append(data)
+            self.history_ids.append(rec.id)
+        if self.title is None and rec.kind == "user":
+            self.title = title_of(rec.text if rec.text is not None else transcript_message(rec).text)
+        self._log.append(rec)
+
+    def _compaction(self, rec: CompactionRecord) -> None:
+        if rec.id in self._entries:
+            raise ReplayError(f"compaction id {rec.id!r} used twice")
+        entry = TranscriptCompaction(
+            rec.id, rec.time, rec.trigger, rec.status, rec.original_token_count, rec.new_token_count, False,
+            rec.snapshot,
+        )
+        if rec.status in HISTORY_CHANGING_STATUSES:
+            self._apply_compaction(rec)  # raises before changing anything if the record does not fit
+        self._entries[rec.id] = entry
+        self._log.append(entry)
+
+    def _apply_compaction(self, rec: CompactionRecord) -> None:
+        if rec.status == COMPRESSED:
+            if rec.summary is None or rec.ack is None:
+                raise ReplayError(f"compaction {rec.id!r} is COMPRESSED but lacks its summary or ack")
+            start = len(self.wire) if rec.kept_from is None else self._index(rec.kept_from, rec.id)
+            head = [rec.summary, rec.ack] if rec.env is None else [rec.env, rec.summary, rec.ack]
+            wire = [encode_content(c) for c in head] + self.wire[start:]
+            ids = head_ids(rec.id, rec.env is not None) + self.history_ids[start:]
+        else:
+            wire, ids = list(self.wire), list(self.history_ids)
+        if rec.replacements:
+            where = {mid: i for i, mid in enumerate(ids)}
+            for mid, replacement in rec.replacements.items():
+                if mid not in where:
+                    raise ReplayError(f"compaction {rec.id!r} replaces {mid!r}, which is not in the history")
+                wire[where[mid]] = encode_content(replacement)
+        if rec.status == COMPRESSED:
+            self.compaction_count += 1
+        before = _Applied(rec.id, self.wire, self.history_ids, list(ids), self._usage, self._usage_len, len(self._log))
+        self._applied.append(before)
+        self.wire, self.history_ids = wire, ids
+        self._usage = LastUsage(rec.new_token_count, COMPACTION_TOKEN_SOURCE)
+        self._usage_len = len(wire)
+
+    def _index(self, message_id: str, compaction_id: str) -> int:
+        try:
+            return self.history_ids.index(message_id)
+        except ValueError:
+            raise ReplayError(
+                f"compaction {compaction_id!r} keeps from {message_id!r}, which is not in the history"
+            ) from None
+
+    def _undo(self, compaction_id: str) -> None:
+        if not self._applied or self._applied[-1].compaction_id != compaction_id:
+            latest = self._applied[-1].compaction_id if self._applied else "none"
+            raise ReplayError(f"undo of compaction {compaction_id!r}; the latest undoable one is {latest}")
+        applied = self._applied.pop()
+        after = set(applied.after_ids)
+        since = [(mid, c) for mid, c in zip(self.history_ids, self.wire, strict=True) if mid not in after]
+        self.wire = applied.before + [c for _, c in since]
+        self.history_ids = applied.before_ids + [mid for mid, _ in since]
+        self._usage, self._usage_len = applied.usage, applied.usage_len
+        self._entries[compaction_id].undone = True
+
+    def _rewind(self, to_id: str) -> None:
+        """Back to the history right before `to_id` was recorded: compactions recorded after it are undone
+        (their summaries cover rewound messages), then the history is cut; the transcript marks what was cut."""
+        position = self._positions.get(to_id)
+        if position is None or (to_id not in self.history_ids and not self._undoes_back_to(to_id, position)):
+            raise ReplayError(f"rewind to {to_id!r}, which is not in the history")
+        while self._applied and self._applied[-1].position > position:
+            self._undo(self._applied[-1].compaction_id)
+        index = self.history_ids.index(to_id)
+        del self.wire[index:]
+        del self.history_ids[index:]
+        if self._usage_len > index:
+            self._usage = None
+        for item in self._log[position:]:
+            if isinstance(item, MessageRecord | RawMessageRecord):
+                self._rewound.add(item.id)
+        for entry in self._transcript[position:]:  # already built: mark in place
+            if isinstance(entry, TranscriptMessage):
+                entry.rewound = entry.id in self._rewound
+
+    def _undoes_back_to(self, to_id: str, position: int) -> bool:
+        later = [a for a in self._applied if a.position > position]
+        return bool(later) and to_id in later[0].before_ids
+
+    def _fork(self, rec: ForkRecord) -> None:
+        """Start from the parent's state at the fork point (its records up to `parent_size` bytes)."""
+        if self.message_count or self.fork is not None or self.pins:
+            raise ReplayError("a fork record must come right after the session record")
+        if self._load_parent is None:
+            raise ReplayError(f"this session branches from {rec.parent_session_id}, which cannot be read here")
+        parent = self._load_parent(rec)
+        if parent.last_message_id != rec.parent_message_id:
+            raise ReplayError(
+                f"it branches from {rec.parent_session_id} after message {rec.parent_message_id!r}, but the "
+                f"parent's file there ends with {parent.last_message_id!r}"
+            )
+        self.fork = rec
+        self.wire, self.history_ids = parent.wire, parent.history_ids
+        self._log = parent._log
+        self.message_count, self.compaction_count = parent.message_count, parent.compaction_count
+        self.last_message_id = parent.last_message_id
+        self._usage, self._usage_len = parent._usage, parent._usage_len
+        self._applied, self._entries = parent._applied, parent._entries
+        self._positions, self._rewound = parent._positions, parent._rewound
+        self.pins = parent.pins
+        self.title = self.title or parent.title
+        self._log.append(
+            TranscriptFork(
+                "fork", rec.time, rec.parent_session_id, rec.parent_message_id, rec.before_message_id, rec.reason
+            )
+        )

@@ -1,0 +1,119 @@
+"""Deleting a session moves it to the trash (kept 30 days); restoring moves it back. Nothing is destroyed at once."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+
+from sidecar.recording.branches import branches_of
+from sidecar.recording.store import RecordingError, SessionStore
+
+log = logging.getLogger(__name__)
+
+KEEP_DAYS = 30
+_DELETED = ".deleted"  # a marker beside the trashed file: when it was deleted (its mtime)
+
+
+def trash_directory(store: SessionStore) -> Path:
+    """`<home>/trash/<project-id>/`: deleted sessions of this project, with their data folders."""
+    return store.home / "trash" / store.project_id
+
+
+def delete(store: SessionStore, session_id: str) -> Path:
+    """Move a session (and its data folder) to the trash. RecordingError in words when it cannot be: unknown,
+    open in another window, or other sessions branch from it."""
+    path = store.path(session_id)
+    if not path.exists():
+        raise RecordingError(f"No session {session_id} in this project.")
+    branches = branches_of(store.directory, session_id)
+    if branches:
+        listed = ", ".join(branches[:3]) + (" …" if len(branches) > 3 else "")
+        raise RecordingError(
+            f"Session {session_id} has {len(branches)} branch(es) that continue from it ({listed}); they read "
+            "their beginning from it. Delete those first, or keep it."
+        )
+    trash = trash_directory(store)
+    trash.mkdir(mode=0o700, parents=True, exist_ok=True)
+    purge(store)
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held while it moves: no one starts appending meanwhile
+        except BlockingIOError:
+            raise RecordingError(
+                f"Session {session_id} is open in another window; close it there (or start a new session there) first."
+            ) from None
+        target = trash / path.name
+        if target.exists():  # an older deletion of the same id: keep both
+            target.rename(trash / f"{session_id}.{int(time.time())}.jsonl")
+        os.rename(path, target)
+    finally:
+        os.close(fd)
+    data = store.directory / session_id
+    if data.is_dir():
+        shutil.rmtree(trash / session_id, ignore_errors=True)
+        os.rename(data, trash / session_id)
+    marker = trash / f"{session_id}{_DELETED}"
+    marker.touch(mode=0o600)
+    os.utime(marker)
+    return target
+
+
+def restore(store: SessionStore, session_id: str) -> Path:
+    """Bring a deleted session back into the project's sessions. RecordingError in words when it cannot be."""
+    trash = trash_directory(store)
+    source = trash / f"{session_id}.jsonl"
+    if not source.exists():
+        matches = sorted(p.stem for p in trash.glob(f"{session_id}*.jsonl")) if trash.is_dir() else []
+        if len(matches) == 1:
+            session_id, source = matches[0], trash / f"{matches[0]}.jsonl"
+        else:
+            hint = f" (several match: {', '.join(matches[:5])})" if matches else ""
+            raise RecordingError(f"No deleted session {session_id} in the trash of {store.project_root}{hint}.")
+    target = store.path(session_id)
+    if target.exists():
+        raise RecordingError(f"Session {session_id} already exists in the project; nothing was restored.")
+    store.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.rename(source, target)
+    data = trash / session_id
+    if data.is_dir() and not (store.directory / session_id).exists():
+        os.rename(data, store.directory / session_id)
+    with contextlib.suppress(FileNotFoundError):
+        (trash / f"{session_id}{_DELETED}").unlink()
+    return target
+
+
+def purge(store: SessionStore, *, now: float | None = None) -> list[str]:
+    """Remove trashed sessions deleted more than KEEP_DAYS ago; returns their ids."""
+    trash = trash_directory(store)
+    if not trash.is_dir():
+        return []
+    cutoff = (time.time() if now is None else now) - KEEP_DAYS * 86400
+    removed: list[str] = []
+    for marker in trash.glob(f"*{_DELETED}"):
+        try:
+            if marker.stat().st_mtime >= cutoff:
+                continue
+        except FileNotFoundError:
+            continue
+        session_id = marker.name[: -len(_DELETED)]
+        with contextlib.suppress(FileNotFoundError):
+            (trash / f"{session_id}.jsonl").unlink()
+        shutil.rmtree(trash / session_id, ignore_errors=True)
+        marker.unlink(missing_ok=True)
+        removed.append(session_id)
+        log.info("purged session %s from the trash (deleted over %d days ago)", session_id, KEEP_DAYS)
+    return removed
+
+
+def is_trashed(store: SessionStore, session_id: str) -> bool:
+    try:
+        name = store.path(session_id).name  # a valid session id, or ValueError
+        return (trash_directory(store) / name).exists()
+    except (ValueError, OSError):
+        return False

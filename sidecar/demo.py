@@ -1,4 +1,4 @@
-"""`make demo`: a scripted editor session against the real sidecar process (embedded fake, or Gemini with a key)."""
+"""`make demo`: a scripted editor session against the real sidecar process (embedded fake, or Gemini / Vertex AI)."""
 
 from __future__ import annotations
 
@@ -86,7 +86,9 @@ class Demo:
             self.fake = FakeGemini()
             self.fake.start()
             self.fake.script([{"kind": "delay", "seconds": FAKE_SUMMARY_SECONDS, "match": "summary", "times": -1}])
-            options = {"baseUrl": self.fake.url, "apiKey": "demo-key", "tokenLimit": FAKE_TOKEN_LIMIT}
+            options = {
+                "backend": "gemini", "baseUrl": self.fake.url, "apiKey": "demo-key", "tokenLimit": FAKE_TOKEN_LIMIT
+            }
         self.client.on(methods.MESSAGE_DELTA.name, self._on_delta)
         self.client.on(methods.TOKEN_USAGE.name, self._on_usage)
         self.client.on("window/showMessage", lambda p: self.out(f"  [editor message] {p['message']}"))
@@ -220,7 +222,8 @@ class Demo:
 
 
 def main() -> int:
-    real = bool(os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY"))
+    vertex = os.environ.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() in ("true", "1")
+    real = bool(os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY") or vertex)
     return asyncio.run(Demo(real).run())
 
 

@@ -12,7 +12,7 @@ from acp import update_agent_message_text, update_agent_thought_text
 
 from sidecar.acp import updates
 from sidecar.acp.outbox import Outbox
-from sidecar.protocol.types import CompressedParams, TokenUsage
+from sidecar.protocol.types import CompressedParams, RetryParams, TokenUsage
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +97,11 @@ class AcpNotifier:
 
     def error(self, message: str) -> None:
         log.info("error reported to the client as the prompt's JSON-RPC error: %s", message)
+
+    def retry(self, notice: RetryParams) -> None:
+        # ACP cannot take back streamed text: the retry is said in words, and the next attempt follows it.
+        self.say(f"↻ Gemini's reply was unusable ({notice.message}); retrying, attempt {notice.attempt} of "
+                 f"{notice.max_attempts}.")
 
     def warning(self, message: str) -> None:
         if self.current is not None and not self.current.finished:

@@ -214,7 +214,13 @@ class AcpSession:
                 self.attached.pop(path, None)
                 self.attached[path] = OpenFile(path=path, timestamp=now - index)
             self.chat.set_ide_context(normalize(list(self.attached.values())), True)
-        result = await self.chat.send_message(text, None, self.chat.ide.current)
+        try:
+            result = await self.chat.send_message(text, None, self.chat.ide.current)
+        except errors.SidecarError as exc:
+            if exc.code == errors.MODEL_ERROR and getattr(exc.data, "kind", None) == "blocked":
+                self.notifier.say(exc.message)  # a blocked prompt (or reply) is a refusal, named in words
+                return "refusal"
+            raise
         return updates.stop_reason(result.finish_reason)
 
     async def _compress(self, focus: str | None) -> None:

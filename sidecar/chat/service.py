@@ -17,13 +17,15 @@ from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, 
 from sidecar.core.ide_context import context_turn_text
 from sidecar.core.pins import with_pins
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
+from sidecar.core.reply_check import INTERRUPTED, cut_short_notice
 from sidecar.core.request_overhead import request_overhead_tokens
 from sidecar.core.tokens import estimate_tokens
+from sidecar.gemini.attempts import Attempts, Retry, is_function_response, stream_checked
 from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.gemini.stream import Chunk
 from sidecar.protocol import error_info, errors
 from sidecar.protocol.ide import OpenFile
-from sidecar.protocol.types import CompressedParams, CompressResult, SendMessageResult, TokenUsage
+from sidecar.protocol.types import CompressedParams, CompressResult, RetryParams, SendMessageResult, TokenUsage
 from sidecar.recording.recorder import Recorder
 from sidecar.session import IdeState, Session
 
@@ -48,6 +50,7 @@ class Notifier(Protocol):
     def compressed(self, notice: CompressedParams) -> None: ...
     def error(self, message: str) -> None: ...
     def warning(self, message: str) -> None: ...
+    def retry(self, notice: RetryParams) -> None: ...
     async def progress(self, title: str) -> Progress: ...
 
 
@@ -75,6 +78,9 @@ class ChatService:
         #: Serialises turns and compactions on the history (asyncio.Lock wakes waiters in FIFO order).
         self.lock = asyncio.Lock()
         self.compressing = False
+        #: Where requests go, for the status bar (set by the server); cachedContentTokenCount of the last reply.
+        self.backend_label: Callable[[], str] = lambda: ""
+        self.cached_tokens: int | None = None
         self._usage = TokenUsage(
             seq=0, session_id="", model="", prompt_token_count=0, token_limit=1, percent_used=0.0,
             compression_threshold=0.0, source="estimate",
@@ -111,6 +117,8 @@ class ChatService:
             percent_used=round(100.0 * conv.last_prompt_tokens / limit, 1),
             compression_threshold=settings.compression_threshold,
             source=conv.usage_source,
+            backend=self.backend_label(),
+            cached_token_count=self.cached_tokens,
             estimate_reason=conv.estimate_reason,
             summary_preparation=self.background.state(conv),
         )
@@ -183,7 +191,9 @@ class ChatService:
         except ModelError as exc:
             message = f"Compaction failed, the conversation is unchanged: {exc.message}"
             if trigger == "manual":
-                data = error_info.ModelErrorData(kind=exc.kind, status=exc.status)
+                data = error_info.ModelErrorData(
+                    kind=exc.kind, status=exc.status, reason=exc.reason, block_reason=exc.block_reason
+                )
                 raise errors.SidecarError(errors.MODEL_ERROR, message, data) from None
             self._notify.warning(message)
             return None
@@ -250,7 +260,7 @@ class ChatService:
         client = await self._client()
         texts: list[str] = []
         for round_number in range(1, settings.max_tool_rounds + 2):
-            reply, finish = await self._stream_round(turn_id, client, settings, progress)
+            reply, finish = await self._stream_round(turn_id, client, settings, progress, "".join(texts))
             texts.append(_text_of(reply))
             calls = [p.function_call for p in reply if p.function_call is not None]
             if not calls or self.tools is None:
@@ -289,42 +299,72 @@ class ChatService:
             self._append(Content(role="user", parts=parts), "toolResult", turn_id)
 
     async def _stream_round(
-        self, turn_id: str, client: ModelClient, settings: Settings, progress: Progress | None
+        self, turn_id: str, client: ModelClient, settings: Settings, progress: Progress | None, shown: str = ""
     ) -> tuple[list[Part], str | None]:
-        """One model call: stream the reply into the history; cancellations and errors leave it valid."""
+        """One model call: stream the reply into the history, checked and retried (sidecar/gemini/attempts.py);
+        cancellations and errors leave the history valid. `shown`: the turn's text from earlier rounds."""
         conv = self.conversation
         if progress is not None:
             progress.report("Waiting for Gemini…")
-        streamed: list[Part] = []
-        finish: str | None = None
-        prompt_tokens: int | None = None
+        current: list[Part] = []  # the attempt under way
         tools = self.tools.declarations() if self.tools is not None else None
         system = with_pins(AGENT_SYSTEM_PROMPT if tools else None, conv.pins)
+
+        def on_retry(retry: Retry) -> None:
+            self._notify.retry(RetryParams(
+                turn_id=turn_id, attempt=retry.attempt, max_attempts=retry.max_attempts, reason=retry.reason,
+                message=retry.message, delay_ms=retry.delay_ms, text=shown,
+            ))
+            if progress is not None:
+                progress.report(f"Retrying ({retry.attempt}/{retry.max_attempts}): {retry.message}")
+
+        attempts = Attempts(settings.retry_initial_delay_ms, on_retry=on_retry)
         try:
-            async for chunk in client.stream(settings.model, conv.wire(), system_instruction=system, tools=tools):
-                self._emit(turn_id, chunk)
-                streamed.extend(chunk.parts)
-                finish = chunk.finish_reason or finish
-                if chunk.usage is not None and chunk.usage.prompt_token_count is not None:
-                    prompt_tokens = chunk.usage.prompt_token_count
+            round_reply = await stream_checked(
+                client, settings.model, conv.wire(), system_instruction=system, tools=tools, attempts=attempts,
+                on_chunk=lambda chunk: self._emit(turn_id, chunk), current=current,
+            )
         except asyncio.CancelledError:
             # Keep what the user already saw; drop half-made calls so no call dangles without a response.
-            self._keep_reply(streamed, turn_id, text_only=True)
+            self._keep_reply(current, turn_id, text_only=True)
             self.recorder.note("info", "The turn was cancelled.", turn_id)
-            log.info("turn %s cancelled after %d parts", turn_id, len(streamed))
+            log.info("turn %s cancelled after %d parts", turn_id, len(current))
             raise
         except ModelError as exc:
-            # The user's message stays in the history: nothing they wrote is lost.
-            self._keep_reply(streamed, turn_id, text_only=True)
+            # The user's message stays in the history (unless the API refused it: then it would be refused again);
+            # nothing a failed attempt produced is recorded as a reply.
+            self._close_failed_round(exc, turn_id)
             self.recorder.note("error", exc.message, turn_id)
             self._notify.error(exc.message)
-            data = error_info.ModelErrorData(kind=exc.kind, status=exc.status, turn_id=turn_id)
+            data = error_info.ModelErrorData(
+                kind=exc.kind, status=exc.status, turn_id=turn_id, reason=exc.reason, block_reason=exc.block_reason
+            )
             raise errors.SidecarError(errors.MODEL_ERROR, exc.message, data) from None
-        reply = self._keep_reply(streamed, turn_id, text_only=False)
-        if prompt_tokens is not None:
-            conv.record_api_usage(prompt_tokens)
-            self.recorder.usage(prompt_tokens, "api", conv.ids[-1] if conv.ids else None, None)
-        return reply, finish
+        reply = self._keep_reply(round_reply.parts, turn_id, text_only=False)
+        usage = round_reply.usage
+        if usage is not None and usage.prompt_token_count is not None:
+            conv.record_api_usage(usage.prompt_token_count)
+            self.cached_tokens = usage.cached_content_token_count
+            self.recorder.usage(usage.prompt_token_count, "api", conv.ids[-1] if conv.ids else None, None)
+        notice = cut_short_notice(round_reply.finish_reason, round_reply.finish_message) if reply else None
+        if notice is not None:
+            self.recorder.note("info", notice, turn_id)
+            self._notify.warning(notice)
+        return reply, round_reply.finish_reason
+
+    def _close_failed_round(self, exc: ModelError, turn_id: str) -> None:
+        """After a failed model call: a prompt the API refused leaves the history (the recording keeps it); after
+        tool responses a closing model turn keeps the next user message its own turn."""
+        conv = self.conversation
+        last = conv.last()
+        if last is None:
+            return
+        if is_function_response(last):
+            closing = INTERRUPTED if exc.kind != "blocked" else f"[No reply: {exc.message}]"
+            self._append(text_content("model", closing), "model", turn_id)
+        elif exc.reason == "PROMPT_BLOCKED" and last.role == "user":
+            self.recorder.rewind(conv.ids[-1])
+            conv.truncate(len(conv) - 1)
 
     def _guard_overflow(self, text: str, limit: int) -> None:
         """Refuse a message that cannot fit in what is left of the context window (the model is not called)."""

@@ -33,7 +33,8 @@ from sidecar.core.prompts import (
 )
 from sidecar.core.snapshot import extract_snapshot, has_snapshot, missing_facts
 from sidecar.core.tokens import estimate_history_tokens
-from sidecar.gemini.client import ModelClient
+from sidecar.gemini.attempts import Attempts, generate_checked
+from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.session import Session
 
 log = logging.getLogger(__name__)
@@ -317,10 +318,11 @@ class Compactor:
         if progress is not None:
             progress.report("Summarizing the oldest 70% of the conversation (pass 1 of 2)")
         ask = summary_instruction(has_snapshot(summarizer_input), instructions) + pinned
-        first = await client.generate(
-            model,
-            [*summarizer_input, text_content("user", ask)],
-            system_instruction=system,
+        # Each pass is checked like a chat reply: empty, thoughts-only or cut replies are retried; a blocked one
+        # fails the compaction with its reason (a ModelError), and the history is left as it was.
+        attempts = Attempts(settings.retry_initial_delay_ms)
+        first = await generate_checked(
+            client, model, [*summarizer_input, text_content("user", ask)], system_instruction=system, attempts=attempts
         )
         first_snapshot = extract_snapshot(first.text)
         if first_snapshot is None:
@@ -329,15 +331,23 @@ class Compactor:
         if progress is not None:
             progress.report("Verifying the summary (pass 2 of 2)")
         previous = first_snapshot or first.text.strip() or "(no snapshot was produced)"
-        second = await client.generate(
-            model,
-            [
-                *summarizer_input,
-                text_content("model", previous),
-                text_content("user", verify_instruction(missing, instructions) + pinned),
-            ],
-            system_instruction=system,
-        )
+        try:
+            second = await generate_checked(
+                client,
+                model,
+                [
+                    *summarizer_input,
+                    text_content("model", previous),
+                    text_content("user", verify_instruction(missing, instructions) + pinned),
+                ],
+                system_instruction=system,
+                attempts=attempts,
+            )
+        except ModelError as exc:
+            if first_snapshot is None or exc.kind not in ("invalidReply", "blocked"):
+                raise
+            log.warning("pass 2 gave no usable reply (%s); keeping pass 1's snapshot", exc.message)
+            return first_snapshot
         second_snapshot = extract_snapshot(second.text)
         if second_snapshot is None and second.text.strip():
             log.warning("pass 2 returned no valid <state_snapshot>; keeping pass 1's")
@@ -349,8 +359,6 @@ class Compactor:
         """Before and after counted the same way: countTokens when the API counted last, else the estimate."""
         if conv.usage_source != "api":
             return conv.estimated_tokens(), estimate_history_tokens(new), "estimate"
-        from sidecar.gemini.client import ModelError
-
         client = await self._client()
         model = self._settings().model
         # Both counts at once: one round trip to the API in the compacting turn, not two.

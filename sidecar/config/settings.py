@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -31,6 +32,9 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
     model: str = DEFAULT_MODEL
     api_key: str | None = msgspec.field(default=None)
     base_url: str | None = None
+    backend: Literal["gemini", "vertex"] | None = None
+    vertex_project: str | None = None
+    vertex_location: str | None = None
     token_limit: int | None = None
     compression_threshold: float = 0.5
     #: Background compaction starts preparing a summary at this fraction of the compaction threshold.
@@ -63,6 +67,8 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
         return self.token_limit if self.token_limit is not None else model_token_limit(self.model)
 
 
+_RESOURCE_ID = re.compile(r"[a-z][a-z0-9.:-]{0,62}")
+
 # Value checks msgspec types cannot express: (predicate, human description).
 _RANGES: dict[str, tuple[Any, str]] = {
     "token_limit": (lambda v: v is None or v > 0, "a positive integer"),
@@ -73,6 +79,8 @@ _RANGES: dict[str, tuple[Any, str]] = {
     "retry_initial_delay_ms": (lambda v: 0 <= v <= 60_000, "between 0 and 60000 milliseconds"),
     "max_tool_rounds": (lambda v: 1 <= v <= 1_000, "an integer from 1 to 1000"),
     "model": (lambda v: bool(v.strip()), "a non-empty model name"),
+    "vertex_project": (lambda v: v is None or _RESOURCE_ID.fullmatch(v) is not None, "a Google Cloud project id"),
+    "vertex_location": (lambda v: v is None or _RESOURCE_ID.fullmatch(v) is not None, "a location such as us-central1"),
 }
 
 _WIRE_NAMES = {name: Settings.__struct_encode_fields__[i] for i, name in enumerate(Settings.__struct_fields__)}

@@ -12,7 +12,7 @@ log = logging.getLogger(__name__)
 
 RELATIVE_PATH = os.path.join(".sidecar", "settings.json")
 #: A repository must not redirect requests (and the API key) elsewhere, supply a key, or turn confirmations off.
-FORBIDDEN_KEYS = frozenset({"apiKey", "baseUrl", "approvalMode"})
+FORBIDDEN_KEYS = frozenset({"apiKey", "baseUrl", "approvalMode", "backend", "vertexProject", "vertexLocation"})
 MAX_BYTES = 1_000_000
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from .fake import FakeGemini, RequestRecord
+from .fake import FakeGemini
 from .faults import (
+    Blocked,
     Call,
     Cut,
     Delay,
     Empty,
+    Finish,
     FunctionCall,
     Hold,
     MalformedSnapshot,
@@ -19,17 +21,20 @@ from .faults import (
     error_body,
     parse_steps,
 )
+from .records import RequestRecord
 from .replies import count_tokens, prompt_tokens, split_chunks
 from .snapshot import SECTIONS, Facts, build_summary, extract_facts, parse_snapshot, render_snapshot
 
 __all__ = [
     "SECTIONS",
+    "Blocked",
     "Call",
     "Cut",
     "Delay",
     "Empty",
     "Facts",
     "FakeGemini",
+    "Finish",
     "FunctionCall",
     "Hold",
     "MalformedSnapshot",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import re
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -12,47 +11,23 @@ from typing import Any
 
 import msgspec
 
-from sidecar.core.history import Content, parse_contents
+from sidecar.core.history import Content
 
-from . import faults, replies, validate
+from . import faults, replies, shapes, validate, vertex
 from .faults import Step
+from .records import RequestRecord, _error
 from .server import Plan, make_server
 from .snapshot import build_summary
 
-API_PATH = re.compile(r"^/v1beta/models/([^/:]+):(generateContent|streamGenerateContent|countTokens)$")
+__all__ = ["FakeGemini", "Plan", "RequestRecord"]
+
+API_PATH = vertex.GEMINI_PATH
 KINDS: dict[str, faults.RequestKind] = {
     "generateContent": "generate",
     "streamGenerateContent": "stream",
     "countTokens": "count",
 }
 SNAPSHOT_TAG = "<state_snapshot>"
-
-
-class RequestRecord(msgspec.Struct, kw_only=True):
-    """One logged request. The API key itself is never stored, only whether one was sent."""
-
-    index: int
-    time: float
-    method: str
-    path: str
-    query: dict[str, str]
-    model: str | None
-    kind: str  # "generate" | "stream" | "count" | "unknown"
-    summary: bool
-    has_key: bool
-    body: Any
-    step: dict[str, Any] | None = None
-    status: int = 0
-    outcome: str = ""  # "reply" | "error" | "cut" | "midstream_error"
-
-    def contents(self) -> list[Content]:
-        """The request's contents as Content values."""
-        raw = self.body.get("contents", []) if isinstance(self.body, dict) else []
-        return parse_contents(raw)
-
-
-def _error(code: int, message: str | None = None, **kw: Any) -> Plan:
-    return Plan("json", status=code, body=faults.error_body(code, message, **kw))
 
 
 class FakeGemini:
@@ -83,6 +58,7 @@ class FakeGemini:
         self._replies = 0
         self._releases = 0  # release() calls not yet used by a held request
         self._hold_generation = 0  # bumped by reset() and stop(): every held request goes on
+        self.tokens = vertex.TokenIssuer()
         self.stopping = threading.Event()
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -177,6 +153,7 @@ class FakeGemini:
             self._hold_generation += 1
             self._lock.notify_all()
             self.token_multiplier, self.token_limit = self._defaults
+            self.tokens.reset()
 
     def release(self, count: int = 1) -> None:
         """Let `count` requests held by a "hold" step (now or later) go on."""
@@ -204,20 +181,52 @@ class FakeGemini:
         with self._lock:
             self.token_limit = limit
 
+    def set_token_lifetime(self, seconds: int) -> None:
+        """`expires_in` of the access tokens the token endpoint issues from now on (tokens are checked by it)."""
+        if seconds < 0:
+            raise ValueError("token lifetime must not be negative")
+        with self._lock:
+            self.tokens.lifetime = seconds
+
+    @property
+    def token_lifetime(self) -> int:
+        return self.tokens.lifetime
+
+    def issue_token(self) -> str:
+        """An access token as the token endpoint would issue it (for a credentials file that carries one)."""
+        with self._lock:
+            return self.tokens.new_token()
+
+    def revoke_tokens(self) -> None:
+        """Forget every access token issued so far: Vertex AI requests carrying one get a 401."""
+        with self._lock:
+            self.tokens.revoke()
+
     def log_json(self) -> bytes:
         with self._lock:
             return msgspec.json.encode(self._log)
 
     # ---- answering --------------------------------------------------------------------------
-    def plan(self, method: str, path: str, query: dict[str, str], api_key: str | None, raw: bytes) -> Plan:
+    def plan(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, str],
+        api_key: str | None,
+        raw: bytes,
+        authorization: str | None = None,
+    ) -> Plan:
         """Decide the answer to one API request and log it (called by the HTTP handler)."""
-        m = API_PATH.match(path)
+        where = vertex.route(path)
+        if where.api == "token":
+            return self._token(method, path, raw)
+        bearer = vertex.bearer_of(authorization)
         body: Any = None
         try:
             body = msgspec.json.decode(raw) if raw else {}
         except msgspec.DecodeError:
             body = raw.decode("utf-8", "replace")
-        kind = KINDS[m.group(2)] if m else "unknown"
+        kind = KINDS[where.op] if where.op else "unknown"
         summary = False
         if isinstance(body, dict) and kind in ("generate", "stream"):
             si = body.get("systemInstruction", body.get("system_instruction"))
@@ -229,13 +238,17 @@ class FakeGemini:
                 method=method,
                 path=path,
                 query={k: v for k, v in query.items() if k != "key"},
-                model=m.group(1) if m else None,
+                model=where.model,
                 kind=kind,
                 summary=summary,
                 has_key=bool(api_key),
                 body=body,
+                api=where.api,
+                project=where.project,
+                location=where.location,
+                auth="bearer" if bearer else ("key" if api_key else ""),
             )
-            plan = self._decide(rec, api_key)
+            plan = self._decide(rec, api_key, bearer)
             rec.status = plan.status
             rec.outcome = "cut" if plan.action == "close" or plan.cut_after is not None else "reply"
             if plan.status >= 400:
@@ -246,20 +259,57 @@ class FakeGemini:
             self._lock.notify_all()
         return plan
 
-    def _decide(self, rec: RequestRecord, api_key: str | None) -> Plan:
+    def _token(self, method: str, path: str, raw: bytes) -> Plan:
+        """The OAuth token endpoint (token_uri of a test credentials file)."""
+        with self._lock:
+            rec = RequestRecord(
+                index=len(self._log), time=time.time(), method=method, path=path, query={}, model=None,
+                kind="token", summary=False, has_key=False, body=None, api="token",
+            )
+            step = self._script.take("token", False) if method == "POST" else None
+            if method != "POST":
+                status, answer = 405, vertex.oauth_error("invalid_request", "Use POST.")
+            elif isinstance(step, faults.Status):
+                rec.step = faults.step_to_dict(step)
+                status, answer = step.status, vertex.oauth_error("invalid_grant", step.message or "Bad Request")
+                rec.body = {"grant_type": vertex.grant_type_of(raw)}
+            else:
+                status, answer, rec.body = self.tokens.grant(raw)
+            rec.status, rec.outcome = status, "reply" if status == 200 else "error"
+            self._log.append(rec)
+            self._lock.notify_all()
+        return Plan("json", status=status, body=answer)
+
+    def metadata_token(self, path: str) -> dict[str, Any]:
+        """The metadata server's access token (sidecar/fakegemini/metadata.py), logged like a /token request."""
+        with self._lock:
+            rec = RequestRecord(
+                index=len(self._log), time=time.time(), method="GET", path=path, query={}, model=None, kind="token",
+                summary=False, has_key=False, body={"grant_type": "metadata-server"}, api="token", status=200,
+                outcome="reply",
+            )
+            self._log.append(rec)
+            self._lock.notify_all()
+            return {"access_token": self.tokens.new_token(), "expires_in": self.tokens.lifetime, "token_type": "Bearer"}
+
+    def _decide(self, rec: RequestRecord, api_key: str | None, bearer: str | None = None) -> Plan:
         if rec.kind == "unknown":
-            pin = " (fake Gemini serves only /v1beta: pin api_version='v1beta')"
+            pin = " (fake Gemini serves only /v1beta and Vertex AI's /v1beta1: pin the api_version)"
             hint = pin if "/v1/" in rec.path else ""
             return _error(404, f"Unknown path {rec.method} {rec.path}{hint}.")
         if rec.method != "POST":
             return _error(404, f"Method {rec.method} is not allowed on {rec.path}.")
-        if not api_key:
+        if rec.api == "vertex":
+            problem = self.tokens.problem(bearer, api_key)
+            if problem is not None:
+                return _error(401, problem)
+        elif not api_key:
             return _error(
                 403,
                 "Method doesn't allow unregistered callers (callers without established identity). "
                 "Please use API Key or other form of API consumer identity to call this API.",
             )
-        if self.api_keys is not None and api_key not in self.api_keys:
+        if rec.api != "vertex" and self.api_keys is not None and api_key not in self.api_keys:
             info = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}
             return _error(400, "API key not valid. Please pass a valid API key.", details=[info])
         if not isinstance(rec.body, dict):
@@ -294,6 +344,13 @@ class FakeGemini:
             prompt = step.prompt_token_count
         if rec.kind == "count":
             return Plan("json", body={"totalTokens": prompt}, wait=_wait(step), hold=isinstance(step, faults.Hold))
+        if isinstance(step, faults.Blocked | faults.Finish):
+            body, events = shapes.plan(
+                step, rec.kind, prompt, model=rec.model or "unknown", response_id=f"fake-{rec.index}"
+            )
+            if rec.kind == "generate":
+                return Plan("json", body=body)
+            return Plan("stream", events=events)
 
         calls: list[faults.Call] = []
         text: str | None = None
@@ -314,7 +371,9 @@ class FakeGemini:
             candidates = step.candidates_token_count
         if isinstance(step, faults.Empty) and step.variant == "no_candidates":
             candidates = 0
-        meta = replies.usage(prompt, candidates)
+        meta: dict[str, Any] = replies.usage(prompt, candidates)
+        if isinstance(step, faults.Usage):
+            meta.update(shapes.usage_extras(step))
         model, rid = rec.model or "unknown", f"fake-{rec.index}"
 
         def resp(p: list[dict[str, Any]] | None, final: bool) -> dict[str, Any]:

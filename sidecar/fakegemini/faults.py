@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 import msgspec
 
-Match = Literal["any", "chat", "summary", "stream", "generate", "count"]
-RequestKind = Literal["generate", "stream", "count"]
+Match = Literal["any", "chat", "summary", "stream", "generate", "count", "token"]
+RequestKind = Literal["generate", "stream", "count", "token"]
 
 #: HTTP status -> google.rpc status name, as the real API reports them.
 STATUS_NAMES: dict[int, str] = {
@@ -156,16 +156,55 @@ class FunctionCall(_Step, tag="function_call"):
 
 
 class Usage(_Step, tag="usage"):
-    """Reply normally but report these token counts (countTokens: totalTokens = promptTokenCount)."""
+    """Reply normally but report these token counts (countTokens: totalTokens = promptTokenCount). The extra
+    counts appear in usageMetadata as the real API reports them."""
 
     prompt_token_count: int | None = None
     candidates_token_count: int | None = None
+    cached_content_token_count: int | None = None
+    thoughts_token_count: int | None = None
+    tool_use_prompt_token_count: int | None = None
 
 
-Step = Status | Delay | Hold | Cut | MidstreamError | Empty | Text | MalformedSnapshot | FunctionCall | Usage
+class Blocked(_Step, tag="blocked"):
+    """The prompt is refused: no candidates, promptFeedback.blockReason (and blockReasonMessage)."""
+
+    block_reason: str = "SAFETY"
+    block_reason_message: str | None = None
+
+
+FINISH_REASONS = (
+    "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "LANGUAGE", "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
+    "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "IMAGE_SAFETY", "TOO_MANY_TOOL_CALLS",
+)
+
+
+class Finish(_Step, tag="finish"):
+    """A reply of the given shape: `finishReason` (null: none at all, as in a stream that was cut), optional `text`
+    and `thought` (a thought summary part), `finishMessage`, and how the candidate's parts look: "given" (the
+    thought and text parts), "missing" (no `parts` key) or "empty" (`parts: []`). `extras` adds what real responses
+    also carry: citationMetadata, groundingMetadata, safetyRatings, avgLogprobs and promptTokensDetails."""
+
+    finish_reason: str | None = "STOP"
+    text: str | None = None
+    thought: str | None = None
+    finish_message: str | None = None
+    parts: Literal["given", "missing", "empty"] = "given"
+    extras: bool = False
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.finish_reason is not None and self.finish_reason not in FINISH_REASONS:
+            raise ValueError(f"finishReason must be one of {', '.join(FINISH_REASONS)} or null")
+
+
+Step = (
+    Status | Delay | Hold | Cut | MidstreamError | Empty | Text | MalformedSnapshot | FunctionCall | Usage | Blocked
+    | Finish
+)
 
 #: Step kinds that only make sense for requests producing content (never applied to countTokens).
-_CONTENT_ONLY = (MidstreamError, Empty, Text, MalformedSnapshot, FunctionCall)
+_CONTENT_ONLY = (MidstreamError, Empty, Text, MalformedSnapshot, FunctionCall, Blocked, Finish)
 
 
 def parse_steps(obj: Any) -> list[Step]:
@@ -188,9 +227,11 @@ def step_to_dict(step: Step) -> dict[str, Any]:
 
 def step_matches(step: Step, kind: RequestKind, summary: bool) -> bool:
     """Whether `step` applies to a request of this kind (summary = compaction request)."""
+    m = step.match
+    if kind == "token" or m == "token":  # token requests take only steps meant for them (status errors)
+        return kind == "token" and m == "token" and isinstance(step, Status)
     if kind == "count" and isinstance(step, _CONTENT_ONLY):
         return False
-    m = step.match
     if m == "any" or m == kind:
         return True
     if kind == "count":

@@ -118,7 +118,7 @@ def response(
     model: str,
     response_id: str,
     finish: bool = True,
-    usage_metadata: dict[str, int] | None = None,
+    usage_metadata: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A GenerateContentResponse (one stream chunk, or the whole non-stream reply).
 

@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import msgspec
 
-from . import faults
+from . import faults, metadata
 
 log = logging.getLogger("sidecar.fakegemini")
 
@@ -40,7 +40,19 @@ class Fake(Protocol):
     token_multiplier: float
     token_limit: int | None
 
-    def plan(self, method: str, path: str, query: dict[str, str], api_key: str | None, raw: bytes) -> Plan: ...
+    def plan(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, str],
+        api_key: str | None,
+        raw: bytes,
+        authorization: str | None = None,
+    ) -> Plan: ...
+    def metadata_token(self, path: str) -> dict[str, Any]: ...
+    def set_token_lifetime(self, seconds: int) -> None: ...
+    @property
+    def token_lifetime(self) -> int: ...
     def log_json(self) -> bytes: ...
     def pending(self) -> list[dict[str, Any]]: ...
     def script(self, steps: Any) -> None: ...
@@ -119,8 +131,12 @@ class _Handler(BaseHTTPRequestHandler):
             if url.path.startswith("/_control/"):
                 self._control(method, url.path, raw)
                 return
+            if method == "GET" and metadata.is_metadata_path(url.path):
+                status, body, kind = metadata.answer(fake, url.path, self.headers.get("Metadata-Flavor"))
+                self._send(status, body, kind, {"Metadata-Flavor": "Google"})
+                return
             key = self.headers.get("x-goog-api-key") or query.get("key")
-            self._execute(fake.plan(method, url.path, query, key, raw))
+            self._execute(fake.plan(method, url.path, query, key, raw, self.headers.get("Authorization")))
         except (BrokenPipeError, ConnectionResetError, TimeoutError):
             self.close_connection = True
         except Exception as exc:
@@ -134,10 +150,14 @@ class _Handler(BaseHTTPRequestHandler):
         return self.rfile.read(length) if length > 0 else b""
 
     def _send_json(self, status: int, obj: Any) -> None:
-        data = msgspec.json.encode(obj)
+        self._send(status, msgspec.json.encode(obj), "application/json; charset=UTF-8")
+
+    def _send(self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=UTF-8")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()
@@ -215,9 +235,18 @@ class _Handler(BaseHTTPRequestHandler):
                     fake.set_token_multiplier(body["tokenMultiplier"])
                 if "tokenLimit" in body:
                     fake.set_token_limit(body["tokenLimit"])
+                if "tokenLifetime" in body:
+                    fake.set_token_lifetime(body["tokenLifetime"])
             except (TypeError, ValueError) as exc:
                 self._send_json(400, faults.error_body(400, f"Invalid config: {exc}"))
                 return
-            self._send_json(200, {"tokenMultiplier": fake.token_multiplier, "tokenLimit": fake.token_limit})
+            self._send_json(
+                200,
+                {
+                    "tokenMultiplier": fake.token_multiplier,
+                    "tokenLimit": fake.token_limit,
+                    "tokenLifetime": fake.token_lifetime,
+                },
+            )
         else:
             self._send_json(404, faults.error_body(404, f"Unknown control endpoint {method} {path}"))

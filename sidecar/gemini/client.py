@@ -1,4 +1,5 @@
-"""Talking to Gemini: chat streams on the cached-bytes path, other calls through google-genai; retries, named errors."""
+"""Talking to Gemini or Vertex AI: chat streams on the cached-bytes path, other calls through google-genai; retries,
+credentials, named errors."""
 
 from __future__ import annotations
 
@@ -13,25 +14,46 @@ from typing import Any, Literal
 import msgspec
 
 from sidecar.core.history import Content, Part, dump_contents
+from sidecar.gemini.credentials import LOGIN_HINT, AdcAuth, CredentialsError
+from sidecar.gemini.routes import GEMINI_API_VERSION, GEMINI_URL, Endpoint
 from sidecar.gemini.stream import ApiError, Chunk, GeminiStream, MalformedEvent, Usage
 
 log = logging.getLogger(__name__)
 
-API_VERSION = "v1beta"
+API_VERSION = GEMINI_API_VERSION
 RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 MAX_RETRY_DELAY_S = 30.0
 
-ErrorKind = Literal["rateLimit", "auth", "notFound", "badRequest", "server", "timeout", "unreachable", "stream"]
+ErrorKind = Literal[
+    "rateLimit", "auth", "notFound", "badRequest", "server", "timeout", "unreachable", "stream",
+    "credentials", "blocked", "invalidReply", "config",
+]
+#: Failures worth another attempt of a chat round even after output arrived (Gemini CLI retries these mid-stream).
+MID_STREAM_RETRYABLE = frozenset({"stream", "server", "rateLimit", "timeout", "unreachable"})
 
 
 class ModelError(Exception):
-    """A failed model call, with a message that names the cause and never contains the API key."""
+    """A failed model call, with a message that names the cause and never contains the API key.
+    `mid_stream`: the failure came after part of the reply had arrived. `reason` / `block_reason`: an unusable or
+    blocked reply's type and policy (sidecar/gemini/attempts.py)."""
 
-    def __init__(self, kind: ErrorKind, message: str, status: int | None = None) -> None:
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        status: int | None = None,
+        *,
+        mid_stream: bool = False,
+        reason: str | None = None,
+        block_reason: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.status = status
+        self.mid_stream = mid_stream
+        self.reason = reason
+        self.block_reason = block_reason
 
 
 @dataclass
@@ -41,6 +63,9 @@ class Reply:
     parts: list[Part]
     finish_reason: str | None
     usage: Usage | None
+    finish_message: str | None = None
+    block_reason: str | None = None
+    block_message: str | None = None
 
     @property
     def text(self) -> str:
@@ -49,11 +74,21 @@ class Reply:
 
 @dataclass(frozen=True)
 class ClientConfig:
-    api_key: str
+    """How to reach the model. `endpoint` (Vertex AI, …) wins over `api_key` + `base_url` (the Gemini API)."""
+
+    api_key: str | None
     base_url: str | None
     timeout_ms: int
     retry_attempts: int
     retry_initial_delay_ms: int
+    endpoint: Endpoint | None = None
+
+    def resolved_endpoint(self) -> Endpoint:
+        if self.endpoint is not None:
+            return self.endpoint
+        return Endpoint(
+            "gemini", self.base_url or GEMINI_URL, API_VERSION, api_key=self.api_key, custom_url=bool(self.base_url)
+        )
 
 
 class ModelClient:
@@ -61,29 +96,90 @@ class ModelClient:
     every call retried on 408/429/5xx/timeouts before any output arrived."""
 
     def __init__(self, config: ClientConfig) -> None:
-        from google import genai
         from google.genai import types
 
         self.config = config
+        self.endpoint = config.resolved_endpoint()
         self._types = types
         self._count_warm = False
-        options = types.HttpOptions(api_version=API_VERSION, timeout=config.timeout_ms)
-        if config.base_url:
-            options.base_url = config.base_url
-        self._client = genai.Client(api_key=config.api_key, http_options=options)
-        self._stream = GeminiStream(config.api_key, config.base_url, API_VERSION, config.timeout_ms)
-        self._redact_key = _redactor(config.api_key)
+        self._auth = AdcAuth() if self.endpoint.uses_adc else None
+        self._stream = GeminiStream(self.endpoint, config.timeout_ms)
+        self._redact_key = _redactor(self.endpoint.api_key or "")
+        # google-genai's client takes ~200 ms to build: here (the Backend builds ModelClients in a worker thread),
+        # or with ADC in a worker thread once the credentials are loaded (`_sdk`), never on the event loop.
+        self._client: Any = self._build_sdk() if self._auth is None and self.endpoint.problem is None else None
+        self._sdk_lock = asyncio.Lock()
 
     @property
     def where(self) -> str:
-        return self.config.base_url or "https://generativelanguage.googleapis.com"
+        return self.endpoint.base_url
+
+    @property
+    def service(self) -> str:
+        return "Vertex AI" if self.endpoint.kind == "vertex" else "Gemini API"
+
+    def label(self) -> str:
+        return self.endpoint.label()
 
     async def aclose(self) -> None:
-        for close in (self._stream.aclose, self._client.aio.aclose):
+        closes = [self._stream.aclose] + ([self._client.aio.aclose] if self._client is not None else [])
+        for close in closes:
             try:
                 await close()
             except Exception:  # closing is best effort
                 log.debug("closing an HTTP client failed", exc_info=True)
+
+    # -- credentials ------------------------------------------------------------------------------
+    async def _auth_headers(self) -> dict[str, str] | None:
+        """Bearer headers for Vertex AI with ADC (refreshed when due); None when a key authorises requests."""
+        if self.endpoint.problem is not None:
+            raise ModelError("config", self.endpoint.problem)
+        if self._auth is None:
+            return None
+        try:
+            headers = await self._auth.headers()
+        except CredentialsError as exc:
+            raise ModelError("unreachable" if exc.retryable else "credentials", exc.message) from None
+        if self.endpoint.project is None:
+            if not self._auth.project:
+                raise ModelError(
+                    "config",
+                    "Vertex AI needs a Google Cloud project: set sidecar.vertexProject or GOOGLE_CLOUD_PROJECT "
+                    f"(the credentials from {self._auth.source} do not name one).",
+                )
+            self.endpoint = self.endpoint.with_project(self._auth.project)
+            self._stream.endpoint = self.endpoint
+        return headers
+
+    async def _sdk(self) -> Any:
+        """The google-genai client for this endpoint (its credentials refreshed by `_auth_headers` before each call)."""
+        await self._auth_headers()
+        if self._client is None:
+            async with self._sdk_lock:
+                if self._client is None:
+                    self._client = await asyncio.to_thread(self._build_sdk)
+        return self._client
+
+    def _build_sdk(self) -> Any:
+        from google import genai
+
+        types, ep = self._types, self.endpoint
+        options = types.HttpOptions(api_version=ep.api_version, timeout=self.config.timeout_ms)
+        if ep.kind != "vertex":
+            if ep.custom_url:
+                options.base_url = ep.base_url
+            return genai.Client(vertexai=False, api_key=ep.api_key, http_options=options)
+        options.base_url = ep.base_url
+        if ep.api_key is not None:
+            return genai.Client(vertexai=True, api_key=ep.api_key, http_options=options)
+        assert self._auth is not None and self._auth.credentials is not None
+        return genai.Client(
+            vertexai=True,
+            project=ep.project,
+            location=ep.location,
+            credentials=self._auth.credentials,
+            http_options=options,
+        )
 
     # -- calls ------------------------------------------------------------------------------------
     async def stream(
@@ -93,15 +189,21 @@ class ModelClient:
         *,
         system_instruction: str | None = None,
         tools: list[dict[str, Any]] | None = None,
+        generation_config: dict[str, Any] | None = None,
     ) -> AsyncIterator[Chunk]:
         """Stream a reply to `contents`, each a content's JSON bytes (Conversation.wire()). Retries happen only
         before the first chunk; a later failure raises ModelError."""
         attempt = 0
+        refreshed = False
         while True:
             started = False
             iterator: Any = None
             try:
-                iterator = self._stream.stream(model, contents, system_instruction, tools)
+                headers = await self._auth_headers()
+                iterator = self._stream.stream(
+                    model, contents, system_instruction, tools,
+                    auth_headers=headers, generation_config=generation_config,
+                )
                 async for chunk in iterator:
                     started = True
                     yield chunk
@@ -110,6 +212,10 @@ class ModelClient:
                 raise
             except Exception as exc:
                 error = self._name_error(exc, during_stream=started, retried=attempt)
+                error.mid_stream = started
+                if not started and not refreshed and self._token_refused(error):
+                    refreshed = True
+                    continue
                 if started or not self._should_retry(error, attempt):
                     raise error from None
                 attempt += 1
@@ -130,11 +236,13 @@ class ModelClient:
         payload = dump_contents(contents)
 
         async def call() -> Reply:
-            response = await self._client.aio.models.generate_content(
-                model=model, contents=payload, config=config
-            )
+            client = await self._sdk()
+            response = await client.aio.models.generate_content(model=model, contents=payload, config=config)
             chunk = _chunk(response)
-            return Reply(chunk.parts, chunk.finish_reason, chunk.usage)
+            return Reply(
+                chunk.parts, chunk.finish_reason, chunk.usage,
+                chunk.finish_message, chunk.block_reason, chunk.block_message,
+            )
 
         reply: Reply = await self._with_retries(call)
         return reply
@@ -143,7 +251,8 @@ class ModelClient:
         payload = dump_contents(contents)
 
         async def call() -> int:
-            response = await self._client.aio.models.count_tokens(model=model, contents=payload)
+            client = await self._sdk()
+            response = await client.aio.models.count_tokens(model=model, contents=payload)
             if response.total_tokens is None:
                 raise ModelError("badRequest", "Gemini countTokens returned no totalTokens")
             return int(response.total_tokens)
@@ -175,17 +284,33 @@ class ModelClient:
 
     async def _with_retries(self, call: Callable[[], Any]) -> Any:
         attempt = 0
+        refreshed = False
         while True:
             try:
                 return await call()
-            except (asyncio.CancelledError, ModelError):
+            except asyncio.CancelledError:
                 raise
+            except ModelError as exc:
+                if not self._should_retry(exc, attempt):
+                    raise
+                attempt += 1
+                await self._backoff(attempt, exc)
             except Exception as exc:
                 error = self._name_error(exc, during_stream=False, retried=attempt)
+                if not refreshed and self._token_refused(error):
+                    refreshed = True
+                    continue
                 if not self._should_retry(error, attempt):
                     raise error from None
                 attempt += 1
                 await self._backoff(attempt, exc)
+
+    def _token_refused(self, error: ModelError) -> bool:
+        """A 401 with ADC: the token was revoked or expired early. Fetch a new one and try once more."""
+        if error.status != 401 or self._auth is None:
+            return False
+        self._auth.invalidate()
+        return True
 
     def _should_retry(self, error: ModelError, attempt: int) -> bool:
         if attempt >= self.config.retry_attempts:
@@ -211,15 +336,24 @@ class ModelClient:
             status = int(exc.code) if exc.code else None
             detail = redact(str(exc.message or exc.status or "no details"))
             retries = f" after {retried} {'retry' if retried == 1 else 'retries'}" if retried else ""
+            api = self.service
             if status == 429:
-                return ModelError("rateLimit", f"Gemini API rate limit (429){retries}: {detail}", status)
+                return ModelError("rateLimit", f"{api} rate limit (429){retries}: {detail}", status)
+            if status in (401, 403) and self._auth is not None:
+                return ModelError(
+                    "auth",
+                    f"Vertex AI refused the Application Default Credentials from {self._auth.source} ({status}): "
+                    f"{detail}. Check that the account may use Vertex AI in project {self.endpoint.project}, or "
+                    f"{LOGIN_HINT}.",
+                    status,
+                )
             if status in (401, 403):
-                return ModelError("auth", f"Gemini API refused the API key ({status}): {detail}", status)
+                return ModelError("auth", f"{api} refused the API key ({status}): {detail}", status)
             if status == 404:
-                return ModelError("notFound", f"Gemini API: model or endpoint not found (404): {detail}", status)
+                return ModelError("notFound", f"{api}: model or endpoint not found (404): {detail}", status)
             if status is not None and status >= 500:
-                return ModelError("server", f"Gemini API server error ({status}){retries}: {detail}", status)
-            return ModelError("badRequest", f"Gemini API rejected the request ({status}): {detail}", status)
+                return ModelError("server", f"{api} server error ({status}){retries}: {detail}", status)
+            return ModelError("badRequest", f"{api} rejected the request ({status}): {detail}", status)
         name = type(exc).__name__
         text = redact(str(exc)) or name
         if isinstance(exc, MalformedEvent):
@@ -233,7 +367,7 @@ class ModelClient:
             return ModelError("unreachable", f"cannot reach Gemini at {self.where}: {text}")
         dropped = "Protocol" in name or "Incomplete" in name or "Read" in name or "Disconnect" in name
         if during_stream:
-            return ModelError("stream", f"The Gemini stream ended unexpectedly: {name}: {text}")
+            return ModelError("stream", f"The Gemini stream ended unexpectedly: {name}: {text}", mid_stream=True)
         if dropped:  # before any answer arrived: like an unreachable server, worth a retry
             return ModelError(
                 "unreachable", f"The connection to Gemini at {self.where} dropped before an answer: {name}: {text}"
@@ -275,8 +409,22 @@ def _chunk(response: Any) -> Chunk:
     usage = None
     meta = response.usage_metadata
     if meta is not None:
-        usage = Usage(meta.prompt_token_count, meta.candidates_token_count, meta.total_token_count)
-    return Chunk(parts=parts, finish_reason=finish, usage=usage)
+        usage = Usage(
+            meta.prompt_token_count,
+            meta.candidates_token_count,
+            meta.total_token_count,
+            meta.cached_content_token_count,
+            meta.thoughts_token_count,
+            meta.tool_use_prompt_token_count,
+        )
+    chunk = Chunk(parts=parts, finish_reason=finish, usage=usage)
+    if candidates:
+        chunk.finish_message = candidates[0].finish_message
+    feedback = response.prompt_feedback
+    if feedback is not None and feedback.block_reason is not None and not candidates:
+        chunk.block_reason = str(getattr(feedback.block_reason, "value", feedback.block_reason))
+        chunk.block_message = feedback.block_reason_message
+    return chunk
 
 
 async def _close_quietly(iterator: Any) -> None:

@@ -1,4 +1,5 @@
-"""Which Gemini the sidecar talks to: real Gemini with a key, else the embedded fake; builds ModelClients lazily."""
+"""Which Gemini the sidecar talks to — Gemini API, Vertex AI, or (nothing configured) the embedded fake; builds
+ModelClients lazily."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from sidecar.gemini import routes
 from sidecar.gemini.client import ClientConfig, ModelClient
+from sidecar.gemini.routes import GEMINI_API_VERSION, Endpoint
 from sidecar.session import Session
 
 log = logging.getLogger(__name__)
 
-PLACEHOLDER_KEY = "sidecar-no-key"
 EMBEDDED_FAKE_KEY = "embedded-fake-gemini"
 
 
@@ -32,11 +34,11 @@ class Backend:
         return None if self._fake is None else str(self._fake.url)
 
     def describe(self) -> str:
-        """Where requests go, for logs and `sidecar --check` (never includes the key)."""
-        settings = self._session.settings
-        if settings.effective_api_key() is None and settings.effective_base_url() is None:
-            return "the embedded fake Gemini (no API key set)"
-        return settings.effective_base_url() or "Gemini (generativelanguage.googleapis.com)"
+        """Where requests go, for logs, the status bar tooltip and :checkhealth (never includes a key)."""
+        if self._client is not None and self._client.config == self._current_config(start_fake=False):
+            return self._client.label()  # knows a project read from the credentials
+        endpoint = routes.resolve(self._session.settings)
+        return "embedded fake Gemini" if endpoint is None else endpoint.label()
 
     async def client(self) -> ModelClient:
         async with self._lock:
@@ -52,20 +54,21 @@ class Backend:
             return self._client
 
     def _config(self) -> ClientConfig:
+        return self._current_config(start_fake=True)
+
+    def _current_config(self, *, start_fake: bool) -> ClientConfig:
         settings = self._session.settings
-        key = settings.effective_api_key()
-        base = settings.effective_base_url()
-        if key is None and base is None:
-            base = self._start_fake()
-            key = EMBEDDED_FAKE_KEY
-        elif key is None:
-            key = PLACEHOLDER_KEY
+        endpoint = routes.resolve(settings)
+        if endpoint is None:  # no backend configured at all: the embedded fake, and the user is told so
+            url = self._start_fake() if start_fake else self.embedded_fake_url or ""
+            endpoint = Endpoint("fake", url, GEMINI_API_VERSION, api_key=EMBEDDED_FAKE_KEY, custom_url=True)
         return ClientConfig(
-            api_key=key,
-            base_url=base,
+            api_key=endpoint.api_key,
+            base_url=endpoint.base_url,
             timeout_ms=settings.request_timeout_ms,
             retry_attempts=settings.retry_attempts,
             retry_initial_delay_ms=settings.retry_initial_delay_ms,
+            endpoint=endpoint,
         )
 
     def _start_fake(self) -> str:
@@ -76,8 +79,9 @@ class Backend:
             self._fake.start()
             log.info("no API key: using the embedded fake Gemini at %s", self._fake.url)
             self._inform(
-                "Sidecar: no Gemini API key is set, so replies come from the embedded offline fake Gemini. "
-                "Set sidecar.apiKey or GEMINI_API_KEY to talk to Gemini."
+                "Sidecar: no Gemini backend is configured, so replies come from the embedded offline fake Gemini. "
+                "Set sidecar.apiKey or GEMINI_API_KEY to talk to the Gemini API, or GOOGLE_GENAI_USE_VERTEXAI=true "
+                "(or sidecar.backend \"vertex\") with a project for Vertex AI."
             )
         return str(self._fake.url)
 

@@ -16,6 +16,7 @@ import msgspec
 
 from sidecar import __version__
 from sidecar.core.history import Part
+from sidecar.gemini.routes import Endpoint
 
 log = logging.getLogger(__name__)
 
@@ -37,30 +38,41 @@ class ApiError(Exception):
 
 
 class Usage(msgspec.Struct, rename="camel"):
+    """usageMetadata. Fields the sidecar does not use (promptTokensDetails, …) are ignored, never an error."""
+
     prompt_token_count: int | None = None
     candidates_token_count: int | None = None
     total_token_count: int | None = None
+    cached_content_token_count: int | None = None
+    thoughts_token_count: int | None = None
+    tool_use_prompt_token_count: int | None = None
 
 
 class _Content(msgspec.Struct):
-    parts: list[Part] = msgspec.field(default_factory=list)
+    parts: list[Part] | None = None
 
 
 class _Candidate(msgspec.Struct, rename="camel"):
+    """A candidate; citationMetadata, groundingMetadata, safetyRatings and the like are ignored."""
+
     content: _Content | None = None
     finish_reason: str | None = None
+    finish_message: str | None = None
 
 
 class _PromptFeedback(msgspec.Struct, rename="camel"):
     block_reason: str | None = None
+    block_reason_message: str | None = None
 
 
 class _Event(msgspec.Struct, rename="camel"):
     """One SSE event of streamGenerateContent: a GenerateContentResponse, or an error object."""
 
     candidates: list[_Candidate] | None = None
-    usage_metadata: Usage | None = None
     prompt_feedback: _PromptFeedback | None = None
+    usage_metadata: Usage | None = None
+    response_id: str | None = None
+    model_version: str | None = None
     error: dict[str, Any] | None = None
 
 
@@ -76,6 +88,12 @@ class Chunk:
     parts: list[Part] = field(default_factory=list)
     finish_reason: str | None = None
     usage: Usage | None = None
+    finish_message: str | None = None
+    #: promptFeedback.blockReason: the prompt was refused, and no candidate follows.
+    block_reason: str | None = None
+    block_message: str | None = None
+    response_id: str | None = None
+    model_version: str | None = None
 
     @property
     def text(self) -> str:
@@ -83,9 +101,13 @@ class Chunk:
 
 
 def request_pieces(
-    contents: Sequence[bytes], system_instruction: str | None, tools: list[dict[str, Any]] | None
+    contents: Sequence[bytes],
+    system_instruction: str | None,
+    tools: list[dict[str, Any]] | None,
+    generation_config: dict[str, Any] | None = None,
 ) -> Iterator[bytes]:
-    """The request body in pieces: the contents' cached JSON, joined by commas, inside the request object."""
+    """The request body in pieces: the contents' cached JSON, joined by commas, inside the request object.
+    `generation_config` is REST JSON (camelCase), as google-genai writes a GenerateContentConfig's fields."""
     yield b'{"contents":['
     for index, item in enumerate(contents):
         if index:
@@ -96,27 +118,25 @@ def request_pieces(
         tail["systemInstruction"] = {"parts": [{"text": system_instruction}], "role": "user"}
     if tools:
         tail["tools"] = tools
-    tail["generationConfig"] = {}
+    tail["generationConfig"] = generation_config or {}
     yield b"]," + _encode(tail)[1:]
 
 
 def models_path(model: str) -> str:
     """`models/<name>` (as google-genai names a Gemini API model), unless the name already says where it is."""
-    if not model or ".." in model or "?" in model or "&" in model or "#" in model:
-        raise ValueError(f"invalid model name {model!r}")
-    return model if model.startswith(("models/", "tunedModels/")) else f"models/{model}"
+    from sidecar.gemini.routes import GEMINI_API_VERSION
+
+    return Endpoint("gemini", DEFAULT_BASE_URL, GEMINI_API_VERSION).model_path(model)
 
 
 class GeminiStream:
-    """One HTTP connection pool for streamed chat requests."""
+    """One HTTP connection pool for streamed chat requests to one endpoint."""
 
-    def __init__(self, api_key: str, base_url: str | None, api_version: str, timeout_ms: int) -> None:
-        self._base = f"{(base_url or DEFAULT_BASE_URL).rstrip('/')}/{api_version}/"
-        self._headers = {
-            "content-type": "application/json",
-            "x-goog-api-key": api_key,
-            "user-agent": f"sidecar/{__version__}",
-        }
+    def __init__(self, endpoint: Endpoint, timeout_ms: int) -> None:
+        self.endpoint = endpoint
+        self._headers = {"content-type": "application/json", "user-agent": f"sidecar/{__version__}"}
+        if endpoint.api_key is not None:
+            self._headers["x-goog-api-key"] = endpoint.api_key
         import httpx2  # with google-genai, after initialize: not a start-up cost
 
         self._client = httpx2.AsyncClient(timeout=httpx2.Timeout(timeout_ms / 1000.0))
@@ -130,13 +150,17 @@ class GeminiStream:
         contents: Sequence[bytes],
         system_instruction: str | None,
         tools: list[dict[str, Any]] | None,
+        *,
+        auth_headers: dict[str, str] | None = None,
+        generation_config: dict[str, Any] | None = None,
     ) -> AsyncIterator[Chunk]:
         """POST the request and yield its events. Raises ApiError for an error answer, httpx errors as they are."""
         # One joined body, written at once: measured faster than passing the cached pieces to the socket one by
         # one (each write waits for the socket to drain), the copy included (bench target 2, docs/performance.md).
-        body = b"".join(request_pieces(contents, system_instruction, tools))
-        url = f"{self._base}{models_path(model)}:streamGenerateContent?alt=sse"
-        request = self._client.build_request("POST", url, headers=self._headers, content=body)
+        body = b"".join(request_pieces(contents, system_instruction, tools, generation_config))
+        url = self.endpoint.url(model, "streamGenerateContent") + "?alt=sse"
+        headers = self._headers if not auth_headers else {**self._headers, **auth_headers}
+        request = self._client.build_request("POST", url, headers=headers, content=body)
         response = await self._client.send(request, stream=True)
         try:
             if response.status_code != 200:
@@ -190,16 +214,18 @@ def _event(payload: bytes) -> Chunk:
         raise MalformedEvent(f"Gemini sent an event that is not a response ({exc}): {payload[:200]!r}") from None
     if event.error is not None:
         raise ApiError(_int(event.error.get("code")), {"error": event.error})
-    parts: list[Part] = []
-    finish: str | None = None
+    chunk = Chunk(usage=event.usage_metadata, response_id=event.response_id, model_version=event.model_version)
     if event.candidates:
         first = event.candidates[0]
-        finish = first.finish_reason
-        if first.content is not None:
-            parts = first.content.parts
-    elif event.prompt_feedback is not None and event.prompt_feedback.block_reason:
-        finish = f"PROMPT_BLOCKED_{event.prompt_feedback.block_reason}"  # no candidates: the prompt was blocked
-    return Chunk(parts, finish, event.usage_metadata)
+        chunk.finish_reason, chunk.finish_message = first.finish_reason, first.finish_message
+        if first.content is not None and first.content.parts:
+            chunk.parts = first.content.parts
+    feedback = event.prompt_feedback
+    if feedback is not None and feedback.block_reason and not event.candidates:
+        # No candidates: the prompt was blocked. The finish reason says so too (ACP turns it into a refusal).
+        chunk.block_reason, chunk.block_message = feedback.block_reason, feedback.block_reason_message
+        chunk.finish_reason = f"PROMPT_BLOCKED_{feedback.block_reason}"
+    return chunk
 
 
 class MalformedEvent(Exception):

@@ -53,8 +53,12 @@ CODES = (
     Code(REQUEST_CANCELLED, "RequestCancelled", "the request was cancelled with `$/cancelRequest`"),
     Code(
         MODEL_ERROR, "ModelError",
-        "the model call failed after retries; `data = {kind, status, turnId}` with `kind` one of `rateLimit`, "
-        "`auth`, `notFound`, `badRequest`, `server`, `timeout`, `unreachable`, `stream`",
+        "the model call failed after retries; `data = {kind, status, turnId}` (plus `reason` and `blockReason` "
+        "below) with `kind` one of `rateLimit`, `auth`, `notFound`, `badRequest`, `server`, `timeout`, "
+        "`unreachable`, `stream`, `credentials` (Vertex AI's Application Default Credentials are missing or "
+        "refused), `config` (a backend that cannot work, e.g. `backend: \"gemini\"` without a key), `blocked` (a "
+        "blocked prompt or reply; `data.blockReason`), `invalidReply` (every attempt was unusable; `data.reason` is "
+        "the type)",
     ),
     Code(
         CONTEXT_OVERFLOW, "ContextOverflow",
@@ -75,6 +79,10 @@ class ModelErrorData(msgspec.Struct, rename="camel", kw_only=True, omit_defaults
     status: int | None
     #: The turn whose model call failed (absent for a compaction's).
     turn_id: str | None = None
+    #: kind "invalidReply" / "blocked": the failure type (NO_RESPONSE_TEXT, PROMPT_BLOCKED, …).
+    reason: str | None = None
+    #: kind "blocked": promptFeedback.blockReason, or the finish reason of the policy that stopped the reply.
+    block_reason: str | None = None
 
 
 class ContextOverflowData(msgspec.Struct, rename="camel", kw_only=True):

@@ -36,6 +36,7 @@ from sidecar.protocol.types import (
     PinParams,
     RenameParams,
     ResumeSessionParams,
+    RetryParams,
     RewindParams,
     SendMessageParams,
     SendMessageResult,
@@ -154,6 +155,11 @@ TOOL_CALL = Method(
     summary="A tool call's status changed (pending, running, done, error, denied, cancelled).",
 )
 
+RETRY = Method(
+    "sidecar/retry", "notification", "server", RetryParams,
+    summary="An unusable reply is retried: drop the failed attempt's text (the turn's text restarts from `text`).",
+)
+
 # -- requests (server -> client) ----------------------------------------------------------------------------
 CONFIRM_TOOL_CALL = Method(
     "sidecar/confirmToolCall", "request", "server", ConfirmToolCallParams, ConfirmToolCallResult,
@@ -182,5 +188,6 @@ ALL: tuple[Method, ...] = (
     TOKEN_USAGE,
     COMPRESSED,
     TOOL_CALL,
+    RETRY,
     CONFIRM_TOOL_CALL,
 )

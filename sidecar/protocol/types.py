@@ -72,6 +72,10 @@ class TokenUsage(_Wire, kw_only=True, omit_defaults=False):
     percent_used: float
     compression_threshold: float
     source: UsageSource
+    #: Where requests go: "Gemini API", "Vertex AI (project, location)", "embedded fake Gemini".
+    backend: str = ""
+    #: usageMetadata.cachedContentTokenCount of the last reply, when the API reported one.
+    cached_token_count: int | None = None
     #: With source "estimate": why a fresh estimate (newSession, undo, resume); None = the history grew since
     #: the last reply. Fresh estimates count the system instruction and tool declarations, as the next request will.
     estimate_reason: Annotated[str | None, shown_as(EstimateReason | None)] = None
@@ -106,6 +110,22 @@ class CompressedParams(_Wire, kw_only=True, omit_defaults=False):
 
 class MessageDeltaParams(_Wire, kw_only=True):
     turn_id: str
+    text: str
+
+
+class RetryParams(_Wire, kw_only=True, omit_defaults=False):
+    """sidecar/retry: the attempt that just failed is discarded; the turn's text restarts from `text`."""
+
+    turn_id: str
+    #: The attempt about to start, 2..maxAttempts.
+    attempt: int
+    max_attempts: int
+    #: The failure type, e.g. THINKING_ONLY_RESPONSE, MALFORMED_FUNCTION_CALL, stream.
+    reason: str
+    #: The cause in words.
+    message: str
+    delay_ms: int
+    #: The turn's text from earlier rounds: what stays shown.
     text: str
 
 

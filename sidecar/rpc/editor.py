@@ -13,7 +13,7 @@ from pygls.lsp.server import LanguageServer
 from sidecar.chat.tool_runner import decode_decision
 from sidecar.protocol import methods
 from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams, ToolDecision
-from sidecar.protocol.types import CompressedParams, MessageDeltaParams, TokenUsage, to_wire
+from sidecar.protocol.types import CompressedParams, MessageDeltaParams, RetryParams, TokenUsage, to_wire
 from sidecar.rpc.transport import SidecarProtocol
 from sidecar.tools.edits import ApplyEdit
 
@@ -103,6 +103,9 @@ class Notifier:
 
     def compressed(self, notice: CompressedParams) -> None:
         self._protocol.notify(methods.COMPRESSED.name, to_wire(notice))
+
+    def retry(self, notice: RetryParams) -> None:
+        self._protocol.notify(methods.RETRY.name, to_wire(notice))
 
     def error(self, message: str) -> None:
         show(self._server, lsp.MessageType.Error, f"Sidecar: {message}")

@@ -54,6 +54,7 @@ class SidecarServer(LanguageServer):
         tools = ToolRunner(registry, editor.ToolHost(self, self.protocol), session)
         notifier = editor.Notifier(self, self.protocol)
         self.chat = ChatService(session, self.backend.client, notifier, compactor, recorder, tools)
+        self.chat.backend_label = self.backend.describe
         self.sessions = SessionService(self.chat)
         self.actions = SessionActions(self.sessions)
         self.watcher: WorkspaceWatcher | None = None

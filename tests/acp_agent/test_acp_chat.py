@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 from typing import Any
 
@@ -199,3 +200,34 @@ async def test_max_tool_rounds_stops_with_max_turn_requests(fake: Any, home: str
         assert await agent.prompt(sid, "loop") == "max_turn_requests"
     finally:
         await agent.close()
+
+
+async def test_a_blocked_prompt_is_a_refusal_named_in_words_and_the_next_prompt_works(
+    agent: Agent, fake: Any, workspace: str
+) -> None:
+    await agent.initialize()
+    sid = await agent.new_session(workspace)
+    fake.script([{"kind": "blocked", "match": "chat", "blockReason": "PROHIBITED_CONTENT"}])
+    assert await agent.prompt(sid, "something the policy refuses") == "refusal"
+    assert len(chats(fake)) == 1, "a blocked prompt is not retried: the same prompt would be blocked again"
+    said = agent.client.text()
+    assert "PROHIBITED_CONTENT" in said or "prohibited content" in said.lower(), said
+    mark = len(agent.client.updates(sid))
+    assert await agent.prompt(sid, "something else") == "end_turn"
+    assert "something else" in agent.client.text(start=mark)
+    roles = [c["role"] for c in chats(fake)[-1].body["contents"]]
+    assert all(a != b for a, b in itertools.pairwise(roles)), f"roles alternate: {roles}"
+
+
+async def test_a_reply_cut_by_max_tokens_keeps_its_text_and_stops_with_max_tokens(
+    agent: Agent, fake: Any, workspace: str
+) -> None:
+    await agent.initialize()
+    sid = await agent.new_session(workspace)
+    fake.script([{"kind": "finish", "match": "chat", "finishReason": "MAX_TOKENS", "text": "The first half of it"}])
+    assert await agent.prompt(sid, "a long answer please") == "max_tokens"
+    assert len(chats(fake)) == 1, "a reply with text cut by MAX_TOKENS is kept, not retried"
+    assert agent.client.text().startswith("The first half of it")
+    assert await agent.prompt(sid, "go on") == "end_turn"
+    history = chats(fake)[-1].body["contents"]
+    assert any(p.get("text") == "The first half of it" for c in history if c["role"] == "model" for p in c["parts"])

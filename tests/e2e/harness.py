@@ -17,6 +17,10 @@ from sidecar.rpc.client import RpcClient, RpcError
 #: Real clients' recorded capabilities (from pytest-lsp): every e2e test runs once per client.
 CLIENTS = ["neovim@v0.7.0", "neovim@v0.11.0", "visual-studio-code"]
 CANARY_KEY = "AIzaCANARY-e2e-0123456789abcdef"
+VERTEX_ENV = (
+    "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_VERTEX_BASE_URL", "GOOGLE_GENAI_USE_ENTERPRISE",
+)
 #: Every e2e server records its sessions here, never in the user's data directory.
 E2E_HOME = tempfile.mkdtemp(prefix="sidecar-e2e-home-")
 
@@ -90,6 +94,8 @@ class EditorClient(RpcClient):
 def server_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("GEMINI_API_KEY", "GOOGLE_API_KEY")}
     env.pop("GOOGLE_GEMINI_BASE_URL", None)
+    for name in VERTEX_ENV:  # a developer's own Vertex AI setup must not leak into the tests
+        env.pop(name, None)
     env["PYTHONUNBUFFERED"] = "1"
     env["SIDECAR_HOME"] = E2E_HOME
     env.update(extra)

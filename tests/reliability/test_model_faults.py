@@ -133,9 +133,13 @@ TURN_FAULTS = [
         {"kind": "delay", "seconds": 3, "times": RETRIES + 1},
         "timeout", None, f"did not answer within {TIMEOUT_MS} ms (requestTimeoutMs)", RETRIES + 1, id="hang",
     ),
-    pytest.param({"kind": "cut"}, "stream", None, "The Gemini stream ended unexpectedly", 1, id="stream-cut"),
+    # A stream that fails after output started is retried like Gemini CLI does (4 attempts in all, the editor told
+    # to discard each failed attempt's text), independently of retryAttempts.
     pytest.param(
-        {"kind": "midstream_error", "status": 500}, "server", 500, "(500)", 1, id="midstream-error",
+        {"kind": "cut", "times": 4}, "stream", None, "The Gemini stream ended unexpectedly", 4, id="stream-cut"
+    ),
+    pytest.param(
+        {"kind": "midstream_error", "status": 500, "times": 4}, "server", 500, "(500)", 4, id="midstream-error",
     ),
 ]
 
@@ -160,9 +164,11 @@ async def test_turn_fault_is_named_and_leaves_history_and_recording_intact(
     assert err.code == errors.MODEL_ERROR
     assert cause in err.message
     assert err.data["kind"] == kind and err.data["status"] == status and err.data["turnId"].startswith("turn-")
-    assert len(chat_requests(fake)) - requests_mark == attempts, "retried exactly retryAttempts times (or not at all)"
-    if attempts == 1:
-        assert "retries" not in err.message, "a stream that already produced output is not retried; don't say it was"
+    assert len(chat_requests(fake)) - requests_mark == attempts, "retried exactly as often as documented"
+    if step["kind"] in ("cut", "midstream_error"):
+        assert err.message.endswith("(after 4 attempts)")
+        retries = [n for n in session.side.notes("sidecar/retry") if n["turnId"] == err.data["turnId"]]
+        assert [n["attempt"] for n in retries] == [2, 3, 4] and all(n["text"] == "" for n in retries)
     if "retryDelay" in step:
         assert elapsed >= RETRIES * 0.3 - 0.05, "the 429's RetryInfo.retryDelay is honoured"
     assert session.errors_shown(shown) == [f"Sidecar: {err.message}"]
@@ -170,14 +176,15 @@ async def test_turn_fault_is_named_and_leaves_history_and_recording_intact(
     await session.side.wait_note("sidecar/tokenUsage", lambda u: u["seq"] > usage_seq and u["source"] == "estimate")
     assert_key_free(err.message, err.data)
 
-    # What stays: the user's message, plus exactly the text the user saw streamed (if any) as the model's reply.
+    # What stays: the user's message. Text a failed attempt streamed is never recorded as a reply.
     seen = "".join(
         d["text"] for d in session.side.notes("sidecar/messageDelta")[deltas_mark:] if d["turnId"] == err.data["turnId"]
     )
-    expected = [*before, text("user", "the faulty turn")] + ([text("model", seen)] if seen else [])
+    assert bool(seen) == (step["kind"] in ("cut", "midstream_error")), "the failed attempts did stream text"
+    expected = [*before, text("user", "the faulty turn")]
     assert recorded_history(session.path) == expected
     added = new_records(session.path, record_count)
-    assert [r["kind"] for r in added if r["type"] == "message"] == ["user", *(["model"] if seen else []), "error"]
+    assert [r["kind"] for r in added if r["type"] == "message"] == ["user", "error"]
     assert next(r for r in added if r.get("kind") == "error")["text"] == err.message
     await assert_next_turn_works(session, expected)
 
@@ -186,9 +193,10 @@ async def test_empty_reply_adds_no_empty_model_turn(session: Session, fake: Any)
     await session.begin()
     before = await session.build(2)
     for variant in ("empty_text", "no_candidates"):
-        fake.script([{"kind": "empty", "variant": variant, "match": "chat"}])
-        reply = await session.side.say(f"answer me with nothing ({variant})")
-        assert reply["text"] == ""
+        fake.script([{"kind": "empty", "variant": variant, "match": "chat", "times": 4}])
+        err = await session.side.error("sidecar/sendMessage", {"text": f"answer me with nothing ({variant})"})
+        assert err.code == errors.MODEL_ERROR and err.data["kind"] == "invalidReply"
+        assert "after 4 attempts" in err.message
         before = [*before, text("user", f"answer me with nothing ({variant})")]
         assert recorded_history(session.path) == before, "no model content without parts is recorded"
     await assert_next_turn_works(session, before)
@@ -217,9 +225,14 @@ SUMMARY_FAULTS = [
         [{"kind": "cut", "match": "summary", "times": RETRIES + 1}],
         ("error", "unreachable", "dropped before an answer"), id="cut",
     ),
+    pytest.param(  # an empty summary is retried like a chat reply (4 attempts), then fails naming why
+        [{"kind": "empty", "match": "summary", "times": 4}],
+        ("error", "invalidReply", "could not be used after 4 attempts: the reply was empty"), id="empty",
+    ),
     pytest.param(
-        [{"kind": "empty", "match": "summary", "times": 2}],
-        ("status", "COMPRESSION_FAILED_EMPTY_SUMMARY", "empty summary"), id="empty",
+        [{"kind": "blocked", "blockReason": "PROHIBITED_CONTENT", "match": "summary"}],
+        ("error", "blocked", "Gemini blocked the prompt: it was stopped by the prohibited-content policy"),
+        id="blocked",
     ),
     pytest.param(
         [{"kind": "malformed_snapshot", "match": "summary", "times": 2}],

@@ -5,6 +5,7 @@ once, in order; nothing recorded is rewritten; a torn last record is never accep
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -30,7 +31,8 @@ async def wait_for_request(fake: Any, predicate: Any, timeout: float = 10) -> An
         if found is not None:
             return found
         assert asyncio.get_running_loop().time() < deadline, "the fake Gemini never got the request"
-        await asyncio.to_thread(fake.wait_for_requests, len(fake.requests()) + 1, 0.5)
+        with contextlib.suppress(TimeoutError):  # no new request within 0.5 s: look again until the deadline
+            await asyncio.to_thread(fake.wait_for_requests, len(fake.requests()) + 1, 0.5)
 
 
 async def kill(side: Sidecar, *pending: asyncio.Future[Any]) -> None:

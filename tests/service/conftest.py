@@ -16,7 +16,7 @@ from sidecar.config.settings import Settings
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
 from sidecar.core.tokens import estimate_history_tokens
 from sidecar.gemini.client import ClientConfig, ModelClient
-from sidecar.protocol.types import CompressedParams, TokenUsage
+from sidecar.protocol.types import CompressedParams, RetryParams, TokenUsage
 from sidecar.recording.recorder import Recorder as SessionRecorder
 from sidecar.session import Session
 
@@ -41,6 +41,10 @@ class Recorder:
     warnings: list[str] = field(default_factory=list)
     progress_log: list[str] = field(default_factory=list)
     hooks: list[Trigger] = field(default_factory=list)
+    retries: list[RetryParams] = field(default_factory=list)
+
+    def retry(self, notice: RetryParams) -> None:
+        self.retries.append(notice)
 
     def message_delta(self, turn_id: str, text: str) -> None:
         self.deltas.append(text)
@@ -112,7 +116,8 @@ async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
     async def hook(trigger: Trigger) -> None:
         rec.hooks.append(trigger)
 
-    session = Session(settings=Settings(token_limit=100_000), workspace_folders=[str(tmp_path / "project")])
+    settings = Settings(token_limit=100_000, retry_initial_delay_ms=1)  # retries of bad replies wait 1, 2, 4 ms
+    session = Session(settings=settings, workspace_folders=[str(tmp_path / "project")])
     compactor = Compactor(session, get_client, ToolOutputSaver(tmp_path), hook)
     recorder = SessionRecorder(session, rec.warning, home=tmp_path / "home")
     chat = ChatService(session, get_client, rec, compactor, recorder)

@@ -89,12 +89,13 @@ async def test_blank_verification_falls_back_to_first_summary(rig: Rig) -> None:
     rig.fake.script(
         [
             {"kind": "text", "text": snapshot_text("first draft"), "match": "summary"},
-            {"kind": "text", "text": "   \n ", "match": "summary"},
+            {"kind": "text", "text": "   \n ", "match": "summary", "times": 4},
         ]
     )
     result = await rig.chat.compress(None)
     assert result.status == "COMPRESSED"
     assert "first draft" in (rig.chat.conversation.history[1].parts[0].text or "")
+    assert len(rig.summary_requests()) == 5, "the blank verification was retried 3 times (4 attempts) first"
 
 
 async def test_previous_snapshot_triggers_the_anchor_instruction(rig: Rig) -> None:
@@ -149,13 +150,30 @@ async def test_inflated_count_fails_with_no_new_history(rig: Rig) -> None:
     assert rig.chat.conversation.history == before
 
 
-async def test_both_passes_blank_give_empty_summary(rig: Rig) -> None:
+async def test_a_summary_blank_on_every_attempt_fails_the_compaction_with_its_reason(rig: Rig) -> None:
+    # Better than the reference (which takes a blank pass 1 as an empty summary at once): a blank reply is retried
+    # like a chat reply, and when every attempt is blank the compaction fails naming why; the history is untouched.
+    chat_history_over_threshold(rig)
+    before = rig.chat.conversation.wire()
+    rig.fake.script([{"kind": "text", "text": "  ", "match": "summary", "times": 4}])
+    with pytest.raises(errors.SidecarError) as caught:
+        await rig.chat.compress(None)
+    assert caught.value.code == errors.MODEL_ERROR
+    assert caught.value.message == (
+        "Compaction failed, the conversation is unchanged: Gemini's reply could not be used after 4 attempts: "
+        "the reply was empty (no text, no tool call) (NO_RESPONSE_TEXT)."
+    )
+    assert caught.value.data.kind == "invalidReply" and caught.value.data.reason == "NO_RESPONSE_TEXT"
+    assert len(rig.summary_requests()) == 4
+    assert rig.chat.conversation.wire() is before
+
+
+async def test_a_summary_that_is_blank_and_then_fine_compacts(rig: Rig) -> None:
     chat_history_over_threshold(rig)
     rig.fake.script([{"kind": "text", "text": "  ", "match": "summary", "times": 2}])
     result = await rig.chat.compress(None)
-    assert result.status == "COMPRESSION_FAILED_EMPTY_SUMMARY"
-    assert result.message == "Chat history compression failed: the model returned an empty summary."
-    assert len(rig.chat.conversation.history) == 40
+    assert result.status == "COMPRESSED"
+    assert len(rig.summary_requests()) == 4  # pass 1 on its third attempt, then pass 2
 
 
 # 22–27

@@ -85,12 +85,15 @@ def test_workspace_settings_drop_forbidden_keys_and_untrusted_hooks(tmp_path: Pa
                 "apiKey": "x",
                 "approvalMode": "yolo",
                 "hooks": {"PreCompress": [{"command": "curl evil"}]},
+                "backend": "vertex",
+                "vertexProject": "someone-elses-project",
+                "vertexLocation": "us-east1",
             }
         )
     )
     section, problems = read_workspace_settings([str(tmp_path)], trusted=False)
     assert section == {"compressionThreshold": 0.3}
-    assert len(problems) == 3 and all("cannot be set from a workspace file" in p for p in problems)
+    assert len(problems) == 6 and all("cannot be set from a workspace file" in p for p in problems)
     trusted, _ = read_workspace_settings([str(tmp_path)], trusted=True)
     assert "hooks" in trusted
 

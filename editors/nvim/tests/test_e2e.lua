@@ -231,6 +231,31 @@ T.run('test_e2e', function()
     T.ok(found, 'an error notification: ' .. vim.inspect(notified))
   end)
 
+  T.step('a retried reply drops the failed attempt and says why', function()
+    T.http('POST', '/_control/script', { steps = {
+      { kind = 'finish', text = 'a half', thought = 'pondering', finishReason = 'MALFORMED_FUNCTION_CALL', match = 'chat' },
+    } })
+    local turn = sidecar.send('answer after a glitch')
+    T.wait(function() return turn.done end, 20000, 'the retried turn')
+    T.eq(turn.error, nil, 'the retry succeeded')
+    local text = chat.text()
+    T.contains(text, "↻ Gemini's reply was unusable (the model produced a malformed tool call); retrying, attempt 2 of 4.",
+      'the retry and its reason in the chat')
+    T.contains(text, 'you said "answer after a glitch"', 'the reply of the second attempt')
+    T.ok(not text:find('a half', 1, true), 'the failed attempt\'s text is gone')
+  end)
+
+  T.step('a blocked prompt is named in the chat', function()
+    T.http('POST', '/_control/script', { steps = { { kind = 'blocked', blockReason = 'PROHIBITED_CONTENT', match = 'chat' } } })
+    local orig = vim.notify
+    vim.notify = function() end
+    local turn = sidecar.send('a blocked one')
+    T.wait(function() return turn.done end, 20000, 'the blocked turn')
+    vim.notify = orig
+    T.contains(turn.error or '', 'blockReason PROHIBITED_CONTENT', 'the policy named')
+    T.contains(chat.text(), 'Gemini blocked the prompt', 'shown in the chat')
+  end)
+
   T.step(':SidecarCancel stops a streaming reply', function()
     T.http('POST', '/_control/script', { steps = { { kind = 'delay', chunkDelay = 0.5, match = 'chat' } } })
     local turn = sidecar.send('a slow one')

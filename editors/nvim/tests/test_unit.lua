@@ -102,6 +102,15 @@ T.run('test_unit', function()
     state.usage.percentUsed = 3.0
   end)
 
+  T.step('the statusline marks the embedded fake', function()
+    state.usage.backend = 'embedded fake Gemini'
+    T.eq(sidecar.statusline(), '✦ 3% 120/4K (fake)', 'the fake is named')
+    state.usage.backend = 'Vertex AI (p, us-central1)'
+    T.eq(sidecar.statusline(), '✦ 3% 120/4K', 'a real backend is not')
+    T.eq(require('sidecar.status').backend(), 'Vertex AI (p, us-central1)', 'backend for :checkhealth')
+    state.usage.backend = nil
+  end)
+
   T.step('the help file has valid, complete tags', function()
     local doc = vim.fn.fnamemodify(vim.api.nvim_get_runtime_file('doc/sidecar.txt', false)[1], ':p')
     local tmp = vim.fn.tempname()

@@ -3,7 +3,8 @@
  * and sends each change to the webview as an `upsert` of one item. No vscode import.
  */
 import {
-  CompressedParams, ConfirmToolCallParams, PinnedFact, ToolCallParams, ToolDecision, TranscriptEntry, TranscriptToolCall,
+  CompressedParams, ConfirmToolCallParams, PinnedFact, RetryParams, ToolCallParams, ToolDecision, TranscriptEntry,
+  TranscriptToolCall,
 } from './protocol';
 import { compressionSucceeded, exact, statusLabel } from './status';
 
@@ -100,6 +101,14 @@ export class ChatModel {
     this.currentModelId = id;
   }
 
+  /** A failed attempt is retried: its text goes (the turn's text restarts from `p.text`), and the user is told why. */
+  retry(p: RetryParams): void {
+    const id = `model-${p.turnId}`;
+    const item = this.find(id);
+    if (item && item.kind === 'model') this.upsert({ ...item, text: p.text });
+    this.info(retryText(p));
+  }
+
   /** The finished reply: its full text wins over the concatenated deltas. */
   finish(turnId: string, text: string): void {
     const id = `model-${turnId}`;
@@ -161,6 +170,11 @@ export class ChatModel {
   private emit(msg: ToWebview): void {
     for (const l of [...this.listeners]) l(msg);
   }
+}
+
+/** "Gemini's reply was unusable (…); retrying, attempt 2 of 4." */
+export function retryText(p: Pick<RetryParams, 'attempt' | 'maxAttempts' | 'message'>): string {
+  return `Gemini's reply was unusable (${p.message}); retrying, attempt ${p.attempt} of ${p.maxAttempts}.`;
 }
 
 /** The tool's name in a transcript line such as `→ write_file(notes.txt)`. */

@@ -25,6 +25,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       this.model.onChange((msg) => this.post(msg)),
       conn.onMessageDelta((d) => this.model.delta(d.turnId, d.text)),
       conn.onToolCall((t) => this.model.toolCall(t)),
+      conn.onRetry((r) => this.model.retry(r)),
       conn.onCompressed((c) => this.model.compaction(c)),
     );
     conn.setConfirmHandler((p, token) => this.confirm(p, token));

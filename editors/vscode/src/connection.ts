@@ -13,7 +13,7 @@ import {
 import { SidecarApi, errorMessage } from './api';
 import { ProgressBridge } from './progress';
 import {
-  CompressedParams, ConfirmToolCallParams, ConfirmToolCallResult, IdeContextParams, MessageDeltaParams, Method,
+  CompressedParams, ConfirmToolCallParams, ConfirmToolCallResult, IdeContextParams, MessageDeltaParams, Method, RetryParams,
   TokenUsage, ToolCallParams,
 } from './protocol';
 import { RestartPolicy } from './restartPolicy';
@@ -70,6 +70,8 @@ export class SidecarConnection implements vscode.Disposable {
   readonly onCompressed = this._onCompressed.event;
   private readonly _onToolCall = new vscode.EventEmitter<ToolCallParams>();
   readonly onToolCall = this._onToolCall.event;
+  private readonly _onRetry = new vscode.EventEmitter<RetryParams>();
+  readonly onRetry = this._onRetry.event;
   /** fired after a (re)start once the server answers; `resumed` is the session a crashed server resumed */
   private readonly _onReady = new vscode.EventEmitter<{ restarted: boolean; resumed?: string }>();
   readonly onReady = this._onReady.event;
@@ -78,7 +80,7 @@ export class SidecarConnection implements vscode.Disposable {
     this.output = vscode.window.createOutputChannel('Sidecar', { log: true });
     this.progress = new ProgressBridge();
     this.privateServer = new PrivateServer(context, this.output);
-    this.disposables.push(this.output, this._onState, this._onUsage, this._onDelta, this._onCompressed, this._onToolCall, this._onReady);
+    this.disposables.push(this.output, this._onState, this._onUsage, this._onDelta, this._onCompressed, this._onToolCall, this._onRetry, this._onReady);
   }
 
   get api(): SidecarApi {
@@ -232,6 +234,7 @@ export class SidecarConnection implements vscode.Disposable {
     client.onNotification(Method.messageDelta, (p: MessageDeltaParams) => this._onDelta.fire(p));
     client.onNotification(Method.compressed, (p: CompressedParams) => this._onCompressed.fire(p));
     client.onNotification(Method.toolCall, (p: ToolCallParams) => this._onToolCall.fire(p));
+    client.onNotification(Method.retry, (p: RetryParams) => this._onRetry.fire(p));
     client.onRequest(Method.confirmToolCall, async (p: ConfirmToolCallParams, token: vscode.CancellationToken) => {
       if (!this.confirmHandler) return { decision: 'deny' } satisfies ConfirmToolCallResult;
       return this.confirmHandler(p, token);

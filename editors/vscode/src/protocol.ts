@@ -28,6 +28,7 @@ export const Method = {
   tokenUsage: 'sidecar/tokenUsage',
   compressed: 'sidecar/compressed',
   toolCall: 'sidecar/toolCall',
+  retry: 'sidecar/retry',
   confirmToolCall: 'sidecar/confirmToolCall',
 } as const;
 
@@ -79,6 +80,7 @@ export const MethodInfo = {
   tokenUsage: { kind: 'notification', sender: 'server', params: 'TokenUsage' },
   compressed: { kind: 'notification', sender: 'server', params: 'CompressedParams' },
   toolCall: { kind: 'notification', sender: 'server', params: 'ToolCallParams' },
+  retry: { kind: 'notification', sender: 'server', params: 'RetryParams' },
   confirmToolCall: { kind: 'request', sender: 'server', params: 'ConfirmToolCallParams', result: 'ConfirmToolCallResult' },
 } as const;
 
@@ -107,6 +109,8 @@ export interface ModelErrorData {
   kind: string;
   status: number | null;
   turnId?: string;
+  reason?: string;
+  blockReason?: string;
 }
 
 /** `data` of a ContextOverflow: the message's estimated size and what is left of the context window. */
@@ -129,6 +133,8 @@ export interface TokenUsage {
   percentUsed: number;
   compressionThreshold: number;
   source: UsageSource;
+  backend?: string;
+  cachedTokenCount?: number | null;
   estimateReason?: EstimateReason | null;
   summaryPreparation?: SummaryPreparation;
 }
@@ -369,6 +375,17 @@ export interface ToolCallParams {
   summary: string;
 }
 
+/** sidecar/retry: the attempt that just failed is discarded; the turn's text restarts from `text`. */
+export interface RetryParams {
+  turnId: string;
+  attempt: number;
+  maxAttempts: number;
+  reason: string;
+  message: string;
+  delayMs: number;
+  text: string;
+}
+
 /** Params of sidecar/confirmToolCall: the server asks the user before an edit or a shell command. */
 export interface ConfirmToolCallParams {
   turnId: string;
@@ -399,6 +416,9 @@ export interface SidecarSettings {
   model?: string;
   apiKey?: string;
   baseUrl?: string;
+  backend?: 'gemini' | 'vertex';
+  vertexProject?: string;
+  vertexLocation?: string;
   tokenLimit?: number;
   compressionThreshold?: number;
   compressionPrepareRatio?: number;

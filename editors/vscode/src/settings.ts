@@ -6,12 +6,15 @@ import { SidecarSettings } from './protocol';
 
 /** Settings the server understands, in the order of docs/settings.md. */
 export const SERVER_KEYS = [
-  'model', 'baseUrl', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction',
-  'compressionModel', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'hooks',
+  'model', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold',
+  'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'requestTimeoutMs',
+  'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'hooks',
 ] as const;
 
 /** Settings that may be unset: sent as null so a didChangeConfiguration can clear an earlier value. */
-const NULLABLE = new Set<string>(['baseUrl', 'tokenLimit', 'compressionModel', 'apiKey']);
+const NULLABLE = new Set<string>([
+  'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionModel', 'apiKey',
+]);
 
 export type SettingsWire = { [K in keyof SidecarSettings]: SidecarSettings[K] | null };
 

@@ -120,6 +120,10 @@ export function statusTooltip(usage: TokenUsage, last?: LastCompaction): string 
     '',
     `Tokens: ${exact(usage.promptTokenCount)} / ${exact(usage.tokenLimit)}`,
     `Model: ${mdEscape(usage.model)}`,
+    `Backend: ${mdEscape(usage.backend || 'unknown')}`,
+    ...(typeof usage.cachedTokenCount === 'number' && usage.cachedTokenCount > 0
+      ? [`Cached: ${exact(usage.cachedTokenCount)} tokens of the last prompt`]
+      : []),
     `Auto-compress at: ${threshold}% (${exact(thresholdTokens)} tokens)`,
     `Source: ${source}`,
     ...preparationLine(usage),

@@ -32,7 +32,12 @@ describe('settings', () => {
   };
   it('sends server settings only, nulls for unset optional ones, the key from secret storage', () => {
     const s = buildSettings((k) => config[k], ' secret ');
-    assert.deepEqual(s, { model: 'gemini-2.5-pro', baseUrl: null, tokenLimit: null, compressionThreshold: 0.6, compressionModel: null, apiKey: 'secret' });
+    assert.deepEqual(s, {
+      model: 'gemini-2.5-pro', baseUrl: null, backend: null, vertexProject: null, vertexLocation: null, tokenLimit: null,
+      compressionThreshold: 0.6, compressionModel: null, apiKey: 'secret',
+    });
+    const vertex = buildSettings((k) => ({ ...config, backend: 'vertex', vertexProject: 'p', vertexLocation: 'global' })[k], undefined);
+    assert.deepEqual([vertex.backend, vertex.vertexProject, vertex.vertexLocation], ['vertex', 'p', 'global']);
     assert.equal(buildSettings((k) => config[k], undefined).apiKey, null);
     assert.equal(redacted(s).apiKey, '<redacted>');
   });
@@ -63,6 +68,17 @@ describe('chat model', () => {
     m.setBusy(false);
     assert.deepEqual(m.items[1], { kind: 'model', id: 'model-t1', text: 'Hello!', streaming: false });
     assert.ok(out.some((x) => x.type === 'busy'));
+  });
+  it('drops a failed attempt\'s text on a retry and says why', () => {
+    const m = new ChatModel();
+    m.addUser('hi');
+    m.delta('t1', 'Earlier round. ');
+    m.delta('t1', 'A half-made');
+    m.retry({ turnId: 't1', attempt: 2, maxAttempts: 4, reason: 'NO_FINISH_REASON', message: 'the stream was cut', delayMs: 1000, text: 'Earlier round. ' });
+    assert.equal(m.items[1].kind === 'model' && m.items[1].text, 'Earlier round. ');
+    assert.deepEqual(m.items[2].kind === 'info' && m.items[2].text, "Gemini's reply was unusable (the stream was cut); retrying, attempt 2 of 4.");
+    m.delta('t1', 'A whole answer.');
+    assert.equal(m.items[1].kind === 'model' && m.items[1].text, 'Earlier round. A whole answer.');
   });
   it('tracks tool cards and confirmation decisions', () => {
     const m = new ChatModel();

@@ -76,6 +76,14 @@ describe('tooltip', () => {
     assert.match(md, /Source: api/);
     assert.match(md, /Last compaction: 9,120 → 2,310 tokens, manual, at 12:03:04/);
   });
+  it('names the backend and the cached tokens when the API reports them', () => {
+    const md = statusTooltip(usage({ backend: 'Vertex AI (my-proj, us-central1)', cachedTokenCount: 400_000 }));
+    assert.match(md, /Backend: Vertex AI \\\(my\\-proj, us\\-central1\\\)/);
+    assert.match(md, /Cached: 400,000 tokens of the last prompt/);
+    const fake = statusTooltip(usage({ backend: 'embedded fake Gemini', cachedTokenCount: null }));
+    assert.match(fake, /Backend: embedded fake Gemini/);
+    assert.doesNotMatch(fake, /Cached/);
+  });
   it('says when there was no compaction and when the count is an estimate', () => {
     const md = statusTooltip(usage({ source: 'estimate' }));
     assert.match(md, /Source: estimate/);

@@ -66,3 +66,14 @@ def test_key_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     assert Settings(api_key="explicit").effective_api_key() == "explicit"
     monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:1")
     assert Settings().effective_base_url() == "http://127.0.0.1:1"
+
+
+def test_backend_settings_decode_and_bad_values_fall_back() -> None:
+    from sidecar.config.settings import decode_settings
+
+    ok, problems = decode_settings({"backend": "vertex", "vertexProject": "my-proj-1", "vertexLocation": "global"})
+    assert problems == [] and (ok.backend, ok.vertex_project, ok.vertex_location) == ("vertex", "my-proj-1", "global")
+    bad, problems = decode_settings({"backend": "openai", "vertexProject": "My Project!", "vertexLocation": "x y"})
+    assert (bad.backend, bad.vertex_project, bad.vertex_location) == (None, None, None)
+    assert sorted(p.field for p in problems) == ["backend", "vertexLocation", "vertexProject"]
+    assert any("a Google Cloud project id" in p.reason for p in problems)

@@ -13,6 +13,7 @@ from google.genai import types
 from sidecar.core.conversation import Conversation
 from sidecar.core.history import Blob, Content, FunctionCall, FunctionResponse, Part, dump_contents, text_content
 from sidecar.fakegemini import FakeGemini
+from sidecar.gemini.routes import Endpoint
 from sidecar.gemini.stream import (
     ApiError,
     GeminiStream,
@@ -24,6 +25,10 @@ from sidecar.gemini.stream import (
 from sidecar.tools.declarations import DECLARATIONS
 
 MODEL = "gemini-2.5-flash"
+
+
+def gemini_api(url: str) -> Endpoint:
+    return Endpoint("gemini", url, "v1beta", api_key="k-1", custom_url=True)
 SYSTEM = "You are a careful coding agent. ✦"
 TOOLS: list[dict[str, Any]] = [{"functionDeclarations": list(DECLARATIONS.values())}]
 
@@ -69,7 +74,7 @@ async def test_the_request_is_the_one_google_genai_sends(fake: FakeGemini) -> No
         model=MODEL, contents=dump_contents(contents), config=config
     ):
         pass
-    ours = GeminiStream("k-1", fake.url, "v1beta", 5000)
+    ours = GeminiStream(gemini_api(fake.url), 5000)
     try:
         async for _ in ours.stream(MODEL, Conversation("s", contents).wire(), SYSTEM, TOOLS):
             pass
@@ -101,7 +106,7 @@ async def test_a_big_body_arrives_whole(fake: FakeGemini) -> None:
         "contents": dump_contents([text_content("user", "hi"), big]),
         "generationConfig": {},
     }
-    ours = GeminiStream("k-1", fake.url, "v1beta", 5000)
+    ours = GeminiStream(gemini_api(fake.url), 5000)
     try:
         events = [e async for e in ours.stream(MODEL, wire, None, None)]
     finally:
@@ -191,7 +196,7 @@ async def test_a_malformed_event_is_named() -> None:
 
 async def test_an_http_error_status_carries_the_error_json(fake: FakeGemini) -> None:
     fake.script([{"kind": "status", "status": 429, "retryDelay": "1.5s"}])
-    ours = GeminiStream("k-1", fake.url, "v1beta", 5000)
+    ours = GeminiStream(gemini_api(fake.url), 5000)
     try:
         with pytest.raises(ApiError) as caught:
             async for _ in ours.stream(MODEL, [msgspec.json.encode(text_content("user", "hi"))], None, None):
@@ -200,3 +205,33 @@ async def test_an_http_error_status_carries_the_error_json(fake: FakeGemini) -> 
         await ours.aclose()
     assert caught.value.code == 429 and caught.value.status == "RESOURCE_EXHAUSTED"
     assert any(d.get("retryDelay") == "1.5s" for d in caught.value.details["error"]["details"])
+
+
+async def test_real_shaped_events_parse_block_reasons_finish_messages_and_usage_extras() -> None:
+    blocked = {"promptFeedback": {"blockReason": "SAFETY", "blockReasonMessage": "no", "safetyRatings": [{"a": 1}]},
+               "usageMetadata": {"promptTokenCount": 9, "totalTokenCount": 9}, "responseId": "r1"}
+    rich = {
+        "candidates": [{
+            "content": {"role": "model"},  # no parts at all
+            "finishReason": "MALFORMED_FUNCTION_CALL", "finishMessage": "Malformed function call: x(",
+            "citationMetadata": {"citations": [{"startIndex": 0, "endIndex": 3, "uri": "https://e.x"}]},
+            "groundingMetadata": {"webSearchQueries": ["q"], "groundingChunks": [{"web": {"uri": "u"}}]},
+            "safetyRatings": [{"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"}],
+            "avgLogprobs": -0.5,
+        }],
+        "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 5, "totalTokenCount": 130,
+                          "cachedContentTokenCount": 64, "thoughtsTokenCount": 20, "toolUsePromptTokenCount": 5,
+                          "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 100}]},
+        "modelVersion": "gemini-2.5-pro-002", "responseId": "r2",
+    }
+    first, second = await events_of(
+        b"data: " + msgspec.json.encode(blocked) + b"\n\n", b"data: " + msgspec.json.encode(rich) + b"\n\n"
+    )
+    assert (first.block_reason, first.block_message, first.parts, first.response_id) == ("SAFETY", "no", [], "r1")
+    assert second.parts == [] and second.finish_reason == "MALFORMED_FUNCTION_CALL"
+    assert second.finish_message == "Malformed function call: x("
+    assert second.usage is not None and (
+        second.usage.cached_content_token_count, second.usage.thoughts_token_count,
+        second.usage.tool_use_prompt_token_count,
+    ) == (64, 20, 5)
+    assert (second.model_version, second.response_id, second.block_reason) == ("gemini-2.5-pro-002", "r2", None)

@@ -234,6 +234,32 @@ function M.on_delta(params)
   render(turn)
 end
 
+--- "Gemini's reply was unusable (…); retrying, attempt 2 of 4."
+function M.retry_line(params)
+  return string.format(
+    "↻ Gemini's reply was unusable (%s); retrying, attempt %s of %s.",
+    tostring(params.message or params.reason or '?'),
+    tostring(params.attempt or '?'),
+    tostring(params.maxAttempts or '?')
+  )
+end
+
+--- sidecar/retry: the attempt that failed is dropped (its text was the last text segment of the round under
+--- way) and a line says why; the next attempt streams into a fresh text segment.
+function M.on_retry(params)
+  if type(params) ~= 'table' then
+    return
+  end
+  local turn = bind(params.turnId or '?')
+  local last = turn.segments[#turn.segments]
+  if last and last.kind == 'text' then
+    turn.segments[#turn.segments] = nil
+  end
+  turn.segments[#turn.segments + 1] = { kind = 'retry', line = M.retry_line(params) }
+  turn.segments[#turn.segments + 1] = { kind = 'text', text = '' }
+  render(turn)
+end
+
 local icons = { pending = '…', running = '⚙', done = '✓', error = '✗', denied = '⊘', cancelled = '⊘' }
 
 function M.on_tool_call(params)
@@ -284,9 +310,9 @@ function M.finish(turn, err, result)
       turn.turnId = result.turnId
       turns[result.turnId] = turn
     end
-    local has_tools = false
+    local has_tools = false -- (or retry lines: they stay shown)
     for _, seg in ipairs(turn.segments) do
-      has_tools = has_tools or seg.kind == 'tool'
+      has_tools = has_tools or seg.kind == 'tool' or seg.kind == 'retry'
     end
     if not has_tools and type(result.text) == 'string' then
       turn.segments = { { kind = 'text', text = result.text } }

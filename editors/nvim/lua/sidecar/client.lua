@@ -185,6 +185,9 @@ M.handlers = {
   [protocol.method.toolCall] = function(_, params)
     require('sidecar.chat').on_tool_call(params)
   end,
+  [protocol.method.retry] = function(_, params)
+    require('sidecar.chat').on_retry(params)
+  end,
   [protocol.method.compressed] = function(_, params)
     require('sidecar.ui').on_compressed(params)
   end,

@@ -22,6 +22,16 @@ function M.key_source(cfg)
   return nil
 end
 
+--- Whether Vertex AI is chosen (settings.backend, else $GOOGLE_GENAI_USE_VERTEXAI as google-genai reads it).
+function M.vertex_configured(cfg)
+  local backend = cfg.settings and cfg.settings.backend
+  if backend ~= nil and backend ~= vim.NIL then
+    return backend == 'vertex'
+  end
+  local env = (cfg.cmd_env and cfg.cmd_env.GOOGLE_GENAI_USE_VERTEXAI) or vim.env.GOOGLE_GENAI_USE_VERTEXAI
+  return type(env) == 'string' and (env:lower() == 'true' or env == '1')
+end
+
 --- `<cmd> --version` output (first line), with a 10 s limit.
 local function server_version(cmd)
   local out = {}
@@ -103,7 +113,26 @@ function M.check()
 
   local source = M.key_source(cfg)
   local base = cfg.settings and cfg.settings.baseUrl
-  if source then
+  local backend = require('sidecar.status').backend()
+  if backend then
+    local usage = state.usage
+    if backend == require('sidecar.status').FAKE_BACKEND then
+      h.warn('Backend: the embedded fake Gemini (no Gemini API key and no Vertex AI configured)', {
+        'set $GEMINI_API_KEY or settings.apiKey for the Gemini API',
+        'or GOOGLE_GENAI_USE_VERTEXAI=true (settings.backend = "vertex") with a project and '
+          .. '`gcloud auth application-default login` for Vertex AI',
+      })
+    else
+      h.ok('Backend: ' .. backend)
+    end
+    if usage and type(usage.cachedTokenCount) == 'number' and usage.cachedTokenCount > 0 then
+      h.info(string.format('Cached tokens in the last prompt: %d', usage.cachedTokenCount))
+    end
+  end
+  if M.vertex_configured(cfg) then
+    h.info('Vertex AI: credentials come from Application Default Credentials (no API key is sent); project '
+      .. tostring((cfg.settings and cfg.settings.vertexProject) or vim.env.GOOGLE_CLOUD_PROJECT or '(from the credentials)'))
+  elseif source then
     h.ok('API key: set (from ' .. source .. ')')
   elseif base then
     h.info('API key: not set; requests to ' .. base .. ' carry a placeholder key')

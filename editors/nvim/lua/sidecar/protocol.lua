@@ -25,11 +25,12 @@ M.method = {
   tokenUsage = 'sidecar/tokenUsage',
   compressed = 'sidecar/compressed',
   toolCall = 'sidecar/toolCall',
+  retry = 'sidecar/retry',
   confirmToolCall = 'sidecar/confirmToolCall',
 }
 
 -- What the server sends (notifications and requests): a client handles each of them.
-M.from_server = { 'sidecar/messageDelta', 'sidecar/tokenUsage', 'sidecar/compressed', 'sidecar/toolCall', 'sidecar/confirmToolCall' }
+M.from_server = { 'sidecar/messageDelta', 'sidecar/tokenUsage', 'sidecar/compressed', 'sidecar/toolCall', 'sidecar/retry', 'sidecar/confirmToolCall' }
 
 -- Titles of the server's work-done progress.
 M.progress = {
@@ -53,10 +54,10 @@ M.error = {
 
 -- The fields of each params/result type, as they appear on the wire.
 M.fields = {
-  ModelErrorData = { 'kind', 'status', 'turnId' },
+  ModelErrorData = { 'kind', 'status', 'turnId', 'reason', 'blockReason' },
   ContextOverflowData = { 'estimatedRequestTokenCount', 'remainingTokenCount' },
   SendMessageParams = { 'text' },
-  TokenUsage = { 'seq', 'sessionId', 'model', 'promptTokenCount', 'tokenLimit', 'percentUsed', 'compressionThreshold', 'source', 'estimateReason', 'summaryPreparation' },
+  TokenUsage = { 'seq', 'sessionId', 'model', 'promptTokenCount', 'tokenLimit', 'percentUsed', 'compressionThreshold', 'source', 'backend', 'cachedTokenCount', 'estimateReason', 'summaryPreparation' },
   SendMessageResult = { 'turnId', 'text', 'finishReason', 'usage' },
   Empty = {},
   CompressParams = { 'instructions' },
@@ -95,6 +96,7 @@ M.fields = {
   MessageDeltaParams = { 'turnId', 'text' },
   CompressedParams = { 'sessionId', 'status', 'originalTokenCount', 'newTokenCount', 'trigger', 'message' },
   ToolCallParams = { 'turnId', 'callId', 'name', 'args', 'status', 'summary' },
+  RetryParams = { 'turnId', 'attempt', 'maxAttempts', 'reason', 'message', 'delayMs', 'text' },
   ConfirmToolCallParams = { 'turnId', 'callId', 'toolName', 'args', 'description', 'diff' },
   ConfirmToolCallResult = { 'decision' },
 }

@@ -11,6 +11,17 @@ M.groups = {
 }
 
 M.CRITICAL_PERCENT = 95
+--- TokenUsage.backend when no backend is configured and the embedded fake answers.
+M.FAKE_BACKEND = 'embedded fake Gemini'
+
+--- Where requests go, as the server names it ('Gemini API', 'Vertex AI (project, location)', ...), or nil.
+function M.backend()
+  local usage = state.usage
+  if usage and type(usage.backend) == 'string' and usage.backend ~= '' then
+    return usage.backend
+  end
+  return nil
+end
 
 function M.define_highlights()
   local set = vim.api.nvim_set_hl
@@ -105,6 +116,9 @@ function M.text(opts)
     parts[#parts + 1] = icon .. ' off'
   else
     return ''
+  end
+  if usage and usage.backend == M.FAKE_BACKEND then
+    parts[#parts + 1] = cfg.fake or '(fake)'
   end
   if active_progress(protocol.progress.compress) then
     parts[#parts + 1] = cfg.compressing or 'compressing…'

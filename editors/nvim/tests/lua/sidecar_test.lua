@@ -203,6 +203,7 @@ function T.settings(extra)
     tokenLimit = 4000,
     compressionThreshold = 0.9,
     retryAttempts = 0,
+    retryInitialDelayMs = 10, -- retries of unusable replies wait 10, 20, 40 ms
   }, extra or {})
 end
 

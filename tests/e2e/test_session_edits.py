@@ -17,6 +17,7 @@ from sidecar.fakegemini.validate import check_contents
 from sidecar.rpc.client import RpcError
 from tests.e2e.harness import server_env
 from tests.e2e.test_sessions import Sidecar, chat_contents
+from tests.waiting import until
 
 PIN = "PINNED-FACT: deploys happen only on Tuesdays, from the release branch"
 
@@ -196,11 +197,7 @@ async def test_a_pin_reaches_the_model_after_every_history_rewrite(fake: Any, di
     before = side.usage[-1]["promptTokenCount"]
     pinned = await side.client.request("sidecar/pin", {"text": PIN})
     assert (await side.client.request("sidecar/listPins", {}))["pins"] == [{"pinId": pinned["pinId"], "text": PIN}]
-    for _ in range(500):  # the pin counts in the usage shown
-        if side.usage[-1]["promptTokenCount"] > before:
-            break
-        await asyncio.sleep(0.01)
-    assert side.usage[-1]["promptTokenCount"] > before
+    await until(lambda: side.usage[-1]["promptTokenCount"] > before, "the pin to count in the usage shown")
 
     def carries_pin() -> bool:
         return PIN in json.dumps(last_chat(fake).body.get("systemInstruction"))

@@ -21,6 +21,7 @@ from sidecar.core.history import parse_contents
 from sidecar.fakegemini.validate import check_contents
 from sidecar.recording.cli import main_sessions_list
 from tests.e2e.test_sessions import Sidecar, chat_contents
+from tests.waiting import until
 
 
 @pytest.fixture
@@ -45,12 +46,11 @@ async def started(home: str, fake: Any, workspace: str) -> Sidecar:
 
 async def until_usage(side: Sidecar, session_id: str) -> dict[str, Any]:
     """The first tokenUsage push for `session_id` (the state wanted, not the next push)."""
-    for _ in range(1500):
-        found = [u for u in side.usage if u["sessionId"] == session_id]
-        if found:
-            return found[-1]
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"no tokenUsage for {session_id}; got {side.usage[-3:]}")
+    usage: dict[str, Any] = await until(
+        lambda: next((u for u in reversed(side.usage) if u["sessionId"] == session_id), None),
+        f"a tokenUsage for {session_id}",
+    )
+    return usage
 
 
 async def test_second_window_forks_and_both_windows_keep_every_message(fake: Any, dirs: tuple[str, str]) -> None:

@@ -20,17 +20,9 @@ from sidecar.core.tokens import estimate_history_tokens
 from sidecar.protocol.ide import Cursor, OpenFile
 from sidecar.protocol.sessions import TranscriptCompaction, TranscriptMessage
 from tests.service.conftest import Rig, conversation, snapshot_text
+from tests.waiting import until
 
 WAITING = "report:Waiting for the summary being prepared in the background"
-
-
-async def until(predicate: Callable[[], bool], what: str, timeout: float = 15) -> None:
-    """Wait for a state (not for time): poll `predicate` until it holds."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.005)
 
 
 def pushed(rig: Rig, state: str, start: int = 0) -> Callable[[], bool]:

@@ -12,6 +12,7 @@ from sidecar.core.history import Content, text_content
 from sidecar.core.reply_check import EMPTY_NUDGE, THINKING_NUDGE
 from sidecar.protocol import errors
 from tests.service.conftest import Rig, conversation
+from tests.waiting import until
 
 
 def chat_requests(rig: Rig) -> list[Any]:
@@ -276,9 +277,8 @@ async def test_a_cancel_while_waiting_to_retry_keeps_nothing_of_the_failed_attem
     rig.set(retry_initial_delay_ms=60_000)  # the wait before attempt 2 outlasts the test: it is cancelled in it
     rig.fake.script([{"kind": "finish", "finishReason": None, "text": "partial words of a cut reply", "match": "chat"}])
     turn = asyncio.create_task(rig.chat.send_message("go on"))
-    while not rig.rec.retries:
-        assert not turn.done(), turn
-        await asyncio.sleep(0.01)
+    await until(lambda: rig.rec.retries or turn.done(), "the retry to be announced")
+    assert not turn.done(), turn
     turn.cancel()
     with pytest.raises(asyncio.CancelledError):
         await turn

@@ -20,12 +20,13 @@ for _ in $(seq "$cores"); do
   "$PYTHON" -c 'while True: pass' &
   hogs+=("$!")
 done
-echo "stress: $RUNS runs of the Python suites on fresh clones of $(git -C "$top" rev-parse --short HEAD), $cores CPU hogs running"
+commit=$(git -C "$top" rev-parse HEAD)  # every run tests this commit, even if HEAD moves meanwhile
+echo "stress: $RUNS runs of the Python suites on fresh clones of ${commit:0:7}, $cores CPU hogs running"
 
 failed_runs=0
 for run in $(seq "$RUNS"); do
   clone="$work/run-$run"
-  git clone -q "$top" "$clone" || { echo "run $run: git clone failed"; exit 2; }
+  git clone -q "$top" "$clone" && git -C "$clone" checkout -q "$commit" || { echo "run $run: git clone failed"; exit 2; }
   log="$work/run-$run.log"
   started=$(date +%s)
   (cd "$clone" && make -s venv PYTHON="$PYTHON" && make -s test-python) >"$log" 2>&1

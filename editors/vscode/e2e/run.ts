@@ -122,11 +122,18 @@ class Workbench {
     await row.click();
   }
 
-  /** Type into the open quick input and accept; with `row`, wait for that result row first. */
-  async quickInput(text: string, row?: string): Promise<void> {
-    const input = this.page.locator('.quick-input-widget input');
+  /**
+   * Type into a quick input and accept. `title` names the input meant (its title bar): a quick pick that stays open
+   * while its button opens an input box, or a palette still closing, shows an input too, and typing into that one
+   * races the extension host. With `row`, wait for that result row before accepting.
+   */
+  async quickInput(text: string, opts: { title?: string; row?: string } = {}): Promise<void> {
+    const widget = this.page.locator('.quick-input-widget');
+    if (opts.title) await widget.locator('.quick-input-title', { hasText: opts.title }).waitFor({ state: 'visible', timeout: 15_000 });
+    const input = widget.locator('input');
     await input.waitFor({ state: 'visible' });
     await input.fill(text);
+    const row = opts.row;
     if (row) await this.page.locator('.quick-input-list .monaco-list-row', { hasText: row }).first().waitFor({ timeout: 15_000 });
     await this.page.keyboard.press('Enter');
   }
@@ -344,12 +351,12 @@ async function main(): Promise<void> {
     });
     await step('Sidecar: Set API Key stores the key in SecretStorage', async () => {
       await w.runCommand('Sidecar: Set API Key');
-      await w.quickInput(API_KEY);
+      await w.quickInput(API_KEY, { title: 'Gemini API key' });
       return w.toast(/API key saved/);
     });
     await step('open a workspace file and select text', async () => {
       await page.keyboard.press('Control+P');
-      await w.quickInput('app.py', 'app.py');
+      await w.quickInput('app.py', { row: 'app.py' });
       const word = page.locator('.editor-instance .view-line span', { hasText: MARKER }).first();
       await word.waitFor({ timeout: 20_000 });
       await word.dblclick();
@@ -385,7 +392,7 @@ async function main(): Promise<void> {
     });
     await step('Sidecar: Compress Conversation from the command palette; the percentage drops', async () => {
       await w.runCommand('Sidecar: Compress Conversation');
-      await w.quickInput('keep the status bar details');
+      await w.quickInput('keep the status bar details', { title: 'Compress Conversation' });
       const message = await w.toast(/compressed from/i, 60_000);
       const u = await waitFor('a lower percentage', async () => { const x = await w.usage(); return x && x.percent < before ? x : undefined; });
       await w.shot('2-compressed');
@@ -526,7 +533,7 @@ async function main(): Promise<void> {
       await row.waitFor({ timeout: 10_000 });
       await row.hover();
       await row.locator('.action-label[aria-label="Rename"], a[title="Rename"]').first().click();
-      await w.quickInput('Renamed from the e2e test');
+      await w.quickInput('Renamed from the e2e test', { title: 'Rename Session' });
       await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Renamed from the e2e test' }).first().waitFor({ timeout: 15_000 });
       await page.keyboard.press('Escape');
       return 'the list shows the new title';

@@ -83,7 +83,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
   }
 
-  /** "Fork from here", "Rewind to here" (user messages) and "PinnedFact" (any message), run as the palette commands. */
+  /** "Fork from here", "Rewind to here" (user messages) and "Pin" (any message), run as the palette commands. */
   private async action(action: MessageAction, itemId: string): Promise<void> {
     const item = this.model.item(itemId);
     if (!item) return;

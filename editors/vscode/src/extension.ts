@@ -242,7 +242,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (text === undefined) {
       const editor = vscode.window.activeTextEditor;
       const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection) : '';
-      text = await vscode.window.showInputBox({ title: 'PinnedFact a Fact', prompt: 'Kept verbatim for the model through every compaction.', value: selected, ignoreFocusOut: true });
+      text = await vscode.window.showInputBox({ title: 'Pin a Fact', prompt: 'Kept verbatim for the model through every compaction.', value: selected, ignoreFocusOut: true });
     }
     if (!text?.trim()) return;
     const r = await api.pin(text);
@@ -266,7 +266,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   register('sidecar.showPins', async () => {
     const { pins } = await requireRunning().listPins();
     await refreshPins();
-    if (!pins.length) { void vscode.window.showInformationMessage('Sidecar: nothing is pinned in this session. “Sidecar: PinnedFact a Fact” adds one.'); return; }
+    if (!pins.length) { void vscode.window.showInformationMessage('Sidecar: nothing is pinned in this session. “Sidecar: Pin a Fact” adds one.'); return; }
     const pick = await vscode.window.showQuickPick(pins.map((p) => ({ label: p.text.split('\n')[0].slice(0, 120), detail: p.text, pinId: p.pinId })), {
       title: `Pinned Facts (${pins.length})`, placeHolder: 'Pick one to unpin it',
     });

@@ -31,8 +31,8 @@ test: lint typecheck test-python test-vscode-unit test-nvim test-vscode-e2e ## e
 test-python: $(STAMP) acpx-install ## the pytest suites (two workers: most e2e time is spent waiting on processes)
 	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
-test-stress: ## the Python suites RUNS times (default 5) on fresh clones of HEAD while a CPU hog fills every core
-	RUNS=$(or $(RUNS),5) PYTHON=$(PYTHON) tools/stress.sh
+test-stress: ## the Python suites (SUITES=all: all of make test) RUNS times (default 5) on fresh clones of HEAD while CPU hogs fill every core
+	RUNS=$(or $(RUNS),5) SUITES=$(or $(SUITES),python) PYTHON=$(PYTHON) tools/stress.sh
 
 lint: $(STAMP) ## ruff
 	$(BIN)/ruff check sidecar tests bench

@@ -52,12 +52,16 @@ async def recorded_near_threshold(rig: Rig, n: int = 12) -> None:
 
 
 async def start_preparation(rig: Rig, hold: bool = True) -> int:
-    """A turn whose count crosses the preparation point; returns once the summarizer is being asked."""
+    """A turn whose count crosses the preparation point; returns once the summarizer is being asked: the
+    'preparing' push was sent and the fake has the summary request (so counts of summary requests taken after this
+    include it, whatever the machine's speed)."""
     if hold:
         rig.fake.script([{"kind": "hold", "match": "summary"}])
     mark = len(rig.rec.usages)
+    asked = len(rig.summary_requests())
     await rig.chat.send_message("this turn crosses the preparation point")
     await until(pushed(rig, "preparing", mark), "a 'preparing summary' usage push")
+    await until(lambda: len(rig.summary_requests()) > asked, "the summary request at the fake")
     return mark
 
 

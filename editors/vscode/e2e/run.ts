@@ -447,7 +447,6 @@ async function main(): Promise<void> {
       if (found.startsWith('none')) throw new Error('the transcript document lacks the <state_snapshot> text');
       await page.keyboard.press('Escape');
       await w.runCommand('Sidecar: Show Transcript');
-      await page.waitForTimeout(0);
       const tabs = page.locator('.tabs-container .tab', { hasText: 'Sidecar transcript' });
       await waitFor('the transcript tab', async () => (await tabs.count()) >= 1);
       if ((await tabs.count()) !== 1) throw new Error(`Show Transcript twice gave ${await tabs.count()} tabs`);

@@ -17,6 +17,7 @@ import pytest
 from sidecar.tools import ToolRegistry, ToolResult, needs_confirmation
 from sidecar.tools import shell as shell_module
 from sidecar.tools.shell import KILL_GRACE_SECONDS, group_alive
+from tests.waiting import until
 
 #: The command's process group, from inside it (the guard leads the group, not bash: $$ is not the group id).
 PGID = "$(cut -d' ' -f5 /proc/$$/stat)"
@@ -121,14 +122,10 @@ async def test_cancellation_stops_the_whole_group(tmp_path: Path) -> None:
     marker = tmp_path / "pgid"
     plan = tools.plan("run_shell_command", {"command": f"echo {PGID} > {marker}; sleep 100 & sleep 100"}, trusted=True)
     task = asyncio.create_task(tools.run(plan, apply_edit=None))
-    deadline = time.monotonic() + 10
-    while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
+    await until(lambda: marker.exists() and marker.read_text().strip(), "the command's process group id")
     pgid = int(marker.read_text())
     # The echo runs before the sleeps are forked: wait until all four are there.
-    deadline = time.monotonic() + 10
-    while len(live_members(pgid)) < 4 and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
+    await until(lambda: len(live_members(pgid)) >= 4, "the guard, bash and both sleeps")
     assert len(live_members(pgid)) == 4  # the guard, bash and both sleeps
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

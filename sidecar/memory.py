@@ -28,11 +28,11 @@ def return_big_buffers_to_the_os() -> bool:
 
     try:
         libc = ctypes.CDLL(None)
-        mallopt = libc.mallopt
-        gnu_get_libc_version = libc.gnu_get_libc_version  # absent from musl: its allocator has no such threshold
-    except (OSError, AttributeError):
+    except OSError:
         return False
-    del gnu_get_libc_version
+    if not hasattr(libc, "gnu_get_libc_version"):  # not glibc (musl): no such threshold to fix
+        return False
+    mallopt = libc.mallopt
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
     done = bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES) == 1)

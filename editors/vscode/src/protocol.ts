@@ -5,6 +5,9 @@
  * It imports nothing, so it loads under plain Node (unit tests, the round-trip test) and in the extension host.
  */
 
+/** The wire protocol version this editor speaks; the server reports its own in `initialize` (capabilities.experimental.sidecar.protocolVersion). */
+export const PROTOCOL_VERSION = 1;
+
 /** Every sidecar/* method and notification (`MethodInfo` says who sends what). */
 export const Method = {
   sendMessage: 'sidecar/sendMessage',

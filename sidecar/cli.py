@@ -11,17 +11,8 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from sidecar import __version__
-from sidecar.protocol.version import PROTOCOL_VERSION
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-
-
-class _PrintVersion(argparse.Action):
-    """`sidecar --version`: the package version (what editors read), then the wire protocol's."""
-
-    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
-        sys.stdout.write(f"sidecar {__version__}\nwire protocol {PROTOCOL_VERSION}\n")
-        parser.exit()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,7 +20,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="sidecar",
         description="Gemini agent sidecar for editors. With no command it serves JSON-RPC (LSP framing) on stdio.",
     )
-    parser.add_argument("--version", action=_PrintVersion, nargs=0, help="print the version and the wire protocol's")
+    parser.add_argument("--version", action="version", version=f"sidecar {__version__}")
     parser.add_argument("--log-file", metavar="PATH", help="write the log here instead of stderr")
     parser.add_argument(
         "--log-level",

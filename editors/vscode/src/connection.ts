@@ -12,6 +12,7 @@ import {
 } from 'vscode-languageclient/node';
 import { SidecarApi, errorMessage } from './api';
 import { ProgressBridge } from './progress';
+import { protocolWarning } from './protocolVersion';
 import {
   CompressedParams, ConfirmToolCallParams, ConfirmToolCallResult, IdeContextParams, MessageDeltaParams, Method, RetryParams,
   TokenUsage, ToolCallParams,
@@ -273,6 +274,8 @@ export class SidecarConnection implements vscode.Disposable {
     this.setState('running');
     const info = this.client?.initializeResult?.serverInfo;
     this.output.info(`connected to ${info ? `${info.name} ${info.version ?? ''}` : 'the sidecar'}`);
+    const mismatch = protocolWarning(this.client?.initializeResult, String(this.context.extension.packageJSON.version), this.command?.source);
+    if (mismatch) { this.output.warn(mismatch.message); void this.showStartError(mismatch.message, 'sidecar.serverCommand', mismatch.buttons); }
     let resumed: string | undefined;
     const target = this.resumeAfterRestart;
     this.resumeAfterRestart = undefined;

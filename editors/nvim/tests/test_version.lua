@@ -71,4 +71,16 @@ T.run('test_version', function()
     T.contains(said[1].msg, ':SidecarUpdate', 'reinstall offered')
     T.contains(health_text(), 'Protocol: The sidecar server (version 0.0.1) is older', ':checkhealth says it too')
   end)
+
+  T.step(':checkhealth warns when the private environment is older than the checkout', function()
+    local install = require('sidecar.install')
+    vim.fn.mkdir(vim.fn.fnamemodify(install.python(), ':h'), 'p')
+    vim.loop.fs_symlink(python, install.python())
+    vim.fn.writefile({ vim.fn.json_encode({ version = '0.0.1', python = python, pythonVersion = '3.11.7',
+      installer = 'pip', at = '2026-01-01T00:00:00Z' }) }, install.dir() .. '/installed.json')
+    local text = health_text()
+    T.contains(text, "The private environment has sidecar 0.0.1, this plugin's checkout is " .. version.plugin_version(),
+      'the stale environment named')
+    T.contains(text, 'run :SidecarUpdate to reinstall it from the checkout', 'the fix named')
+  end)
 end)

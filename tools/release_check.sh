@@ -32,7 +32,8 @@ has "$sdist_files" "sidecar-$VERSION/CHANGELOG.md" "the sdist"
 vsix_files=$(python3 -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$VSIX")
 has "$vsix_files" "extension/LICENSE.txt" "the vsix"
 has "$vsix_files" "extension/server/sidecar-$VERSION-py3-none-any.whl" "the vsix"
-cmp -s <(unzip -p "$VSIX" "extension/server/sidecar-$VERSION-py3-none-any.whl") "$WHEEL" || fail "the vsix's wheel is not dist/'s"
+python3 -c 'import sys, zipfile; sys.exit(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]) != open(sys.argv[3], "rb").read())' \
+  "$VSIX" "extension/server/sidecar-$VERSION-py3-none-any.whl" "$WHEEL" || fail "the vsix's wheel is not dist/'s"
 lap "dist/ files ok (sidecar $VERSION: SHA256SUMS, LICENSE in the wheel, sdist and vsix; the vsix carries the wheel)"
 
 # -- 2. the wheel in a fresh venv ------------------------------------------------------------------------

@@ -82,7 +82,7 @@ async function probeServer(python: string, fake: FakeGemini, home: string): Prom
   client.connection.onNotification(Method.toolCall, () => { sawTool = true; });
   client.connection.onRequest(Method.confirmToolCall, () => { sawTool = true; return { decision: 'deny' }; });
   await fake.script([toolCall(ws)]);
-  await client.api.sendMessage('probe: write the notes file').catch(() => undefined);
+  await client.api.sendMessage({ text: 'probe: write the notes file' }).catch(() => undefined);
   if (sawTool) have.add('tools');
   fs.rmSync(ws, { recursive: true, force: true });
   await client.stop();

@@ -279,7 +279,7 @@ export class SidecarConnection implements vscode.Disposable {
     if (this.client) this.client.ran = true;
     if (restarted && target) {
       try {
-        const r = await this.api.resumeSession(target);
+        const r = await this.api.resumeSession({ sessionId: target });
         resumed = r.sessionId;
         this.output.info(`resumed session ${r.sessionId} (${r.messageCount} messages) after the restart`);
         if (r.forked && r.message) { this.output.warn(r.message); void vscode.window.showWarningMessage(`Sidecar: ${r.message}`); }

@@ -603,6 +603,23 @@ async function main(): Promise<void> {
       if (!requestText(reqs[reqs.length - 1]).includes('Are you back?')) throw new Error('the restarted sidecar did not continue the session');
       return 'the next request continues the conversation';
     }, { needs: ['resume'] });
+    await step('Sidecar: Restart Server resumes the session the chat view shows (issue 25.1)', async () => {
+      const pids = sidecarPids(python, dirs.home);
+      await w.runCommand('Sidecar: Restart Server');
+      const chat = await w.chat();
+      await chat.locator('.note', { hasText: 'The sidecar restarted; the session was resumed.' }).first().waitFor({ timeout: 30_000 });
+      const after = await waitFor('a new sidecar process', async () => { const p = sidecarPids(python, dirs.home); return p.length === 1 && !pids.includes(p[0]) ? p : undefined; });
+      await waitFor('the usage item back', () => w.usage());
+      await fake!.reset();
+      await w.send('What did I ask before the restart?');
+      const reqs = (await fake!.requests()).filter((r) => (r.kind === 'stream' || r.kind === 'generate') && !r.summary);
+      if (!requestText(reqs[reqs.length - 1]).includes('Do you remember what we discussed?')) throw new Error('after Restart Server the model no longer sees the conversation on screen');
+      return `pid ${pids[0]} → ${after[0]}; the next request continues the conversation`;
+    }, { needs: ['resume'] });
+    await step('a serverCommand in User settings, which this remote window ignores, is written (issue 25.3)', async () => {
+      const file = path.join(dirs.ud, 'User', 'settings.json');
+      fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), 'sidecar.serverCommand': [python, '-m', 'sidecar', '--log-level', 'DEBUG'] }, null, 2));
+    });
     await step('a settings change reaches the sidecar: threshold 5% turns the item to the warning colour', async () => {
       for (const scope of ['User', 'Machine']) {
         const file = path.join(dirs.ud, scope, 'settings.json');
@@ -611,6 +628,12 @@ async function main(): Promise<void> {
       const item = page.locator('.statusbar-item[aria-label^="Sidecar: "]').first();
       await waitFor('the warning colour', async () => /warning-kind/.test((await item.getAttribute('class')) ?? ''), 30_000);
       return `class “${await item.getAttribute('class')}”`;
+    });
+    await step('… and it offered no restart: the command in effect did not change (issue 25.3)', async () => {
+      // the threshold's effect (the step before) came after the User change's handler ran: a prompt would show by now
+      const offers = await page.locator('.notifications-toasts .notification-toast', { hasText: 'server command changed' }).count();
+      if (offers) throw new Error('a User-scope serverCommand that does not apply in a remote window offered a restart');
+      return 'no restart offered';
     });
     await step('final screenshot', async () => path.relative(REPO, await w.shot('sidecar-vscode')));
     await step('a server command that cannot start gives a clear error with “Show log”', async () => {

@@ -18,12 +18,16 @@ import {
 } from './protocol';
 import { RestartPolicy } from './restartPolicy';
 import { isNewerUsage } from './status';
-import { ServerCommand, displayCommand, resolveServerCommand } from './serverCommand';
+import { ServerCommand, displayCommand, resolveServerCommand, sameServerCommand } from './serverCommand';
 import { venvHasSidecar } from './serverInstall';
 import { ServerLogParser } from './serverLog';
 import { InstallError, PrivateServer } from './serverSetup';
 import { settingScope } from './settingScope';
 import { SettingsWire, buildSettings, redacted } from './settings';
+
+/** A server answered after a start: `target` is the session it was to resume (none on a first start), `resumed` the
+ * one it continues, `resumeError` why it could not; `crashed` when the process had died. */
+export interface ReadyEvent { crashed: boolean; target?: string; resumed?: string; resumeError?: string }
 
 export type ConnectionState = 'stopped' | 'starting' | 'installing' | 'running' | 'restarting' | 'failed';
 
@@ -72,9 +76,13 @@ export class SidecarConnection implements vscode.Disposable {
   readonly onToolCall = this._onToolCall.event;
   private readonly _onRetry = new vscode.EventEmitter<RetryParams>();
   readonly onRetry = this._onRetry.event;
-  /** fired after a (re)start once the server answers; `resumed` is the session a crashed server resumed */
-  private readonly _onReady = new vscode.EventEmitter<{ restarted: boolean; resumed?: string }>();
+  /** fired after a (re)start once the server answers, with the session it was to continue and how that went */
+  private readonly _onReady = new vscode.EventEmitter<ReadyEvent>();
   readonly onReady = this._onReady.event;
+  /** The session the chat view shows (default: the last one seen): every restart, for whatever reason, resumes it. */
+  shownSession: () => string | undefined = () => this.sessionId;
+  /** sidecar.serverCommand as it was in effect when the server was last started */
+  private startedServerCommand: unknown;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.output = vscode.window.createOutputChannel('Sidecar', { log: true });
@@ -255,7 +263,7 @@ export class SidecarConnection implements vscode.Disposable {
     }
     const tail = lastLines(this.stderrTail, 3);
     if (this.restarts.shouldRestart()) {
-      this.resumeAfterRestart = this.sessionId;
+      this.resumeAfterRestart = this.shownSession();
       this.output.warn(`the sidecar stopped unexpectedly; restarting (${this.restarts.recent}/${this.restarts.max} in 3 minutes)`); // its last words are in the log already
       this.setState('restarting');
       return { action: CloseAction.Restart, handled: true };
@@ -267,31 +275,38 @@ export class SidecarConnection implements vscode.Disposable {
   }
 
   private async onRunning(): Promise<void> {
-    const restarted = this.wasRunning;
+    const crashed = this.wasRunning; // the client restarted the process after it died
     this.wasRunning = true;
     this.lastError = undefined;
     this.setState('running');
     const info = this.client?.initializeResult?.serverInfo;
     this.output.info(`connected to ${info ? `${info.name} ${info.version ?? ''}` : 'the sidecar'}`);
     let resumed: string | undefined;
+    let resumeError: string | undefined;
     const target = this.resumeAfterRestart;
     this.resumeAfterRestart = undefined;
     if (this.client) this.client.ran = true;
-    if (restarted && target) {
+    if (target) {
       try {
         const r = await this.api.resumeSession({ sessionId: target });
         resumed = r.sessionId;
         this.output.info(`resumed session ${r.sessionId} (${r.messageCount} messages) after the restart`);
         if (r.forked && r.message) { this.output.warn(r.message); void vscode.window.showWarningMessage(`Sidecar: ${r.message}`); }
       } catch (e) {
-        this.output.warn(`could not resume session ${target} after the restart: ${errorMessage(e)}`);
+        resumeError = errorMessage(e);
+        this.output.warn(`could not resume session ${target} after the restart: ${resumeError}`);
       }
     }
-    this._onReady.fire({ restarted, resumed });
+    this._onReady.fire({ crashed, target, resumed, resumeError });
   }
 
+  /** Start the server, or restart it: a restart (Restart/Reinstall Server, a new server command, Retry) resumes the
+   * session the chat view shows, so the conversation on screen is the one the model sees. */
   async start(): Promise<void> {
+    const resume = this.shownSession();
     if (this.client) await this.stop();
+    this.resumeAfterRestart = resume;
+    this.startedServerCommand = this.serverCommandSetting();
     this.wasRunning = false;
     this.restarts.reset();
     this.setState('starting');
@@ -328,6 +343,16 @@ export class SidecarConnection implements vscode.Disposable {
           : `The workspace's .venv has the sidecar but it does not start: fix that environment, or set sidecar.serverCommand (${scope.label}).`;
       void this.showStartError(`Sidecar could not start (${cmd}): ${this.lastError}. ${hint}`, 'sidecar.serverCommand');
     }
+  }
+
+  private serverCommandSetting(): unknown {
+    return vscode.workspace.getConfiguration('sidecar').get('serverCommand');
+  }
+
+  /** Whether sidecar.serverCommand, as in effect in this window, differs from what the server was started with
+   * (a User value a remote window ignores changes nothing). */
+  serverCommandChanged(): boolean {
+    return !sameServerCommand(this.startedServerCommand, this.serverCommandSetting());
   }
 
   /** Where sidecar.serverCommand takes effect in this window (remote windows ignore the User value). */

@@ -8,6 +8,7 @@ import { SidecarConnection } from './connection';
 import { trackOpenFiles } from './ideContext';
 import { OpenFilesTracker } from './openFiles';
 import { statusLevel, statusText } from './status';
+import { restartNote } from './wording';
 import { UsageStatusBar } from './statusBar';
 
 let connection: SidecarConnection | undefined;
@@ -19,6 +20,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const chat = new ChatViewProvider(context.extensionUri, conn);
   const tracker = new OpenFilesTracker();
   const ctx = new Ctx(context, conn, chat, status);
+  conn.shownSession = () => (chat.model.items.some((i) => i.kind === 'user' || i.kind === 'model') ? conn.sessionId : undefined);
   context.subscriptions.push(conn, status, chat, { dispose: () => tracker.dispose() });
   context.subscriptions.push(vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }));
 
@@ -38,10 +40,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     trackOpenFiles(tracker),
     tracker.onDidChange((state) => conn.notifyIdeContext(state)),
-    conn.onReady(({ restarted, resumed }) => {
+    conn.onReady((e) => {
       tracker.flush();
       void conn.pushSettings();
-      if (restarted) chat.model.info(resumed ? 'The sidecar restarted after a crash; the session was resumed.' : 'The sidecar restarted after a crash.');
+      const note = restartNote(e);
+      if (note && !e.resumed && e.target) { chat.model.reset(); chat.model.setPins([]); } // not the session on screen
+      if (note) chat.model.info(note);
     }),
   );
 
@@ -49,12 +53,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration(async (e) => {
       if (!e.affectsConfiguration('sidecar')) return;
-      if (e.affectsConfiguration('sidecar.serverCommand')) {
+      await conn.pushSettings();
+      // only a change of the value in effect here (a remote window ignores the User value) asks for a restart
+      if (e.affectsConfiguration('sidecar.serverCommand') && conn.serverCommandChanged()) {
         const choice = await vscode.window.showInformationMessage('Sidecar: the server command changed. Restart the sidecar now?', 'Restart');
         if (choice === 'Restart') await conn.start();
-        return;
       }
-      await conn.pushSettings();
     }),
     context.secrets.onDidChange((e) => { if (e.key === 'sidecar.apiKey') void conn.pushSettings(); }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => { if (conn.state === 'failed') void conn.start(); }),

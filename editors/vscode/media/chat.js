@@ -241,7 +241,9 @@
       case 'status':
         connected = msg.connected;
         status.textContent = msg.text;
-        status.className = 'status ' + msg.level;
+        status.title = msg.text;
+        // connected: one line (the usage); not running: the whole reason, wrapped, never cut off
+        status.className = 'status ' + msg.level + (msg.connected ? '' : ' down');
         setBusy(busy);
         break;
     }

@@ -24,6 +24,7 @@ import { ServerLogParser } from './serverLog';
 import { InstallError, PrivateServer } from './serverSetup';
 import { settingScope } from './settingScope';
 import { SettingsWire, buildSettings, redacted } from './settings';
+import { startFailureCause } from './wording';
 
 /** A server answered after a start: `target` is the session it was to resume (none on a first start), `resumed` the
  * one it continues, `resumeError` why it could not; `crashed` when the process had died. */
@@ -38,7 +39,8 @@ class SidecarLanguageClient extends LanguageClient {
   /** set once the server answered `initialize`: stopping a client that never ran is not an error worth a trace */
   ran = false;
   override error(message: string, data?: unknown): void {
-    if (!this.ran && /^Stopping server failed/.test(message)) return;
+    // a client that never ran: SidecarConnection.start logs why in words (no transport stack trace)
+    if (!this.ran && /^Stopping server failed|couldn't create connection to server/.test(message)) return;
     super.error(message, data, false);
   }
 }
@@ -48,6 +50,8 @@ export class SidecarConnection implements vscode.Disposable {
   private client: SidecarLanguageClient | undefined;
   private process: ChildProcess | undefined;
   private stderrTail = '';
+  /** how the last server process ended ("code 1", "SIGKILL"), for a start that failed */
+  private lastExit: string | undefined;
   private command: ServerCommand | undefined;
   private wasRunning = false;
   private resumeAfterRestart: string | undefined;
@@ -178,6 +182,7 @@ export class SidecarConnection implements vscode.Disposable {
     const cmd = this.resolveCommand();
     this.command = cmd;
     this.stderrTail = '';
+    this.lastExit = undefined;
     if (cmd.source === 'private') {
       try {
         await this.privateServer.ensure(() => this.setState('installing'));
@@ -214,7 +219,8 @@ export class SidecarConnection implements vscode.Disposable {
     });
     child.stderr!.on('end', () => toLog(parser.flush()));
     child.once('exit', (code, signal) => {
-      this.output.info(`sidecar (pid ${child.pid}) exited with ${signal ?? `code ${code}`}`);
+      this.lastExit = signal ?? `code ${code}`;
+      this.output.info(`sidecar (pid ${child.pid}) exited with ${this.lastExit}`);
       if (this.process === child) this.process = undefined;
     });
     this.process = child;
@@ -291,7 +297,7 @@ export class SidecarConnection implements vscode.Disposable {
         const r = await this.api.resumeSession({ sessionId: target });
         resumed = r.sessionId;
         this.output.info(`resumed session ${r.sessionId} (${r.messageCount} messages) after the restart`);
-        if (r.forked && r.message) { this.output.warn(r.message); void vscode.window.showWarningMessage(`Sidecar: ${r.message}`); }
+        if (r.forked && r.message) this.output.warn(r.message); // the server tells the user too
       } catch (e) {
         resumeError = errorMessage(e);
         this.output.warn(`could not resume session ${target} after the restart: ${resumeError}`);
@@ -325,15 +331,23 @@ export class SidecarConnection implements vscode.Disposable {
       void client.dispose().catch(() => undefined); // never ran: its "Stopping server failed" is not logged
       void this.killProcess();
       const install = this.installError as InstallError | undefined; // set by spawnServer meanwhile
+      if (install?.cancelled) { // the user's choice, not an error
+        this.output.info(install.message);
+        this.lastError = 'installing the server was cancelled';
+        this.setState('failed');
+        void vscode.window.showInformationMessage(install.message, 'Reinstall').then((c) => { if (c === 'Reinstall') void this.reinstall(); });
+        return;
+      }
       if (install) {
         this.output.error(install.message);
-        this.lastError = install.cancelled ? 'installing the server was cancelled' : install.message.replace(/\.$/, '');
+        this.lastError = install.message.replace(/\.$/, '');
         this.setState('failed');
         void this.showStartError(install.message, 'sidecar.pythonPath', ['Show log', 'Reinstall', 'Open Settings']);
         return;
       }
-      this.output.error(`could not start ${cmd}: ${errorMessage(e)}`); // its stderr is in the log already, at its levels
-      this.lastError = lastLine(tail) || errorMessage(e); // the server's own last words say why, if it said any
+      // the server's own last words say why, if it said any (its stderr is in the log already, at its levels)
+      this.lastError = startFailureCause(lastLine(tail), errorMessage(e), this.lastExit);
+      this.output.error(`could not start ${cmd}: ${this.lastError}`);
       this.setState('failed');
       const scope = this.serverCommandScope();
       const hint = this.command?.source === 'setting'

@@ -1,5 +1,6 @@
 /** Pin a Fact, Unpin a Fact and Show Pinned Facts. */
 import * as vscode from 'vscode';
+import { pinPick } from '../wording';
 import { Cmd, Ctx } from './context';
 
 export function pin(ctx: Ctx): Cmd {
@@ -24,7 +25,7 @@ export function unpin(ctx: Ctx): Cmd {
     let pinId = typeof pinIdArg === 'string' ? pinIdArg : undefined;
     if (!pinId) {
       const { pins } = await api.listPins();
-      const pick = await vscode.window.showQuickPick(pins.map((p) => ({ label: p.text.split('\n')[0].slice(0, 120), description: p.pinId, pinId: p.pinId })), { title: 'Unpin a Fact' });
+      const pick = await vscode.window.showQuickPick(pins.map(pinPick), { title: 'Unpin a Fact' });
       pinId = pick?.pinId;
     }
     if (!pinId) return;
@@ -39,7 +40,7 @@ export function showPins(ctx: Ctx): Cmd {
     const { pins } = await api.listPins();
     await ctx.refreshPins();
     if (!pins.length) { void vscode.window.showInformationMessage('Sidecar: nothing is pinned in this session. “Sidecar: Pin a Fact” adds one.'); return; }
-    const pick = await vscode.window.showQuickPick(pins.map((p) => ({ label: p.text.split('\n')[0].slice(0, 120), detail: p.text, pinId: p.pinId })), {
+    const pick = await vscode.window.showQuickPick(pins.map(pinPick), {
       title: `Pinned Facts (${pins.length})`, placeHolder: 'Pick one to unpin it',
     });
     if (pick) { await api.unpin({ pinId: pick.pinId }); await ctx.refreshPins(); }

@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { errorMessage, listAllSessions } from '../api';
 import { SessionSummary } from '../protocol';
 import { plural, sessionDescription } from '../status';
+import { branchNote, sessionTitle } from '../wording';
 import { Cmd, Ctx } from './context';
 
 export function newSession(ctx: Ctx): Cmd {
@@ -24,11 +25,11 @@ export function resumeSession(ctx: Ctx): Cmd {
     if (!pick) return;
     const r = await api.resumeSession({ sessionId: pick.sessionId });
     await ctx.loadTranscript(r.sessionId);
-    if (r.forked && r.message) {
-      ctx.chat.model.info(r.message); // the session is open in another window: this one continues in a new branch
-      void vscode.window.showWarningMessage(`Sidecar: ${r.message}`);
+    if (r.forked) {
+      // the session is open in another window: this one continues in a new branch (the server's warning says so too)
+      ctx.chat.model.info(branchNote(pick.title, r.sessionId));
     } else {
-      ctx.chat.model.info(`Resumed session “${pick.title || r.sessionId.slice(0, 8)}” (${plural(r.messageCount, 'message')}).`);
+      ctx.chat.model.info(`Resumed session “${sessionTitle(pick.title)}” (${plural(r.messageCount, 'message')}).`);
     }
     await ctx.chat.reveal();
   };
@@ -68,7 +69,7 @@ function sessionPickItem(s: SessionSummary, current: string | undefined): Sessio
   const when = Number.isNaN(updated.getTime()) ? s.lastUpdated : updated.toLocaleString();
   const branch = s.parentSessionId ? ` · branch of ${s.parentSessionId.slice(0, 8)}` : '';
   return {
-    label: `${s.sessionId === current ? '$(circle-filled) ' : ''}${s.parentSessionId ? '$(repo-forked) ' : ''}${s.title || '(untitled)'}`,
+    label: `${s.sessionId === current ? '$(circle-filled) ' : ''}${s.parentSessionId ? '$(repo-forked) ' : ''}${sessionTitle(s.title)}`,
     description: `${sessionDescription(s)}${branch}`,
     detail: `Last used ${when}${s.sessionId === current ? ' · current session' : ''}`,
     buttons: s.sessionId === current ? [RENAME_BUTTON] : [RENAME_BUTTON, DELETE_BUTTON],
@@ -100,7 +101,7 @@ function pickSession(ctx: Ctx, sessions: SessionSummary[], title: string, placeH
           if (newTitle?.trim()) await api.renameSession({ sessionId: item.session.sessionId, title: newTitle.trim() });
         } else if (button === DELETE_BUTTON) {
           const ok = await vscode.window.showWarningMessage(
-            `Delete session “${item.session.title || item.session.sessionId.slice(0, 8)}”? It goes to the trash for 30 days.`, { modal: true }, 'Delete');
+            `Delete session “${sessionTitle(item.session.title)}”? It goes to the trash for 30 days.`, { modal: true }, 'Delete');
           if (ok === 'Delete') void vscode.window.showInformationMessage((await api.deleteSession({ sessionId: item.session.sessionId })).message);
         }
       } catch (e) {

@@ -14,7 +14,7 @@ import { SidecarApi, errorMessage } from './api';
 import { ProgressBridge } from './progress';
 import {
   CompressedParams, ConfirmToolCallParams, ConfirmToolCallResult, IdeContextParams, MessageDeltaParams, Method, RetryParams,
-  TokenUsage, ToolCallParams,
+  ServerNotifications, ServerRequests, TokenUsage, ToolCallParams,
 } from './protocol';
 import { RestartPolicy } from './restartPolicy';
 import { isNewerUsage } from './status';
@@ -244,13 +244,16 @@ export class SidecarConnection implements vscode.Disposable {
     };
     const client = new SidecarLanguageClient('sidecar', 'Sidecar', () => this.spawnServer(), clientOptions);
     client.registerFeature(this.progress.feature(client));
-    client.onNotification(Method.tokenUsage, (u: TokenUsage) => this.acceptUsage(u));
-    client.onNotification(Method.messageDelta, (p: MessageDeltaParams) => this._onDelta.fire(p));
-    client.onNotification(Method.compressed, (p: CompressedParams) => this._onCompressed.fire(p));
-    client.onNotification(Method.toolCall, (p: ToolCallParams) => this._onToolCall.fire(p));
-    client.onNotification(Method.retry, (p: RetryParams) => this._onRetry.fire(p));
-    client.onRequest(Method.confirmToolCall, async (p: ConfirmToolCallParams, token: vscode.CancellationToken) => {
-      if (!this.confirmHandler) return { decision: 'deny' } satisfies ConfirmToolCallResult;
+    // typed by the generated ServerNotifications / ServerRequests: a handler of the wrong shape does not compile
+    const on = <M extends keyof ServerNotifications>(method: M, handler: (p: ServerNotifications[M]) => void) => client.onNotification(method, handler);
+    on(Method.tokenUsage, (u) => this.acceptUsage(u));
+    on(Method.messageDelta, (p) => this._onDelta.fire(p));
+    on(Method.compressed, (p) => this._onCompressed.fire(p));
+    on(Method.toolCall, (p) => this._onToolCall.fire(p));
+    on(Method.retry, (p) => this._onRetry.fire(p));
+    type Confirm = ServerRequests[typeof Method.confirmToolCall];
+    client.onRequest(Method.confirmToolCall, async (p: Confirm['params'], token: vscode.CancellationToken): Promise<Confirm['result']> => {
+      if (!this.confirmHandler) return { decision: 'deny' };
       return this.confirmHandler(p, token);
     });
     client.onDidChangeState((e) => {

@@ -40,7 +40,7 @@ lint: $(STAMP) ## ruff
 typecheck: $(STAMP) ## mypy --strict on sidecar/
 	$(BIN)/mypy
 
-protocol: $(STAMP) ## regenerate the editors' protocol.ts / protocol.lua and docs/protocol.md's tables from sidecar/protocol/
+protocol: $(STAMP) ## regenerate the editors' protocol and settings mirrors and the docs' tables from sidecar/protocol/ and the Settings struct
 	$(PY) -m sidecar.protocol.export
 
 bench: $(STAMP) ## benchmarks; writes bench/results/ and docs/performance.md

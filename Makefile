@@ -83,5 +83,5 @@ release-check: release ## dist/'s wheel in a fresh venv and its vsix in a fresh 
 	SIDECAR_PYTHON=$(abspath $(PY)) tools/release_check.sh
 
 clean: ## remove the venv, caches and build output
-	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache dist
 	rm -rf $(VSCODE)/node_modules $(VSCODE)/out $(VSCODE)/dist $(VSCODE)/*.vsix test-artifacts

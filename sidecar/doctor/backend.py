@@ -85,7 +85,7 @@ def _vertex_adc(ctx: Context, endpoint: Endpoint, say: _Origins) -> list[Check]:
             f"(the credentials from {source} do not name one)."
         )
         ctx.verdict = Verdict("vertex", endpoint.label(), False, "config", message)
-        checks.append(Check("project", False, "none: no setting, no GOOGLE_CLOUD_PROJECT, none in the credentials",
+        checks.append(Check("project", False, message,
                             "set GOOGLE_CLOUD_PROJECT (or sidecar.vertexProject) to your Google Cloud project id"))
     checks.append(_location(endpoint, say))
     checks.append(Check("adc", True, f"{describe_credentials(credentials)} from {source}; no API key is sent"))

@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import { errorCode, errorMessage } from './api';
 import { CHAT_VIEW_ID, ChatViewProvider } from './chatView';
+import { registerDoctorCommands } from './commands/doctor';
 import { SidecarConnection } from './connection';
 import { trackOpenFiles } from './ideContext';
 import { OpenFilesTracker } from './openFiles';
@@ -326,6 +327,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     void vscode.window.showInformationMessage('Sidecar: API key removed.');
   });
 
+  context.subscriptions.push(registerDoctorCommands(conn));
   register('sidecar.showLog', () => conn.output.show(true));
   register('sidecar.restartServer', () => conn.start());
   register('sidecar.reinstallServer', () => conn.reinstall());

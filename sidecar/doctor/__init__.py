@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -95,6 +96,8 @@ def run_checks(ctx: Context) -> list[Check]:
 
 def main_doctor(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
+    if getattr(args, "log_level", "INFO") == "INFO":  # the report says it all: no INFO lines around it by default
+        logging.getLogger().setLevel(logging.WARNING)
     ctx = build_context(args)
     checks = run_checks(ctx)
     if getattr(args, "json", False):

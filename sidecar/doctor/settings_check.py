@@ -66,7 +66,8 @@ def _problem_sources(ctx: Context) -> dict[str, str]:
 
 def _hint(message: str, source: str | None) -> str:
     if "cannot be set from a workspace file" in message:
-        return "set it in your editor's settings (or the user settings file for `sidecar acp`) and remove it there"
+        return ("set it in your own settings (the editor's settings, or the user settings file for `sidecar acp`) "
+                "and remove it from the workspace file")
     if "is not valid JSON" in message:
         return "fix the JSON syntax at the line and column named, or delete the file"
     if message.startswith("Setting sidecar."):

@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import acp
 import pytest
 
 from sidecar.fakegemini import FakeGemini
+from tests.acp_agent.harness import Agent
 from tests.adc_files import external_authorized_user, service_account
 from tests.e2e.harness import server_env
 from tests.reliability.conftest import make_dirs
@@ -258,3 +260,52 @@ async def test_the_doctors_verdict_is_what_the_server_does(name: str, fixtures: 
     assert all(c["hint"] for c in failing), "every problem comes with the next step"
     if not ok:
         assert verdict["message"] and any(verdict["message"] in c["detail"] for c in failing)
+
+
+# -- the same for `sidecar acp` (settings from the user file; no backend label on the wire: which API answered) ----
+
+async def _acp_outcome(agent: Agent, workspace: Path, fake: FakeGemini) -> tuple[bool, str | None, str]:
+    """Start `sidecar acp`, one prompt: (it worked, the error kind, which API answered: fake | gemini | vertex)."""
+    await agent.start()
+    try:
+        await agent.initialize()
+        session = await agent.new_session(str(workspace))
+        try:
+            await agent.prompt(session, "hello, which backend answers?")
+            ok, kind = True, None
+        except acp.RequestError as exc:
+            ok, kind = False, (exc.data or {}).get("kind")
+    finally:
+        await agent.close()
+    apis = {r.api for r in fake.requests() if r.kind != "token"}
+    answered = "fake" if not apis else ("vertex" if apis & {"vertex", "express"} else "gemini")
+    return ok, kind, answered
+
+
+@pytest.mark.parametrize("name", list(CASES))
+async def test_the_doctors_verdict_is_what_sidecar_acp_does(name: str, fixtures: Fixtures, fake: FakeGemini) -> None:
+    case = CASES[name]
+    home, workspace = make_dirs()
+    try:
+        agent = Agent(fixtures.url, str(home), settings={"retryAttempts": 0, **case.settings(fixtures)})
+        for name_ in ("GEMINI_API_KEY", "GOOGLE_GEMINI_BASE_URL"):  # the harness's defaults: only the case's env
+            agent.env.pop(name_)
+        agent.env.update({**fixtures.extra, **case.env(fixtures)})
+        if case.workspace_file is not None:
+            (workspace / ".sidecar").mkdir()
+            (workspace / ".sidecar" / "settings.json").write_text(json.dumps(case.workspace_file))
+        run = await asyncio.to_thread(
+            subprocess.run, [sys.executable, "-m", "sidecar", "doctor", "--json", "--project", str(workspace)],
+            env=agent.env, capture_output=True, text=True, timeout=60,
+        )
+        server = await _acp_outcome(agent, workspace, fake)
+    finally:
+        shutil.rmtree(home.parent, ignore_errors=True)
+    assert SECRET not in run.stdout and SECRET not in run.stderr
+    report = json.loads(run.stdout)
+    assert report["frontEnd"] == "acp"
+    ok, kind, _label = case.expected
+    assert server[:2] == (ok, kind), "the case exercises what it names"
+    verdict = report["backend"]
+    assert (verdict["ok"], verdict["errorKind"], verdict["kind"] if verdict["ok"] else server[2]) == server
+    assert run.returncode == (0 if report["ok"] else 1) and report["ok"] is (ok and not case.settings_problem)

@@ -282,7 +282,17 @@ async def _acp_outcome(agent: Agent, workspace: Path, fake: FakeGemini) -> tuple
     return ok, kind, answered
 
 
-@pytest.mark.parametrize("name", list(CASES))
+#: `sidecar acp` resolves the backend with the same code once the settings are layered: one case of each kind here.
+ACP_CASES = [
+    "nothing configured", "Gemini API key and base URL from settings", "backend gemini without a key",
+    "Vertex AI with ADC, project and location from settings", "Vertex AI with a user login and no project anywhere",
+    "Vertex AI chosen and nothing else (the issue's report)",
+    "Vertex AI express mode from settings, over a project in the environment",
+    "a workspace file cannot switch to Vertex AI",
+]
+
+
+@pytest.mark.parametrize("name", ACP_CASES)
 async def test_the_doctors_verdict_is_what_sidecar_acp_does(name: str, fixtures: Fixtures, fake: FakeGemini) -> None:
     case = CASES[name]
     home, workspace = make_dirs()

@@ -6,7 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from sidecar.doctor.report import Check, Context, Verdict
-from sidecar.gemini.credentials import LOGIN_HINT, CredentialsError, credentials_source, load_credentials
+from sidecar.gemini.credentials import (
+    LOGIN_HINT,
+    CredentialsError,
+    credentials_source,
+    load_credentials,
+    missing_project_message,
+)
 from sidecar.gemini.endpoint import client_config
 from sidecar.gemini.routes import Endpoint
 
@@ -79,11 +85,7 @@ def _vertex_adc(ctx: Context, endpoint: Endpoint, say: _Origins) -> list[Check]:
         endpoint = endpoint.with_project(adc_project)
         checks.append(Check("project", True, f"{adc_project} (from the credentials, {source})"))
     else:
-        # The same rule as ModelClient._auth_headers: no project anywhere is a configuration error.
-        message = (
-            "Vertex AI needs a Google Cloud project: set sidecar.vertexProject or GOOGLE_CLOUD_PROJECT "
-            f"(the credentials from {source} do not name one)."
-        )
+        message = missing_project_message(source)  # as ModelClient raises it (a `config` error)
         ctx.verdict = Verdict("vertex", endpoint.label(), False, "config", message)
         checks.append(Check("project", False, message,
                             "set GOOGLE_CLOUD_PROJECT (or sidecar.vertexProject) to your Google Cloud project id"))

@@ -16,6 +16,14 @@ LOGIN_HINT = (
 )
 
 
+def missing_project_message(source: str) -> str:
+    """Vertex AI with ADC and no project in the settings, the environment or the credentials (a config error)."""
+    return (
+        "Vertex AI needs a Google Cloud project: set sidecar.vertexProject or GOOGLE_CLOUD_PROJECT "
+        f"(the credentials from {source} do not name one)."
+    )
+
+
 class CredentialsError(Exception):
     """Credentials that are missing or do not work, with what to do about it. `retryable`: a network failure."""
 

@@ -125,7 +125,8 @@ LAYERS = [
     ["sidecar.compaction"],
     ["sidecar.recording"],
     ["sidecar.chat"],
-    ["sidecar.rpc", "sidecar.acp", "sidecar.doctor"],
+    ["sidecar.rpc", "sidecar.acp"],
+    ["sidecar.doctor"],  # checks what each front-end would do, so it reads both front-ends' settings code
     ["sidecar.cli", "sidecar.demo", "sidecar.protocol.export"],
     ["sidecar.__main__"],
 ]

@@ -3,6 +3,7 @@ tries to raise its own permissions against the real server. Protected paths and 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -158,3 +159,88 @@ async def test_writing_a_file_with_several_hard_links_asks_and_says_why(
         assert "this file has 2 hard links" in question["description"], question["description"]
     assert outside.read_text() == "outside content\n"
     assert [a["response"].get("error", "")[:20] for a in answers(fake)] == ["The user denied this"] * 2
+
+
+# -- files that are not what they seem (Medium 3-5) ---------------------------------------------------------------
+
+
+def peak_rss_kb(side: Sidecar) -> int:
+    with open(f"/proc/{side.pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+async def say_or_fail(side: Sidecar, text: str, why: str, *, timeout: float = 30, max_rss_kb: int = 0) -> None:
+    """Send a turn; fail (killing the server, whose loop may be stuck or whose memory grows) when it does not
+    answer within `timeout` seconds or, with max_rss_kb, when its resident memory passes that."""
+    turn = asyncio.ensure_future(side.say(text, timeout=timeout))
+    waited = 0.0
+    while not turn.done():
+        await asyncio.wait({turn}, timeout=0.1)
+        waited += 0.1
+        if max_rss_kb and not turn.done() and side.rss_kb() > max_rss_kb:
+            side.kill()
+            await asyncio.gather(turn, return_exceptions=True)
+            pytest.fail(f"{why}: the server's memory passed {max_rss_kb // 1024} MB")
+    try:
+        turn.result()
+    except TimeoutError:
+        side.kill()
+        pytest.fail(f"{why}: the turn never answered")
+
+
+@pytest.mark.parametrize("tool", ["write_file", "replace", "read_file"])
+async def test_a_fifo_in_the_workspace_cannot_block_the_server(
+    spawn: Spawn, fake: Any, dirs: tuple[Path, Path], tool: str
+) -> None:
+    """Medium 3: planning a write or replace (and reading) opened a FIFO for reading, which blocks until a writer
+    comes: the whole server stopped answering. Now it is refused, without blocking, in words."""
+    _, workspace = dirs
+    os.mkfifo(workspace / "pipe")
+    side = await spawn(approvalMode="yolo")
+    trust(side)
+    args = {"write_file": {"content": "x"}, "replace": {"old_string": "a", "new_string": "b"}, "read_file": {}}[tool]
+    fake.script([call(tool, path="pipe", **args)])
+    await say_or_fail(side, "use the pipe", "a FIFO blocked the server", timeout=20)
+    (answer,) = answers(fake)
+    assert "pipe is a named pipe (FIFO), not a regular file" in answer["response"]["error"], answer
+    assert (await side.ping())["sessionId"]
+
+
+async def test_a_character_device_is_refused_before_it_is_read(fake: Any, dirs: tuple[Path, Path]) -> None:
+    """Medium 4: `replace` on a device node read it to the end (for /dev/zero: until memory ran out) before the
+    8 MB edit limit was checked. With /dev as the workspace folder, /dev/zero is inside it."""
+    home, _ = dirs
+    side = Sidecar(home, "/dev", fake.url)
+    try:
+        await side.start(approvalMode="yolo")
+        trust(side)
+        fake.script([call("replace", path="zero", old_string="a", new_string="b"),
+                     call("write_file", path="null", content="x"), call("read_file", path="zero")])
+        await say_or_fail(side, "edit /dev/zero", "a device was read", max_rss_kb=600 * 1024)
+        errors = [a["response"].get("error", "") for a in answers(fake)]
+        assert ["is a device, not a regular file" in e for e in errors] == [True] * 3, errors
+    finally:
+        await side.stop()
+
+
+async def test_a_giant_line_is_read_in_bounded_memory(spawn: Spawn, fake: Any, dirs: tuple[Path, Path]) -> None:
+    """Medium 5: read_file of a file without line breaks held the whole line in memory (1.5 GB took the server
+    from 81 MB to 1.4 GB). Now at most a few KB of a line are held; it is cut at 2,000 characters."""
+    _, workspace = dirs
+    giant = workspace / "giant.log"
+    with open(giant, "wb") as handle:
+        handle.write(b"a" * 10_000)
+        handle.truncate(400 * 1024 * 1024)  # sparse: 400 MB, one line, no NUL in the first 8 KB
+    side = await spawn()
+    trust(side)
+    await side.say("warm up")
+    before = peak_rss_kb(side)
+    fake.script([call("read_file", path="giant.log")])
+    await say_or_fail(side, "read giant.log", "a giant line was read whole", timeout=60, max_rss_kb=before + 300_000)
+    (answer,) = answers(fake)
+    assert answer["response"]["output"].endswith("\n" + "a" * 2_000 + "... [truncated]\n"), "cut at 2,000 characters"
+    grown = peak_rss_kb(side) - before
+    assert grown < 64 * 1024, f"the peak resident memory grew by {grown // 1024} MB"

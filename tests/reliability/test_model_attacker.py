@@ -244,3 +244,70 @@ async def test_a_giant_line_is_read_in_bounded_memory(spawn: Spawn, fake: Any, d
     assert answer["response"]["output"].endswith("\n" + "a" * 2_000 + "... [truncated]\n"), "cut at 2,000 characters"
     grown = peak_rss_kb(side) - before
     assert grown < 64 * 1024, f"the peak resident memory grew by {grown // 1024} MB"
+
+
+# -- hooks from a workspace file (High 1) -------------------------------------------------------------------------
+
+
+def plant_hooks(workspace: Path, *commands: str) -> None:
+    settings = workspace / ".sidecar" / "settings.json"
+    settings.parent.mkdir(exist_ok=True)
+    settings.write_text(json.dumps({"sidecar": {"hooks": {"PreCompress": [{"command": c} for c in commands]}}}))
+
+
+async def compact(side: Sidecar, label: str) -> None:
+    for i in range(4):
+        await side.say(f"{label} {i}: " + "context " * 60)
+    assert (await side.request("sidecar/compress", {}))["status"] == "COMPRESSED"
+
+
+async def test_workspace_hooks_run_only_after_the_user_approved_that_exact_list(
+    spawn: Spawn, fake: Any, dirs: tuple[Path, Path]
+) -> None:
+    """A trusted workspace's hooks ask once, showing the commands; the approval is kept for the project (a new
+    process does not ask), a changed list asks again, and a refusal runs nothing. The editor's own hooks never
+    ask."""
+    home, workspace = dirs
+    first, second = home.parent / "first-ran", home.parent / "second-ran"
+    plant_hooks(workspace, f"touch {first}")
+    side = await spawn(tokenLimit=20_000)
+    trust(side)
+    answer_with(side, "allow")
+    await compact(side, "one")
+    (question,) = confirmations(side)
+    assert question["toolName"] == "PreCompress hooks"
+    assert f"1. touch {first}" in question["description"] and question["args"] == {"commands": [f"touch {first}"]}
+    assert first.exists(), "approved: the hook ran"
+    first.unlink()
+    await compact(side, "two")
+    assert len(confirmations(side)) == 1 and first.exists(), "approved once: it runs without asking again"
+    await side.stop()
+
+    first.unlink()
+    again = await spawn(tokenLimit=20_000)
+    trust(again)
+    await compact(again, "three")
+    assert confirmations(again) == [] and first.exists(), "the approval is kept for the project"
+    approvals = list((home / "hook-approvals").iterdir())
+    assert len(approvals) == 1 and approvals[0].stat().st_mode & 0o777 == 0o600
+
+    plant_hooks(workspace, f"touch {first}", f"touch {second}")  # the list changed: ask again
+    await again.request("sidecar/newSession", {})
+    again.notify("workspace/didChangeConfiguration", {"settings": {"sidecar": {}}})  # settings re-read now
+    answer_with(again, "deny")
+    first.unlink()
+    await compact(again, "four")
+    (changed,) = confirmations(again)
+    assert f"2. touch {second}" in changed["description"]
+    assert not first.exists() and not second.exists(), "refused: nothing of the changed list runs"
+
+
+async def test_hooks_from_the_editor_settings_need_no_approval(
+    spawn: Spawn, fake: Any, dirs: tuple[Path, Path]
+) -> None:
+    home, _ = dirs
+    marker = home.parent / "user-hook-ran"
+    side = await spawn(tokenLimit=20_000, hooks={"PreCompress": [{"command": f"touch {marker}"}]})
+    trust(side)
+    await compact(side, "user")
+    assert confirmations(side) == [] and marker.exists()

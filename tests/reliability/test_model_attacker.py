@@ -311,3 +311,23 @@ async def test_hooks_from_the_editor_settings_need_no_approval(
     trust(side)
     await compact(side, "user")
     assert confirmations(side) == [] and marker.exists()
+
+
+# -- the question shows what is approved (Medium 6) ---------------------------------------------------------------
+
+
+async def test_the_shell_confirmation_shows_the_whole_command(
+    spawn: Spawn, fake: Any, dirs: tuple[Path, Path]
+) -> None:
+    """Medium 6: the description was cut at 200 characters, so a harmless-looking start hid `; touch PAYLOAD`."""
+    _, workspace = dirs
+    command = "echo '" + "harmless text " * 40 + "'; touch PAYLOAD\necho done"
+    side = await spawn()
+    trust(side)
+    answer_with(side, "deny")
+    fake.script([call("run_shell_command", command=command)])
+    await side.say("run it")
+    (question,) = confirmations(side)
+    assert "touch PAYLOAD" in question["description"] and "echo done" in question["description"]
+    assert "harmless text " * 40 in question["description"], "nothing of the command is left out"
+    assert not (workspace / "PAYLOAD").exists()

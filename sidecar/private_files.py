@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["make_private_dirs", "write_private"]
+__all__ = ["create_private", "make_private_dirs", "write_private"]
 
 
 def make_private_dirs(path: Path) -> Path:
@@ -22,6 +22,17 @@ def make_private_dirs(path: Path) -> Path:
             continue
         os.chmod(folder, 0o700)  # mkdir's mode is masked by the umask (and a umask like 0o200 takes bits away)
     return path
+
+
+def create_private(path: Path, flags: int = os.O_WRONLY | os.O_APPEND) -> int:
+    """Open `path` for writing, creating it; the file is 0600 whatever the umask (also one that existed)."""
+    fd = os.open(path, flags | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def write_private(path: Path, data: bytes) -> None:

@@ -6,11 +6,15 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.e2e.harness import server_env
 from tests.reliability.checks import chat_requests
 from tests.reliability.conftest import Spawn
 from tests.reliability.proc import Sidecar
@@ -331,3 +335,65 @@ async def test_the_shell_confirmation_shows_the_whole_command(
     assert "touch PAYLOAD" in question["description"] and "echo done" in question["description"]
     assert "harmless text " * 40 in question["description"], "nothing of the command is left out"
     assert not (workspace / "PAYLOAD").exists()
+
+
+# -- Low 8-10: the command line, the lifecycle, file modes ---------------------------------------------------------
+
+
+def sessions_cli(home: Path, project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sidecar", "sessions", *args, "--project", str(project)],
+        capture_output=True, text=True, timeout=60, env=server_env(SIDECAR_HOME=str(home)), check=False,
+    )
+
+
+@pytest.mark.parametrize("command", ["show", "rm", "restore"])
+@pytest.mark.parametrize("session_id", ["/etc/passwd", "*", "../../x", "a*"])
+def test_sessions_commands_refuse_a_path_or_a_pattern_as_the_id(
+    dirs: tuple[Path, Path], command: str, session_id: str
+) -> None:
+    """Low 8: an absolute path printed a Python traceback (a glob pattern could match another session)."""
+    home, workspace = dirs
+    done = sessions_cli(home, workspace, command, session_id)
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr
+    assert f"{session_id!r} is not a session id" in done.stderr
+
+
+async def test_requests_outside_the_lifecycle_are_answered_in_words(spawn: Spawn) -> None:
+    """Low 9: before `initialize` a request got -32603 (an AttributeError); after `shutdown` none was answered."""
+    side = await spawn(initialize=False)
+    early = await side.error("sidecar/getTokenUsage", {}, timeout=10)
+    assert early.code == -32002 and "not initialized" in str(early) and "initialize" in str(early), str(early)
+    await side.initialize()
+    assert (await side.ping())["sessionId"]
+    await side.request("shutdown", None)
+    late = await side.error("sidecar/getTokenUsage", {}, timeout=10)
+    assert late.code == -32600 and "shutdown" in str(late), str(late)
+    side.notify("exit")
+    assert await side.wait_exit() == 0
+
+
+async def test_every_folder_is_0700_and_every_file_0600_whatever_the_umask(
+    spawn: Spawn, fake: Any, dirs: tuple[Path, Path]
+) -> None:
+    """Low 10: $SIDECAR_HOME/trash (and the saved tool outputs) took their modes from the umask (0777 under 0)."""
+    home, workspace = dirs
+    previous = os.umask(0)
+    try:
+        side = await spawn(approvalMode="yolo", tokenLimit=20_000)
+        trust(side)
+        fake.script([call("run_shell_command", command="seq 1 30000")])  # saved whole, shortened for the model
+        await side.say("count")
+        session_id = side.session_id()
+        await side.request("sidecar/newSession", {})
+        await side.say("another session, so the first one can go")
+        done = sessions_cli(home, workspace, "rm", session_id)
+        assert done.returncode == 0, done.stderr
+    finally:
+        os.umask(previous)
+    assert (home / "trash").is_dir() and any((home / "trash").rglob("*.jsonl"))
+    assert any("tool-outputs" in str(p) for p in home.rglob("*")), "a tool output was saved"
+    loose = {str(p.relative_to(home)): oct(stat.S_IMODE(p.stat().st_mode)) for p in [home, *home.rglob("*")]
+             if stat.S_IMODE(p.stat().st_mode) != (0o700 if p.is_dir() else 0o600)}
+    assert loose == {}, f"not private: {loose}"

@@ -24,14 +24,28 @@ MAX_SECONDS=${STRESS_MAX_SECONDS:-10800}
 top=$(git rev-parse --show-toplevel) || exit 2
 work=$(mktemp -d "${TMPDIR:-/tmp}/sidecar-stress.XXXXXX")
 load=()
+child=""
 cleanup() {
+  trap - EXIT INT TERM
+  [ -n "$child" ] && kill -TERM -- "-$child" 2>/dev/null  # the run under way, with everything it started
   for pid in "${load[@]}"; do kill "$pid" 2>/dev/null; done
-  wait "${load[@]}" 2>/dev/null
+  wait 2>/dev/null
   rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# Run COMMAND in its own process group and wait for it: an interrupt or a kill of this script then ends the whole
+# run (pytest, its workers, the sidecars they started) at once, not after it finishes.
+run_child() {
+  setsid "$@" &
+  child=$!
+  wait "$child"
+  local rc=$?
+  child=""
+  return "$rc"
+}
 
 # One load process: `cpu`, `disk FILE` or `spawn`. Each checks every few hundred milliseconds at most that the
 # script that started it (its parent) is still there and that its time is not up, and ends otherwise.
@@ -72,7 +86,7 @@ describe="$cores CPU hogs, an fsync-heavy writer and a Python spawner running"
 
 if [ $# -gt 0 ]; then
   echo "stress: $* under load ($describe)"
-  "$@"
+  run_child "$@"
   exit $?
 fi
 
@@ -86,7 +100,9 @@ for run in $(seq "$RUNS"); do
   git clone -q "$top" "$clone" && git -C "$clone" checkout -q "$commit" || { echo "run $run: git clone failed"; exit 2; }
   log="$work/run-$run.log"
   started=$(date +%s)
-  (cd "$clone" && make -s venv PYTHON="$PYTHON" && make -s "${targets[@]}") >"$log" 2>&1
+  # shellcheck disable=SC2016
+  run_child bash -c 'cd "$1" && make -s venv PYTHON="$2" && make -s "${@:3}"' run "$clone" "$PYTHON" "${targets[@]}" \
+    >"$log" 2>&1
   rc=$?
   took=$(( $(date +%s) - started ))
   counts=$(grep -E '^=+ .*(passed|failed|error).* in [0-9.]+s' "$log" | tail -n 1 | tr -d '=')

@@ -1,4 +1,5 @@
-"""Shared fixtures: the in-process fake Gemini; and, for a failed test, the log tail of the sidecars it drove."""
+"""Shared fixtures: the in-process fake Gemini; and, for a failed test, the log tail of the sidecars it drove and
+the requests the fake answered."""
 
 from __future__ import annotations
 
@@ -48,6 +49,16 @@ def servers_of(item: pytest.Item) -> list[tuple[str, RpcClient]]:
     return found
 
 
+def request_log(fake: FakeGemini) -> str:
+    """One line per request the fake saw in this test: what it was and how it was answered."""
+    lines = []
+    for r in fake.requests():
+        what = f"{r.kind}{' (summary)' if r.summary else ''} {r.model or ''}".rstrip()
+        step = f" step={r.step}" if r.step else ""
+        lines.append(f"#{r.index} {what}: {r.outcome or 'no answer yet'} {r.status or ''}{step}".rstrip())
+    return "\n".join(lines)
+
+
 def log_tail(lines: list[str]) -> str:
     """The last lines of a sidecar's stderr, without the third-party DEBUG noise, long lines cut."""
     kept = [line for line in lines if not any(noise in line for noise in NOISY_DEBUG)]
@@ -57,10 +68,14 @@ def log_tail(lines: list[str]) -> str:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
-    """A failed test's report (what CI prints) carries, beside pytest's assertion, the log tail of every sidecar
-    it drove: what the server did last is usually what explains a failure seen only on a loaded machine."""
+    """A failed test's report (what CI prints) carries, beside pytest's assertion, the requests the fake answered
+    and the log tail of every sidecar the test drove: what the server did last is usually what explains a failure
+    seen only on a loaded machine."""
     report = yield
     if report.failed and report.when in ("setup", "call"):
+        fake = getattr(item, "funcargs", {}).get("fake")
+        if isinstance(fake, FakeGemini):
+            report.sections.append(("fake Gemini's requests in this test", request_log(fake) or "(none)"))
         for name, client in servers_of(item):
             lines = client.stderr_lines
             title = f"sidecar log tail of fixture '{name}' ({len(lines)} lines in all; watcher/HTTP debug left out)"

@@ -4,7 +4,7 @@
 # starting short-lived Python interpreters (as a busy developer machine does). Prints each run's failures and a
 # summary; exits 1 if any run failed.
 # SUITES=all runs all of `make test` instead (lint, types, Python, VS Code unit and real-VS-Code e2e, Neovim),
-# with the VS Code e2e setup (code-server, Chromium) shared from this checkout's .cache/vscode-e2e.
+# with the VS Code e2e setup (code-server, Chromium) and acpx shared from this checkout's .cache.
 # Only committed work is tested (a clone sees HEAD, as CI does).
 # `tools/stress.sh COMMAND [ARGS...]` runs COMMAND once, here, under the same load instead (e.g. one test file in a
 # shell loop) and exits with its status.
@@ -92,6 +92,8 @@ fi
 
 commit=$(git -C "$top" rev-parse HEAD)  # every run tests this commit, even if HEAD moves meanwhile
 export VSCODE_E2E_CACHE=${VSCODE_E2E_CACHE:-$top/.cache/vscode-e2e}
+export ACPX_CACHE=${ACPX_CACHE:-$top/.cache/acpx}  # acpx and its Node, installed once, not downloaded per run
+export SIDECAR_ACPX=${SIDECAR_ACPX:-$ACPX_CACHE/bin/acpx}
 echo "stress: $RUNS runs of make ${targets[*]} on fresh clones of ${commit:0:7}, $describe"
 
 failed_runs=0

@@ -13,8 +13,8 @@ from tests.waiting import until
 PADDING = " ".join(f"word{i}" for i in range(120))
 LIMIT, THRESHOLD = 12_000, 0.5  # compaction at 6,000 tokens; preparation from 0.8 x that = 4,800
 #: A summary call the fake holds while the test chats must still be that one call when the test releases it. The
-#: harness's requestTimeoutMs (10 s) is shorter than a loaded machine can take for those turns: the sidecar then
-#: gives the held call up and retries it (a third summary request, not held). The shipped default is not.
+#: harness's requestTimeoutMs (10 s) can be shorter than those turns take on a loaded machine: the sidecar then gives
+#: the held call up and retries it (a third summary request, not held). So this test runs the shipped 120 s.
 HELD_CALL_TIMEOUT_MS = 120_000
 
 

@@ -38,6 +38,9 @@ class ToolRunner:
     host: ToolHost
     session: Session
 
+    def __post_init__(self) -> None:
+        self._media: dict[str, list[Part]] = {}
+
     @property
     def always_allowed(self) -> set[str]:
         return self.session.always_allowed
@@ -59,7 +62,8 @@ class ToolRunner:
                     self._notify(turn_id, pending.id or call_id, pending, "cancelled", "Cancelled")
                 raise
             self.answered_so_far.append(part)
-        return self.answered_so_far
+        # Media a tool returned (MCP images, audio) follow all the responses, in the same user turn.
+        return self.answered_so_far + [p for p in self._media.pop(turn_id, [])]
 
     async def _one(self, turn_id: str, call_id: str, call: FunctionCall) -> Part:
         name, args = call.name or "", call.args or {}
@@ -77,6 +81,8 @@ class ToolRunner:
                 self.always_allowed.add(plan.allow_key or plan.name)
         self._notify(turn_id, call_id, call, "running", plan.description)
         result = await self._run(plan)
+        if result.media:
+            self._media.setdefault(turn_id, []).extend(result.media)
         self._notify(turn_id, call_id, call, "done" if result.ok else "error", result.summary)
         if name in TRACKED_TOOLS and result.ok:
             self._track(str(args.get("path", "")))

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sidecar.mcp.config import ServerConfig
+from sidecar.mcp.config import ServerConfig, parse_servers
 from sidecar.mcp.connection import CallFailed, Connection, RemoteTool, Status
 from sidecar.mcp.naming import clean_schema, qualified_name, tool_enabled
 from sidecar.mcp.results import Converted, convert
@@ -63,6 +63,13 @@ class McpManager:
             if name not in self._connections:
                 self._start(config)
         self._changed()
+
+    def apply_settings(self, raw: Any, extra: dict[str, ServerConfig] | None = None) -> None:
+        """The `mcpServers` setting (problems told once each) plus `extra` servers (an ACP session's)."""
+        servers, problems = parse_servers(raw)
+        for problem in problems:
+            self._tell(problem)
+        self.configure({**servers, **(extra or {})})
 
     def _start(self, config: ServerConfig) -> None:
         connection = Connection(config, self._changed)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from sidecar.mcp.config import ServerConfig, merge_servers, parse_servers, untrusted_entries
+from sidecar.config.mcp_servers import merge_servers, untrusted_entries
+from sidecar.mcp.config import ServerConfig, parse_servers
 from sidecar.mcp.environment import child_environment, expand
 from sidecar.mcp.naming import clean_schema, qualified_name, tool_enabled
 from sidecar.mcp.results import convert
@@ -87,3 +88,22 @@ def test_result_conversion() -> None:
     assert "Resource Link: spec at file:///s.md" in out.text
     assert [p.inline_data.mime_type for p in out.media if p.inline_data] == ["audio/wav", "application/octet-stream"]
     assert convert("t", {}, SimpleNamespace(content=None, is_error=False)).error
+
+
+def test_when_an_mcp_call_asks() -> None:
+    from sidecar.mcp.connection import RemoteTool
+    from sidecar.mcp.gate import needs_confirmation, server_key
+    from sidecar.mcp.manager import McpTool
+
+    server = ServerConfig("s", "stdio", command="x")
+    reader = McpTool("mcp_s_r", server, RemoteTool("r", "", {}, read_only=True))
+    writer = McpTool("mcp_s_w", server, RemoteTool("w", "", {}, read_only=False))
+    trusted = McpTool("mcp_t_w", ServerConfig("t", "stdio", command="x", trust=True), writer.tool)
+    assert needs_confirmation(reader, reader.name, "default", set())
+    assert not needs_confirmation(reader, reader.name, "autoEdit", set())  # readOnlyHint
+    assert needs_confirmation(writer, writer.name, "autoEdit", set())
+    assert not needs_confirmation(writer, writer.name, "yolo", set())
+    assert not needs_confirmation(trusted, trusted.name, "default", set())
+    assert not needs_confirmation(writer, writer.name, "default", {"mcp_s_w"})  # allow always: the tool
+    assert not needs_confirmation(writer, writer.name, "default", {server_key("s")})  # allow always: the server
+    assert needs_confirmation(writer, writer.name, "default", {"mcp_s_r"})

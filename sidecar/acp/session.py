@@ -27,6 +27,8 @@ from sidecar.acp.tools import AcpToolHost, AcpToolRunner, ClientFiles, PlanMemoR
 from sidecar.chat.service import ChatService
 from sidecar.config.settings import Settings
 from sidecar.core.ide_context import normalize
+from sidecar.mcp.acp_servers import from_acp
+from sidecar.mcp.config import ServerConfig
 from sidecar.protocol import errors
 from sidecar.protocol.ide import OpenFile
 
@@ -76,6 +78,8 @@ class AcpSession:
         self.turn: asyncio.Task[str] | None = None
         self.cancel_requested = False
         self.attached: dict[str, OpenFile] = {}
+        #: The client's mcpServers of session/new, load or resume (sidecar/mcp/acp_servers.py).
+        self.client_mcp: dict[str, ServerConfig] = {}
         self.reload_settings()
 
     @property
@@ -98,12 +102,22 @@ class AcpSession:
         if self.mode is not None:
             settings = msgspec.structs.replace(settings, approval_mode=self.mode)
         self.services.session.settings = settings
+        self.services.mcp.apply_settings(settings.mcp_servers, self.client_mcp, retry=False)
         self.chat.background.check(self.chat.conversation)  # e.g. another model: a prepared summary is stale
         for problem in problems:
             if problem not in self._problems:
                 log.warning("%s", problem)
                 self.notifier.say(f"⚠ {problem}")
         self._problems = set(problems)
+
+    def use_mcp_servers(self, servers: list[Any] | None) -> None:
+        """The client's servers for this session, alongside the settings' (they start in the background)."""
+        configs, problems = from_acp(servers)
+        for problem in problems:
+            self.notifier.say(f"⚠ {problem}")
+        if configs != self.client_mcp:
+            self.client_mcp = configs
+            self.services.mcp.apply_settings(self.settings.mcp_servers, configs)
 
     def modes(self) -> SessionModeState:
         available = [SessionMode(id=mid, name=name, description=text) for mid, name, text in MODES]

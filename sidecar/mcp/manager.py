@@ -64,12 +64,16 @@ class McpManager:
                 self._start(config)
         self._changed()
 
-    def apply_settings(self, raw: Any, extra: dict[str, ServerConfig] | None = None) -> None:
-        """The `mcpServers` setting (problems told once each) plus `extra` servers (an ACP session's)."""
+    def apply_settings(self, raw: Any, extra: dict[str, ServerConfig] | None = None, *, retry: bool = True) -> None:
+        """The `mcpServers` setting (problems told once each) plus `extra` servers (an ACP session's). With
+        `retry` false nothing happens while the servers wanted are the ones already configured."""
         servers, problems = parse_servers(raw)
         for problem in problems:
             self._tell(problem)
-        self.configure({**servers, **(extra or {})})
+        wanted = {**servers, **(extra or {})}
+        if not retry and wanted == {name: c.config for name, c in self._connections.items()}:
+            return
+        self.configure(wanted)
 
     def _start(self, config: ServerConfig) -> None:
         connection = Connection(config, self._changed)

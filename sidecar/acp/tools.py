@@ -27,7 +27,11 @@ PERMISSION_OPTIONS = [
     PermissionOption(option_id="allowAlways", name="Always allow", kind="allow_always"),
     PermissionOption(option_id="deny", name="Reject", kind="reject_once"),
 ]
-DECISIONS: dict[str, Decision] = {"allow": "allow", "allowAlways": "allowAlways", "deny": "deny"}
+#: For an MCP tool, also: every tool of its server from now on.
+SERVER_OPTION = PermissionOption(option_id="allowAlwaysServer", name="Always allow this server", kind="allow_always")
+DECISIONS: dict[str, Decision] = {
+    "allow": "allow", "allowAlways": "allowAlways", "allowAlwaysServer": "allowAlwaysServer", "deny": "deny",
+}
 #: Tools whose `path` the client's buffer may hold unsaved (fs/read_text_file sees it).
 BUFFER_TOOLS = ("read_file", "write_file", "replace")
 
@@ -160,7 +164,9 @@ class AcpToolHost:
         )
         await self._outbox.flush()  # the client has seen the tool call before it is asked about it
         response = await self._conn.request_permission(
-            session_id=self._outbox.session_id, tool_call=tool_call, options=PERMISSION_OPTIONS
+            session_id=self._outbox.session_id, tool_call=tool_call,
+            options=[*PERMISSION_OPTIONS[:2], SERVER_OPTION, PERMISSION_OPTIONS[2]] if request.mcp_server
+            else PERMISSION_OPTIONS,
         )
         outcome = response.outcome
         if outcome.outcome == "selected":

@@ -79,6 +79,8 @@ class ToolRunner:
                 return _response(call, {"error": DENIED})
             if decision == "allowAlways":
                 self.always_allowed.add(plan.allow_key or plan.name)
+            if decision == "allowAlwaysServer":  # MCP: every tool of the server; other tools: as allowAlways
+                self.always_allowed.add(plan.server_key or plan.allow_key or plan.name)
         self._notify(turn_id, call_id, call, "running", plan.description)
         result = await self._run(plan)
         if result.media:
@@ -96,6 +98,7 @@ class ToolRunner:
             args=plan.args,
             description=plan.description,
             diff=plan.diff,
+            mcp_server=plan.server,
         )
         try:
             return await self.host.confirm(request)
@@ -149,5 +152,5 @@ def valid_text(text: str) -> str:
 def decode_decision(result: Any) -> Decision:
     """The client's answer to sidecar/confirmToolCall; anything unexpected counts as deny."""
     decision = result.get("decision") if isinstance(result, dict) else getattr(result, "decision", None)
-    return decision if decision in ("allow", "allowAlways", "deny") else "deny"
+    return decision if decision in ("allow", "allowAlways", "allowAlwaysServer", "deny") else "deny"
 

@@ -48,7 +48,11 @@ def plan_call(manager: McpManager, name: str, args: Any) -> ToolPlan | None:
     def confirm(mode: str, always_allowed: AbstractSet[str]) -> bool:
         return needs_confirmation(entry, name, mode, always_allowed)
 
-    return ToolPlan(name, clean, "mcp", description, allow_key=name, confirm=confirm, payload=entry)
+    server = entry.server.name
+    return ToolPlan(
+        name, clean, "mcp", description, allow_key=name, payload=entry, server_key=server_key(server), server=server,
+        confirm=confirm,
+    )
 
 
 def needs_confirmation(entry: McpTool, name: str, approval_mode: str, always_allowed: AbstractSet[str]) -> bool:

@@ -61,6 +61,9 @@ class ToolPlan:
     edit: dict[str, Any] | None = None  # edits: the LSP WorkspaceEdit for workspace/applyEdit
     allow_key: str | None = None  # what an "always allow" answer adds to always_allowed
     payload: Any = field(default=None, repr=False, compare=False)
+    #: MCP tools: what an "allow always for this server" answer adds to always_allowed, and the server's name.
+    server_key: str | None = None
+    server: str | None = None
     #: Extra tools' own confirmation rule: (approval mode, always_allowed) -> ask?
     confirm: Callable[[str, AbstractSet[str]], bool] | None = field(default=None, repr=False, compare=False)
 

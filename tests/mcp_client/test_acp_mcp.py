@@ -77,8 +77,9 @@ async def test_session_new_with_mcp_servers_declares_asks_and_calls(
         assert "repo" not in await statuses(agent, sid), "a workspace file's server never starts in ACP"
         assert list((marks / "repo").iterdir()) == []
         fake.script([{"kind": "function_call", "match": "chat", "name": "mcp_Calc_Server_add", "args": {"a": 7}}])
-        agent.client.decisions = ["allow"]
+        agent.client.decisions = ["allowAlwaysServer"]
         assert await agent.prompt(sid, "add") == "end_turn"
+        assert agent.client.permissions[-1]["options"] == ["allow", "allowAlways", "allowAlwaysServer", "deny"]
         asked = agent.client.permissions[-1]["toolCall"]
         assert "MCP server Calc_Server: add" in asked["title"] and asked["rawInput"] == {"a": 7}
         names = [d["name"] for t in chats(fake)[0].body["tools"] for d in t["functionDeclarations"]]
@@ -86,5 +87,8 @@ async def test_session_new_with_mcp_servers_declares_asks_and_calls(
         parts = [p for c in chats(fake)[-1].body["contents"] for p in c["parts"] if "functionResponse" in p]
         output = parts[-1]["functionResponse"]["response"]["output"]
         assert "sum=7" in output and "extra=from-acp" in output
+        fake.script([{"kind": "function_call", "match": "chat", "name": "mcp_Calc_Server_picture", "args": {}}])
+        await agent.prompt(sid, "draw")
+        assert len(agent.client.permissions) == 1, "allow always for the server: its other tools do not ask"
     finally:
         await agent.close()

@@ -87,6 +87,7 @@ async def test_a_stdio_server_from_settings_is_declared_confirmed_called_and_its
     asked = editor.confirmations[0]
     assert asked["toolName"] == "mcp_calc_add" and asked["args"] == {"a": 2, "b": 40}
     assert "MCP server calc" in asked["description"] and '"b": 40' in asked["description"]
+    assert asked["mcpServer"] == "calc"
     contents = streams(fake)[-1].body["contents"]
     parts = [p for c in contents if c["role"] == "user" for p in c["parts"]]
     outputs = [p["functionResponse"]["response"].get("output", "") for p in parts if "functionResponse" in p]
@@ -96,6 +97,16 @@ async def test_a_stdio_server_from_settings_is_declared_confirmed_called_and_its
     fake.script([call("mcp_calc_picture")])
     await request(editor, "sidecar/sendMessage", {"text": "draw again"})
     assert len(editor.confirmations) == 2, "allow always for the tool: not asked again"
+    fake.script([call("mcp_calc_fail", reason="x")])
+    editor.decisions.append("allowAlwaysServer")
+    await request(editor, "sidecar/sendMessage", {"text": "fail"})
+    fake.script([call("mcp_calc_add", a=1), call("mcp_calc_grow")])
+    await request(editor, "sidecar/sendMessage", {"text": "more"})
+    assert [c["toolName"] for c in editor.confirmations] == ["mcp_calc_add", "mcp_calc_picture", "mcp_calc_fail"]
+    contents = streams(fake)[-1].body["contents"]
+    responses = [p["functionResponse"] for c in contents for p in c["parts"] if "functionResponse" in p]
+    failed = next(r["response"] for r in responses if r["name"] == "mcp_calc_fail")
+    assert "reported tool error" in failed["error"], "isError: the model is told the tool failed"
 
 
 async def test_settings_changes_add_and_remove_servers_and_the_children_go_with_the_sidecar(

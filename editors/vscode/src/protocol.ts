@@ -107,7 +107,7 @@ export type MessageKind = 'user' | 'model' | 'toolCall' | 'toolResult' | 'ideCon
 
 export type ToolCallStatus = 'pending' | 'running' | 'done' | 'error' | 'denied' | 'cancelled';
 
-export type ToolDecision = 'allow' | 'allowAlways' | 'deny';
+export type ToolDecision = 'allow' | 'allowAlways' | 'allowAlwaysServer' | 'deny';
 
 export type ListSessionsResult = SessionSummary[] | ListSessionsPage;
 
@@ -427,6 +427,7 @@ export interface ConfirmToolCallParams {
   args: Record<string, unknown>;
   description: string;
   diff?: string;
+  mcpServer?: string;
 }
 
 export interface ConfirmToolCallResult {

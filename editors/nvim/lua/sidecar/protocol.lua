@@ -108,7 +108,7 @@ M.fields = {
   ToolCallParams = { 'turnId', 'callId', 'name', 'args', 'status', 'summary' },
   RetryParams = { 'turnId', 'attempt', 'maxAttempts', 'reason', 'message', 'delayMs', 'text' },
   McpStatusParams = { 'servers' },
-  ConfirmToolCallParams = { 'turnId', 'callId', 'toolName', 'args', 'description', 'diff' },
+  ConfirmToolCallParams = { 'turnId', 'callId', 'toolName', 'args', 'description', 'diff', 'mcpServer' },
   ConfirmToolCallResult = { 'decision' },
 }
 
@@ -120,7 +120,7 @@ M.fields = {
 ---@alias sidecar.SummaryPreparation 'none'|'preparing'|'ready'
 ---@alias sidecar.MessageKind 'user'|'model'|'toolCall'|'toolResult'|'ideContext'|'env'|'summary'|'info'|'error'
 ---@alias sidecar.ToolCallStatus 'pending'|'running'|'done'|'error'|'denied'|'cancelled'
----@alias sidecar.ToolDecision 'allow'|'allowAlways'|'deny'
+---@alias sidecar.ToolDecision 'allow'|'allowAlways'|'allowAlwaysServer'|'deny'
 ---@alias sidecar.TranscriptEntry sidecar.TranscriptMessage|sidecar.TranscriptCompaction|sidecar.TranscriptFork
 ---@alias sidecar.ListSessionsResult sidecar.SessionSummary[]|sidecar.ListSessionsPage
 ---@alias sidecar.ListMcpServersResult sidecar.McpServerInfo[]
@@ -391,6 +391,7 @@ M.fields = {
 ---@field args table<string, any>
 ---@field description string
 ---@field diff? string
+---@field mcpServer? string
 
 ---@class sidecar.ConfirmToolCallResult
 ---@field decision sidecar.ToolDecision

@@ -32,6 +32,15 @@ class RemoteTool:
     read_only: bool
 
 
+@dataclass(frozen=True)
+class RemoteResource:
+    """A resource as the server listed it."""
+
+    uri: str
+    name: str
+    mime_type: str | None
+
+
 class CallFailed(Exception):
     """A call that produced no result: timed out, the server went away, or the server answered with an error."""
 
@@ -47,6 +56,7 @@ class Connection:
         self.status: Status = "starting"
         self.error: str | None = None
         self.tools: list[RemoteTool] = []
+        self.resources: list[RemoteResource] = []
         self._on_change = on_change
         self._session: Any = None
         self._stop = asyncio.Event()
@@ -91,6 +101,7 @@ class Connection:
             with anyio.fail_after(self.config.timeout_s):
                 await session.initialize()
                 self.tools = await self._list_tools(session)
+                self.resources = await self._list_resources(session)
         except TimeoutError:
             raise CallFailed(f"it did not finish starting (initialize, tools/list) within {self._timeout()}") from None
         return session
@@ -132,6 +143,43 @@ class Connection:
             cursor = result.next_cursor
             if not cursor:
                 return tools
+
+    async def _list_resources(self, session: Any) -> list[RemoteResource]:
+        """resources/list (all pages) when the server offers resources; a server that says no has none."""
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import PaginatedRequestParams
+
+        capabilities = session.server_capabilities
+        if capabilities is None or capabilities.resources is None:
+            return []
+        found: list[RemoteResource] = []
+        cursor: str | None = None
+        try:
+            while True:
+                params = PaginatedRequestParams(cursor=cursor) if cursor else None
+                result = await session.list_resources(params=params)
+                found += [RemoteResource(str(r.uri), r.name, r.mime_type) for r in result.resources]
+                cursor = result.next_cursor
+                if not cursor:
+                    return found
+        except MCPError as exc:  # MethodNotFound and the like count as none (as in Gemini CLI)
+            log.info("MCP server %s: resources/list failed (%s); no resources", self.config.name, exc)
+            return found
+
+    async def read(self, uri: str) -> Any:
+        """resources/read with the server's timeout; failures as CallFailed in words."""
+        from mcp.shared.exceptions import MCPError
+
+        session = self._session
+        if session is None or self.status != "ready":
+            raise CallFailed(f"MCP server {self.config.name!r} is not running ({self.status}).")
+        try:
+            with anyio.fail_after(self.config.timeout_s):
+                return await session.read_resource(uri)
+        except TimeoutError:
+            raise CallFailed(f"Reading {uri} timed out after {self._timeout()}.") from None
+        except MCPError as exc:
+            raise CallFailed(f"MCP server {self.config.name!r} could not read {uri}: {exc}") from None
 
     async def _message(self, message: Any) -> None:
         """Server notifications: a changed tool list is listed again; stray output is logged."""

@@ -12,7 +12,7 @@ from typing import Any
 from sidecar.mcp.config import ServerConfig, parse_servers
 from sidecar.mcp.connection import CallFailed, Connection, RemoteTool, Status
 from sidecar.mcp.naming import clean_schema, qualified_name, tool_enabled
-from sidecar.mcp.results import Converted, convert
+from sidecar.mcp.results import Converted, convert, convert_resource
 
 log = logging.getLogger(__name__)
 
@@ -169,6 +169,31 @@ class McpManager:
             }
             for t in self._tools.values()
         ]
+
+    def resources(self) -> list[tuple[str, str, str]]:
+        """(server, uri, name) of every ready server's listed resources."""
+        return [
+            (name, r.uri, r.name)
+            for name, c in sorted(self._connections.items())
+            if c.status == "ready"
+            for r in c.resources
+        ]
+
+    async def read_resource(self, uri: str, server: str | None = None) -> Converted:
+        """resources/read on the server that lists `uri` (or the one named): text wrapped as untrusted, blobs as
+        inline data."""
+        owners = [s for s, u, _ in self.resources() if u == uri and (server is None or s == server)]
+        if server is not None and not owners and server in self._connections:
+            owners = [server]
+        if not owners:
+            listed = ", ".join(u for _, u, _ in self.resources()[:20]) or "none"
+            return Converted(f"No MCP server lists the resource {uri!r}. Listed resources: {listed}.", True)
+        try:
+            result = await self._connections[owners[0]].read(uri)
+        except CallFailed as exc:
+            self._changed()
+            return Converted(str(exc), True)
+        return convert_resource(uri, result)
 
     async def call(self, name: str, args: dict[str, Any]) -> Converted:
         """Run a tool; every failure comes back in words (a cancelled turn raises CancelledError, after the SDK

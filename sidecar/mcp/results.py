@@ -62,3 +62,17 @@ def convert(tool: str, args: dict[str, Any], result: Any) -> Converted:
         elif kind == "resource_link":
             texts.append(f"Resource Link: {getattr(item, 'title', None) or item.name} at {item.uri}")
     return Converted("\n".join(texts) if texts else "(no output)", False, media)
+
+
+def convert_resource(uri: str, result: Any) -> Converted:
+    """resources/read contents: text wrapped as untrusted, a blob as a label and inline data."""
+    texts: list[str] = []
+    media: list[Part] = []
+    for item in getattr(result, "contents", None) or []:
+        if getattr(item, "text", None) is not None:
+            texts.append(untrusted(item.text))
+        elif getattr(item, "blob", None) is not None:
+            mime = item.mime_type or "application/octet-stream"
+            texts.append(f"[Resource {uri} has the following content with mime-type: {mime}]")
+            media.append(Part(inline_data=Blob(mime_type=mime, data=item.blob)))
+    return Converted("\n".join(texts) if texts else f"The resource {uri} is empty.", False, media)

@@ -73,6 +73,11 @@ async def grow(ctx: Context) -> str:
     return "grown"
 
 
+@server.resource("test://greeting", name="greeting", mime_type="text/plain")
+def greeting() -> str:
+    return "hello from a resource"
+
+
 if MODE == "garbage":
     sys.stdout.write("this is not JSON\n{\"neither\": is this}\n")
     sys.stdout.flush()

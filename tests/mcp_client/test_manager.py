@@ -214,3 +214,27 @@ def test_a_server_dies_with_a_sidecar_killed_by_sigkill(tmp_path: Path) -> None:
     finally:
         parent.kill()
         parent.wait()
+
+
+async def test_resources_are_listed_and_read_through_read_mcp_resource(tmp_path: Path) -> None:
+    from sidecar.mcp.gate import McpTools
+    from sidecar.tools.registry import needs_confirmation
+
+    manager = McpManager()
+    manager.configure({"docs": stdio("docs", "basic", tmp_path)})
+    try:
+        await until(lambda: ready(manager, "docs"), "the server")
+        assert ("docs", "test://greeting", "greeting") in manager.resources()
+        tools = McpTools(manager)
+        assert "read_mcp_resource" in [d["name"] for d in tools.declarations()]
+        plan = tools.plan("read_mcp_resource", {"uri": "test://greeting"})
+        assert plan is not None and not needs_confirmation(plan, "default", set())
+        result = await tools.run(plan, 10_000, lambda text, name: "unused")
+        assert result.ok
+        assert result.response["output"] == "<untrusted_context>\nhello from a resource\n</untrusted_context>"
+        missing = await manager.read_resource("test://nothing")
+        assert missing.error and "test://greeting" in missing.text
+        refused = tools.plan("read_mcp_resource", {"uri": 3})
+        assert refused is not None and refused.error is not None
+    finally:
+        await manager.aclose()

@@ -29,6 +29,9 @@ from sidecar.config.settings import Settings
 from sidecar.core.ide_context import normalize
 from sidecar.mcp.acp_servers import from_acp
 from sidecar.mcp.config import ServerConfig
+from sidecar.mcp.connection import CallFailed
+from sidecar.mcp.prompts import PromptCommand, prompt_commands
+from sidecar.mcp.prompts import expand as expand_prompt
 from sidecar.protocol import errors
 from sidecar.protocol.ide import OpenFile
 
@@ -80,6 +83,9 @@ class AcpSession:
         self.attached: dict[str, OpenFile] = {}
         #: The client's mcpServers of session/new, load or resume (sidecar/mcp/acp_servers.py).
         self.client_mcp: dict[str, ServerConfig] = {}
+        #: MCP prompts offered as slash commands (sidecar/mcp/prompts.py).
+        self.prompt_commands: dict[str, PromptCommand] = {}
+        self.services.mcp.on_change = self._mcp_changed
         self.reload_settings()
 
     @property
@@ -119,6 +125,17 @@ class AcpSession:
             self.client_mcp = configs
             self.services.mcp.apply_settings(self.settings.mcp_servers, configs)
 
+    def _mcp_changed(self) -> None:
+        """Servers started, stopped or changed: offer their prompts as slash commands."""
+        taken = {name for name, _, _ in commands.COMMANDS}
+        found = prompt_commands(self.services.mcp, taken)
+        if found != self.prompt_commands:
+            self.prompt_commands = found
+            self.outbox.put(self._available_commands())
+
+    def _available_commands(self) -> Any:
+        return commands.available_commands([(c.command, c.description, c.hint) for c in self.prompt_commands.values()])
+
     def modes(self) -> SessionModeState:
         available = [SessionMode(id=mid, name=name, description=text) for mid, name, text in MODES]
         return SessionModeState(current_mode_id=self.mode or self.settings.approval_mode, available_modes=available)
@@ -134,7 +151,7 @@ class AcpSession:
 
     def announce(self) -> None:
         """What a client shows for a session it has just got: slash commands and token usage."""
-        self.outbox.put(commands.available_commands())
+        self.outbox.put(self._available_commands())
         self.notifier.token_usage(self.chat.usage())
 
     def usage_after(self) -> None:
@@ -203,6 +220,14 @@ class AcpSession:
     async def _dispatch(self, text: str, files: list[str]) -> str:
         command = commands.parse(text)
         if command is None:
+            head, _, rest = text.strip().partition(" ")
+            prompt = self.prompt_commands.get(head[1:]) if head.startswith("/") else None
+            if prompt is not None:  # an MCP prompt: its text is sent as the user's message
+                try:
+                    text = await expand_prompt(self.services.mcp, prompt, rest)
+                except CallFailed as exc:
+                    self.notifier.say(f"⚠ /{prompt.command}: {exc}")
+                    return "end_turn"
             return await self._turn(text, files)
         if command.name == "compress":
             await self._compress(command.argument or None)

@@ -41,6 +41,15 @@ class RemoteResource:
     mime_type: str | None
 
 
+@dataclass(frozen=True)
+class RemotePrompt:
+    """A prompt as the server listed it: its arguments as (name, required)."""
+
+    name: str
+    description: str
+    arguments: tuple[tuple[str, bool], ...]
+
+
 class CallFailed(Exception):
     """A call that produced no result: timed out, the server went away, or the server answered with an error."""
 
@@ -57,6 +66,7 @@ class Connection:
         self.error: str | None = None
         self.tools: list[RemoteTool] = []
         self.resources: list[RemoteResource] = []
+        self.prompts: list[RemotePrompt] = []
         self._on_change = on_change
         self._session: Any = None
         self._stop = asyncio.Event()
@@ -102,6 +112,7 @@ class Connection:
                 await session.initialize()
                 self.tools = await self._list_tools(session)
                 self.resources = await self._list_resources(session)
+                self.prompts = await self._list_prompts(session)
         except TimeoutError:
             raise CallFailed(f"it did not finish starting (initialize, tools/list) within {self._timeout()}") from None
         return session
@@ -165,6 +176,38 @@ class Connection:
         except MCPError as exc:  # MethodNotFound and the like count as none (as in Gemini CLI)
             log.info("MCP server %s: resources/list failed (%s); no resources", self.config.name, exc)
             return found
+
+    async def _list_prompts(self, session: Any) -> list[RemotePrompt]:
+        """prompts/list when the server offers prompts; a refusal counts as none."""
+        from mcp.shared.exceptions import MCPError
+
+        capabilities = session.server_capabilities
+        if capabilities is None or capabilities.prompts is None:
+            return []
+        try:
+            result = await session.list_prompts()
+        except MCPError as exc:
+            log.info("MCP server %s: prompts/list failed (%s); no prompts", self.config.name, exc)
+            return []
+        return [
+            RemotePrompt(p.name, p.description or "", tuple((a.name, bool(a.required)) for a in p.arguments or []))
+            for p in result.prompts
+        ]
+
+    async def get_prompt(self, name: str, args: dict[str, str]) -> Any:
+        """prompts/get with the server's timeout; failures as CallFailed in words."""
+        from mcp.shared.exceptions import MCPError
+
+        session = self._session
+        if session is None or self.status != "ready":
+            raise CallFailed(f"MCP server {self.config.name!r} is not running ({self.status}).")
+        try:
+            with anyio.fail_after(self.config.timeout_s):
+                return await session.get_prompt(name, args)
+        except TimeoutError:
+            raise CallFailed(f"The prompt {name} timed out after {self._timeout()}.") from None
+        except MCPError as exc:
+            raise CallFailed(f"MCP server {self.config.name!r} could not give the prompt {name}: {exc}") from None
 
     async def read(self, uri: str) -> Any:
         """resources/read with the server's timeout; failures as CallFailed in words."""

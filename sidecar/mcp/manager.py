@@ -44,7 +44,8 @@ class McpManager:
     """
 
     def __init__(self, on_change: Callable[[], None] | None = None, inform: Callable[[str], None] | None = None):
-        self._on_change = on_change or (lambda: None)
+        #: Called after any status or tool list change (settable: the ACP session hooks in after building).
+        self.on_change: Callable[[], None] = on_change or (lambda: None)
         self._inform = inform or (lambda message: log.warning("%s", message))
         self._connections: dict[str, Connection] = {}
         self._tools: dict[str, McpTool] = {}
@@ -123,7 +124,7 @@ class McpManager:
             if connection.error is not None:
                 self._tell(connection.error)
         with contextlib.suppress(Exception):
-            self._on_change()
+            self.on_change()
 
     def _tell(self, message: str) -> None:
         if message not in self._told:

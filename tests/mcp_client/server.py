@@ -78,6 +78,12 @@ def greeting() -> str:
     return "hello from a resource"
 
 
+@server.prompt()
+def review(code: str, focus: str = "anything") -> str:
+    """Ask for a review."""
+    return f"Please review {code} focusing on {focus}"
+
+
 if MODE == "garbage":
     sys.stdout.write("this is not JSON\n{\"neither\": is this}\n")
     sys.stdout.flush()

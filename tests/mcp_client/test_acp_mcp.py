@@ -90,5 +90,21 @@ async def test_session_new_with_mcp_servers_declares_asks_and_calls(
         fake.script([{"kind": "function_call", "match": "chat", "name": "mcp_Calc_Server_picture", "args": {}}])
         await agent.prompt(sid, "draw")
         assert len(agent.client.permissions) == 1, "allow always for the server: its other tools do not ask"
+
+        def offers_review(message: dict[str, Any]) -> bool:
+            update = message.get("params", {}).get("update", {})
+            names = [c["name"] for c in update.get("availableCommands", [])]
+            return update.get("sessionUpdate") == "available_commands_update" and "review" in names
+
+        offered = await agent.wait_for(offers_review)
+        review = next(c for c in offered["params"]["update"]["availableCommands"] if c["name"] == "review")
+        assert review["description"] == "Ask for a review." and "--code=" in review["input"]["hint"]
+        await agent.prompt(sid, '/review --focus="speed" src/app.py')
+        sent = chats(fake)[-1].body["contents"][-1]["parts"][0]["text"]
+        assert sent == "Please review src/app.py focusing on speed"
+        before = len(chats(fake))
+        await agent.prompt(sid, "/review")
+        assert "Missing required argument(s): --code" in agent.client.text()
+        assert len(chats(fake)) == before, "nothing is sent to the model"
     finally:
         await agent.close()

@@ -11,8 +11,6 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import IO, Any, Literal
 
-import anyio
-
 from sidecar.mcp.config import ServerConfig
 from sidecar.mcp.environment import child_environment, guarded_command
 
@@ -20,6 +18,13 @@ log = logging.getLogger(__name__)
 
 Status = Literal["starting", "ready", "failed", "disabled"]
 STDERR_TAIL = 2_000
+
+
+def _fail_after(seconds: float) -> Any:
+    """anyio's deadline (the SDK's event library), imported when first needed: not on the start-up path."""
+    import anyio
+
+    return anyio.fail_after(seconds)
 
 
 @dataclass(frozen=True)
@@ -108,7 +113,7 @@ class Connection:
         read, write = await stack.enter_async_context(self._transport())
         session = await stack.enter_async_context(ClientSession(read, write, message_handler=self._message))
         try:
-            with anyio.fail_after(self.config.timeout_s):
+            with _fail_after(self.config.timeout_s):
                 await session.initialize()
                 self.tools = await self._list_tools(session)
                 self.resources = await self._list_resources(session)
@@ -202,7 +207,7 @@ class Connection:
         if session is None or self.status != "ready":
             raise CallFailed(f"MCP server {self.config.name!r} is not running ({self.status}).")
         try:
-            with anyio.fail_after(self.config.timeout_s):
+            with _fail_after(self.config.timeout_s):
                 return await session.get_prompt(name, args)
         except TimeoutError:
             raise CallFailed(f"The prompt {name} timed out after {self._timeout()}.") from None
@@ -217,7 +222,7 @@ class Connection:
         if session is None or self.status != "ready":
             raise CallFailed(f"MCP server {self.config.name!r} is not running ({self.status}).")
         try:
-            with anyio.fail_after(self.config.timeout_s):
+            with _fail_after(self.config.timeout_s):
                 return await session.read_resource(uri)
         except TimeoutError:
             raise CallFailed(f"Reading {uri} timed out after {self._timeout()}.") from None
@@ -239,7 +244,7 @@ class Connection:
         if session is None:
             return
         try:
-            with anyio.fail_after(self.config.timeout_s):
+            with _fail_after(self.config.timeout_s):
                 self.tools = await self._list_tools(session)
         except Exception as exc:
             log.warning("MCP server %s: listing its changed tools failed: %s", self.config.name, exc)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.agent.connection import AgentSideConnection
 from acp.schema import (
@@ -22,6 +23,7 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpCapabilities,
     McpServerStdio,
     NewSessionResponse,
     PromptCapabilities,
@@ -81,6 +83,7 @@ class SidecarAgent:
             session_capabilities=SessionCapabilities(
                 list=SessionListCapabilities(), resume=SessionResumeCapabilities(), close=SessionCloseCapabilities()
             ),
+            mcp_capabilities=McpCapabilities(http=True, sse=True),  # stdio always (sidecar/mcp/)
         )
         asyncio.get_running_loop().call_soon(warm_up)
         return InitializeResponse(
@@ -113,6 +116,7 @@ class SidecarAgent:
         **kwargs: Any,
     ) -> NewSessionResponse:
         session = self._open(cwd)
+        session.use_mcp_servers(mcp_servers)
         self.sessions[session.session_id] = session
         assert self.transport is not None
         session.outbox.hold()  # updates wait until the client has the response that names the session
@@ -125,6 +129,7 @@ class SidecarAgent:
         additional_directories: list[str] | None = None, **kwargs: Any,
     ) -> LoadSessionResponse | None:
         session = await self._attach(cwd, session_id, replay=True)
+        session.use_mcp_servers(mcp_servers)
         return LoadSessionResponse(modes=session.modes())
 
     async def resume_session(
@@ -132,6 +137,7 @@ class SidecarAgent:
         mcp_servers: list[McpServer] | None = None, **kwargs: Any,
     ) -> ResumeSessionResponse:
         session = await self._attach(cwd, session_id, replay=False)
+        session.use_mcp_servers(mcp_servers)
         return ResumeSessionResponse(modes=session.modes())
 
     async def _attach(self, cwd: str, session_id: str, *, replay: bool) -> AcpSession:
@@ -205,6 +211,13 @@ class SidecarAgent:
         session.cancel()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        from sidecar.protocol.methods import LIST_MCP_SERVERS
+
+        if method == LIST_MCP_SERVERS.name:  # `_sidecar/listMcpServers {sessionId}`: the session's MCP servers
+            from sidecar.mcp.status import server_rows
+
+            session = self._session(str(params.get("sessionId")))
+            return {"servers": [msgspec.to_builtins(row) for row in server_rows(session.services.mcp)]}
         raise RequestError(-32601, f"Method not found: _{method} is not an extension this agent serves.")
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:

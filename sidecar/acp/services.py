@@ -12,6 +12,8 @@ from sidecar.compaction.hooks import PreCompressHooks
 from sidecar.compaction.service import Compactor
 from sidecar.compaction.tool_outputs import SessionToolOutputs
 from sidecar.gemini.endpoint import Backend
+from sidecar.mcp.gate import McpTools
+from sidecar.mcp.manager import McpManager
 from sidecar.recording.recorder import Recorder
 from sidecar.recording.store import SessionStore
 from sidecar.session import Session
@@ -30,6 +32,7 @@ class WorkspaceServices:
     chat: ChatService = field(init=False)
     sessions: SessionService = field(init=False)
     registry: ToolRegistry = field(init=False)
+    mcp: McpManager = field(init=False)
 
     def build(
         self,
@@ -51,6 +54,8 @@ class WorkspaceServices:
             output_threshold=session.tool_output_threshold,
             editor_text=editor_text,
         )
+        self.mcp = McpManager(inform=self.inform)  # started by the ACP session (sidecar/acp/session.py)
+        self.registry.extra = McpTools(self.mcp)
         tools = runner_cls(self.registry, host, session)
         self.chat = ChatService(session, self.backend.client, notifier, compactor, recorder, tools)
         self.sessions = SessionService(self.chat)
@@ -62,5 +67,6 @@ class WorkspaceServices:
 
     async def aclose(self) -> None:
         await self.chat.background.aclose()  # before the client closes: no orphan request to Gemini
+        await self.mcp.aclose()
         self.chat.recorder.close()
         await self.backend.aclose()

@@ -27,6 +27,11 @@ from sidecar.acp.tools import AcpToolHost, AcpToolRunner, ClientFiles, PlanMemoR
 from sidecar.chat.service import ChatService
 from sidecar.config.settings import Settings
 from sidecar.core.ide_context import normalize
+from sidecar.mcp.acp_servers import from_acp
+from sidecar.mcp.config import ServerConfig
+from sidecar.mcp.connection import CallFailed
+from sidecar.mcp.prompts import PromptCommand, prompt_commands
+from sidecar.mcp.prompts import expand as expand_prompt
 from sidecar.protocol import errors
 from sidecar.protocol.ide import OpenFile
 
@@ -76,6 +81,11 @@ class AcpSession:
         self.turn: asyncio.Task[str] | None = None
         self.cancel_requested = False
         self.attached: dict[str, OpenFile] = {}
+        #: The client's mcpServers of session/new, load or resume (sidecar/mcp/acp_servers.py).
+        self.client_mcp: dict[str, ServerConfig] = {}
+        #: MCP prompts offered as slash commands (sidecar/mcp/prompts.py).
+        self.prompt_commands: dict[str, PromptCommand] = {}
+        self.services.mcp.on_change = self._mcp_changed
         self.reload_settings()
 
     @property
@@ -98,12 +108,33 @@ class AcpSession:
         if self.mode is not None:
             settings = msgspec.structs.replace(settings, approval_mode=self.mode)
         self.services.session.settings = settings
+        self.services.mcp.apply_settings(settings.mcp_servers, self.client_mcp, retry=False)
         self.chat.background.check(self.chat.conversation)  # e.g. another model: a prepared summary is stale
         for problem in problems:
             if problem not in self._problems:
                 log.warning("%s", problem)
                 self.notifier.say(f"⚠ {problem}")
         self._problems = set(problems)
+
+    def use_mcp_servers(self, servers: list[Any] | None) -> None:
+        """The client's servers for this session, alongside the settings' (they start in the background)."""
+        configs, problems = from_acp(servers)
+        for problem in problems:
+            self.notifier.say(f"⚠ {problem}")
+        if configs != self.client_mcp:
+            self.client_mcp = configs
+            self.services.mcp.apply_settings(self.settings.mcp_servers, configs)
+
+    def _mcp_changed(self) -> None:
+        """Servers started, stopped or changed: offer their prompts as slash commands."""
+        taken = {name for name, _, _ in commands.COMMANDS}
+        found = prompt_commands(self.services.mcp, taken)
+        if found != self.prompt_commands:
+            self.prompt_commands = found
+            self.outbox.put(self._available_commands())
+
+    def _available_commands(self) -> Any:
+        return commands.available_commands([(c.command, c.description, c.hint) for c in self.prompt_commands.values()])
 
     def modes(self) -> SessionModeState:
         available = [SessionMode(id=mid, name=name, description=text) for mid, name, text in MODES]
@@ -120,7 +151,7 @@ class AcpSession:
 
     def announce(self) -> None:
         """What a client shows for a session it has just got: slash commands and token usage."""
-        self.outbox.put(commands.available_commands())
+        self.outbox.put(self._available_commands())
         self.notifier.token_usage(self.chat.usage())
 
     def usage_after(self) -> None:
@@ -189,6 +220,14 @@ class AcpSession:
     async def _dispatch(self, text: str, files: list[str]) -> str:
         command = commands.parse(text)
         if command is None:
+            head, _, rest = text.strip().partition(" ")
+            prompt = self.prompt_commands.get(head[1:]) if head.startswith("/") else None
+            if prompt is not None:  # an MCP prompt: its text is sent as the user's message
+                try:
+                    text = await expand_prompt(self.services.mcp, prompt, rest)
+                except CallFailed as exc:
+                    self.notifier.say(f"⚠ /{prompt.command}: {exc}")
+                    return "end_turn"
             return await self._turn(text, files)
         if command.name == "compress":
             await self._compress(command.argument or None)

@@ -38,6 +38,9 @@ class ToolRunner:
     host: ToolHost
     session: Session
 
+    def __post_init__(self) -> None:
+        self._media: dict[str, list[Part]] = {}
+
     @property
     def always_allowed(self) -> set[str]:
         return self.session.always_allowed
@@ -59,7 +62,8 @@ class ToolRunner:
                     self._notify(turn_id, pending.id or call_id, pending, "cancelled", "Cancelled")
                 raise
             self.answered_so_far.append(part)
-        return self.answered_so_far
+        # Media a tool returned (MCP images, audio) follow all the responses, in the same user turn.
+        return self.answered_so_far + [p for p in self._media.pop(turn_id, [])]
 
     async def _one(self, turn_id: str, call_id: str, call: FunctionCall) -> Part:
         name, args = call.name or "", call.args or {}
@@ -73,10 +77,13 @@ class ToolRunner:
             if decision == "deny":
                 self._notify(turn_id, call_id, call, "denied", "Denied by the user")
                 return _response(call, {"error": DENIED})
-            if decision == "allowAlways" and (key := allow_always_key(plan)) is not None:  # never a protected path
-                self.always_allowed.add(key)
+            if decision in ("allowAlways", "allowAlwaysServer") and (key := allow_always_key(plan)) is not None:
+                # never a protected path; MCP "this server": every tool of the server (other tools: as allowAlways)
+                self.always_allowed.add(plan.server_key or key if decision == "allowAlwaysServer" else key)
         self._notify(turn_id, call_id, call, "running", plan.description)
         result = await self._run(plan)
+        if result.media:
+            self._media.setdefault(turn_id, []).extend(result.media)
         self._notify(turn_id, call_id, call, "done" if result.ok else "error", result.summary)
         if name in TRACKED_TOOLS and result.ok:
             self._track(str(args.get("path", "")))
@@ -90,6 +97,7 @@ class ToolRunner:
             args=plan.args,
             description=plan.description,
             diff=plan.diff,
+            mcp_server=plan.server,
         )
         try:
             return await self.host.confirm(request)
@@ -143,5 +151,5 @@ def valid_text(text: str) -> str:
 def decode_decision(result: Any) -> Decision:
     """The client's answer to sidecar/confirmToolCall; anything unexpected counts as deny."""
     decision = result.get("decision") if isinstance(result, dict) else getattr(result, "decision", None)
-    return decision if decision in ("allow", "allowAlways", "deny") else "deny"
+    return decision if decision in ("allow", "allowAlways", "allowAlwaysServer", "deny") else "deny"
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
+from sidecar.config.mcp_servers import merge_servers
 from sidecar.config.settings import Settings, decode_settings
 from sidecar.config.workspace_file import read_workspace_settings
 from sidecar.logging_setup import register_secret
@@ -26,7 +29,9 @@ class SettingsLayers:
         settings, problems = decode_settings(self.init_options)
         settings, more = decode_settings(self.config_section, base=settings)
         section, file_problems = read_workspace_settings(workspace_folders, trusted)
+        user_servers = settings.mcp_servers
         settings, from_file = decode_settings(section, base=settings)
+        settings = msgspec.structs.replace(settings, mcp_servers=merge_servers(user_servers, settings.mcp_servers))
         register_secret(settings.api_key)
         messages = [p.message() for p in [*problems, *more, *from_file]] + file_problems
         new = [message for message in messages if message not in self._last_problems]

@@ -168,6 +168,16 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
             },
         ),
     ] = "default"
+    mcp_servers: Annotated[
+        dict[str, Any],
+        _about(
+            "MCP servers whose tools the agent may use, by name: each `{command, args, env, cwd}` (stdio), "
+            "`{url, type: http|sse, headers}` or `{httpUrl, headers}`, plus `timeout` (ms), `trust`, `includeTools`, "
+            "`excludeTools`, `description` (docs/mcp.md). A workspace file's servers start only in a trusted "
+            "workspace, and never with `trust`.",
+            vscode=_MACHINE,
+        ),
+    ] = msgspec.field(default_factory=dict)
     hooks: Annotated[
         Hooks,
         _about(

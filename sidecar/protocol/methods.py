@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from sidecar.protocol.ide import IdeContextParams
+from sidecar.protocol.mcp import McpServerInfo, McpStatusParams, RestartMcpServerParams, RestartMcpServerResult
 from sidecar.protocol.sessions import (
     DeleteSessionResult,
     ForkSessionResult,
@@ -132,6 +133,15 @@ PIN = Method(
 UNPIN = Method("sidecar/unpin", "request", "client", UnpinParams, UnpinResult, "Remove a pinned fact.")
 LIST_PINS = Method("sidecar/listPins", "request", "client", Empty, ListPinsResult, "The live session's pinned facts.")
 
+LIST_MCP_SERVERS = Method(
+    "sidecar/listMcpServers", "request", "client", Empty, list[McpServerInfo],
+    "The configured MCP servers: status (starting, ready, failed, disabled), their tools, why one failed.",
+)
+RESTART_MCP_SERVER = Method(
+    "sidecar/restartMcpServer", "request", "client", RestartMcpServerParams, RestartMcpServerResult,
+    "Stop an MCP server and start it again (e.g. after it failed).",
+)
+
 # -- notifications (client -> server) -----------------------------------------------------------------------
 IDE_CONTEXT = Method(
     "sidecar/ideContext", "notification", "client", IdeContextParams,
@@ -153,6 +163,11 @@ COMPRESSED = Method(
 TOOL_CALL = Method(
     "sidecar/toolCall", "notification", "server", ToolCallParams,
     summary="A tool call's status changed (pending, running, done, error, denied, cancelled).",
+)
+
+MCP_STATUS = Method(
+    "sidecar/mcpStatus", "notification", "server", McpStatusParams,
+    summary="An MCP server's status or tool list changed; carries every server, as sidecar/listMcpServers.",
 )
 
 RETRY = Method(
@@ -183,11 +198,14 @@ ALL: tuple[Method, ...] = (
     PIN,
     UNPIN,
     LIST_PINS,
+    LIST_MCP_SERVERS,
+    RESTART_MCP_SERVER,
     IDE_CONTEXT,
     MESSAGE_DELTA,
     TOKEN_USAGE,
     COMPRESSED,
     TOOL_CALL,
     RETRY,
+    MCP_STATUS,
     CONFIRM_TOOL_CALL,
 )

@@ -23,9 +23,14 @@ from sidecar.compaction.service import Compactor
 from sidecar.compaction.tool_outputs import SessionToolOutputs
 from sidecar.config.workspace_file import settings_path
 from sidecar.gemini.endpoint import Backend
+from sidecar.mcp.gate import McpTools
+from sidecar.mcp.manager import McpManager
+from sidecar.mcp.status import MCP_STATUS, mcp_status
+from sidecar.protocol.types import to_wire
 from sidecar.recording.recorder import Recorder
 from sidecar.rpc import editor
 from sidecar.rpc.handlers import chat as chat_handlers
+from sidecar.rpc.handlers import mcp as mcp_handlers
 from sidecar.rpc.handlers import sessions as session_handlers
 from sidecar.rpc.transport import SidecarProtocol, run_stdio
 from sidecar.session import Session
@@ -54,6 +59,10 @@ class SidecarServer(LanguageServer):
             output_threshold=session.tool_output_threshold,
             editor_text=self._editor_text,
         )
+        #: MCP servers (sidecar/mcp/): started after `initialized`, re-applied with the settings.
+        self.mcp = McpManager(on_change=self._mcp_changed, inform=self.show_warning)
+        self.mcp_started = False
+        registry.extra = McpTools(self.mcp)
         tools = ToolRunner(registry, host, session)
         notifier = editor.Notifier(self, self.protocol)
         self.chat = ChatService(session, self.backend.client, notifier, compactor, recorder, tools)
@@ -82,6 +91,17 @@ class SidecarServer(LanguageServer):
         for message in problems:
             log.warning("%s", message)
             editor.show(self, lsp.MessageType.Warning, message)
+        if self.mcp_started:
+            self.start_mcp()
+
+    def start_mcp(self) -> None:
+        """(Re)apply the mcpServers setting: only added, removed, changed and failed servers start or stop."""
+        self.mcp_started = True
+        self.mcp.apply_settings(self.session.settings.mcp_servers)
+
+    def _mcp_changed(self) -> None:
+        if self.mcp_started:
+            self.protocol.notify(MCP_STATUS.name, to_wire(mcp_status(self.mcp)))
 
     def on_files_changed(self, paths: set[str]) -> None:
         settings_files = {os.path.realpath(settings_path(root)) for root in self.session.workspace_folders}
@@ -135,6 +155,7 @@ def build_server() -> SidecarServer:
         # Heavy imports happen now, after `initialize` has been answered, off the event loop.
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, _warm_imports)
+        server.start_mcp()  # in the background: no turn waits for a server it does not use
         server.chat.push_usage()
         await server.start_watching()
 
@@ -147,6 +168,7 @@ def build_server() -> SidecarServer:
     @server.feature(lsp.SHUTDOWN)
     async def on_shutdown(_params: Any) -> None:
         await server.chat.background.aclose()  # before the client closes: no orphan request to Gemini
+        await server.mcp.aclose()
         server.chat.recorder.close()
         if server.watcher is not None:
             await asyncio.get_running_loop().run_in_executor(None, server.watcher.stop)
@@ -154,8 +176,10 @@ def build_server() -> SidecarServer:
 
     chat_handlers.register(server, server.chat, trust_changed=server.apply_settings)
     session_handlers.register(server, server.sessions, server.actions)
+    mcp_handlers.register(server, server.mcp)
     return server
 
 
 def _warm_imports() -> None:
     import google.genai  # noqa: F401
+    import mcp.client.session  # noqa: F401

@@ -26,12 +26,15 @@ export const Method = {
   pin: 'sidecar/pin',
   unpin: 'sidecar/unpin',
   listPins: 'sidecar/listPins',
+  listMcpServers: 'sidecar/listMcpServers',
+  restartMcpServer: 'sidecar/restartMcpServer',
   ideContext: 'sidecar/ideContext',
   messageDelta: 'sidecar/messageDelta',
   tokenUsage: 'sidecar/tokenUsage',
   compressed: 'sidecar/compressed',
   toolCall: 'sidecar/toolCall',
   retry: 'sidecar/retry',
+  mcpStatus: 'sidecar/mcpStatus',
   confirmToolCall: 'sidecar/confirmToolCall',
 } as const;
 
@@ -78,12 +81,15 @@ export const MethodInfo = {
   pin: { kind: 'request', sender: 'client', params: 'PinParams', result: 'PinResult' },
   unpin: { kind: 'request', sender: 'client', params: 'UnpinParams', result: 'UnpinResult' },
   listPins: { kind: 'request', sender: 'client', params: 'Empty', result: 'ListPinsResult' },
+  listMcpServers: { kind: 'request', sender: 'client', params: 'Empty', result: 'McpServerInfo[]' },
+  restartMcpServer: { kind: 'request', sender: 'client', params: 'RestartMcpServerParams', result: 'RestartMcpServerResult' },
   ideContext: { kind: 'notification', sender: 'client', params: 'IdeContextParams' },
   messageDelta: { kind: 'notification', sender: 'server', params: 'MessageDeltaParams' },
   tokenUsage: { kind: 'notification', sender: 'server', params: 'TokenUsage' },
   compressed: { kind: 'notification', sender: 'server', params: 'CompressedParams' },
   toolCall: { kind: 'notification', sender: 'server', params: 'ToolCallParams' },
   retry: { kind: 'notification', sender: 'server', params: 'RetryParams' },
+  mcpStatus: { kind: 'notification', sender: 'server', params: 'McpStatusParams' },
   confirmToolCall: { kind: 'request', sender: 'server', params: 'ConfirmToolCallParams', result: 'ConfirmToolCallResult' },
 } as const;
 
@@ -101,9 +107,11 @@ export type MessageKind = 'user' | 'model' | 'toolCall' | 'toolResult' | 'ideCon
 
 export type ToolCallStatus = 'pending' | 'running' | 'done' | 'error' | 'denied' | 'cancelled';
 
-export type ToolDecision = 'allow' | 'allowAlways' | 'deny';
+export type ToolDecision = 'allow' | 'allowAlways' | 'allowAlwaysServer' | 'deny';
 
 export type ListSessionsResult = SessionSummary[] | ListSessionsPage;
+
+export type ListMcpServersResult = McpServerInfo[];
 
 export type TranscriptEntry = TranscriptMessage | TranscriptCompaction | TranscriptFork;
 
@@ -332,6 +340,23 @@ export interface ListPinsResult {
   pins: PinnedFact[];
 }
 
+/** One configured MCP server: its status, the tool names the model sees, why it failed. */
+export interface McpServerInfo {
+  name: string;
+  status: 'disabled' | 'failed' | 'ready' | 'starting';
+  tools: string[];
+  error?: string;
+}
+
+export interface RestartMcpServerParams {
+  name: string;
+}
+
+/** `restarted` is false when no server has that name. */
+export interface RestartMcpServerResult {
+  restarted: boolean;
+}
+
 /** 1-based line and character. */
 export interface Cursor {
   line: number;
@@ -389,6 +414,11 @@ export interface RetryParams {
   text: string;
 }
 
+/** Params of sidecar/mcpStatus: every server, sent whenever a status or a tool list changes. */
+export interface McpStatusParams {
+  servers: McpServerInfo[];
+}
+
 /** Params of sidecar/confirmToolCall: the server asks the user before an edit or a shell command. */
 export interface ConfirmToolCallParams {
   turnId: string;
@@ -397,6 +427,7 @@ export interface ConfirmToolCallParams {
   args: Record<string, unknown>;
   description: string;
   diff?: string;
+  mcpServer?: string;
 }
 
 export interface ConfirmToolCallResult {
@@ -433,11 +464,12 @@ export interface SidecarSettings {
   retryInitialDelayMs?: number;
   maxToolRounds?: number;
   approvalMode?: 'autoEdit' | 'default' | 'yolo';
+  mcpServers?: Record<string, unknown>;
   hooks?: Hooks;
 }
 
 /** Every setting of the `sidecar` section, in the order of docs/settings.md. */
-export const SettingKeys = ['model', 'apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'approvedPlanPath', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'hooks'] as const;
+export const SettingKeys = ['model', 'apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'approvedPlanPath', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'mcpServers', 'hooks'] as const;
 
 /** The settings that may be unset: sent as null so a didChangeConfiguration clears an earlier value. */
 export const NullableSettingKeys = ['apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionModel', 'approvedPlanPath'] as const;
@@ -523,6 +555,14 @@ export class SidecarApi {
   listPins(params: Empty = {}, token?: unknown): Promise<ListPinsResult> {
     return this.request(Method.listPins, params, token);
   }
+  /** The configured MCP servers: status (starting, ready, failed, disabled), their tools, why one failed. */
+  listMcpServers(params: Empty = {}, token?: unknown): Promise<ListMcpServersResult> {
+    return this.request(Method.listMcpServers, params, token);
+  }
+  /** Stop an MCP server and start it again (e.g. after it failed). */
+  restartMcpServer(params: RestartMcpServerParams, token?: unknown): Promise<RestartMcpServerResult> {
+    return this.request(Method.restartMcpServer, params, token);
+  }
   /** The editor's open files, cursor, selection and workspace trust. */
   ideContext(params: IdeContextParams): Promise<void> | void {
     return this.rpc.sendNotification(Method.ideContext, params);
@@ -536,6 +576,7 @@ export interface ServerNotifications {
   'sidecar/compressed': CompressedParams;
   'sidecar/toolCall': ToolCallParams;
   'sidecar/retry': RetryParams;
+  'sidecar/mcpStatus': McpStatusParams;
 }
 
 /** The params and result of each request the server sends, by method name. */

@@ -24,17 +24,20 @@ M.method = {
   pin = 'sidecar/pin',
   unpin = 'sidecar/unpin',
   listPins = 'sidecar/listPins',
+  listMcpServers = 'sidecar/listMcpServers',
+  restartMcpServer = 'sidecar/restartMcpServer',
   ideContext = 'sidecar/ideContext',
   messageDelta = 'sidecar/messageDelta',
   tokenUsage = 'sidecar/tokenUsage',
   compressed = 'sidecar/compressed',
   toolCall = 'sidecar/toolCall',
   retry = 'sidecar/retry',
+  mcpStatus = 'sidecar/mcpStatus',
   confirmToolCall = 'sidecar/confirmToolCall',
 }
 
 -- What the server sends (notifications and requests): a client handles each of them.
-M.from_server = { 'sidecar/messageDelta', 'sidecar/tokenUsage', 'sidecar/compressed', 'sidecar/toolCall', 'sidecar/retry', 'sidecar/confirmToolCall' }
+M.from_server = { 'sidecar/messageDelta', 'sidecar/tokenUsage', 'sidecar/compressed', 'sidecar/toolCall', 'sidecar/retry', 'sidecar/mcpStatus', 'sidecar/confirmToolCall' }
 
 -- Titles of the server's work-done progress.
 M.progress = {
@@ -94,6 +97,9 @@ M.fields = {
   UnpinResult = { 'pinId', 'removed' },
   PinnedFact = { 'pinId', 'text' },
   ListPinsResult = { 'pins' },
+  McpServerInfo = { 'name', 'status', 'tools', 'error' },
+  RestartMcpServerParams = { 'name' },
+  RestartMcpServerResult = { 'restarted' },
   Cursor = { 'line', 'character' },
   OpenFile = { 'path', 'timestamp', 'isActive', 'cursor', 'selectedText' },
   IdeContextParams = { 'openFiles', 'isTrusted' },
@@ -101,7 +107,8 @@ M.fields = {
   CompressedParams = { 'sessionId', 'status', 'originalTokenCount', 'newTokenCount', 'trigger', 'message' },
   ToolCallParams = { 'turnId', 'callId', 'name', 'args', 'status', 'summary' },
   RetryParams = { 'turnId', 'attempt', 'maxAttempts', 'reason', 'message', 'delayMs', 'text' },
-  ConfirmToolCallParams = { 'turnId', 'callId', 'toolName', 'args', 'description', 'diff' },
+  McpStatusParams = { 'servers' },
+  ConfirmToolCallParams = { 'turnId', 'callId', 'toolName', 'args', 'description', 'diff', 'mcpServer' },
   ConfirmToolCallResult = { 'decision' },
 }
 
@@ -113,9 +120,10 @@ M.fields = {
 ---@alias sidecar.SummaryPreparation 'none'|'preparing'|'ready'
 ---@alias sidecar.MessageKind 'user'|'model'|'toolCall'|'toolResult'|'ideContext'|'env'|'summary'|'info'|'error'
 ---@alias sidecar.ToolCallStatus 'pending'|'running'|'done'|'error'|'denied'|'cancelled'
----@alias sidecar.ToolDecision 'allow'|'allowAlways'|'deny'
+---@alias sidecar.ToolDecision 'allow'|'allowAlways'|'allowAlwaysServer'|'deny'
 ---@alias sidecar.TranscriptEntry sidecar.TranscriptMessage|sidecar.TranscriptCompaction|sidecar.TranscriptFork
 ---@alias sidecar.ListSessionsResult sidecar.SessionSummary[]|sidecar.ListSessionsPage
+---@alias sidecar.ListMcpServersResult sidecar.McpServerInfo[]
 
 --- `data` of a ModelError: what failed (ModelError kinds of sidecar.gemini.client) and the HTTP status.
 ---@class sidecar.ModelErrorData
@@ -307,6 +315,20 @@ M.fields = {
 ---@class sidecar.ListPinsResult
 ---@field pins sidecar.PinnedFact[]
 
+--- One configured MCP server: its status, the tool names the model sees, why it failed.
+---@class sidecar.McpServerInfo
+---@field name string
+---@field status 'disabled'|'failed'|'ready'|'starting'
+---@field tools string[]
+---@field error? string
+
+---@class sidecar.RestartMcpServerParams
+---@field name string
+
+--- `restarted` is false when no server has that name.
+---@class sidecar.RestartMcpServerResult
+---@field restarted boolean
+
 --- 1-based line and character.
 ---@class sidecar.Cursor
 ---@field line integer
@@ -357,6 +379,10 @@ M.fields = {
 ---@field delayMs integer
 ---@field text string
 
+--- Params of sidecar/mcpStatus: every server, sent whenever a status or a tool list changes.
+---@class sidecar.McpStatusParams
+---@field servers sidecar.McpServerInfo[]
+
 --- Params of sidecar/confirmToolCall: the server asks the user before an edit or a shell command.
 ---@class sidecar.ConfirmToolCallParams
 ---@field turnId string
@@ -365,6 +391,7 @@ M.fields = {
 ---@field args table<string, any>
 ---@field description string
 ---@field diff? string
+---@field mcpServer? string
 
 ---@class sidecar.ConfirmToolCallResult
 ---@field decision sidecar.ToolDecision

@@ -137,7 +137,7 @@ class ChatService:
     def notify_warning(self, message: str) -> None:
         self._notify.warning(message)
 
-    def fresh_estimate(self, reason: str) -> None:
+    def fresh_estimate(self, reason: str | None) -> None:
         """After a history rewrite (new session, undo, resume without a count): estimate what the next request
         sends — history, system instruction (with the pinned facts) and tool declarations — and say why it is an
         estimate."""
@@ -239,6 +239,9 @@ class ChatService:
         async with self.lock:
             try:
                 reply = await self._run_turn(turn_id, text, progress, editor)
+            except asyncio.CancelledError:
+                self.fresh_estimate(None)  # what the turn kept, with system prompt and tools, as every count shows
+                raise
             finally:
                 self.push_usage()  # the status bar first; the fsync can take milliseconds
                 self.recorder.sync()

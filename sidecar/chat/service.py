@@ -240,7 +240,8 @@ class ChatService:
             try:
                 reply = await self._run_turn(turn_id, text, progress, editor)
             except asyncio.CancelledError:
-                self.fresh_estimate(None)  # what the turn kept, with system prompt and tools, as every count shows
+                if self.conversation.usage_source == "estimate" and self.conversation.estimate_reason is None:
+                    self.fresh_estimate(None)  # what the turn kept, with system prompt and tools, like every count
                 raise
             finally:
                 self.push_usage()  # the status bar first; the fsync can take milliseconds

@@ -286,7 +286,9 @@ class Compactor:
         # are prompt sizes like every other number the editor shows.
         # Pinned facts travel outside the history (in the system instruction): the API counted them in `original`;
         # the estimate adds them here.
-        overhead = max(0, original - before) if source == "api" else conv.pinned_tokens
+        # An estimate compares history estimates; what the status showed beyond them (pins, and system prompt and
+        # tools after a fresh estimate) is added back so the notice's percentages are of the count the status shows.
+        overhead = max(0, original - before) if source == "api" else max(conv.pinned_tokens, original - before)
         if after > before or (not force and after + overhead > (before + overhead) * (1 - MIN_AUTO_SAVINGS)):
             return Outcome(
                 Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT, before + overhead, after + overhead, trigger

@@ -51,8 +51,11 @@ async def test_recount_uses_the_estimate_for_both_sides_without_api_counts(rig: 
     estimate_before = rig.chat.conversation.estimated_tokens()
     result = await rig.chat.compress(None)
     assert [r for r in rig.fake.requests() if r.kind == "count"] == []
-    assert result.original_token_count == estimate_before
-    assert result.new_token_count == rig.chat.conversation.estimated_tokens()
+    # Both sides are estimates of the history; the counts reported add back what the status showed beyond the
+    # history (60,000 here), so that they are of the count the status bar shows (issue 30 point 11).
+    saved = estimate_before - rig.chat.conversation.estimated_tokens()
+    assert result.original_token_count == 60_000
+    assert result.original_token_count - result.new_token_count == saved
 
 
 async def test_failed_count_gives_token_count_error_and_keeps_history(rig: Rig) -> None:

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from sidecar.chat.lazy_progress import LazyProgress
 from sidecar.chat.tool_runner import ToolRunner
 from sidecar.compaction.background import BackgroundCompaction
 from sidecar.compaction.service import Compactor, Outcome, Status, Trigger
@@ -182,7 +183,9 @@ class ChatService:
 
     async def _compact(self, *, force: bool, trigger: Trigger, instructions: str | None = None) -> Outcome | None:
         """One attempt under the lock: progress, model errors named, the outcome applied and announced."""
-        progress = await self._notify.progress("Compressing conversation")
+        # An automatic attempt shows progress only once it does some work (not for a NOOP or a latched turn).
+        lazy = None if force else LazyProgress(lambda: self._notify.progress("Compressing conversation"))
+        progress = lazy or await self._notify.progress("Compressing conversation")
         outcome: Outcome | None = None
         try:
             outcome = await self.background.compact(
@@ -200,6 +203,8 @@ class ChatService:
         finally:
             limit = self._settings().effective_token_limit()
             progress.end(outcome.message(limit) if outcome is not None else None)
+            if lazy is not None:
+                await lazy.settle()
         self._apply(outcome, force=force)
         return outcome
 

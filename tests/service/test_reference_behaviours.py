@@ -367,3 +367,22 @@ async def test_auto_notice_percentages_are_of_the_count_the_status_shows(rig: Ri
     assert (notice.original_token_count, notice.new_token_count) == (shown_before, shown_after)
     before, after = (round(100 * n / 60_000) for n in (shown_before, shown_after))
     assert notice.message == f"Context compressed from {before}% to {after}%."
+
+
+async def test_a_latched_auto_attempt_that_does_nothing_shows_no_progress(rig: Rig) -> None:
+    """After "not beneficial" latched automatic compaction, a turn over the threshold must not show "Compressing
+    conversation" that never finishes: no work, no progress (issue 30 point 3)."""
+    rig.load_just_over_threshold(conversation(6))
+    rig.chat.conversation.has_failed_compression_attempt = True
+    outcome = await rig.chat._compact(force=False, trigger="auto")
+    assert outcome is not None and outcome.status is Status.NOOP
+    assert rig.rec.progress_log == []
+    assert rig.summary_requests() == [] and rig.rec.notices == []
+
+
+async def test_an_auto_compaction_that_works_shows_its_progress_in_order(rig: Rig) -> None:
+    chat_history_over_threshold(rig)
+    await rig.chat._compact(force=False, trigger="auto")
+    log = rig.rec.progress_log
+    assert log[0] == "begin:Compressing conversation" and log[-1].startswith("end:Context compressed from"), log
+    assert [e for e in log if e.startswith("begin:")] == log[:1] and len(log) >= 3, log

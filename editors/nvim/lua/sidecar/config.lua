@@ -11,6 +11,9 @@ M.defaults = {
   python = nil,
   -- Extra environment for the server process (merged into Neovim's environment).
   cmd_env = nil,
+  -- The server's log file when `cmd` is not set (its stderr, which Neovim's LSP log shows as [ERROR], then gets
+  -- real errors only). Default: stdpath('log')/sidecar.log (0.7: stdpath('cache')); false: log to stderr.
+  log_file = nil,
   -- Workspace root: a path, or a function returning one. Default: the nearest ancestor of the
   -- current directory holding one of `root_markers`, else the current directory.
   root_dir = nil,
@@ -122,6 +125,23 @@ function M.cmd(cfg)
     return { 'sidecar' }
   end
   return { 'python3', '-m', 'sidecar' }
+end
+
+--- `--log-file PATH` for the default server command; {} when `cmd` is set (it has its own options) or log_file = false.
+function M.log_args(cfg)
+  if cfg.cmd or cfg.log_file == false then
+    return {}
+  end
+  local path = cfg.log_file
+  if type(path) ~= 'string' or path == '' then
+    local ok, dir = pcall(vim.fn.stdpath, 'log')
+    if not ok or type(dir) ~= 'string' or dir == '' then
+      dir = vim.fn.stdpath('cache')
+    end
+    vim.fn.mkdir(dir, 'p')
+    path = dir .. '/sidecar.log'
+  end
+  return { '--log-file', path }
 end
 
 return M

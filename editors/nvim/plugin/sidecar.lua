@@ -71,8 +71,8 @@ cmd('SidecarUpdate', function()
   require('sidecar.install').install({ force = true, on_done = function(err)
     -- the running server is still the old one: say how to switch
     if not err and package.loaded['sidecar'] and require('sidecar.client').get() then
-      require('sidecar.ui').tell('the running server is the old version: :SidecarRestart starts the new one '
-        .. '(the conversation is kept)', vim.log.levels.WARN)
+      require('sidecar.ui').tell('updated; :SidecarRestart runs the new version (the chat is kept)',
+        vim.log.levels.WARN)
     end
   end })
 end, { desc = 'Rebuild the private sidecar environment (a fresh venv and install)' })

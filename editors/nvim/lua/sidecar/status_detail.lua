@@ -67,7 +67,7 @@ function M.show()
   for i, l in ipairs(M.lines(state.usage, state.last_compressed)) do
     chunks[#chunks + 1] = { (i > 1 and '\n' or '') .. l, i == 1 and 'Title' or 'Normal' }
   end
-  vim.api.nvim_echo(chunks, false, {})
+  vim.api.nvim_echo(chunks, true, {})
 end
 
 return M

@@ -211,7 +211,8 @@ class ChatService:
     def _apply(self, outcome: Outcome, *, force: bool) -> None:
         conv = self.conversation
         new_ids = self.recorder.compaction(outcome, conv.ids)
-        if outcome.status is Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT:
+        not_kept = (Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT, Status.COMPRESSION_FAILED_INSUFFICIENT_REDUCTION)
+        if outcome.status in not_kept:
             conv.has_failed_compression_attempt = conv.has_failed_compression_attempt or not force
         elif outcome.status is Status.COMPRESSED and outcome.new_history is not None:
             conv.replace(outcome.new_history, new_ids)

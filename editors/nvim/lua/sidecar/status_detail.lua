@@ -23,6 +23,7 @@ local LABELS = {
   CONTENT_TRUNCATED = 'old tool outputs truncated',
   NOOP = 'nothing to compress',
   COMPRESSION_FAILED_INFLATED_TOKEN_COUNT = 'not kept: the summary was larger',
+  COMPRESSION_FAILED_INSUFFICIENT_REDUCTION = 'not kept: it saved too little',
   COMPRESSION_FAILED_TOKEN_COUNT_ERROR = 'not kept: could not count tokens',
   COMPRESSION_FAILED_EMPTY_SUMMARY = 'not kept: empty summary',
 }

@@ -7,6 +7,7 @@ import json
 import logging
 import re
 import threading
+from collections.abc import Generator
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -19,9 +20,11 @@ from pygls.protocol import (
     JsonRPCRequestMessage,
     JsonRPCResponseMessage,
     LanguageServerProtocol,
+    lsp_method,
 )
 
 from sidecar.protocol import errors, methods
+from sidecar.protocol.version import EXPERIMENTAL_KEY, PROTOCOL_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +42,13 @@ class SidecarProtocol(LanguageServerProtocol):
     """
 
     _custom_result_ids: set[Any]
+
+    @lsp_method(lsp.INITIALIZE)
+    def lsp_initialize(self, params: lsp.InitializeParams) -> Generator[Any, Any, lsp.InitializeResult]:
+        """LSP's initialize, with the sidecar's protocol version in `capabilities.experimental` for the editors."""
+        result: lsp.InitializeResult = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {EXPERIMENTAL_KEY: {"protocolVersion": PROTOCOL_VERSION}}
+        return result
 
     def structure_raw(self, data: dict[str, Any]) -> Any:
         method = data.get("method")

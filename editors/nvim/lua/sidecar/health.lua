@@ -86,6 +86,11 @@ function M.check()
     h.ok(string.format('Private server environment: sidecar %s, Python %s (%s), at %s (installed %s with %s)',
       tostring(stamp.version), tostring(stamp.pythonVersion), tostring(stamp.python), install.venv(),
       tostring(stamp.at), tostring(stamp.installer)))
+    local plugin_version = require('sidecar.version').plugin_version()
+    if plugin_version and stamp.version ~= plugin_version then
+      h.warn(string.format('The private environment has sidecar %s, this plugin\'s checkout is %s', tostring(stamp.version),
+        plugin_version), { 'run :SidecarUpdate to reinstall it from the checkout' })
+    end
   elseif cfg.cmd then
     h.info('Private server environment: not installed (not needed: cmd is set)')
   else
@@ -99,9 +104,14 @@ function M.check()
   end
   h.info('Workspace root: ' .. (state.root or config.root_dir(cfg)))
 
+  h.info('Plugin version: ' .. tostring(require('sidecar.version').plugin_version()) .. ', wire protocol '
+    .. require('sidecar.protocol').protocol_version)
   if state.server_info and state.status == 'running' then
     h.ok(string.format('Server version: %s %s (running, client id %s, %s)', tostring(state.server_info.name),
       tostring(state.server_info.version), tostring(state.client_id), tostring(state.start_method)))
+    if state.protocol_warning then
+      h.error('Protocol: ' .. state.protocol_warning)
+    end
   else
     local version, err = server_version(cmd)
     if version then

@@ -160,6 +160,16 @@ T.run('test_newcomer', function()
     T.eq(config.log_args(config.resolve({ log_file = false })), {}, 'log_file = false: stderr')
   end)
 
+  T.step('a misspelt setting is named, with the one it meant (the server ignores unknown names silently)', function()
+    local config = require('sidecar.config')
+    T.eq(config.unknown_settings({ compresionThreshold = 0.5, model = 'm', tokenlimit = 9, zzz = 1 }), {
+      { name = 'compresionThreshold', suggestion = 'compressionThreshold' },
+      { name = 'tokenlimit', suggestion = 'tokenLimit' },
+      { name = 'zzz' },
+    }, 'unknown settings')
+    T.eq(config.unknown_settings({}), {}, 'none')
+  end)
+
   -- The documented minimal setup against a real server, with the embedded fake (no key, no baseUrl).
   local sidecar
   T.step('#1 #2 setup({}) starts without a settings warning and without a message longer than a line', function()

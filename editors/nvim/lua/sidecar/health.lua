@@ -152,6 +152,10 @@ function M.check()
     })
   end
   h.info('Model: ' .. tostring(cfg.settings and cfg.settings.model or (state.usage and state.usage.model) or 'default'))
+  for _, u in ipairs(config.unknown_settings(cfg.settings)) do -- the server ignores them without a word
+    h.warn(string.format('settings.%s is not a sidecar setting, so it has no effect%s', u.name,
+      u.suggestion and ('; did you mean ' .. u.suggestion .. '?') or ''), { 'docs/settings.md lists the settings' })
+  end
   if base then
     h.info('Base URL: ' .. base)
   end

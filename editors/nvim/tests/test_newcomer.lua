@@ -82,6 +82,8 @@ T.run('test_newcomer', function()
     local turn = chat.begin_turn('write it')
     chat.on_delta({ turnId = 't-1', text = 'Let me write the file.' })
     chat.note('sidecar: allow tool write_file?\n```diff\n-old line\n+new line\n```')
+    chat.note('tool write_file: allow')
+    chat.note('tool write_file: allow') -- a second call of the same tool: said again
     chat.on_delta({ turnId = 't-1', text = 'Done: the file is written.' })
     chat.finish(turn, nil, { turnId = 't-1', text = 'Let me write the file.Done: the file is written.' })
     local text = chat.text()
@@ -92,8 +94,17 @@ T.run('test_newcomer', function()
       'reply, diff, rest of the reply in that order: ' .. text)
     T.contains(text, '_sidecar: allow tool write_file?_', 'prose in italics')
     T.ok(not text:find('_+new line_', 1, true), 'diff lines as they are')
+    local _, allowed = text:gsub('_tool write_file: allow_', '')
+    T.eq(allowed, 2, 'each confirmation told')
     chat.note('a note between turns')
     T.match(chat.text(), 'Done: the file is written%.\n+_a note between turns_\n$', 'after the turn, at the end')
+    -- a compaction message too long for the command line: cut there, once in the chat
+    local long = 'Compression saved too little to be worth it (2,048 → 1,998 tokens, under 10%); the conversation is '
+      .. 'unchanged, and automatic compression only truncates old tool outputs until a compression succeeds.'
+    ui.on_compressed({ status = 'COMPRESSION_FAILED_INSUFFICIENT_REDUCTION', message = long, trigger = 'auto',
+      originalTokenCount = 2048, newTokenCount = 1998 })
+    local _, times = chat.text():gsub(vim.pesc(long), '')
+    T.eq(times, 1, 'the compaction message once in the chat')
   end)
 
   T.step('#7 #9 pickers: local time, first words, branches marked', function()

@@ -16,6 +16,13 @@ local function tell(msg, level)
   require('sidecar.ui').tell(msg, level)
 end
 
+--- Told on the command line and in the chat, once each (a text too long for the command line is already in the chat).
+local function say(msg, level)
+  if not tell(msg, level) then
+    require('sidecar.chat').note(msg)
+  end
+end
+
 local function on_err(what)
   return function(err)
     tell(what .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
@@ -28,13 +35,8 @@ local function done(cb, err, result)
   end
 end
 
-local function chat()
-  return require('sidecar.chat')
-end
-
-local function context()
-  return require('sidecar.context')
-end
+local function chat() return require('sidecar.chat') end
+local function context() return require('sidecar.context') end
 
 -- Compaction ---------------------------------------------------------------------------------------
 
@@ -58,8 +60,7 @@ function M.undo_compaction(cb)
       return done(cb, err)
     end
     local msg = result.message or (result.restored and 'compaction undone' or 'nothing to undo')
-    tell(msg, result.restored and vim.log.levels.INFO or vim.log.levels.WARN)
-    chat().note(msg)
+    say(msg, result.restored and vim.log.levels.INFO or vim.log.levels.WARN)
     done(cb, nil, result)
   end)
 end
@@ -220,8 +221,7 @@ function M.fork(message_id, cb)
       M.load_into_chat(result.sessionId, function()
         local msg = string.format('forked into session %s (%s messages from %s, which is unchanged)',
           result.sessionId, tostring(result.messageCount), tostring(result.parentSessionId))
-        chat().note(msg)
-        tell(msg)
+        say(msg)
         done(cb, nil, result)
       end)
     end)
@@ -242,9 +242,8 @@ function M.rewind(message_id, cb)
         return done(cb, err)
       end
       M.load_into_chat(state.session_id, function()
-        chat().note(result.message)
+        say(result.message)
         chat().set_input(result.text)
-        tell(result.message)
         done(cb, nil, result)
       end)
     end)

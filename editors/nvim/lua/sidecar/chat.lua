@@ -372,20 +372,13 @@ local function running_turn()
   return nil
 end
 
-local last_note = nil
-
 --- An informational line in the chat (compaction results, session changes, restarts, a tool's diff). While a turn
 --- runs it goes into that turn where it happened (before the reply that follows it); the chat buffer is made if
---- there is none yet, so that :SidecarChat shows it later. The same text twice in a row at one place is shown once.
+--- there is none yet, so that :SidecarChat shows it later.
 function M.note(text)
   text = tostring(text or '')
   M.ensure()
   local turn = running_turn()
-  local now = require('sidecar.compat').uv.now()
-  if last_note and last_note.text == text and last_note.turn == turn and now - last_note.at < 5000 then
-    return -- one event told twice (a server notice and the answer that carries it)
-  end
-  last_note = { text = text, turn = turn, at = now }
   if turn then
     turn.segments[#turn.segments + 1] = { kind = 'note', text = text }
     turn.segments[#turn.segments + 1] = { kind = 'text', text = '' }
@@ -428,7 +421,6 @@ function M.clear()
   vim.api.nvim_buf_set_lines(buf, 0, n - 1, false, {})
   vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
   turns, unbound, order = {}, {}, {}
-  last_note = nil
   vim.bo[buf].modified = false
 end
 

@@ -24,18 +24,20 @@ end
 
 --- Tell the user something: one line that fits the command line goes to vim.notify; a longer text is shortened
 --- there (a message longer than the command line waits behind a Press-ENTER prompt) and shown whole in the chat.
+--- Returns true when the text went to the chat.
 function M.tell(msg, level)
   msg = tostring(msg or '')
   local line = 'sidecar: ' .. msg
   local room = math.max((tonumber(vim.v.echospace) or 80) - 1, 20)
   if not msg:find('\n', 1, true) and vim.fn.strdisplaywidth(line) <= room then
     vim.notify(line, level or vim.log.levels.INFO)
-    return
+    return false
   end
   local more = ' (:SidecarChat shows all)'
   local first = line:match('^[^\n]*')
   vim.notify(M.fit(first, math.max(room - vim.fn.strdisplaywidth(more), 10)) .. more, level or vim.log.levels.INFO)
   require('sidecar.chat').note(msg)
+  return true
 end
 
 --- $/progress from the server (begin/report/end of a work-done progress). The statusline shows that a compaction
@@ -66,8 +68,9 @@ local function show(result)
     return -- the notification and the request answer carry the same message
   end
   state.last_compressed = vim.tbl_extend('force', {}, result, { at = now })
-  M.tell(result.message or tostring(result.status), level_for(result.status))
-  require('sidecar.chat').note(result.message or tostring(result.status))
+  if not M.tell(result.message or tostring(result.status), level_for(result.status)) then
+    require('sidecar.chat').note(result.message or tostring(result.status))
+  end
 end
 
 --- sidecar/compressed notification (manual or automatic compaction).

@@ -15,7 +15,8 @@ class Progress(Protocol):
 class LazyProgress:
     """Begins the editor's progress (`start`) on the first `report`; `end` before any report sends nothing.
 
-    Calls keep their order: each waits for the one before it. `settle()` waits until all of them were sent."""
+    Calls keep their order: each waits for the one before it. `settle()` waits until all of them were sent; `end`
+    after it is sent at once."""
 
     def __init__(self, start: Callable[[], Awaitable[Progress]]) -> None:
         self._start = start
@@ -35,9 +36,17 @@ class LazyProgress:
         self._then(lambda progress: progress.report(message))
 
     def end(self, message: str | None = None) -> None:
-        if self._last is not None:
-            self._then(lambda progress: progress.end(message))
+        """Synchronous once every earlier call was sent (see settle()): a client may announce the outcome that
+        follows end() in the same step of the event loop (sidecar.acp.bridge does)."""
+        last = self._last
+        if last is None:
+            return
+        if last.done():
+            if not last.cancelled() and last.exception() is None:
+                last.result().end(message)
+            return
+        self._then(lambda progress: progress.end(message))
 
     async def settle(self) -> None:
         if self._last is not None:
-            await asyncio.shield(self._last)
+            await asyncio.wait([self._last])  # its failure is the editor's progress failing: not the compaction's

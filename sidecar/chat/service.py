@@ -201,10 +201,10 @@ class ChatService:
             self._notify.warning(message)
             return None
         finally:
+            if lazy is not None:
+                await lazy.settle()  # its begin and reports are sent: end() goes out now, right before the outcome
             limit = self._settings().effective_token_limit()
             progress.end(outcome.message(limit) if outcome is not None else None)
-            if lazy is not None:
-                await lazy.settle()
         self._apply(outcome, force=force)
         return outcome
 

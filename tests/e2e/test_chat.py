@@ -142,13 +142,14 @@ async def test_persistent_server_error_is_named_and_next_turn_works(client: Edit
     assert "doomed message" in texts, "the failed turn's user message stays in the history"
 
 
+@pytest.mark.settings(requestTimeoutMs=120_000)  # the held call must not time out (and be retried) first
 async def test_cancel_stops_the_stream_and_history_stays_valid(client: EditorClient, fake: Any) -> None:
-    fake.script([{"kind": "delay", "seconds": 5, "match": "chat"}])
+    fake.script([{"kind": "hold", "match": "chat"}])  # never answered: only the cancel can end this turn
     future = client.request_now("sidecar/sendMessage", {"text": "slow one"}, msg_id="slow-1")
-    await until(lambda: not fake.pending(), "the fake to take the delayed request (its step is consumed)")
+    await until(lambda: not fake.pending(), "the fake to take the held request (its step is consumed)")
     client.cancel("slow-1")
     with pytest.raises(RpcError) as caught:
-        await asyncio.wait_for(future, 4)
+        await asyncio.wait_for(future, 30)
     assert caught.value.code == errors.REQUEST_CANCELLED
     reply = await request(client, "sidecar/sendMessage", {"text": "after cancel"})
     assert "after cancel" in reply["text"]

@@ -453,6 +453,29 @@ async function main(): Promise<void> {
       await w.runCommand('View: Close Editor');
       return `${title}; snapshot found (${found}); one tab`;
     }, { needs: ['transcript'] });
+    await step('Sidecar: Run Doctor (Online) runs `sidecar doctor` with this window\'s settings and key: one countTokens, 200 OK (issue 33)', async () => {
+      await w.runCommand('Sidecar: Run Doctor (Online)');
+      const line = page.locator('.editor-instance .view-line', { hasText: '# Sidecar doctor (online)' }).first();
+      await line.waitFor({ timeout: 60_000 });
+      await w.shot('4b-doctor');
+      const find = async (needle: string) => {
+        await page.locator('.editor-instance .view-lines').first().click();
+        await page.keyboard.press('Control+F');
+        await page.keyboard.press('Control+A');
+        await page.keyboard.type(needle);
+        const count = page.locator('.find-widget .matchesCount').first();
+        const found = await waitFor(`the find widget's count for ${needle}`, async () => { const t = (await count.innerText()).trim(); return /\d+ of \d+/.test(t) ? t : (/No results/.test(t) ? `none: ${t}` : undefined); }, 10_000);
+        await page.keyboard.press('Escape');
+        if (found.startsWith('none')) throw new Error(`the doctor's report lacks “${needle}”`);
+      };
+      await find('All good.');
+      await find('HTTP 200 OK');
+      await find('sidecar.apiKey in the editor');
+      await find(`Gemini API at ${fake!.url}`);
+      if (await page.locator('.editor-instance .view-line', { hasText: API_KEY }).count()) throw new Error('the report shows the key');
+      await w.runCommand('View: Close Editor');
+      return 'All good; countTokens 200 OK with the key from the secret storage';
+    });
     await step('Sidecar: Undo Last Compaction restores the history; the percentage rises', async () => {
       const low = (await w.usage())!.percent;
       await w.runCommand('Sidecar: Undo Last Compaction');

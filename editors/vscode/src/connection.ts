@@ -151,7 +151,8 @@ export class SidecarConnection implements vscode.Disposable {
     this._onState.fire(state);
   }
 
-  private resolveCommand(): ServerCommand {
+  /** The command the server is started with (also what "Sidecar: Run Doctor" runs). */
+  resolveCommand(): ServerCommand {
     const config = vscode.workspace.getConfiguration('sidecar');
     const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath;
     return resolveServerCommand({

@@ -1,6 +1,7 @@
 /** Every `sidecar.*` command of package.json and the factory that makes its handler: add a command here. */
 import { compress, undoCompaction } from './compaction';
 import { CommandFactory } from './context';
+import { runDoctor, runDoctorOnline } from './doctor';
 import { forkSession, rewind } from './history';
 import { pin, showPins, unpin } from './pins';
 import { clearApiKey, openChat, reinstallServer, restartServer, setApiKey, showLog } from './server';
@@ -26,4 +27,6 @@ export const COMMANDS: Record<string, CommandFactory> = {
   'sidecar.showLog': showLog,
   'sidecar.restartServer': restartServer,
   'sidecar.reinstallServer': reinstallServer,
+  'sidecar.runDoctor': runDoctor,
+  'sidecar.runDoctorOnline': runDoctorOnline,
 };

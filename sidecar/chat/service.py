@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from sidecar.chat.lazy_progress import LazyProgress
 from sidecar.chat.tool_runner import ToolRunner
 from sidecar.compaction.background import BackgroundCompaction
 from sidecar.compaction.service import Compactor, Outcome, Status, Trigger
@@ -137,7 +138,7 @@ class ChatService:
     def notify_warning(self, message: str) -> None:
         self._notify.warning(message)
 
-    def fresh_estimate(self, reason: str) -> None:
+    def fresh_estimate(self, reason: str | None) -> None:
         """After a history rewrite (new session, undo, resume without a count): estimate what the next request
         sends — history, system instruction (with the pinned facts) and tool declarations — and say why it is an
         estimate."""
@@ -182,7 +183,9 @@ class ChatService:
 
     async def _compact(self, *, force: bool, trigger: Trigger, instructions: str | None = None) -> Outcome | None:
         """One attempt under the lock: progress, model errors named, the outcome applied and announced."""
-        progress = await self._notify.progress("Compressing conversation")
+        # An automatic attempt shows progress only once it does some work (not for a NOOP or a latched turn).
+        lazy = None if force else LazyProgress(lambda: self._notify.progress("Compressing conversation"))
+        progress = lazy or await self._notify.progress("Compressing conversation")
         outcome: Outcome | None = None
         try:
             outcome = await self.background.compact(
@@ -198,6 +201,8 @@ class ChatService:
             self._notify.warning(message)
             return None
         finally:
+            if lazy is not None:
+                await lazy.settle()  # its begin and reports are sent: end() goes out now, right before the outcome
             limit = self._settings().effective_token_limit()
             progress.end(outcome.message(limit) if outcome is not None else None)
         self._apply(outcome, force=force)
@@ -206,7 +211,8 @@ class ChatService:
     def _apply(self, outcome: Outcome, *, force: bool) -> None:
         conv = self.conversation
         new_ids = self.recorder.compaction(outcome, conv.ids)
-        if outcome.status is Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT:
+        not_kept = (Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT, Status.COMPRESSION_FAILED_INSUFFICIENT_REDUCTION)
+        if outcome.status in not_kept:
             conv.has_failed_compression_attempt = conv.has_failed_compression_attempt or not force
         elif outcome.status is Status.COMPRESSED and outcome.new_history is not None:
             conv.replace(outcome.new_history, new_ids)
@@ -239,6 +245,10 @@ class ChatService:
         async with self.lock:
             try:
                 reply = await self._run_turn(turn_id, text, progress, editor)
+            except asyncio.CancelledError:
+                if self.conversation.usage_source == "estimate" and self.conversation.estimate_reason is None:
+                    self.fresh_estimate(None)  # what the turn kept, with system prompt and tools, like every count
+                raise
             finally:
                 self.push_usage()  # the status bar first; the fsync can take milliseconds
                 self.recorder.sync()

@@ -60,6 +60,9 @@ ALIAS_MODELS = {
 class Status(StrEnum):
     COMPRESSED = "COMPRESSED"
     COMPRESSION_FAILED_INFLATED_TOKEN_COUNT = "COMPRESSION_FAILED_INFLATED_TOKEN_COUNT"
+    #: Smaller, but an automatic attempt saved less than MIN_AUTO_SAVINGS (not "inflated": the history did shrink).
+    #: Latches like INFLATED. Old session files record these attempts as INFLATED; both read as "not kept".
+    COMPRESSION_FAILED_INSUFFICIENT_REDUCTION = "COMPRESSION_FAILED_INSUFFICIENT_REDUCTION"
     COMPRESSION_FAILED_TOKEN_COUNT_ERROR = "COMPRESSION_FAILED_TOKEN_COUNT_ERROR"
     COMPRESSION_FAILED_EMPTY_SUMMARY = "COMPRESSION_FAILED_EMPTY_SUMMARY"
     NOOP = "NOOP"
@@ -286,10 +289,16 @@ class Compactor:
         # are prompt sizes like every other number the editor shows.
         # Pinned facts travel outside the history (in the system instruction): the API counted them in `original`;
         # the estimate adds them here.
-        overhead = max(0, original - before) if source == "api" else conv.pinned_tokens
-        if after > before or (not force and after + overhead > (before + overhead) * (1 - MIN_AUTO_SAVINGS)):
+        # An estimate compares history estimates; what the status showed beyond them (pins, and system prompt and
+        # tools after a fresh estimate) is added back so the notice's percentages are of the count the status shows.
+        overhead = max(0, original - before) if source == "api" else max(conv.pinned_tokens, original - before)
+        if after > before:
             return Outcome(
                 Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT, before + overhead, after + overhead, trigger
+            )
+        if not force and after + overhead > (before + overhead) * (1 - MIN_AUTO_SAVINGS):
+            return Outcome(
+                Status.COMPRESSION_FAILED_INSUFFICIENT_REDUCTION, before + overhead, after + overhead, trigger
             )
         return Outcome(
             Status.COMPRESSED, before + overhead, after + overhead, trigger,

@@ -253,10 +253,10 @@ def decode_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, l
     `raw` keep their value from `base` (so partial updates from didChangeConfiguration work).
     """
     settings = base if base is not None else Settings()
-    if raw is None:
-        return settings, []
-    if isinstance(raw, Mapping) and isinstance(raw.get("sidecar"), Mapping):
+    if isinstance(raw, Mapping) and isinstance(raw.get("sidecar"), list | Mapping):
         raw = raw["sidecar"]
+    if raw is None or raw == []:  # an empty list too: clients encode an empty Lua table as `[]` (no settings)
+        return settings, []
     if not isinstance(raw, Mapping):
         return settings, [SettingsProblem("(section)", "expected an object", "settings")]
     values: dict[str, Any] = {}

@@ -138,6 +138,12 @@ def status_message(status: str, original: int, new: int) -> str:
         return (
             "Chat history compression did not reduce size. This may indicate issues with the compression prompt."
         )
+    if status == "COMPRESSION_FAILED_INSUFFICIENT_REDUCTION":
+        return (
+            f"Compression saved too little to be worth it ({original:,} → {new:,} tokens, under 10%); "
+            "the conversation is unchanged, and automatic compression only truncates old tool outputs until a "
+            "compression succeeds."
+        )
     if status == "COMPRESSION_FAILED_TOKEN_COUNT_ERROR":
         return "Could not compress chat history due to a token counting error."
     if status == "COMPRESSION_FAILED_EMPTY_SUMMARY":

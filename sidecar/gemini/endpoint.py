@@ -18,6 +18,11 @@ from sidecar.session import Session
 log = logging.getLogger(__name__)
 
 EMBEDDED_FAKE_KEY = "embedded-fake-gemini"
+#: Shown once per server process. Short (an editor may show it on one line): docs/settings.md has the details.
+NO_BACKEND_NOTICE = (
+    "Sidecar: no Gemini backend is configured: replies come from the embedded offline fake Gemini. "
+    'Set GEMINI_API_KEY, or sidecar.backend "vertex" for Vertex AI.'
+)
 
 
 def client_config(settings: Settings, embedded_fake_url: Callable[[], str]) -> ClientConfig:
@@ -85,11 +90,7 @@ class Backend:
             self._fake = FakeGemini()
             self._fake.start()
             log.info("no API key: using the embedded fake Gemini at %s", self._fake.url)
-            self._inform(
-                "Sidecar: no Gemini backend is configured, so replies come from the embedded offline fake Gemini. "
-                "Set sidecar.apiKey or GEMINI_API_KEY to talk to the Gemini API, or GOOGLE_GENAI_USE_VERTEXAI=true "
-                "(or sidecar.backend \"vertex\") with a project for Vertex AI."
-            )
+            self._inform(NO_BACKEND_NOTICE)
         return str(self._fake.url)
 
     async def aclose(self) -> None:

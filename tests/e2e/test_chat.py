@@ -157,6 +157,21 @@ async def test_cancel_stops_the_stream_and_history_stays_valid(client: EditorCli
     assert roles == ["user", "user"], "the cancelled turn left its user message and no dangling model turn"
 
 
+async def test_usage_after_a_cancel_still_counts_system_prompt_and_tools(client: EditorClient, fake: Any) -> None:
+    """The status after a cancel is an estimate of the next request, not of the bare history (1.7K, not 105)."""
+    first = await request(client, "sidecar/sendMessage", {"text": "first"})
+    fake.script([{"kind": "delay", "seconds": 5, "match": "chat"}])
+    future = client.request_now("sidecar/sendMessage", {"text": "slow one"}, msg_id="slow-2")
+    await until(lambda: not fake.pending(), "the fake to take the delayed request (its step is consumed)")
+    client.cancel("slow-2")
+    with pytest.raises(RpcError):
+        await asyncio.wait_for(future, 4)
+    usage = await request(client, "sidecar/getTokenUsage", {})
+    assert usage["source"] == "estimate", usage
+    # the history grew by two short messages: an estimate of the whole request is near the last API count
+    assert usage["promptTokenCount"] >= 0.8 * first["usage"]["promptTokenCount"], (usage, first["usage"])
+
+
 async def test_bad_setting_is_reported_and_default_used(client: EditorClient) -> None:
     client.notify(
         "workspace/didChangeConfiguration",

@@ -162,7 +162,8 @@ async def test_cancelling_the_waiting_turn_never_cancels_the_preparation(rig: Ri
 
 async def _undo_setup(rig: Rig) -> None:
     """A compaction to undo, then a history back at the preparation point."""
-    rig.load(conversation(20), prompt_tokens=60_000, source="estimate")
+    history = conversation(20)
+    rig.load(history, prompt_tokens=estimate_history_tokens(history), source="estimate")
     assert (await rig.chat.compress(None)).status == "COMPRESSED"
     # A smaller window, so that the (smaller) history is again most of a prompt at the preparation point.
     rig.set(token_limit=4 * estimate_history_tokens(rig.chat.conversation.history))

@@ -9,6 +9,14 @@ if vim.fn.has('nvim-0.7') == 0 then
   return
 end
 
+-- :help sidecar needs doc/tags, which the repository does not ship (it is generated): make it once, when missing.
+do
+  local doc = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h') .. '/doc'
+  if vim.fn.filereadable(doc .. '/tags') == 0 and vim.fn.filewritable(doc) == 2 then
+    pcall(vim.cmd, 'silent! helptags ' .. vim.fn.fnameescape(doc))
+  end
+end
+
 local function cmd(name, fn, opts)
   vim.api.nvim_create_user_command(name, function(args)
     fn(args)
@@ -60,8 +68,18 @@ cmd('SidecarInstall', function()
 end, { desc = "Install the sidecar server into stdpath('data')/sidecar (from this plugin's repository)" })
 
 cmd('SidecarUpdate', function()
-  require('sidecar.install').install({ force = true })
+  require('sidecar.install').install({ force = true, on_done = function(err)
+    -- the running server is still the old one: say how to switch
+    if not err and package.loaded['sidecar'] and require('sidecar.client').get() then
+      require('sidecar.ui').tell('updated; :SidecarRestart runs the new version (the chat is kept)',
+        vim.log.levels.WARN)
+    end
+  end })
 end, { desc = 'Rebuild the private sidecar environment (a fresh venv and install)' })
+
+cmd('SidecarStatus', function()
+  s().status()
+end, { desc = 'Token usage in detail: counts, model, backend, threshold, source, last compaction' })
 
 cmd('SidecarRestart', function()
   s().restart()

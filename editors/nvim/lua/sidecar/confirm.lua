@@ -82,7 +82,9 @@ end
 function M.handle(_, params)
   params = type(params) == 'table' and params or {}
   pcall(show_details, params)
+  local close = require('sidecar.confirm_view').open(params, M.prompt(params)) -- the diff stays in sight
   local choice = M.ask(params)
+  close()
   local decision = (type(choice) == 'table' and choice.decision) or 'deny'
   pcall(require('sidecar.chat').note, string.format('tool %s: %s', tostring(params.toolName or '?'), decision))
   return { decision = decision }

@@ -194,7 +194,7 @@ function M.check()
     local usage = state.usage
     if backend == require('sidecar.status').FAKE_BACKEND then
       h.warn('Backend: the embedded fake Gemini (no Gemini API key and no Vertex AI configured)', {
-        'set $GEMINI_API_KEY or settings.apiKey for the Gemini API',
+        'set $GEMINI_API_KEY in the environment Neovim starts from for the Gemini API (not settings.apiKey: a key in a config file is easily shared)',
         'or GOOGLE_GENAI_USE_VERTEXAI=true (settings.backend = "vertex") with a project and '
           .. '`gcloud auth application-default login` for Vertex AI',
       })
@@ -214,10 +214,14 @@ function M.check()
     h.info('API key: not set; requests to ' .. base .. ' carry a placeholder key')
   else
     h.warn('API key: not set: the embedded fake Gemini answers', {
-      'set $GEMINI_API_KEY, or settings.apiKey in setup()',
+      'set $GEMINI_API_KEY in the environment Neovim starts from (not settings.apiKey in setup(): config files get shared)',
     })
   end
   h.info('Model: ' .. tostring(cfg.settings and cfg.settings.model or (state.usage and state.usage.model) or 'default'))
+  for _, u in ipairs(config.unknown_settings(cfg.settings)) do -- the server ignores them without a word
+    h.warn(string.format('settings.%s is not a sidecar setting, so it has no effect%s', u.name,
+      u.suggestion and ('; did you mean ' .. u.suggestion .. '?') or ''), { 'docs/settings.md lists the settings' })
+  end
   if base then
     h.info('Base URL: ' .. base)
   end

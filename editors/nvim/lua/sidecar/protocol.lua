@@ -114,7 +114,7 @@ M.fields = {
 
 -- Types (LuaCATS, for lua-language-server): every params/result type of the contract.
 ---@alias sidecar.UsageSource 'api'|'estimate'
----@alias sidecar.CompressionStatus 'COMPRESSED'|'COMPRESSION_FAILED_INFLATED_TOKEN_COUNT'|'COMPRESSION_FAILED_TOKEN_COUNT_ERROR'|'COMPRESSION_FAILED_EMPTY_SUMMARY'|'NOOP'|'CONTENT_TRUNCATED'
+---@alias sidecar.CompressionStatus 'COMPRESSED'|'COMPRESSION_FAILED_INFLATED_TOKEN_COUNT'|'COMPRESSION_FAILED_INSUFFICIENT_REDUCTION'|'COMPRESSION_FAILED_TOKEN_COUNT_ERROR'|'COMPRESSION_FAILED_EMPTY_SUMMARY'|'NOOP'|'CONTENT_TRUNCATED'
 ---@alias sidecar.CompactionTrigger 'auto'|'manual'
 ---@alias sidecar.EstimateReason 'newSession'|'undo'|'resume'
 ---@alias sidecar.SummaryPreparation 'none'|'preparing'|'ready'

@@ -48,6 +48,10 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
     max_tool_rounds: int = 25
     approval_mode: Literal["default", "autoEdit", "yolo"] = "default"
     hooks: Hooks = msgspec.field(default_factory=Hooks)
+    #: Loop detection within a turn: a repeated tool-call cycle or repeated text first nudges, then stops the turn.
+    loop_detection: bool = True
+    #: Shell output longer than min(this, 4 x tokens left) characters is saved and shown head/tail; 0 disables.
+    truncate_tool_output_threshold: int = 40_000
 
     def __repr__(self) -> str:  # never show the key
         fields = ", ".join(

@@ -11,6 +11,7 @@ from sidecar.core.conversation import Conversation
 from sidecar.core.history import Part
 from sidecar.core.ide_context import context_turn_text
 from sidecar.core.request_size import SaveOutput, fit_responses, parts_upper_tokens, wire_upper_tokens
+from sidecar.core.tokens import estimate_tokens
 from sidecar.protocol import error_info, errors
 from sidecar.protocol.ide import OpenFile
 from sidecar.session import IdeState
@@ -76,11 +77,14 @@ class RequestBudget:
         counted = self._counted
         if counted is not None and 0 < counted.length <= len(wire) and wire[counted.length - 1] is counted.last:
             start, total = counted.length, counted.tokens
+        elif conv.usage_source == "api":  # counted by the API (a resumed count, a recount): for the whole history
+            return conv.last_prompt_tokens
         else:  # never counted, or the history was replaced since (compaction, undo, resume)
             start, total = 0, overhead + 1
         for i in range(start, len(wire)):
             total += wire_upper_tokens(wire[i], conv.content_tokens(i))
-        return total
+        # The conversation's own figure may know more (a count recorded before a resume, an adjustment for pins).
+        return max(total, conv.last_prompt_tokens)
 
     # -- the checks -------------------------------------------------------------------------------------
     async def _maybe_compact(
@@ -93,10 +97,13 @@ class RequestBudget:
         if history >= settings.compression_threshold * limit or history + new > self._room(limit):
             # The compactor starts from the request's size. Mid-turn it counts locally: the history ends with calls
             # whose responses are not in yet, which countTokens need not accept.
+            before = (conv.wire(), conv.last_prompt_tokens, conv.usage_source, conv.estimate_reason)
             if mid_turn or conv.last_prompt_tokens < settings.compression_threshold * limit:
                 source = "estimate" if mid_turn else conv.usage_source
                 conv.set_prompt_tokens(max(conv.last_prompt_tokens, history + new), source)
             await compact()
+            if conv.wire() is before[0]:  # nothing was replaced: the usage is what it was
+                conv.set_prompt_tokens(before[1], before[2], before[3])
             history = self.history_tokens(conv, overhead)
         return history
 
@@ -109,20 +116,21 @@ class RequestBudget:
         conv: Conversation,
         settings: Settings,
         overhead: int,
-        new_tokens: Callable[[], int],
+        new_tokens: Callable[[], tuple[int, int]],
         compact: Compact,
     ) -> None:
         """Before a turn's first request: `new_tokens()` is what the turn adds (its IDE context turn and the user's
-        message; recomputed after a compaction, which makes the next context turn a full one). Raises a
-        CONTEXT_OVERFLOW SidecarError, with nothing sent, when the message cannot fit even after compaction."""
+        message; recomputed after a compaction, which makes the next context turn a full one), measured from
+        above and as the reference estimates it (the number the user is shown). Raises a CONTEXT_OVERFLOW
+        SidecarError, with nothing sent, when the message cannot fit even after compaction."""
         limit = settings.effective_token_limit()
-        new = new_tokens()
-        if overhead + new > self._room(limit):  # no compaction could make room: refuse at once
-            raise overflow_error(new, limit - self.history_tokens(conv, overhead), limit)
+        new, shown = new_tokens()
+        if overhead + new > self._room(limit):  # no compaction could make room: refuse at once, nothing sent
+            raise overflow_error(shown, limit - self.history_tokens(conv, overhead), limit)
         history = await self._maybe_compact(conv, settings, overhead, new, compact, mid_turn=False)
-        new = new_tokens()
+        new, shown = new_tokens()
         if history + new > self._room(limit):
-            raise overflow_error(new, self._room(limit) - history, limit)
+            raise overflow_error(shown, limit - history, limit)
         self.largest = history + new
 
     async def before_continuation(
@@ -145,17 +153,22 @@ class RequestBudget:
         return fitted, fits
 
 
-def new_turn_tokens(conv: Conversation, ide: IdeState, editor: list[OpenFile] | None, text: str) -> int:
-    """What a turn adds before its first request: the IDE context turn it will carry (as the chat service adds
-    it: full after a history replacement, else a delta; none while a call is pending) and the user's message."""
-    total = parts_upper_tokens("user", [Part(text=text)])
+def new_turn_tokens(
+    conv: Conversation, ide: IdeState, editor: list[OpenFile] | None, text: str
+) -> tuple[int, int]:
+    """What a turn adds before its first request, from above and as the reference estimates it: the IDE context
+    turn it will carry (as the chat service adds it: full after a history replacement, else a delta; none while a
+    call is pending) and the user's message."""
+    upper, estimate = parts_upper_tokens("user", [Part(text=text)]), estimate_tokens([Part(text=text)])
     editor = ide.current if editor is None else editor
     if conv.tool_call_pending() or (editor is None and not ide.changed_on_disk):
-        return total
+        return upper, estimate
     context = context_turn_text(
         editor if editor is not None else [],
         ide.last_sent,
         force_full=conv.force_full_ide_context or not len(conv),
         changed_on_disk=sorted(ide.changed_on_disk),
     )
-    return total + (parts_upper_tokens("user", [Part(text=context)]) if context is not None else 0)
+    if context is None:
+        return upper, estimate
+    return upper + parts_upper_tokens("user", [Part(text=context)]), estimate + estimate_tokens([Part(text=context)])

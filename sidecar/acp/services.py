@@ -49,6 +49,7 @@ class WorkspaceServices:
             session.folders,
             save_output=tool_outputs,
             output_threshold=session.tool_output_threshold,
+            saved_outputs=tool_outputs.root,
             editor_text=editor_text,
         )
         tools = runner_cls(self.registry, host, session)

@@ -172,3 +172,47 @@ async def test_repeated_text_once_gets_a_nudge_and_the_turn_goes_on(client: Edit
     reply = await say(client, "check the configuration")
     assert reply["finishReason"] == "STOP"
     assert [nudged(r) for r in chat_requests(fake)] == [False, True]
+
+
+PRINT_LINES = "python3 -c \"print(''.join(f'output line {i:05d}\\\\n' for i in range(4000)))\""
+
+
+def saved_path(output: str) -> str:
+    return output.split("For full output see: ", 1)[1].split("\n", 1)[0]
+
+
+async def test_a_saved_shell_output_is_read_back_with_read_file(client: EditorClient, fake: Any) -> None:
+    fake.script([call("run_shell_command", command=PRINT_LINES)])
+    await say(client, "print many lines")
+    output = responses_in(chat_requests(fake)[-1])[0]["response"]["output"]
+    assert "Output too large. Showing first 8,000 and last 32,000 characters." in output
+    saved = saved_path(output)
+    assert "tool-outputs" in saved and not saved.startswith(client.workspace_root)
+    fake.script([call("read_file", path=saved, start_line=2000, end_line=2002)])
+    await say(client, "read the middle of the saved output")
+    read = responses_in(chat_requests(fake)[-1])[0]["response"]
+    assert "output line 01999" in read["output"] and "output line 02001" in read["output"], read
+    session_file = Path(saved).parent.parent.parent / f"{Path(saved).parent.parent.name}.jsonl"
+    assert session_file.exists()
+    fake.script([call("read_file", path=str(session_file)), call("write_file", path=saved, content="changed")])
+    await say(client, "read the recording, then change the saved output")
+    chats = chat_requests(fake)
+    assert "outside the workspace" in responses_in(chats[-2])[0]["response"]["error"], "only saved outputs"
+    assert "error" in responses_in(chats[-1])[0]["response"], "saved outputs are read-only"
+    assert "output line 02001" in Path(saved).read_text()
+
+
+@pytest.mark.settings(truncateToolOutputThreshold=0)
+async def test_a_threshold_of_zero_sends_the_whole_shell_output(client: EditorClient, fake: Any) -> None:
+    fake.script([call("run_shell_command", command=PRINT_LINES)])
+    await say(client, "print many lines")
+    output = responses_in(chat_requests(fake)[-1])[0]["response"]["output"]
+    assert "Output too large" not in output and output.split("Output:\n", 1)[1].count("output line") == 4000
+
+
+@pytest.mark.settings(truncateToolOutputThreshold=1_000)
+async def test_the_threshold_setting_bounds_the_shell_output(client: EditorClient, fake: Any) -> None:
+    fake.script([call("run_shell_command", command=PRINT_LINES)])
+    await say(client, "print many lines")
+    output = responses_in(chat_requests(fake)[-1])[0]["response"]["output"]
+    assert "Output too large. Showing first 200 and last 800 characters." in output

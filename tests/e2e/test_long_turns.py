@@ -216,3 +216,28 @@ async def test_the_threshold_setting_bounds_the_shell_output(client: EditorClien
     await say(client, "print many lines")
     output = responses_in(chat_requests(fake)[-1])[0]["response"]["output"]
     assert "Output too large. Showing first 200 and last 800 characters." in output
+
+
+async def test_compaction_keeps_the_failing_test_and_the_users_decision(client: EditorClient, fake: Any) -> None:
+    # Neither fact is in the command, nor within what the fake's summary quotes of a message or a tool result: only
+    # the sidecar's retention check (the verify pass's list of missing facts) keeps them.
+    command = (
+        "python3 -c \"print('collected 3 items ' + '.' * 300); print('FAI' + 'LED tests/test_calc.py::test_add')\""
+    )
+    fake.script([call("run_shell_command", command=command)])
+    await say(client, "Run the tests.")
+    await say(client, "Some context first: " + "background words " * 30 + ". We'll go with the integer parser.")
+    for i in range(4):
+        await say(client, f"step {i}: " + "more words about the work " * 40)
+    result = await request(
+        client, "workspace/executeCommand", {"command": "sidecar.compressConversation", "arguments": []}
+    )
+    assert result["status"] == "COMPRESSED"
+    verify = [r for r in fake.requests() if r.summary][-1]
+    asked = str(verify.body["contents"][-1])
+    assert "error: FAILED tests/test_calc.py::test_add" in asked
+    assert "user decision: We'll go with the integer parser." in asked
+    await say(client, "go on")
+    snapshot = chat_requests(fake)[-1].body["contents"][1]["parts"][0]["text"]
+    assert "FAILED tests/test_calc.py::test_add" in snapshot
+    assert "We'll go with the integer parser." in snapshot

@@ -56,8 +56,6 @@ class RequestBudget:
         self._save = save_output
         self._counted: _Counted | None = None
         self._sending: tuple[int, bytes | None] = (0, None)
-        #: Largest request size (tokens, measured before sending) of the current turn, for logs and the bench.
-        self.largest = 0
 
     # -- what the API counted ---------------------------------------------------------------------------
     def sending(self, conv: Conversation) -> None:
@@ -131,7 +129,6 @@ class RequestBudget:
         new, shown = new_tokens()
         if history + new > self._room(limit):
             raise overflow_error(shown, limit - history, limit)
-        self.largest = history + new
 
     async def before_continuation(
         self,
@@ -149,7 +146,6 @@ class RequestBudget:
         fitted, fits = fit_responses(responses, self._room(limit) - history, self._save)
         if fitted != list(responses):
             log.info("tool responses cut to fit the context window (%d tokens left)", self._room(limit) - history)
-        self.largest = max(self.largest, history + parts_upper_tokens("user", fitted))
         return fitted, fits
 
 

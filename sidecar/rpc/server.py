@@ -17,6 +17,7 @@ from sidecar.chat.actions import SessionActions
 from sidecar.chat.service import ChatService
 from sidecar.chat.sessions import SessionService
 from sidecar.chat.tool_runner import ToolRunner
+from sidecar.compaction.hook_approval import HookApproval
 from sidecar.compaction.hooks import PreCompressHooks
 from sidecar.compaction.service import Compactor
 from sidecar.compaction.tool_outputs import SessionToolOutputs
@@ -44,7 +45,9 @@ class SidecarServer(LanguageServer):
         self.backend = Backend(session, self.show_info)
         recorder = Recorder(session, self.show_warning)
         tool_outputs = SessionToolOutputs(recorder)
-        compactor = Compactor(session, self.backend.client, tool_outputs, PreCompressHooks(session, recorder))
+        host = editor.ToolHost(self, self.protocol)
+        hooks = PreCompressHooks(session, recorder, HookApproval(session, host.confirm, lambda: recorder.store))
+        compactor = Compactor(session, self.backend.client, tool_outputs, hooks)
         registry = ToolRegistry(
             session.folders,
             save_output=tool_outputs,
@@ -52,7 +55,7 @@ class SidecarServer(LanguageServer):
             saved_outputs=tool_outputs.root,
             editor_text=self._editor_text,
         )
-        tools = ToolRunner(registry, editor.ToolHost(self, self.protocol), session)
+        tools = ToolRunner(registry, host, session)
         notifier = editor.Notifier(self, self.protocol)
         self.chat = ChatService(session, self.backend.client, notifier, compactor, recorder, tools)
         self.chat.backend_label = self.backend.describe

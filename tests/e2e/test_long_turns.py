@@ -11,6 +11,7 @@ from sidecar.fakegemini import prompt_tokens
 from sidecar.protocol import errors
 from sidecar.rpc.client import RpcError
 from tests.e2e.harness import EditorClient, notes, request
+from tests.e2e.test_compaction_and_ide_context import editor
 
 WINDOW = 40_000
 
@@ -105,6 +106,19 @@ async def test_a_user_message_larger_than_the_window_is_refused_with_nothing_sen
     assert caught.value.code == errors.CONTEXT_OVERFLOW
     assert "Sending this message (" in caught.value.message and "tokens left" in caught.value.message
     assert len(fake.requests()) == before, "nothing was sent, not even a summary request"
+
+
+@pytest.mark.settings(tokenLimit=20_000)
+async def test_the_ide_context_turn_counts_against_the_window(client: EditorClient, fake: Any) -> None:
+    reply = await say(client, "hello")
+    left = 20_000 - reply["usage"]["promptTokenCount"]
+    fake.set_token_limit(20_000)
+    client.notify("sidecar/ideContext", editor(selected="s" * 16_000))  # a context turn of ~4,000 tokens
+    before = len(fake.requests())
+    with pytest.raises(RpcError) as caught:
+        await say(client, "w" * (4 * (left - 1_500)))  # fits alone, not with the context turn
+    assert caught.value.code == errors.CONTEXT_OVERFLOW, caught.value.message
+    assert len(fake.requests()) == before, "refused before anything was sent"
 
 
 def nudged(record: Any) -> bool:

@@ -294,7 +294,7 @@ class ChatService:
                 self._answer_calls(turn_id, self.tools.answered_so_far)  # no call is left without a response
                 self.recorder.note("info", "The turn was cancelled.", turn_id)
                 raise
-            parts = await self._fit_continuation(turn_id, settings, parts)
+            await self._fit_continuation(turn_id, settings, parts)
         raise AssertionError("unreachable: the loop returns by the last round")
 
     def _stop_for_loop(

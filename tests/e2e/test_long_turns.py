@@ -121,6 +121,22 @@ async def test_the_ide_context_turn_counts_against_the_window(client: EditorClie
     assert len(fake.requests()) == before, "refused before anything was sent"
 
 
+@pytest.mark.settings(tokenLimit=WINDOW)
+async def test_a_history_that_alone_fills_the_window_ends_the_turn_in_words(client: EditorClient, fake: Any) -> None:
+    (Path(client.workspace_root) / "notes.txt").write_text("alpha\n")
+    fake.set_token_multiplier(100)  # the API reports far more than the window: no continuation can fit
+    fake.script([call("read_file", path="notes.txt")])
+    with pytest.raises(RpcError) as caught:
+        await say(client, "read notes.txt")
+    assert caught.value.code == errors.CONTEXT_OVERFLOW and "no longer fits" in caught.value.message
+    assert len(chat_requests(fake)) == 1, "nothing over the window was sent"
+    fake.set_token_multiplier(1)
+    transcript = await request(client, "sidecar/getTranscript", {})
+    kinds = [e["kind"] for e in transcript["entries"]]
+    assert kinds == ["user", "toolCall", "toolResult", "model", "error"], "the call answered, the round closed"
+    assert "For full output see:" in transcript["entries"][2]["text"]
+
+
 def nudged(record: Any) -> bool:
     return any("Potential loop detected" in p.get("text", "") for c in record.body["contents"] for p in c["parts"])
 

@@ -52,6 +52,7 @@ class WorkspaceServices:
             session.folders,
             save_output=tool_outputs,
             output_threshold=session.tool_output_threshold,
+            saved_outputs=tool_outputs.root,
             editor_text=editor_text,
         )
         self.mcp = McpManager(inform=self.inform)  # started by the ACP session (sidecar/acp/session.py)

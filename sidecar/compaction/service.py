@@ -14,7 +14,6 @@ from typing import Literal, Protocol
 
 from sidecar.config.settings import Settings
 from sidecar.core.compaction import (
-    find_split_point,
     measure_content,
     tool_output_threshold,
     truncate_history_to_budget,
@@ -33,6 +32,7 @@ from sidecar.core.prompts import (
 )
 from sidecar.core.snapshot import extract_snapshot, has_snapshot, missing_facts
 from sidecar.core.tokens import estimate_history_tokens
+from sidecar.core.turn_split import find_split_point_in_turn
 from sidecar.gemini.attempts import Attempts, generate_checked
 from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.session import Session
@@ -140,6 +140,8 @@ class Compactor:
         self._session = session
         self._client = client
         self._save = save_tool_output
+        #: Saves a full tool output and returns its path (also used to cut responses to fit, chat/request_budget.py).
+        self.save_tool_output = save_tool_output
         self._pre_compress = pre_compress
 
     def _settings(self) -> Settings:
@@ -395,4 +397,5 @@ def _split(conv: Conversation, truncated: list[Content], replacements: dict[int,
     """The split point over the truncated history (cached JSON sizes for the items truncation left alone)."""
     cached = conv.json_sizes()
     sizes = [measure_content(c).json_length if i in replacements else cached[i] for i, c in enumerate(truncated)]
-    return find_split_point(truncated, 1 - PRESERVE_FRACTION, sizes)
+    # Inside an agent turn (the history ends with calls awaiting responses) an earlier round may start the kept part.
+    return find_split_point_in_turn(truncated, 1 - PRESERVE_FRACTION, sizes)

@@ -57,6 +57,7 @@ class SidecarServer(LanguageServer):
             session.folders,
             save_output=tool_outputs,
             output_threshold=session.tool_output_threshold,
+            saved_outputs=tool_outputs.root,
             editor_text=self._editor_text,
         )
         #: MCP servers (sidecar/mcp/): started after `initialized`, re-applied with the settings.

@@ -140,8 +140,9 @@ class ToolRegistry:
         save_output: SaveOutput,
         output_threshold: Callable[[], int],
         editor_text: EditorText | None = None,
+        saved_outputs: Callable[[], Path | None] | None = None,
     ) -> None:
-        self.workspace = Workspace(workspace_folders)
+        self.workspace = Workspace(workspace_folders, saved_outputs)
         self.buffers = EditorBuffers(editor_text)
         self._save_output = save_output
         self._output_threshold = output_threshold
@@ -209,7 +210,7 @@ class ToolRegistry:
         return _Search(roots, ", ".join(self.workspace.display(r) for r in roots))
 
     def _plan_read_file(self, args: dict[str, Any]) -> ToolPlan:
-        path = self.workspace.resolve(args["path"])
+        path = self.workspace.resolve_readable(args["path"])  # saved tool outputs too
         start, end = args.get("start_line"), args.get("end_line")
         if start is not None and end is not None and end < start:
             raise ToolError(f"end_line ({end}) is before start_line ({start}).")

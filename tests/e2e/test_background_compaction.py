@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.harness import EditorClient, notes, request, wait_for
-from tests.e2e.test_compaction_and_ide_context import editor, latest_context
+from tests.e2e.test_compaction_and_ide_context import editor, latest_context, next_prompt
 from tests.waiting import until
 
 PADDING = " ".join(f"word{i}" for i in range(120))
@@ -22,14 +22,15 @@ async def say(client: EditorClient, text: str) -> dict[str, Any]:
     return await request(client, "sidecar/sendMessage", {"text": f"{text} {PADDING}"})  # type: ignore[no-any-return]
 
 
-async def say_until(client: EditorClient, tokens: float, label: str) -> list[str]:
-    """Send messages until the reported prompt reaches `tokens`; the texts sent."""
+async def say_until(client: EditorClient, tokens: float, label: str, *, checked: bool = False) -> list[str]:
+    """Send messages until the reported prompt reaches `tokens` (`checked`: until the size the next turn's
+    compaction check sees does, tests.e2e.test_compaction_and_ide_context.next_prompt); the texts sent."""
     sent: list[str] = []
     for i in range(40):
         text = f"{label} {i} about src/app/module_{i}.py:"
         reply = await say(client, text)
         sent.append(text)
-        if reply["usage"]["promptTokenCount"] >= tokens:
+        if (next_prompt(reply) if checked else reply["usage"]["promptTokenCount"]) >= tokens:
             return sent
     raise AssertionError(f"the prompt never reached {tokens} tokens")
 
@@ -58,7 +59,7 @@ async def test_a_summary_prepared_in_the_background_is_applied_without_waiting(
     assert len(summary_requests(fake)) == 1, "the held summary call was given up and made again"
     fake.release()
     await wait_for(client, "sidecar/tokenUsage", lambda u: u["summaryPreparation"] == "ready", start=mark)
-    after = await say_until(client, THRESHOLD * LIMIT, "after")
+    after = await say_until(client, THRESHOLD * LIMIT, "after", checked=True)
     assert notes(client, "sidecar/compressed") == []
     client.notify("sidecar/ideContext", editor(line=9))
     await say(client, "the compacting turn")

@@ -330,13 +330,15 @@ async def test_compression_runs_before_the_overflow_check_and_frees_space(rig: R
     assert reply.text
 
 
-async def test_still_too_large_after_compression_is_refused(rig: Rig) -> None:
+async def test_a_message_no_compaction_could_fit_is_refused_before_compacting(rig: Rig) -> None:
+    # Issue 26 (beyond the reference, which compacts first): a message as large as the window cannot fit whatever
+    # compaction does, so it is refused at once, with nothing sent and the history left alone.
     rig.set(token_limit=100_000, compression_threshold=0.5)
     rig.load(conversation(20), prompt_tokens=95_000)
     with pytest.raises(errors.SidecarError) as caught:
         await rig.chat.send_message("c" * 400_000)
     assert caught.value.code == errors.CONTEXT_OVERFLOW
-    assert [n.status for n in rig.rec.notices] == ["COMPRESSED"]
+    assert rig.rec.notices == [] and rig.fake.requests() == []
 
 
 # 39: the compacted session keeps its session file (re-attached, not forked)

@@ -10,7 +10,7 @@ import shutil
 import time
 from pathlib import Path
 
-from sidecar.recording.branches import branches_of
+from sidecar.recording.branches import keep_for_branches
 from sidecar.recording.store import RecordingError, SessionStore
 
 log = logging.getLogger(__name__)
@@ -25,18 +25,11 @@ def trash_directory(store: SessionStore) -> Path:
 
 
 def delete(store: SessionStore, session_id: str) -> Path:
-    """Move a session (and its data folder) to the trash. RecordingError in words when it cannot be: unknown,
-    open in another window, or other sessions branch from it."""
+    """Move a session (and its data folder) to the trash. RecordingError in words when it cannot be: unknown, or
+    open in another window. Its branches first get a copy of the part of it they read (branches.keep_for_branches)."""
     path = store.path(session_id)
     if not path.exists():
         raise RecordingError(f"No session {session_id} in this project.")
-    branches = branches_of(store.directory, session_id)
-    if branches:
-        listed = ", ".join(branches[:3]) + (" …" if len(branches) > 3 else "")
-        raise RecordingError(
-            f"Session {session_id} has {len(branches)} branch(es) that continue from it ({listed}); they read "
-            "their beginning from it. Delete those first, or keep it."
-        )
     trash = trash_directory(store)
     trash.mkdir(mode=0o700, parents=True, exist_ok=True)
     purge(store)
@@ -48,6 +41,7 @@ def delete(store: SessionStore, session_id: str) -> Path:
             raise RecordingError(
                 f"Session {session_id} is open in another window; close it there (or start a new session there) first."
             ) from None
+        keep_for_branches(store.directory, [store.directory, trash], session_id)
         target = trash / path.name
         if target.exists():  # an older deletion of the same id: keep both
             target.rename(trash / f"{session_id}.{int(time.time())}.jsonl")

@@ -17,6 +17,8 @@ M.method = {
   rewind = 'sidecar/rewind',
   renameSession = 'sidecar/renameSession',
   deleteSession = 'sidecar/deleteSession',
+  listDeletedSessions = 'sidecar/listDeletedSessions',
+  restoreSession = 'sidecar/restoreSession',
   pin = 'sidecar/pin',
   unpin = 'sidecar/unpin',
   listPins = 'sidecar/listPins',
@@ -84,6 +86,9 @@ M.fields = {
   RenameParams = { 'sessionId', 'title' },
   RenameSessionResult = { 'sessionId', 'title' },
   DeleteSessionResult = { 'sessionId', 'message' },
+  DeletedSession = { 'sessionId', 'title', 'deletedAt', 'lastUpdated', 'messageCount', 'parentSessionId' },
+  ListDeletedSessionsResult = { 'sessions', 'keepDays' },
+  RestoreSessionResult = { 'sessionId', 'title', 'message' },
   PinParams = { 'text' },
   PinResult = { 'pinId', 'warning' },
   UnpinParams = { 'pinId' },
@@ -280,6 +285,25 @@ M.fields = {
 
 ---@class sidecar.DeleteSessionResult
 ---@field sessionId string
+---@field message string
+
+--- One entry of sidecar/listDeletedSessions: a session in this project's trash (ISO 8601 times).
+---@class sidecar.DeletedSession
+---@field sessionId string
+---@field title string?
+---@field deletedAt string
+---@field lastUpdated string
+---@field messageCount integer
+---@field parentSessionId? string
+
+--- This project's deleted sessions that can still be restored, most recently deleted first.
+---@class sidecar.ListDeletedSessionsResult
+---@field sessions sidecar.DeletedSession[]
+---@field keepDays integer
+
+---@class sidecar.RestoreSessionResult
+---@field sessionId string
+---@field title string?
 ---@field message string
 
 ---@class sidecar.PinParams

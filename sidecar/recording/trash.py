@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 
 from sidecar.recording.branches import keep_for_branches
-from sidecar.recording.store import RecordingError, SessionStore
+from sidecar.recording.reader import session_info
+from sidecar.recording.store import RecordingError, SessionInfo, SessionStore
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,21 @@ def restore(store: SessionStore, session_id: str) -> Path:
     with contextlib.suppress(FileNotFoundError):
         (trash / f"{session_id}{_DELETED}").unlink()
     return target
+
+
+def deleted(store: SessionStore) -> list[tuple[SessionInfo, float]]:
+    """The sessions in this project's trash that restore() can bring back, with their deletion times (epoch
+    seconds), most recently deleted first. Unreadable files are left out (logged)."""
+    trash = trash_directory(store)
+    found: list[tuple[SessionInfo, float]] = []
+    for marker in trash.glob(f"*{_DELETED}") if trash.is_dir() else []:
+        path = trash / f"{marker.name[: -len(_DELETED)]}.jsonl"
+        try:
+            found.append((session_info(path), marker.stat().st_mtime))
+        except (RecordingError, OSError, ValueError) as exc:
+            log.warning("skipping deleted session file %s: %s", path, exc)
+    found.sort(key=lambda pair: pair[1], reverse=True)
+    return found
 
 
 def purge(store: SessionStore, *, now: float | None = None) -> list[str]:

@@ -140,7 +140,7 @@ T.run('test_sessions', function()
       end
     end
     T.eq(branch_of, parent, 'the fork is listed with its parent')
-    -- a session of its own to delete (the parent of a branch cannot be deleted)
+    -- a session of its own to delete
     local live = state.session_id
     sidecar.new_session()
     T.wait(function() return state.session_id ~= live end, 10000, 'a new session')
@@ -158,6 +158,18 @@ T.run('test_sessions', function()
       end
       return true
     end, 'the deleted session gone from the list')
+    -- issue 25.7: :SidecarRestore picks it from the trash and brings it back
+    local offered = answer_select(function(s) return s.sessionId == doomed end)
+    vim.cmd('SidecarRestore')
+    until_answer('sidecar/listSessions', function(r)
+      for _, s in ipairs(r) do
+        if s.sessionId == doomed then
+          return true
+        end
+      end
+      return false
+    end, 'the restored session back in the list')
+    T.contains(offered[1], 'nv to delete', 'the trash was offered, with titles')
   end)
 
   T.step(':SidecarResume of a session another window holds continues in a branch and says so', function()

@@ -66,3 +66,15 @@ export function startFailureCause(lastServerLine: string, error: string, exit?: 
   }
   return error;
 }
+
+/** A deleted session in the Restore pick: its title, and when it was deleted and how long it had grown. */
+export function deletedPick(s: { sessionId: string; title: string | null; deletedAt: string; messageCount: number; parentSessionId?: string | null }):
+  { label: string; description: string; sessionId: string } {
+  const count = `${s.messageCount} message${s.messageCount === 1 ? '' : 's'}`;
+  const when = shortTime(s.deletedAt);
+  return {
+    label: `${s.parentSessionId ? '$(repo-forked) ' : ''}${sessionTitle(s.title)}`,
+    description: `${when ? `deleted ${when} · ` : ''}${count} · ${s.sessionId.slice(0, 8)}`,
+    sessionId: s.sessionId,
+  };
+}

@@ -323,6 +323,7 @@ M.fork = sessions.fork
 M.rewind = sessions.rewind
 M.rename = sessions.rename
 M.delete = sessions.delete
+M.restore = sessions.restore
 M.pin = sessions.pin
 M.unpin = sessions.unpin
 M.pins = sessions.pins

@@ -10,7 +10,7 @@ from typing import Protocol
 
 from sidecar.chat.tool_runner import ToolRunner
 from sidecar.compaction.background import BackgroundCompaction
-from sidecar.compaction.service import Compactor, Outcome, Status, Trigger
+from sidecar.compaction.service import Compactor, Outcome, Status, Trigger, auto_compaction_due
 from sidecar.config.settings import Settings
 from sidecar.core.conversation import Conversation
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
@@ -121,6 +121,7 @@ class ChatService:
             cached_token_count=self.cached_tokens,
             estimate_reason=conv.estimate_reason,
             summary_preparation=self.background.state(conv),
+            auto_compaction_paused_until=conv.auto_compaction_paused_until,
         )
         if state != self._usage:
             state.seq += 1
@@ -168,6 +169,7 @@ class ChatService:
         self.compressing = True
         try:
             async with self.lock:
+                self.conversation.auto_compaction_paused_until = None  # the user compresses: an undo pause ends
                 outcome = await self._compact(force=True, trigger="manual", instructions=instructions)
         finally:
             self.compressing = False
@@ -252,7 +254,7 @@ class ChatService:
         conv = self.conversation
         limit = settings.effective_token_limit()
         self.answer_interrupted_calls()
-        if conv.last_prompt_tokens >= settings.compression_threshold * limit:
+        if auto_compaction_due(conv, settings):  # at the threshold, and no pause after an undo holds
             await self._compact(force=False, trigger="auto")  # at most one automatic compaction per turn
         self._guard_overflow(text, limit)
         self._add_ide_context(turn_id, editor)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sidecar.chat.service import ChatService
+from sidecar.compaction.service import pause_after_undo
 from sidecar.core.conversation import Conversation
 from sidecar.protocol import errors, methods
 from sidecar.protocol.sessions import (
@@ -199,11 +200,13 @@ class SessionService:
             self._switch(_conversation_of(loaded))
             # the count recorded before the compaction is for a request that no longer matches this history
             self.chat.fresh_estimate("undo")
+            until = pause_after_undo(self.chat.conversation, self.chat.session.settings)
         self.chat.push_usage()
         restored = len(self.chat.conversation)
         return UndoCompactionResult(
             restored=True,
-            message=f"Compaction undone: the history is back to {restored} messages (it had {before}).",
+            message=f"Compaction undone: the history is back to {restored} messages (it had {before}). "
+            f"Automatic compaction is paused until the conversation reaches {until:,} tokens, or until you compress.",
         )
 
     def switch(self, conversation: Conversation) -> None:

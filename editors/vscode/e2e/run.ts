@@ -463,7 +463,9 @@ async function main(): Promise<void> {
       const tip = await w.tooltip('Last compaction:');
       if (!/Source: estimate of the restored history after the undo/.test(tip)) throw new Error(`tooltip after undo: ${tip}`);
       if (!/Last compaction: .* — undone/.test(tip)) throw new Error(`the tooltip does not say the compaction was undone: ${tip}`);
-      return `${low}% → ${u.percent}%; the marker shows “undone”; the tooltip says estimate and undone`;
+      // issue 25.10: the undo lasts; the tooltip says until when automatic compaction waits
+      if (!/Auto-compaction paused after undo until \d+% \([\d,]+ tokens\)/.test(tip)) throw new Error(`the tooltip does not say auto-compaction is paused: ${tip}`);
+      return `${low}% → ${u.percent}%; the marker shows “undone”; the tooltip says estimate, undone and paused`;
     }, { needs: ['undo', 'transcript'] });
     await step('a tool call shows a card; Allow answers sidecar/confirmToolCall', async () => {
       await fake!.script([toolCall(dirs.ws)]);

@@ -141,6 +141,7 @@ export interface TokenUsage {
   cachedTokenCount?: number | null;
   estimateReason?: EstimateReason | null;
   summaryPreparation?: SummaryPreparation;
+  autoCompactionPausedUntil?: number | null;
 }
 
 export interface SendMessageResult {

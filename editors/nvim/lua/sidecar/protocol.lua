@@ -59,7 +59,7 @@ M.fields = {
   ModelErrorData = { 'kind', 'status', 'turnId', 'reason', 'blockReason' },
   ContextOverflowData = { 'estimatedRequestTokenCount', 'remainingTokenCount' },
   SendMessageParams = { 'text' },
-  TokenUsage = { 'seq', 'sessionId', 'model', 'promptTokenCount', 'tokenLimit', 'percentUsed', 'compressionThreshold', 'source', 'backend', 'cachedTokenCount', 'estimateReason', 'summaryPreparation' },
+  TokenUsage = { 'seq', 'sessionId', 'model', 'promptTokenCount', 'tokenLimit', 'percentUsed', 'compressionThreshold', 'source', 'backend', 'cachedTokenCount', 'estimateReason', 'summaryPreparation', 'autoCompactionPausedUntil' },
   SendMessageResult = { 'turnId', 'text', 'finishReason', 'usage' },
   Empty = {},
   CompressParams = { 'instructions' },
@@ -148,6 +148,7 @@ M.fields = {
 ---@field cachedTokenCount? integer
 ---@field estimateReason? sidecar.EstimateReason
 ---@field summaryPreparation? sidecar.SummaryPreparation
+---@field autoCompactionPausedUntil? integer
 
 ---@class sidecar.SendMessageResult
 ---@field turnId string

@@ -19,7 +19,7 @@ from acp.schema import SessionMode, SessionModeState
 from sidecar.acp import commands, updates
 from sidecar.acp.bridge import AcpNotifier
 from sidecar.acp.outbox import Outbox
-from sidecar.acp.replay import replay_updates
+from sidecar.acp.replay import conversation_updates, replay_updates
 from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, NdjsonStdio
 from sidecar.acp.services import WorkspaceServices
 from sidecar.acp.settings import load_settings
@@ -29,6 +29,7 @@ from sidecar.config.settings import Settings
 from sidecar.core.ide_context import normalize
 from sidecar.protocol import errors
 from sidecar.protocol.ide import OpenFile
+from sidecar.recording.reader import RecordingError
 
 log = logging.getLogger(__name__)
 
@@ -147,8 +148,13 @@ class AcpSession:
         await self.outbox.flush()
 
     def send_replay(self) -> None:
-        conv = self.chat.conversation
-        for update in replay_updates(conv.history, conv.ids):
+        """Everything said in the session, as an editor's resume shows it (the model keeps the compacted view)."""
+        try:
+            shown = conversation_updates(self.chat.recorder.reload().shown())
+        except (RecordingError, ValueError):  # nothing readable recorded (recording off): the model's view
+            conv = self.chat.conversation
+            shown = replay_updates(conv.history, conv.ids)
+        for update in shown:
             self.outbox.put(update)
 
     # -- prompts --------------------------------------------------------------------------------------

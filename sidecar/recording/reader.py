@@ -6,7 +6,7 @@ import gc
 import logging
 import mmap
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,7 +14,7 @@ from typing import BinaryIO, Protocol
 
 import msgspec
 
-from sidecar.core.content_json import check_content, decode_contents
+from sidecar.core.content_json import check_content, decode_content, decode_contents
 from sidecar.core.history import Content
 from sidecar.core.pins import Pin
 from sidecar.core.recording import (
@@ -24,6 +24,7 @@ from sidecar.core.recording import (
     ForkRecord,
     Header,
     LastUsage,
+    MessageRecord,
     RawMessageRecord,
     SessionRecord,
 )
@@ -132,6 +133,20 @@ class LoadedSession:
     def transcript(self) -> list[TranscriptEntry]:
         """Every message ever recorded and every compaction attempt, in order (built on first use)."""
         return [] if self._replay is None else self._replay.transcript
+
+    def shown(self) -> Iterator[tuple[TranscriptEntry, Content | None]]:
+        """Each transcript entry with its message's whole content (None: display-only, or not a message), for a
+        replay of everything said (ACP's session/load); compacted messages included, rewound ones marked."""
+        replay = self._replay
+        if replay is None:
+            return
+        for entry, item in zip(replay.transcript, replay._log, strict=True):
+            content: Content | None = None
+            if isinstance(item, RawMessageRecord) and item.content:
+                content = decode_content(item.content)
+            elif isinstance(item, MessageRecord):
+                content = item.content
+            yield entry, content
 
 
 class SessionInfo(msgspec.Struct, rename="camel", kw_only=True):

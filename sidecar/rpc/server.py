@@ -134,6 +134,7 @@ def build_server() -> SidecarServer:
         await loop.run_in_executor(None, _warm_imports)
         server.chat.push_usage()
         await server.start_watching()
+        server.backend.warm_soon()  # the model client too, before the first message needs it (issue 25.12)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def on_configuration(params: lsp.DidChangeConfigurationParams) -> None:

@@ -231,3 +231,20 @@ async def test_a_reply_cut_by_max_tokens_keeps_its_text_and_stops_with_max_token
     assert await agent.prompt(sid, "go on") == "end_turn"
     history = chats(fake)[-1].body["contents"]
     assert any(p.get("text") == "The first half of it" for c in history if c["role"] == "model" for p in c["parts"])
+
+
+async def test_the_model_client_is_ready_before_the_first_prompt(fake: Any, home: str, workspace: str) -> None:
+    """Issue 25.12: google-genai is imported and the model client built in the background after initialize and
+    session/new, so the first prompt of a process does not pay for them."""
+    from tests.waiting import until
+
+    agent = await Agent(fake.url, home).start(log=True)
+    try:
+        await agent.initialize()
+        sid = await agent.new_session(workspace)
+        await until(lambda: agent.logged("built for the warm-up after initialize"), "the warm-up's model client", 60)
+        mark = len(agent.log)
+        assert await agent.prompt(sid, "the first prompt") == "end_turn"
+        assert agent.logged("model client for", mark) == [], "the first prompt did not build a client"
+    finally:
+        await agent.close()

@@ -165,3 +165,19 @@ async def test_bad_setting_is_reported_and_default_used(client: EditorClient) ->
     assert usage["compressionThreshold"] == 0.5
     warning = next(m for m in client.messages() if "compressionThreshold" in m)
     assert "0.5" in warning
+
+
+async def test_the_model_client_is_ready_before_the_first_message(fake: Any) -> None:
+    """Issue 25.12: after `initialized` the model client is built in the background, not in the first turn."""
+    import tempfile
+
+    from tests.e2e.test_sessions import Sidecar
+
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as proj:
+        side = Sidecar(home, fake.url, proj)
+        await side.start()
+        await side.client.wait_log("built for the warm-up after initialize", timeout=60)
+        mark = len(side.client.stderr_lines)
+        await side.say("the first message")
+        assert [line for line in side.client.stderr_lines[mark:] if "model client for" in line] == []
+        await side.client.close()

@@ -27,6 +27,8 @@ class RecordingClient:
         self.permissions: list[dict[str, Any]] = []
         self.buffers: dict[str, str] = {}  # fs/read_text_file answers (unsaved editor buffers)
         self.writes: list[tuple[str, str]] = []
+        #: fs/write_text_file saves the file (Zed, acpx), not only a buffer
+        self.write_to_disk = False
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         pass  # read from `raw`, which also holds updates the SDK has no type for
@@ -49,6 +51,9 @@ class RecordingClient:
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> None:
         self.writes.append((path, content))
         self.buffers[path] = content
+        if self.write_to_disk:  # as Zed and acpx do: the file is saved
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(content)
 
     # -- reading what arrived ---------------------------------------------------------------------
     def updates(self, session_id: str | None = None) -> list[dict[str, Any]]:

@@ -145,6 +145,26 @@ async def test_client_fs_reads_unsaved_buffers_and_writes_through_the_editor(
     assert agent.client.writes == [(path, "print('edited')\n")]
     with open(path) as handle:
         assert handle.read() == "print('on disk')\n", "the edit went through the editor, not to disk"
+    told = chats(fake)[-1].body["contents"][-1]["parts"][0]["functionResponse"]["response"]["output"]
+    assert told.endswith("in the editor (unsaved)."), "a client that only changed its buffer: unsaved, truly"
+
+
+async def test_a_write_the_client_saves_is_reported_to_the_model_as_on_disk(
+    agent: Agent, fake: Any, workspace: str
+) -> None:
+    """Issue 25.13: fs/write_text_file writes the file (Zed, acpx): the model is not told it is unsaved."""
+    await agent.initialize(fs=True)
+    agent.client.write_to_disk = True
+    sid = await agent.new_session(workspace)
+    path = os.path.join(workspace, "main.py")
+    with open(path, "w") as handle:
+        handle.write("print('before')\n")
+    edit = {"path": "main.py", "old_string": "before", "new_string": "after"}
+    fake.script([{"kind": "function_call", "match": "chat", "name": "replace", "args": edit}])
+    await agent.prompt(sid, "edit it")
+    assert agent.client.writes == [(path, "print('after')\n")]
+    told = chats(fake)[-1].body["contents"][-1]["parts"][0]["functionResponse"]["response"]["output"]
+    assert told == "Edited main.py (+1 −1).", told
 
 
 async def test_cancel_stops_the_turn_and_the_history_stays_valid(agent: Agent, fake: Any, workspace: str) -> None:

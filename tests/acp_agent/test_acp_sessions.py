@@ -47,6 +47,12 @@ async def test_compress_with_focus_reports_in_words_and_compaction_update_only_w
         assert "Chat history compressed from " in said
         usage = [u for u in agent.client.updates()[mark:] if u["sessionUpdate"] == "usage_update"]
         assert usage and usage[-1]["used"] < used_before
+        # issue 25.13: the outcome in words first, then the usage it led to (docs/acp.md)
+        after = agent.client.updates()[mark:]
+        said_at = next(i for i, u in enumerate(after) if "Chat history compressed" in str(u.get("content", "")))
+        first_lower = next(i for i, u in enumerate(after) if u["sessionUpdate"] == "usage_update"
+                           and u["used"] < used_before)
+        assert said_at < first_lower, [u["sessionUpdate"] for u in after]
         assert len(chats(fake)) == 6, "the command is not sent to the model"
         if advertised:
             first, last = compaction_updates(agent)

@@ -71,9 +71,10 @@ class SessionService:
         if loaded.session_id == session_id:
             return ResumeSessionResult(session_id=session_id, message_count=count)
         # it was open in another window: this one continues in a new branch of it
+        title = f"\u201c{loaded.title}\u201d " if loaded.title else ""
         notice = (
-            f"Session {session_id} is open in another window; continuing in a new branch {loaded.session_id}. "
-            "Both windows' messages are kept."
+            f"Session {title}({session_id[:8]}) is open in another window; continuing in a new branch "
+            f"({loaded.session_id[:8]}). Both windows' messages are kept."
         )
         self.chat.notify_warning(notice)
         return ResumeSessionResult(

@@ -101,6 +101,10 @@ async def test_rewind_hides_the_messages_from_the_model_and_keeps_them_in_the_tr
     result = await side.client.request("sidecar/rewind", {"messageId": target["id"]})
     assert result["text"] == "REWOUND-SECRET: a message to take back"
     assert "Files the agent changed were not touched" in result["message"]
+    # issue 25.4: the message is named by its first words and time, never by its internal id
+    sent = target["time"][:16].replace("T", " ")
+    assert f"your message \u201cREWOUND-SECRET: a message to take back\u201d (sent {sent} UTC)" in result["message"]
+    assert target["id"] not in result["message"]
     await side.say("after the rewind")
     await side.client.request("sidecar/compress", {})
     await side.say("after a compaction too")

@@ -199,7 +199,7 @@ T.run('test_sessions', function()
     T.eq(answer.forked, true, 'a branch, not an unrecorded session')
     T.ok(state.session_id ~= held and state.session_id == answer.sessionId, 'the chat follows the branch')
     local said = table.concat(notes, '\n')
-    T.contains(said, 'Session ' .. held .. ' is open in another window; continuing in a new branch ' .. answer.sessionId,
+    T.contains(said, '(' .. held:sub(1, 8) .. ') is open in another window; continuing in a new branch (' .. answer.sessionId:sub(1, 8) .. ')',
       'the notice in words')
     T.wait(function() return chat.text():find('open in another window', 1, true) end, 5000, 'the notice in the chat')
     say('nv said in the branch')

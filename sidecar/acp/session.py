@@ -27,6 +27,7 @@ from sidecar.acp.tools import AcpToolHost, AcpToolRunner, ClientFiles, PlanMemoR
 from sidecar.chat.service import ChatService
 from sidecar.config.settings import Settings
 from sidecar.core.ide_context import normalize
+from sidecar.gemini.endpoint import acp_key_hint
 from sidecar.protocol import errors
 from sidecar.protocol.ide import OpenFile
 from sidecar.recording.reader import RecordingError
@@ -66,6 +67,7 @@ class AcpSession:
             self.notifier, host, registry_cls=PlanMemoRegistry, runner_cls=AcpToolRunner,
             editor_text=self.files.editor_text,
         )
+        self.services.backend.key_hint = acp_key_hint(user_settings)  # the fake-Gemini notice (issue 25.2)
         registry = self.services.registry
         assert isinstance(registry, PlanMemoRegistry)
         host.registry = registry

@@ -17,6 +17,30 @@ from sidecar.session import Session
 log = logging.getLogger(__name__)
 
 EMBEDDED_FAKE_KEY = "embedded-fake-gemini"
+#: How each editor sets the API key, in the notice that the embedded fake answers (issue 25.2).
+KEY_HINTS = {
+    "vscode": 'run "Sidecar: Set API Key" from the Command Palette (or set GEMINI_API_KEY before starting VS Code)',
+    "neovim": "pass it to require('sidecar').setup({settings={apiKey=…}}) (or set GEMINI_API_KEY before starting "
+    "Neovim)",
+    "other": "set the apiKey setting or GEMINI_API_KEY",
+}
+
+
+def key_hint(client_name: str | None) -> str:
+    """The key hint for the editor named in initialize's clientInfo (VS Code, code-server, Neovim, …)."""
+    name = (client_name or "").lower()
+    if "vim" in name:
+        return KEY_HINTS["neovim"]
+    if "code" in name or "visual studio" in name:
+        return KEY_HINTS["vscode"]
+    return KEY_HINTS["other"]
+
+
+def acp_key_hint(user_settings: object) -> str:
+    """ACP: the agent's environment or its user settings file (editors start `sidecar acp` themselves)."""
+    return f"set GEMINI_API_KEY in the environment your editor starts sidecar acp with, or apiKey in {user_settings}"
+
+
 #: Why the model client is built after initialize, in the log ("model client for … built for the warm-up").
 WARM_UP = "the warm-up after initialize"
 
@@ -31,6 +55,8 @@ class Backend:
         self._fake: Any = None
         self._lock = asyncio.Lock()
         self._warming: asyncio.Task[None] | None = None
+        #: How this editor sets an API key, for the fake-Gemini notice (key_hint(); set after initialize).
+        self.key_hint = KEY_HINTS["other"]
 
     @property
     def embedded_fake_url(self) -> str | None:
@@ -84,8 +110,8 @@ class Backend:
             log.info("no API key: using the embedded fake Gemini at %s", self._fake.url)
             self._inform(
                 "Sidecar: no Gemini backend is configured, so replies come from the embedded offline fake Gemini. "
-                "Set sidecar.apiKey or GEMINI_API_KEY to talk to the Gemini API, or GOOGLE_GENAI_USE_VERTEXAI=true "
-                "(or sidecar.backend \"vertex\") with a project for Vertex AI."
+                f"To talk to the Gemini API, {self.key_hint}. For Vertex AI, set GOOGLE_GENAI_USE_VERTEXAI=true (or "
+                'the setting backend "vertex") with a Google Cloud project.'
             )
         return str(self._fake.url)
 

@@ -21,7 +21,7 @@ from sidecar.compaction.hooks import PreCompressHooks
 from sidecar.compaction.service import Compactor
 from sidecar.compaction.tool_outputs import SessionToolOutputs
 from sidecar.config.workspace_file import settings_path
-from sidecar.gemini.endpoint import Backend
+from sidecar.gemini.endpoint import Backend, key_hint
 from sidecar.recording.recorder import Recorder
 from sidecar.rpc import editor
 from sidecar.rpc.handlers import chat as chat_handlers
@@ -125,6 +125,7 @@ def build_server() -> SidecarServer:
     def on_initialize(params: lsp.InitializeParams) -> None:
         session.sources.init_options = params.initialization_options
         session.workspace_folders = _workspace_folders(params)
+        server.backend.key_hint = key_hint(params.client_info.name if params.client_info else None)
         server.apply_settings()
 
     @server.feature(lsp.INITIALIZED)

@@ -364,6 +364,9 @@ async function main(): Promise<void> {
     });
     await step('send a message from the chat view; the reply streams in', async () => {
       await w.runCommand('Sidecar: Open Chat');
+      // issue 25.2: the empty chat names the backend in use before the first reply
+      const empty = (await w.chat()).locator('#empty #backend');
+      await waitFor('the backend in the empty chat', async () => /^Replies come from \S/.test(await empty.innerText().catch(() => '')), 15_000);
       const reply = await w.send(`Hello! Please look at my selection. ${FILLER}`);
       return `reply: “${reply.replace(/\s+/g, ' ').slice(0, 60)}…”`;
     });

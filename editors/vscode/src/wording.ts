@@ -78,3 +78,12 @@ export function deletedPick(s: { sessionId: string; title: string | null; delete
     sessionId: s.sessionId,
   };
 }
+
+/** The chat's empty state names the backend in use before the first reply (issue 25.2); '' while unknown. */
+export function backendNote(backend: string | null | undefined): string {
+  if (!backend) return '';
+  if (/embedded fake/i.test(backend)) {
+    return 'Replies come from the embedded fake Gemini (offline, no API key). Run Sidecar: Set API Key to talk to Gemini.';
+  }
+  return `Replies come from ${backend}.`;
+}

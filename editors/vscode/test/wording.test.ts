@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sameServerCommand } from '../src/serverCommand';
-import { branchNote, deletedPick, firstWords, pinPick, restartNote, rewoundNote, sessionTitle, startFailureCause, userMessagePick } from '../src/wording';
+import { backendNote, branchNote, deletedPick, firstWords, pinPick, restartNote, rewoundNote, sessionTitle, startFailureCause, userMessagePick } from '../src/wording';
 
 describe('restart note (issue 25.1: every restart resumes the session on screen)', () => {
   it('says whether the session on screen was resumed, for a crash and for a restart the user asked for', () => {
@@ -76,5 +76,15 @@ describe('Restore Deleted Session (issue 25.7)', () => {
     const branch = deletedPick({ sessionId: 'b', title: null, deletedAt: 'x', messageCount: 1, parentSessionId: 'p' });
     assert.equal(branch.label, '$(repo-forked) (no title)');
     assert.equal(branch.description, '1 message · b');
+  });
+});
+
+describe('the backend in the chat\'s empty state (issue 25.2)', () => {
+  it('names the backend before the first reply, and how to leave the fake', () => {
+    assert.equal(backendNote(undefined), '');
+    assert.equal(backendNote(''), '');
+    assert.equal(backendNote('Gemini API'), 'Replies come from Gemini API.');
+    assert.match(backendNote('embedded fake Gemini'), /embedded fake Gemini \(offline, no API key\)\. Run Sidecar: Set API Key/);
+    assert.ok(!backendNote('embedded fake Gemini').includes('sidecar.apiKey'));
   });
 });

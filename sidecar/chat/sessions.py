@@ -158,6 +158,7 @@ class SessionService:
         """Bring a deleted session back (sidecar/restoreSession); it is listed again, not resumed."""
         store = self.chat.recorder.store
         try:
+            store.path(session_id)  # a session id (or its start), never a path: ValueError in words otherwise
             target = restore(store, session_id)
             info = session_info(target)
         except (RecordingError, ValueError, OSError) as exc:

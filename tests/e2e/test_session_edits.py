@@ -227,6 +227,9 @@ async def test_deleting_a_parent_keeps_its_branch_and_restore_session_brings_it_
     with pytest.raises(RpcError) as caught:
         await side.client.request("sidecar/restoreSession", {"sessionId": parent})
     assert caught.value.code == -32004 and "No deleted session" in caught.value.message
+    with pytest.raises(RpcError) as caught:
+        await side.client.request("sidecar/restoreSession", {"sessionId": "../../etc/passwd"})
+    assert caught.value.code == -32004 and "invalid session id" in caught.value.message
     await side.client.close()
 
 

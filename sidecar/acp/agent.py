@@ -122,6 +122,7 @@ class SidecarAgent:
         session.outbox.hold()  # updates wait until the client has the response that names the session
         self.transport.announce(session.session_id, session.outbox.release)
         session.announce()
+        session.services.backend.warm_soon()  # the model client, before the first prompt needs it (issue 25.12)
         return NewSessionResponse(session_id=session.session_id, modes=session.modes())
 
     async def load_session(
@@ -157,6 +158,7 @@ class SidecarAgent:
             await session.close()
             raise
         self.sessions[session_id] = session
+        session.services.backend.warm_soon()
         return session
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -297,6 +299,8 @@ def warm_up() -> None:
 
 
 def _import_services() -> None:
+    import google.genai  # noqa: F401  (the model client's SDK: ~0.4 s, not in the first prompt)
+
     import sidecar.acp.session  # noqa: F401
 
     gc.freeze()  # keep the ~100k long-lived objects of the imports out of the collector's way (as cli.py does)

@@ -41,6 +41,8 @@ class Compaction:
     notice: CompressedParams | None = None
     problem: str | None = None
     finished: bool = False
+    #: The usage after the compaction, held until its outcome is said (the message first, as docs/acp.md says).
+    usage: TokenUsage | None = None
 
 
 class CompactionProgress:
@@ -87,6 +89,10 @@ class AcpNotifier:
 
     def token_usage(self, usage: TokenUsage) -> None:
         self.usage_sent = True
+        current = self.current
+        if current is not None and not current.finished and current.notice is not None:
+            current.usage = usage  # sent by finish(), right after "Chat history compressed…"
+            return
         self.outbox.put(updates.usage_update(usage))
 
     def compressed(self, notice: CompressedParams) -> None:
@@ -147,3 +153,5 @@ class AcpNotifier:
         if self._compaction_events():
             failure = None if status in ("completed", "cancelled") else text
             self.outbox.put(updates.compaction_update(compaction.compaction_id, status, summary=summary, error=failure))
+        if compaction.usage is not None:
+            self.outbox.put(updates.usage_update(compaction.usage))

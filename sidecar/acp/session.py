@@ -19,7 +19,7 @@ from acp.schema import SessionMode, SessionModeState
 from sidecar.acp import commands, updates
 from sidecar.acp.bridge import AcpNotifier
 from sidecar.acp.outbox import Outbox
-from sidecar.acp.replay import replay_updates
+from sidecar.acp.replay import conversation_updates, replay_updates
 from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, NdjsonStdio
 from sidecar.acp.services import WorkspaceServices
 from sidecar.acp.settings import load_settings
@@ -27,6 +27,7 @@ from sidecar.acp.tools import AcpToolHost, AcpToolRunner, ClientFiles, PlanMemoR
 from sidecar.chat.service import ChatService
 from sidecar.config.settings import Settings
 from sidecar.core.ide_context import normalize
+from sidecar.gemini.endpoint import acp_key_hint
 from sidecar.mcp.acp_servers import from_acp
 from sidecar.mcp.config import ServerConfig
 from sidecar.mcp.connection import CallFailed
@@ -34,6 +35,7 @@ from sidecar.mcp.prompts import PromptCommand, prompt_commands
 from sidecar.mcp.prompts import expand as expand_prompt
 from sidecar.protocol import errors
 from sidecar.protocol.ide import OpenFile
+from sidecar.recording.reader import RecordingError
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +72,7 @@ class AcpSession:
             self.notifier, host, registry_cls=PlanMemoRegistry, runner_cls=AcpToolRunner,
             editor_text=self.files.editor_text,
         )
+        self.services.backend.key_hint = acp_key_hint(user_settings)  # the fake-Gemini notice (issue 25.2)
         registry = self.services.registry
         assert isinstance(registry, PlanMemoRegistry)
         host.registry = registry
@@ -178,8 +181,13 @@ class AcpSession:
         await self.outbox.flush()
 
     def send_replay(self) -> None:
-        conv = self.chat.conversation
-        for update in replay_updates(conv.history, conv.ids):
+        """Everything said in the session, as an editor's resume shows it (the model keeps the compacted view)."""
+        try:
+            shown = conversation_updates(self.chat.recorder.reload().shown())
+        except (RecordingError, ValueError):  # nothing readable recorded (recording off): the model's view
+            conv = self.chat.conversation
+            shown = replay_updates(conv.history, conv.ids)
+        for update in shown:
             self.outbox.put(update)
 
     # -- prompts --------------------------------------------------------------------------------------

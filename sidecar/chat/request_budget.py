@@ -6,6 +6,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from sidecar.compaction.service import auto_compaction_due
 from sidecar.config.settings import Settings
 from sidecar.core.conversation import Conversation
 from sidecar.core.history import Part
@@ -92,7 +93,8 @@ class RequestBudget:
         Returns the history's size afterwards."""
         limit = settings.effective_token_limit()
         history = self.history_tokens(conv, overhead)
-        if history >= settings.compression_threshold * limit or history + new > self._room(limit):
+        # at the threshold (unless a pause after an undo holds), or when the request would not fit otherwise
+        if auto_compaction_due(conv, settings, history) or history + new > self._room(limit):
             # The compactor starts from the request's size. Mid-turn it counts locally: the history ends with calls
             # whose responses are not in yet, which countTokens need not accept.
             before = (conv.wire(), conv.last_prompt_tokens, conv.usage_source, conv.estimate_reason)

@@ -129,6 +129,7 @@ class ChatService:
             cached_token_count=self.cached_tokens,
             estimate_reason=conv.estimate_reason,
             summary_preparation=self.background.state(conv),
+            auto_compaction_paused_until=conv.auto_compaction_paused_until,
         )
         if state != self._usage:
             state.seq += 1
@@ -176,6 +177,7 @@ class ChatService:
         self.compressing = True
         try:
             async with self.lock:
+                self.conversation.auto_compaction_paused_until = None  # the user compresses: an undo pause ends
                 outcome = await self._compact(force=True, trigger="manual", instructions=instructions)
         finally:
             self.compressing = False

@@ -40,6 +40,10 @@ from sidecar.session import Session
 log = logging.getLogger(__name__)
 
 PRESERVE_FRACTION = 0.3
+#: After an undo, automatic compaction holds off until the prompt grows by this share of the context window.
+UNDO_PAUSE_FRACTION = 0.10
+#: ... but never past this share of the window (the next message must still fit).
+UNDO_PAUSE_CAP = 0.95
 #: An automatic compaction must save at least this share of the tokens, or it counts as not beneficial.
 MIN_AUTO_SAVINGS = 0.10
 
@@ -385,6 +389,26 @@ class Compactor:
                 before_count.cancel()
             before_count.add_done_callback(lambda task: task.cancelled() or task.exception())
         return before, after, "api"
+
+
+def pause_after_undo(conv: Conversation, settings: Settings) -> int:
+    """After "Undo Last Compaction": no automatic compaction until the prompt grows by a further
+    UNDO_PAUSE_FRACTION of the window (or the user compresses). Returns the token count where the pause ends."""
+    limit = settings.effective_token_limit()
+    until = min(conv.last_prompt_tokens + int(UNDO_PAUSE_FRACTION * limit), int(UNDO_PAUSE_CAP * limit))
+    conv.auto_compaction_paused_until = until
+    return until
+
+
+def auto_compaction_due(conv: Conversation, settings: Settings, prompt_tokens: int | None = None) -> bool:
+    """An automatic compaction is due: the prompt (`prompt_tokens`, default the last reported size) is at the
+    threshold and no undo pause holds (a pause ends for good once the prompt reaches its end)."""
+    size = conv.last_prompt_tokens if prompt_tokens is None else prompt_tokens
+    paused = conv.auto_compaction_paused_until
+    if paused is not None and size >= paused:
+        conv.auto_compaction_paused_until = paused = None
+    threshold = settings.compression_threshold * settings.effective_token_limit()
+    return paused is None and size >= threshold
 
 
 def _too_small_to_help(conv: Conversation) -> bool:

@@ -12,11 +12,13 @@ from sidecar.protocol.sessions import (
     ForkSessionResult,
     GetTranscriptResult,
     ImportSessionResult,
+    ListDeletedSessionsResult,
     ListPinsResult,
     ListSessionsPage,
     NewSessionResult,
     PinResult,
     RenameSessionResult,
+    RestoreSessionResult,
     ResumeSessionResult,
     RewindResult,
     SessionSummary,
@@ -126,6 +128,14 @@ DELETE_SESSION = Method(
     "sidecar/deleteSession", "request", "client", ResumeSessionParams, DeleteSessionResult,
     "Move a session (not the live one) to the trash for 30 days.",
 )
+LIST_DELETED_SESSIONS = Method(
+    "sidecar/listDeletedSessions", "request", "client", Empty, ListDeletedSessionsResult,
+    "This project's sessions in the trash (restorable), most recently deleted first.",
+)
+RESTORE_SESSION = Method(
+    "sidecar/restoreSession", "request", "client", ResumeSessionParams, RestoreSessionResult,
+    "Bring a deleted session back from the trash (it is not resumed).",
+)
 PIN = Method(
     "sidecar/pin", "request", "client", PinParams, PinResult,
     "Pin a fact: every request carries it verbatim, every compaction keeps it.",
@@ -195,6 +205,8 @@ ALL: tuple[Method, ...] = (
     REWIND,
     RENAME_SESSION,
     DELETE_SESSION,
+    LIST_DELETED_SESSIONS,
+    RESTORE_SESSION,
     PIN,
     UNPIN,
     LIST_PINS,

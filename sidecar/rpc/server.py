@@ -22,7 +22,7 @@ from sidecar.compaction.hooks import PreCompressHooks
 from sidecar.compaction.service import Compactor
 from sidecar.compaction.tool_outputs import SessionToolOutputs
 from sidecar.config.workspace_file import settings_path
-from sidecar.gemini.endpoint import Backend
+from sidecar.gemini.endpoint import Backend, key_hint
 from sidecar.mcp.gate import McpTools
 from sidecar.mcp.manager import McpManager
 from sidecar.mcp.status import MCP_STATUS, mcp_status
@@ -149,6 +149,7 @@ def build_server() -> SidecarServer:
     def on_initialize(params: lsp.InitializeParams) -> None:
         session.sources.init_options = params.initialization_options
         session.workspace_folders = _workspace_folders(params)
+        server.backend.key_hint = key_hint(params.client_info.name if params.client_info else None)
         server.apply_settings()
 
     @server.feature(lsp.INITIALIZED)
@@ -159,6 +160,7 @@ def build_server() -> SidecarServer:
         server.start_mcp()  # in the background: no turn waits for a server it does not use
         server.chat.push_usage()
         await server.start_watching()
+        server.backend.warm_soon()  # the model client too, before the first message needs it (issue 25.12)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def on_configuration(params: lsp.DidChangeConfigurationParams) -> None:

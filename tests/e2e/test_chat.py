@@ -181,3 +181,61 @@ async def test_bad_setting_is_reported_and_default_used(client: EditorClient) ->
     assert usage["compressionThreshold"] == 0.5
     warning = next(m for m in client.messages() if "compressionThreshold" in m)
     assert "0.5" in warning
+
+
+async def test_the_model_client_is_ready_before_the_first_message(fake: Any) -> None:
+    """Issue 25.12: after `initialized` the model client is built in the background, not in the first turn."""
+    import tempfile
+
+    from tests.e2e.test_sessions import Sidecar
+
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as proj:
+        side = Sidecar(home, fake.url, proj)
+        await side.start()
+        await side.client.wait_log("built for the warm-up after initialize", timeout=60)
+        mark = len(side.client.stderr_lines)
+        await side.say("the first message")
+        assert [line for line in side.client.stderr_lines[mark:] if "model client for" in line] == []
+        await side.client.close()
+
+
+@pytest.mark.parametrize(
+    ("client_name", "hint"),
+    [
+        ("Visual Studio Code", 'run "Sidecar: Set API Key" from the Command Palette'),
+        ("code-server", 'run "Sidecar: Set API Key" from the Command Palette'),
+        ("Neovim", "require('sidecar').setup({settings={apiKey=…}})"),
+        (None, "set the apiKey setting or GEMINI_API_KEY"),
+    ],
+)
+async def test_the_fake_gemini_notice_names_this_editors_way_to_set_a_key(client_name: str | None, hint: str) -> None:
+    """Issue 25.2: VS Code ignores "sidecar.apiKey"; each editor is told its own way (from initialize's clientInfo),
+    and the backend in use is in the usage pushed at start-up, before any reply."""
+    import os
+    import sys
+    import tempfile
+
+    from sidecar.rpc.client import RpcClient
+
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as root:
+        client = RpcClient(
+            [sys.executable, "-m", "sidecar", "--log-level", "DEBUG"], env=harness.server_env(SIDECAR_HOME=home)
+        )
+        client.on("window/showMessage", lambda _p: None)
+        await client.start()
+        params: dict[str, Any] = {
+            "processId": os.getpid(), "capabilities": {}, "rootUri": f"file://{root}",
+            "workspaceFolders": [{"uri": f"file://{root}", "name": "ws"}], "initializationOptions": {},
+        }
+        if client_name is not None:
+            params["clientInfo"] = {"name": client_name, "version": "1"}
+        await client.request("initialize", params, timeout=30)
+        client.notify("initialized", {})
+        first = await client.wait_note("sidecar/tokenUsage", timeout=30)
+        assert first["backend"] == "embedded fake Gemini", "the backend is shown before the first reply"
+        await client.request("sidecar/sendMessage", {"text": "hello"}, timeout=30)
+        shown = await client.wait_note("window/showMessage", lambda p: "embedded offline fake" in p["message"])
+        assert hint in shown["message"], shown["message"]
+        if client_name is not None:
+            assert "sidecar.apiKey" not in shown["message"]
+        await client.close()

@@ -101,6 +101,10 @@ cmd('SidecarDelete', function(a)
   s().delete(a.args)
 end, { nargs = '?', desc = 'Move a session to the trash (picked with vim.ui.select)' })
 
+cmd('SidecarRestore', function(a)
+  s().restore(a.args)
+end, { nargs = '?', desc = 'Bring a deleted session back from the trash (picked with vim.ui.select)' })
+
 cmd('SidecarPin', function(a)
   s().pin(a.args)
 end, { nargs = '+', desc = 'Pin a fact: the model keeps it verbatim through every compaction' })

@@ -140,7 +140,7 @@ T.run('test_sessions', function()
       end
     end
     T.eq(branch_of, parent, 'the fork is listed with its parent')
-    -- a session of its own to delete (the parent of a branch cannot be deleted)
+    -- a session of its own to delete
     local live = state.session_id
     sidecar.new_session()
     T.wait(function() return state.session_id ~= live end, 10000, 'a new session')
@@ -158,6 +158,18 @@ T.run('test_sessions', function()
       end
       return true
     end, 'the deleted session gone from the list')
+    -- issue 25.7: :SidecarRestore picks it from the trash and brings it back
+    local offered = answer_select(function(s) return s.sessionId == doomed end)
+    vim.cmd('SidecarRestore')
+    until_answer('sidecar/listSessions', function(r)
+      for _, s in ipairs(r) do
+        if s.sessionId == doomed then
+          return true
+        end
+      end
+      return false
+    end, 'the restored session back in the list')
+    T.contains(offered[1], 'nv to delete', 'the trash was offered, with titles')
   end)
 
   T.step(':SidecarResume of a session another window holds continues in a branch and says so', function()
@@ -180,13 +192,14 @@ T.run('test_sessions', function()
     vim.fn.jobstop(holder)
     T.eq(answer.forked, true, 'a branch, not an unrecorded session')
     T.ok(state.session_id ~= held and state.session_id == answer.sessionId, 'the chat follows the branch')
-    local notice = 'Session ' .. held .. ' is open in another window; continuing in a new branch ' .. answer.sessionId
+    local notice = '(' .. held:sub(1, 8) .. ') is open in another window; continuing in a new branch ('
+      .. answer.sessionId:sub(1, 8) .. ')'
     T.wait(function() return chat.text():find(notice, 1, true) end, 5000, 'the notice in words in the chat')
     -- told once: one line in the messages (the server's notice, shortened to fit), once in the chat (issue 30 #8)
     local lines = vim.split(vim.fn.execute('messages'), '\n', { plain = true })
     local told = {}
     for i = before + 1, #lines do
-      if lines[i]:find(held:sub(1, 13), 1, true) then
+      if lines[i]:find('(' .. held:sub(1, 8) .. ')', 1, true) then
         told[#told + 1] = lines[i]
       end
     end

@@ -17,6 +17,7 @@
   const send = /** @type {HTMLButtonElement} */ (document.getElementById('send'));
   const stop = /** @type {HTMLButtonElement} */ (document.getElementById('stop'));
   const status = /** @type {HTMLElement} */ (document.getElementById('status'));
+  const backend = /** @type {HTMLElement} */ (document.getElementById('backend'));
   const pins = /** @type {HTMLElement} */ (document.getElementById('pins'));
   let busy = false;
   let connected = false;
@@ -244,6 +245,9 @@
         status.title = msg.text;
         // connected: one line (the usage); not running: the whole reason, wrapped, never cut off
         status.className = 'status ' + msg.level + (msg.connected ? '' : ' down');
+        // the empty state names the backend in use before the first reply (issue 25.2)
+        backend.textContent = msg.backend || '';
+        backend.hidden = !msg.backend;
         setBusy(busy);
         break;
     }

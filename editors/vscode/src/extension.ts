@@ -8,7 +8,7 @@ import { SidecarConnection } from './connection';
 import { trackOpenFiles } from './ideContext';
 import { OpenFilesTracker } from './openFiles';
 import { statusLevel, statusText } from './status';
-import { restartNote } from './wording';
+import { backendNote, restartNote } from './wording';
 import { UsageStatusBar } from './statusBar';
 
 let connection: SidecarConnection | undefined;
@@ -28,7 +28,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const updateChatStatus = () => {
     const u = conn.lastUsage;
     const text = conn.isRunning ? (u ? `${statusText(u).replace('$(pulse) ', '')} of context` : 'Connected') : conn.notRunningMessage();
-    chat.setStatus(text, u && conn.isRunning ? statusLevel(u) : 'normal', conn.isRunning);
+    chat.setStatus(text, u && conn.isRunning ? statusLevel(u) : 'normal', conn.isRunning, conn.isRunning ? backendNote(u?.backend) : '');
   };
   context.subscriptions.push(
     conn.onDidChangeState((s) => { status.setState(s, conn.lastError); updateChatStatus(); }),

@@ -23,6 +23,8 @@ export const Method = {
   rewind: 'sidecar/rewind',
   renameSession: 'sidecar/renameSession',
   deleteSession: 'sidecar/deleteSession',
+  listDeletedSessions: 'sidecar/listDeletedSessions',
+  restoreSession: 'sidecar/restoreSession',
   pin: 'sidecar/pin',
   unpin: 'sidecar/unpin',
   listPins: 'sidecar/listPins',
@@ -78,6 +80,8 @@ export const MethodInfo = {
   rewind: { kind: 'request', sender: 'client', params: 'RewindParams', result: 'RewindResult' },
   renameSession: { kind: 'request', sender: 'client', params: 'RenameParams', result: 'RenameSessionResult' },
   deleteSession: { kind: 'request', sender: 'client', params: 'ResumeSessionParams', result: 'DeleteSessionResult' },
+  listDeletedSessions: { kind: 'request', sender: 'client', params: 'Empty', result: 'ListDeletedSessionsResult' },
+  restoreSession: { kind: 'request', sender: 'client', params: 'ResumeSessionParams', result: 'RestoreSessionResult' },
   pin: { kind: 'request', sender: 'client', params: 'PinParams', result: 'PinResult' },
   unpin: { kind: 'request', sender: 'client', params: 'UnpinParams', result: 'UnpinResult' },
   listPins: { kind: 'request', sender: 'client', params: 'Empty', result: 'ListPinsResult' },
@@ -148,6 +152,7 @@ export interface TokenUsage {
   cachedTokenCount?: number | null;
   estimateReason?: EstimateReason | null;
   summaryPreparation?: SummaryPreparation;
+  autoCompactionPausedUntil?: number | null;
 }
 
 export interface SendMessageResult {
@@ -310,6 +315,28 @@ export interface RenameSessionResult {
 
 export interface DeleteSessionResult {
   sessionId: string;
+  message: string;
+}
+
+/** One entry of sidecar/listDeletedSessions: a session in this project's trash (ISO 8601 times). */
+export interface DeletedSession {
+  sessionId: string;
+  title: string | null;
+  deletedAt: string;
+  lastUpdated: string;
+  messageCount: number;
+  parentSessionId?: string | null;
+}
+
+/** This project's deleted sessions that can still be restored, most recently deleted first. */
+export interface ListDeletedSessionsResult {
+  sessions: DeletedSession[];
+  keepDays: number;
+}
+
+export interface RestoreSessionResult {
+  sessionId: string;
+  title: string | null;
   message: string;
 }
 
@@ -544,6 +571,14 @@ export class SidecarApi {
   /** Move a session (not the live one) to the trash for 30 days. */
   deleteSession(params: ResumeSessionParams, token?: unknown): Promise<DeleteSessionResult> {
     return this.request(Method.deleteSession, params, token);
+  }
+  /** This project's sessions in the trash (restorable), most recently deleted first. */
+  listDeletedSessions(params: Empty = {}, token?: unknown): Promise<ListDeletedSessionsResult> {
+    return this.request(Method.listDeletedSessions, params, token);
+  }
+  /** Bring a deleted session back from the trash (it is not resumed). */
+  restoreSession(params: ResumeSessionParams, token?: unknown): Promise<RestoreSessionResult> {
+    return this.request(Method.restoreSession, params, token);
   }
   /** Pin a fact: every request carries it verbatim, every compaction keeps it. */
   pin(params: PinParams, token?: unknown): Promise<PinResult> {

@@ -128,11 +128,20 @@ export function statusTooltip(usage: TokenUsage, last?: LastCompaction): string 
     `Auto-compress at: ${threshold}% (${exact(thresholdTokens)} tokens)`,
     `Source: ${source}`,
     ...preparationLine(usage),
+    ...pauseLine(usage),
     `Last compaction: ${last ? describeCompaction(last) : 'none in this session'}`,
     '',
     'Click to compress the conversation.',
   ];
   return lines.join('  \n');
+}
+
+/** After Undo Last Compaction: until when automatic compaction holds off (issue 25.10). */
+function pauseLine(usage: TokenUsage): string[] {
+  const until = usage.autoCompactionPausedUntil;
+  if (typeof until !== 'number') return [];
+  const pct = Math.floor((100 * until) / usage.tokenLimit);
+  return [`Auto-compaction paused after undo until ${pct}% (${exact(until)} tokens), or until you compress`];
 }
 
 /** Background compaction's state, when there is one to tell: never a popup, only this line. */

@@ -20,7 +20,7 @@ export type ToWebview =
   | { type: 'reset'; items: ChatItem[]; busy: boolean }
   | { type: 'upsert'; item: ChatItem }
   | { type: 'busy'; busy: boolean }
-  | { type: 'status'; text: string; level: string; connected: boolean }
+  | { type: 'status'; text: string; level: string; connected: boolean; backend?: string }
   | { type: 'pins'; pins: PinnedFact[] }
   | { type: 'draft'; text: string };
 

@@ -95,6 +95,11 @@ describe('tooltip', () => {
     assert.doesNotMatch(statusTooltip(usage({ summaryPreparation: 'none' })), /Next compaction/);
     assert.doesNotMatch(statusTooltip(usage()), /Next compaction/);
   });
+  it('says until when automatic compaction is paused after an undo (issue 25.10)', () => {
+    assert.match(statusTooltip(usage({ autoCompactionPausedUntil: 681_575 })), /Auto-compaction paused after undo until 65% \(681,575 tokens\), or until you compress/);
+    assert.doesNotMatch(statusTooltip(usage({ autoCompactionPausedUntil: null })), /paused/);
+    assert.doesNotMatch(statusTooltip(usage()), /paused/);
+  });
   it('describes failed compactions', () => {
     const md = statusTooltip(usage(), { status: 'COMPRESSION_FAILED_INFLATED_TOKEN_COUNT', trigger: 'auto', originalTokenCount: 100, newTokenCount: 120, at: new Date() });
     assert.match(md, /failed: the summary was larger/);

@@ -67,6 +67,14 @@ def register(server: LanguageServer, sessions: SessionService, actions: SessionA
     async def delete_session(params: ResumeSessionParams) -> Any:
         return sessions.delete(params.session_id)
 
+    @request(server, methods.LIST_DELETED_SESSIONS)
+    async def list_deleted_sessions(_params: Empty) -> Any:
+        return sessions.list_deleted()
+
+    @request(server, methods.RESTORE_SESSION)
+    async def restore_session(params: ResumeSessionParams) -> Any:
+        return sessions.restore(params.session_id)
+
     @request(server, methods.PIN)
     async def pin(params: PinParams) -> Any:
         return actions.pin(params.text)

@@ -331,6 +331,47 @@ function M.delete(session_id, cb)
   end)
 end
 
+--- :SidecarRestore [ID]: bring a deleted session back from the trash; picked with vim.ui.select without an id.
+function M.restore(session_id, cb)
+  ensure()
+  local function go(id)
+    client.request(protocol.method.restoreSession, { sessionId = id }, function(err, result)
+      if err then
+        on_err('restore')(err)
+        return done(cb, err)
+      end
+      tell(result.message)
+      done(cb, nil, result)
+    end)
+  end
+  if session_id and session_id ~= '' then
+    return go(session_id)
+  end
+  client.request(protocol.method.listDeletedSessions, vim.empty_dict(), function(err, trash)
+    if err then
+      on_err('list deleted sessions')(err)
+      return done(cb, err)
+    end
+    if #trash.sessions == 0 then
+      tell('no deleted session to restore', vim.log.levels.WARN)
+      return done(cb, { message = 'nothing to restore' })
+    end
+    vim.ui.select(trash.sessions, {
+      prompt = string.format('Restore a deleted sidecar session (kept %d days)', trash.keepDays),
+      kind = 'sidecar.session',
+      format_item = function(s)
+        return string.format('deleted %s  %s', tostring(s.deletedAt), tostring(s.title or s.sessionId:sub(1, 8)))
+      end,
+    }, function(choice)
+      if choice then
+        go(choice.sessionId)
+      else
+        done(cb, { message = 'no session chosen' })
+      end
+    end)
+  end)
+end
+
 -- Pinned facts -------------------------------------------------------------------------------------
 
 --- :SidecarPin {text}: pin a fact to the session (the model gets it verbatim, through every compaction).

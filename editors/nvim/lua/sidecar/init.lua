@@ -164,6 +164,7 @@ M.fork = actions.fork
 M.rewind = actions.rewind
 M.rename = actions.rename
 M.delete = actions.delete
+M.restore = actions.restore
 M.pin = actions.pin
 M.unpin = actions.unpin
 M.pins = actions.pins

@@ -21,6 +21,8 @@ M.method = {
   rewind = 'sidecar/rewind',
   renameSession = 'sidecar/renameSession',
   deleteSession = 'sidecar/deleteSession',
+  listDeletedSessions = 'sidecar/listDeletedSessions',
+  restoreSession = 'sidecar/restoreSession',
   pin = 'sidecar/pin',
   unpin = 'sidecar/unpin',
   listPins = 'sidecar/listPins',
@@ -64,7 +66,7 @@ M.fields = {
   ModelErrorData = { 'kind', 'status', 'turnId', 'reason', 'blockReason' },
   ContextOverflowData = { 'estimatedRequestTokenCount', 'remainingTokenCount' },
   SendMessageParams = { 'text' },
-  TokenUsage = { 'seq', 'sessionId', 'model', 'promptTokenCount', 'tokenLimit', 'percentUsed', 'compressionThreshold', 'source', 'backend', 'cachedTokenCount', 'estimateReason', 'summaryPreparation' },
+  TokenUsage = { 'seq', 'sessionId', 'model', 'promptTokenCount', 'tokenLimit', 'percentUsed', 'compressionThreshold', 'source', 'backend', 'cachedTokenCount', 'estimateReason', 'summaryPreparation', 'autoCompactionPausedUntil' },
   SendMessageResult = { 'turnId', 'text', 'finishReason', 'usage' },
   Empty = {},
   CompressParams = { 'instructions' },
@@ -91,6 +93,9 @@ M.fields = {
   RenameParams = { 'sessionId', 'title' },
   RenameSessionResult = { 'sessionId', 'title' },
   DeleteSessionResult = { 'sessionId', 'message' },
+  DeletedSession = { 'sessionId', 'title', 'deletedAt', 'lastUpdated', 'messageCount', 'parentSessionId' },
+  ListDeletedSessionsResult = { 'sessions', 'keepDays' },
+  RestoreSessionResult = { 'sessionId', 'title', 'message' },
   PinParams = { 'text' },
   PinResult = { 'pinId', 'warning' },
   UnpinParams = { 'pinId' },
@@ -155,6 +160,7 @@ M.fields = {
 ---@field cachedTokenCount? integer
 ---@field estimateReason? sidecar.EstimateReason
 ---@field summaryPreparation? sidecar.SummaryPreparation
+---@field autoCompactionPausedUntil? integer
 
 ---@class sidecar.SendMessageResult
 ---@field turnId string
@@ -292,6 +298,25 @@ M.fields = {
 
 ---@class sidecar.DeleteSessionResult
 ---@field sessionId string
+---@field message string
+
+--- One entry of sidecar/listDeletedSessions: a session in this project's trash (ISO 8601 times).
+---@class sidecar.DeletedSession
+---@field sessionId string
+---@field title string?
+---@field deletedAt string
+---@field lastUpdated string
+---@field messageCount integer
+---@field parentSessionId? string
+
+--- This project's deleted sessions that can still be restored, most recently deleted first.
+---@class sidecar.ListDeletedSessionsResult
+---@field sessions sidecar.DeletedSession[]
+---@field keepDays integer
+
+---@class sidecar.RestoreSessionResult
+---@field sessionId string
+---@field title string?
 ---@field message string
 
 ---@class sidecar.PinParams

@@ -7,6 +7,7 @@ import { pin, showPins, unpin } from './pins';
 import { clearApiKey, openChat, reinstallServer, restartServer, setApiKey, showLog } from './server';
 import { deleteSession, newSession, renameSession, resumeSession } from './sessions';
 import { showTranscript } from './transcript';
+import { restoreDeletedSession } from './trash';
 
 export const COMMANDS: Record<string, CommandFactory> = {
   'sidecar.compress': compress,
@@ -19,6 +20,7 @@ export const COMMANDS: Record<string, CommandFactory> = {
   'sidecar.rewind': rewind,
   'sidecar.renameSession': renameSession,
   'sidecar.deleteSession': deleteSession,
+  'sidecar.restoreDeletedSession': restoreDeletedSession,
   'sidecar.pin': pin,
   'sidecar.unpin': unpin,
   'sidecar.showPins': showPins,

@@ -80,7 +80,7 @@
   /** @type {Record<string, string>} */
   const STATUS_LABEL = { pending: 'waiting', running: 'running', done: 'done', error: 'failed', denied: 'denied', cancelled: 'cancelled' };
   /** @type {Record<ToolDecision, string>} */
-  const DECISION_LABEL = { allow: 'Allowed', allowAlways: 'Allowed always', deny: 'Denied' };
+  const DECISION_LABEL = { allow: 'Allowed', allowAlways: 'Allowed always', allowAlwaysServer: 'Allowed always (this server)', deny: 'Denied' };
 
   /** @param {ChatItem} item @returns {HTMLElement} */
   function render(item) {

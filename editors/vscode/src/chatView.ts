@@ -141,7 +141,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   }
 
   private decide(callId: string, decision: ToolDecision): void {
-    if (decision !== 'allow' && decision !== 'allowAlways' && decision !== 'deny') return;
+    if (decision !== 'allow' && decision !== 'allowAlways' && decision !== 'allowAlwaysServer' && decision !== 'deny') return;
     this.confirms.get(callId)?.(decision);
   }
 

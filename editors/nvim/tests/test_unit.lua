@@ -128,7 +128,7 @@ T.run('test_unit', function()
         T.ok(tags[':' .. name], 'help tag for :' .. name)
       end
     end
-    T.eq(n, 18, 'user commands checked')
+    T.eq(n, 19, 'user commands checked')
     for _, tag in ipairs({ 'sidecar.txt', 'sidecar-setup', 'sidecar-statusline', 'sidecar.statusline()',
       'hl-SidecarStatusWarn', 'sidecar-ide-context', 'sidecar-health' }) do
       T.ok(tags[tag], 'help tag ' .. tag)

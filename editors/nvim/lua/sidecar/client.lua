@@ -199,6 +199,10 @@ M.handlers = {
   [protocol.method.compressed] = function(_, params)
     require('sidecar.ui').on_compressed(params)
   end,
+  -- MCP servers' statuses, kept for whoever shows them (a failing server is also told in words by the server).
+  [protocol.method.mcpStatus] = function(_, params)
+    require('sidecar.state').mcp_servers = type(params) == 'table' and params.servers or {}
+  end,
   [protocol.method.confirmToolCall] = function(err, params, ctx)
     return require('sidecar.confirm').handle(err, params, ctx)
   end,

@@ -38,9 +38,8 @@ def client_config(settings: Settings, embedded_fake_url: Callable[[], str]) -> C
 
 #: How each editor sets the API key, in the notice that the embedded fake answers (issue 25.2).
 KEY_HINTS = {
-    "vscode": 'run "Sidecar: Set API Key" from the Command Palette (or set GEMINI_API_KEY before starting VS Code)',
-    "neovim": "pass it to require('sidecar').setup({settings={apiKey=…}}) (or set GEMINI_API_KEY before starting "
-    "Neovim)",
+    "vscode": 'run "Sidecar: Set API Key" (or set GEMINI_API_KEY)',
+    "neovim": "use require('sidecar').setup({settings={apiKey=…}}) or GEMINI_API_KEY",
     "other": "set the apiKey setting or GEMINI_API_KEY",
 }
 
@@ -119,8 +118,8 @@ class Backend:
             log.info("no API key: using the embedded fake Gemini at %s", self._fake.url)
             # Shown once per server process; kept short (an editor may show it on one line), the key hint per editor.
             self._inform(
-                "Sidecar: no Gemini backend is configured: replies come from the embedded offline fake Gemini. "
-                f'To use the Gemini API, {self.key_hint}; for Vertex AI, the setting backend "vertex".'
+                "Sidecar: no Gemini backend set; the embedded offline fake Gemini answers. "
+                f'For Gemini, {self.key_hint}; Vertex AI: backend "vertex".'
             )
         return str(self._fake.url)
 

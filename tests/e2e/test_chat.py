@@ -202,8 +202,8 @@ async def test_the_model_client_is_ready_before_the_first_message(fake: Any) -> 
 @pytest.mark.parametrize(
     ("client_name", "hint"),
     [
-        ("Visual Studio Code", 'run "Sidecar: Set API Key" from the Command Palette'),
-        ("code-server", 'run "Sidecar: Set API Key" from the Command Palette'),
+        ("Visual Studio Code", 'run "Sidecar: Set API Key"'),
+        ("code-server", 'run "Sidecar: Set API Key"'),
         ("Neovim", "require('sidecar').setup({settings={apiKey=…}})"),
         (None, "set the apiKey setting or GEMINI_API_KEY"),
     ],

@@ -24,7 +24,7 @@ from sidecar.core.models import compression_model_alias
 from sidecar.core.pins import summarizer_facts
 from sidecar.core.prompts import (
     ACKNOWLEDGEMENT,
-    auto_compaction_notice,
+    compressed_notice,
     compression_system_prompt,
     status_message,
     summary_instruction,
@@ -90,8 +90,8 @@ class Outcome:
     token_source: Literal["api", "estimate"] = "estimate"
 
     def message(self, token_limit: int) -> str:
-        if self.status is Status.COMPRESSED and self.trigger == "auto":
-            return auto_compaction_notice(self.original, self.new, token_limit)
+        if self.status is Status.COMPRESSED:
+            return compressed_notice(self.original, self.new, token_limit)
         return status_message(self.status.value, self.original, self.new)
 
 

@@ -155,8 +155,10 @@ def status_message(status: str, original: int, new: int) -> str:
     return ""
 
 
-def auto_compaction_notice(original: int, new: int, limit: int) -> str:
-    """The notice after an automatic compaction: percentages of the context window (reference §8)."""
+def compressed_notice(original: int, new: int, limit: int) -> str:
+    """The notice after a compaction, automatic or manual alike: tokens and shares of the context window. (The
+    reference says tokens after a manual one and only percentages after an automatic one, §8: one wording is
+    clearer.)"""
     before = round(100 * original / limit) if limit else 0
     after = round(100 * new / limit) if limit else 0
-    return f"Context compressed from {before}% to {after}%."
+    return f"Chat history compressed from {original:,} to {new:,} tokens ({before}% → {after}% of the context window)."

@@ -87,10 +87,10 @@ async def test_automatic_compaction_is_announced(fake: Any, home: str, workspace
         await agent.prompt(sid, "and now the next step")
         said = agent.client.text(start=mark)
         assert "Compressing the conversation…" in said
-        assert "Context compressed from " in said
+        assert "Chat history compressed from " in said
         statuses = [u["status"] for u in compaction_updates(agent)]
         assert statuses == ["in_progress", "completed"]
-        assert said.index("Context compressed from ") < said.index("Fake Gemini reply"), "then the reply"
+        assert said.index("Chat history compressed from ") < said.index("Fake Gemini reply"), "then the reply"
         assert agent.client.updates(sid)[-1]["used"] < 3000
     finally:
         await agent.close()

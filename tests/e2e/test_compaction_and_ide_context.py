@@ -107,7 +107,7 @@ async def test_auto_compaction_then_full_context_then_delta(client: EditorClient
     after = await turn(client, "and now the next step")
     notice = await wait_for(client, "sidecar/compressed", lambda n: n["trigger"] == "auto")
     assert notice["status"] == "COMPRESSED"
-    assert notice["message"].startswith("Context compressed from ")
+    assert notice["message"].startswith("Chat history compressed from ")
     summaries = [r for r in fake.requests() if r.summary]
     assert len(summaries) == 2
     assert all("<state_snapshot>" in str(r.body["systemInstruction"]) for r in summaries)

@@ -292,7 +292,11 @@ async def test_auto_compression_announces_compressed(rig: Rig) -> None:
     (notice,) = rig.rec.notices
     assert (notice.status, notice.trigger) == ("COMPRESSED", "auto")
     before, after = (round(100 * n / 100_000) for n in (notice.original_token_count, notice.new_token_count))
-    assert notice.message == f"Context compressed from {before}% to {after}%."
+    # issue 25.8: the same wording as a manual compaction, tokens and shares of the window
+    original, new = notice.original_token_count, notice.new_token_count
+    assert notice.message == (
+        f"Chat history compressed from {original:,} to {new:,} tokens ({before}% → {after}% of the context window)."
+    )
     assert rig.rec.usages[-1].prompt_token_count == notice.new_token_count
 
 
@@ -368,7 +372,10 @@ async def test_auto_notice_percentages_are_of_the_count_the_status_shows(rig: Ri
     shown_after = rig.rec.usages[-1].prompt_token_count
     assert (notice.original_token_count, notice.new_token_count) == (shown_before, shown_after)
     before, after = (round(100 * n / 60_000) for n in (shown_before, shown_after))
-    assert notice.message == f"Context compressed from {before}% to {after}%."
+    assert notice.message == (
+        f"Chat history compressed from {shown_before:,} to {shown_after:,} tokens "
+        f"({before}% → {after}% of the context window)."
+    )
 
 
 async def test_a_latched_auto_attempt_that_does_nothing_shows_no_progress(rig: Rig) -> None:
@@ -386,5 +393,5 @@ async def test_an_auto_compaction_that_works_shows_its_progress_in_order(rig: Ri
     chat_history_over_threshold(rig)
     await rig.chat._compact(force=False, trigger="auto")
     log = rig.rec.progress_log
-    assert log[0] == "begin:Compressing conversation" and log[-1].startswith("end:Context compressed from"), log
+    assert log[0] == "begin:Compressing conversation" and log[-1].startswith("end:Chat history compressed from"), log
     assert [e for e in log if e.startswith("begin:")] == log[:1] and len(log) >= 3, log

@@ -103,7 +103,7 @@ export function statusLabel(status: CompressionStatus): string {
     case 'COMPRESSED': return 'compressed';
     case 'CONTENT_TRUNCATED': return 'truncated';
     case 'NOOP': return 'nothing to compress';
-    case 'COMPRESSION_FAILED_INFLATED_TOKEN_COUNT': return 'failed: the summary was larger';
+    case 'COMPRESSION_FAILED_INFLATED_TOKEN_COUNT': return 'not beneficial: the summary was not smaller';
     case 'COMPRESSION_FAILED_INSUFFICIENT_REDUCTION': return 'not kept: it saved too little';
     case 'COMPRESSION_FAILED_TOKEN_COUNT_ERROR': return 'failed: could not count tokens';
     case 'COMPRESSION_FAILED_EMPTY_SUMMARY': return 'failed: empty summary';

@@ -59,7 +59,7 @@ end
 --- `<cmd> doctor --json` with the plugin's settings on stdin (never on the command line: they may hold apiKey) and
 --- the server's environment: the server's own verdict on these settings. Returns the report, or nil and why not.
 function M.run_doctor(cmd, cfg, root, timeout_ms)
-  local argv = vim.list_extend(vim.deepcopy(cmd), { 'doctor', '--json', '--editor-settings', '-', '--project', root })
+  local argv = vim.list_extend(vim.deepcopy(cmd), { 'doctor', '--json', '--editor', 'nvim', '--editor-settings', '-', '--project', root })
   local out = {}
   local opts = {
     cwd = root,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from sidecar.config.workspace_file import read_workspace_settings
 from sidecar.doctor.report import Check, Context
@@ -16,7 +17,8 @@ GRACE_S = 5.0
 
 def mcp_check(ctx: Context) -> list[Check]:
     servers, problems = parse_servers(ctx.settings.mcp_servers)
-    checks = [Check("mcp", False, problem, "correct the `mcpServers` entry named (docs/mcp.md)") for problem in problems]
+    fix = "correct the `mcpServers` entry named (docs/mcp.md)"
+    checks = [Check("mcp", False, problem, fix) for problem in problems]
     for name in _untrusted_servers(ctx, servers):
         hint = ("trust the workspace in the editor to start it" if ctx.front_end == "editor"
                 else "`sidecar acp` never starts a workspace file's servers: put it in your user settings file")
@@ -50,10 +52,8 @@ async def _probe(servers: dict[str, ServerConfig]) -> list[Check]:
             if left <= 0:
                 break
             changed.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), timeout=min(left, 0.5))
-            except TimeoutError:
-                pass
         return [_check(manager, state.name, servers[state.name]) for state in manager.servers()]
     finally:
         await manager.aclose()

@@ -20,8 +20,8 @@ Section = Callable[[Context], list[Check]]
 
 
 def sections() -> list[Section]:
-    """The parts checked, in order. A part that later issues add (the memory files of issue 27, the MCP servers of
-    issue 28) becomes one more Section here: a function of the Context (project, settings in effect, front-end)
+    """The parts checked, in order. A part that a later issue adds (the memory files of issue 27, say) becomes one
+    more Section here: a function of the Context (project, settings in effect, front-end)
     returning its Checks — each failing Check with the next step in words."""
     from sidecar.doctor.backend import backend_check
     from sidecar.doctor.editor_install import editor_install_check

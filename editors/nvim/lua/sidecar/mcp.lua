@@ -64,6 +64,8 @@ function M.run(args, cb)
     client.request(protocol.method.restartMcpServer, { name = name }, function(err, result)
       if err then
         tell('sidecar: restart ' .. name .. ': ' .. tostring(err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      elseif type(result) == 'table' and result.restarted == false then
+        tell('sidecar: there is no MCP server named ' .. name, vim.log.levels.WARN)
       else
         tell('sidecar: MCP server ' .. name .. ' restarted')
       end

@@ -112,3 +112,9 @@ end, { nargs = '+', desc = 'Pin a fact: the model keeps it verbatim through ever
 cmd('SidecarPins', function()
   s().pins()
 end, { desc = 'List the pinned facts (pick one to unpin it)' })
+
+cmd('SidecarMcp', function(a)
+  require('sidecar.mcp').run(a.args)
+end, { nargs = '*', complete = function(arglead, cmdline)
+  return require('sidecar.mcp').complete(arglead, cmdline)
+end, desc = 'List the MCP servers (status, tools); :SidecarMcp restart NAME restarts one' })

@@ -122,6 +122,8 @@
           const row = el('div', 'actions');
           /** @type {Array<[ToolDecision, string, string]>} */
           const choices = [['allow', 'Allow', ''], ['allowAlways', 'Allow always', 'secondary'], ['deny', 'Deny', 'secondary']];
+          // an MCP call can also allow every tool of its server for the session
+          if (item.confirm.mcpServer) choices.splice(2, 0, ['allowAlwaysServer', 'Allow always for this server', 'secondary']);
           for (const [decision, label, cls] of choices) {
             const b = /** @type {HTMLButtonElement} */ (el('button', cls, label));
             b.type = 'button';

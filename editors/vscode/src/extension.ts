@@ -7,7 +7,7 @@ import { Ctx } from './commands/context';
 import { SidecarConnection } from './connection';
 import { trackOpenFiles } from './ideContext';
 import { OpenFilesTracker } from './openFiles';
-import { statusLevel, statusText } from './status';
+import { newMcpFailures, statusLevel, statusText } from './status';
 import { backendNote, restartNote } from './wording';
 import { UsageStatusBar } from './statusBar';
 
@@ -25,6 +25,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }));
 
   // the status bar and the chat footer follow the connection and the usage
+  let mcpFailuresTold: Set<string> = new Set(); // each MCP failure is told once, until that server recovers
   const updateChatStatus = () => {
     const u = conn.lastUsage;
     const text = conn.isRunning ? (u ? `${statusText(u).replace('$(pulse) ', '')} of context` : 'Connected') : conn.notRunningMessage();
@@ -34,6 +35,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     conn.onDidChangeState((s) => { status.setState(s, conn.lastError); updateChatStatus(); }),
     conn.onTokenUsage((u) => { status.setUsage(u); updateChatStatus(); }),
     conn.onCompressed((p) => { ctx.compressedSeen++; status.setCompressed(p); ctx.showOutcome(p.status, p.message); }),
+    conn.onMcpStatus((p) => {
+      status.setMcp(p.servers);
+      const { fresh, told } = newMcpFailures(mcpFailuresTold, p.servers);
+      mcpFailuresTold = told;
+      for (const s of fresh) {
+        void vscode.window.showErrorMessage(`Sidecar: MCP server "${s.name}" failed: ${s.error ?? 'no reason given'}`, 'Show log', 'Restart')
+          .then((pick) => {
+            if (pick === 'Show log') void vscode.commands.executeCommand('sidecar.showLog');
+            else if (pick === 'Restart') void vscode.commands.executeCommand('sidecar.showMcpServers', s.name);
+          });
+      }
+    }),
   );
 
   // IDE context: a new server process knows nothing yet

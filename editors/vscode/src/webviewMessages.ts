@@ -10,7 +10,7 @@ export type ChatItem =
   | { kind: 'model'; id: string; text: string; streaming: boolean; messageId?: string; rewound?: boolean }
   | {
       kind: 'tool'; id: string; callId: string; name: string; args: unknown; status: string; summary?: string;
-      confirm?: { description: string; diff?: string; decision?: ToolDecision };
+      confirm?: { description: string; diff?: string; mcpServer?: string; decision?: ToolDecision };
     }
   | { kind: 'compaction'; id: string; text: string; ok: boolean; undone?: boolean }
   | { kind: 'info' | 'error'; id: string; text: string };

@@ -228,7 +228,30 @@ function M.check()
   if state.usage then
     h.info(string.format('Token usage: %s (session %s)', require('sidecar.status').text(), tostring(state.session_id)))
   end
+  M.mcp_section(h)
   M.doctor_section(h, cmd, cfg, state.root or config.root_dir(cfg))
+end
+
+--- The MCP servers' states, from the last sidecar/mcpStatus (or :SidecarMcp) answer.
+function M.mcp_section(h)
+  local servers = state.mcp_servers or {}
+  if #servers == 0 then
+    h.info('MCP servers: none reported (settings.mcpServers; :SidecarMcp lists them)')
+    return
+  end
+  h.info(require('sidecar.mcp').summary(servers))
+  for _, s in ipairs(servers) do
+    local tools = type(s.tools) == 'table' and s.tools or {}
+    local line = string.format('MCP server %s: %s, %d tools', tostring(s.name), tostring(s.status), #tools)
+    if s.status == 'failed' then
+      h.error(line .. (type(s.error) == 'string' and (': ' .. s.error) or ''),
+        { ':SidecarMcp restart ' .. tostring(s.name) .. ' starts it again' })
+    elseif s.status == 'ready' then
+      h.ok(line)
+    else
+      h.info(line)
+    end
+  end
 end
 
 return M

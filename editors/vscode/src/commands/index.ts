@@ -3,6 +3,7 @@ import { compress, undoCompaction } from './compaction';
 import { CommandFactory } from './context';
 import { runDoctor, runDoctorOnline } from './doctor';
 import { forkSession, rewind } from './history';
+import { showMcpServers } from './mcp';
 import { pin, showPins, unpin } from './pins';
 import { clearApiKey, openChat, reinstallServer, restartServer, setApiKey, showLog } from './server';
 import { deleteSession, newSession, renameSession, resumeSession } from './sessions';
@@ -31,4 +32,5 @@ export const COMMANDS: Record<string, CommandFactory> = {
   'sidecar.reinstallServer': reinstallServer,
   'sidecar.runDoctor': runDoctor,
   'sidecar.runDoctorOnline': runDoctorOnline,
+  'sidecar.showMcpServers': showMcpServers,
 };

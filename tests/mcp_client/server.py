@@ -48,7 +48,8 @@ def fail(reason: str) -> str:
 
 @server.tool()
 async def slow() -> str:
-    """Never finishes; notes its cancellation."""
+    """Never finishes; notes that it runs, and its cancellation."""
+    (DIR / "running").write_text("yes")
     try:
         await anyio.sleep(3600)
     except anyio.get_cancelled_exc_class():

@@ -108,8 +108,9 @@ async def test_timeout_and_cancellation_reach_the_server(tmp_path: Path) -> None
         (tmp_path / "cancelled").unlink()
         manager.configure({"s": stdio("s", "basic", tmp_path)})  # a long timeout now
         await until(lambda: ready(manager, "s"), "the restarted server")
+        (tmp_path / "running").unlink(missing_ok=True)
         call = asyncio.create_task(manager.call("mcp_s_slow", {}))
-        await asyncio.sleep(0.2)
+        await until(lambda: (tmp_path / "running").exists(), "the call to reach the server")  # then cancel it
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
             await call

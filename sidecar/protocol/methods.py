@@ -12,11 +12,13 @@ from sidecar.protocol.sessions import (
     ForkSessionResult,
     GetTranscriptResult,
     ImportSessionResult,
+    ListCheckpointsResult,
     ListDeletedSessionsResult,
     ListPinsResult,
     ListSessionsPage,
     NewSessionResult,
     PinResult,
+    PreviewRewindResult,
     RenameSessionResult,
     RestoreSessionResult,
     ResumeSessionResult,
@@ -34,9 +36,11 @@ from sidecar.protocol.types import (
     ForkParams,
     GetTranscriptParams,
     ImportParams,
+    ListCheckpointsParams,
     ListSessionsParams,
     MessageDeltaParams,
     PinParams,
+    PreviewRewindParams,
     RenameParams,
     ResumeSessionParams,
     RetryParams,
@@ -119,7 +123,8 @@ FORK_SESSION = Method(
 )
 REWIND = Method(
     "sidecar/rewind", "request", "client", RewindParams, RewindResult,
-    "Drop a user message and everything after it from the model's history (the transcript keeps them).",
+    "Drop a user message and everything after it from the model's history (the transcript keeps them); with "
+    "restoreFiles, also put back the files the agent changed since.",
 )
 RENAME_SESSION = Method(
     "sidecar/renameSession", "request", "client", RenameParams, RenameSessionResult, "Give a session a title."
@@ -150,6 +155,16 @@ LIST_MCP_SERVERS = Method(
 RESTART_MCP_SERVER = Method(
     "sidecar/restartMcpServer", "request", "client", RestartMcpServerParams, RestartMcpServerResult,
     "Stop an MCP server and start it again (e.g. after it failed).",
+)
+
+# checkpoints: the files the agent changed, put back with the conversation (docs/checkpoints.md)
+LIST_CHECKPOINTS = Method(
+    "sidecar/listCheckpoints", "request", "client", ListCheckpointsParams, ListCheckpointsResult,
+    "A session's user messages that can be rewound to, with the files each turn changed (default: the live one).",
+)
+PREVIEW_REWIND = Method(
+    "sidecar/previewRewind", "request", "client", PreviewRewindParams, PreviewRewindResult,
+    "What sidecar/rewind with restoreFiles would put back, remove, leave (conflicts) and skip; nothing is changed.",
 )
 
 # -- notifications (client -> server) -----------------------------------------------------------------------
@@ -212,6 +227,8 @@ ALL: tuple[Method, ...] = (
     LIST_PINS,
     LIST_MCP_SERVERS,
     RESTART_MCP_SERVER,
+    LIST_CHECKPOINTS,
+    PREVIEW_REWIND,
     IDE_CONTEXT,
     MESSAGE_DELTA,
     TOKEN_USAGE,

@@ -30,6 +30,8 @@ export const Method = {
   listPins: 'sidecar/listPins',
   listMcpServers: 'sidecar/listMcpServers',
   restartMcpServer: 'sidecar/restartMcpServer',
+  listCheckpoints: 'sidecar/listCheckpoints',
+  previewRewind: 'sidecar/previewRewind',
   ideContext: 'sidecar/ideContext',
   messageDelta: 'sidecar/messageDelta',
   tokenUsage: 'sidecar/tokenUsage',
@@ -87,6 +89,8 @@ export const MethodInfo = {
   listPins: { kind: 'request', sender: 'client', params: 'Empty', result: 'ListPinsResult' },
   listMcpServers: { kind: 'request', sender: 'client', params: 'Empty', result: 'McpServerInfo[]' },
   restartMcpServer: { kind: 'request', sender: 'client', params: 'RestartMcpServerParams', result: 'RestartMcpServerResult' },
+  listCheckpoints: { kind: 'request', sender: 'client', params: 'ListCheckpointsParams', result: 'ListCheckpointsResult' },
+  previewRewind: { kind: 'request', sender: 'client', params: 'PreviewRewindParams', result: 'PreviewRewindResult' },
   ideContext: { kind: 'notification', sender: 'client', params: 'IdeContextParams' },
   messageDelta: { kind: 'notification', sender: 'server', params: 'MessageDeltaParams' },
   tokenUsage: { kind: 'notification', sender: 'server', params: 'TokenUsage' },
@@ -295,12 +299,24 @@ export interface ForkSessionResult {
 
 export interface RewindParams {
   messageId: string;
+  restoreFiles?: boolean;
+  force?: boolean;
+}
+
+/** A file a rewind left as it is: a conflict (changed since the agent's edit) or skipped (too large, binary, outside the workspace, protected, not saved); `reason` says which, in words. */
+export interface FileProblem {
+  path: string;
+  reason: string;
 }
 
 export interface RewindResult {
   messageCount: number;
   text: string;
   message: string;
+  restored: string[];
+  removed: string[];
+  conflicts: FileProblem[];
+  skipped: FileProblem[];
 }
 
 export interface RenameParams {
@@ -382,6 +398,47 @@ export interface RestartMcpServerParams {
 /** `restarted` is false when no server has that name. */
 export interface RestartMcpServerResult {
   restarted: boolean;
+}
+
+export interface ListCheckpointsParams {
+  sessionId?: string;
+}
+
+/** A file the agent changed in one turn, and how: "modified", "created" or "deleted" (against its content before the turn). */
+export interface CheckpointFile {
+  path: string;
+  change: 'created' | 'deleted' | 'modified';
+  skipped?: string | null;
+}
+
+/** One user message that can be rewound to (sidecar/listCheckpoints), with the files its turn changed. */
+export interface Checkpoint {
+  messageId: string;
+  time: string;
+  firstWords: string;
+  files: CheckpointFile[];
+}
+
+/** The session's user messages that can be rewound to, oldest first; `checkpointing` is false when the setting is off (no file contents are being saved). */
+export interface ListCheckpointsResult {
+  sessionId: string;
+  checkpoints: Checkpoint[];
+  checkpointing: boolean;
+}
+
+export interface PreviewRewindParams {
+  messageId: string;
+}
+
+/** sidecar/previewRewind: what sidecar/rewind with restoreFiles would do now, without doing it (the same lists; `conflicts` are what force would overwrite). */
+export interface PreviewRewindResult {
+  messageId: string;
+  text: string;
+  restored: string[];
+  removed: string[];
+  conflicts: FileProblem[];
+  skipped: FileProblem[];
+  message: string;
 }
 
 /** 1-based line and character. */
@@ -560,7 +617,7 @@ export class SidecarApi {
   forkSession(params: ForkParams = {}, token?: unknown): Promise<ForkSessionResult> {
     return this.request(Method.forkSession, params, token);
   }
-  /** Drop a user message and everything after it from the model's history (the transcript keeps them). */
+  /** Drop a user message and everything after it from the model's history (the transcript keeps them); with restoreFiles, also put back the files the agent changed since. */
   rewind(params: RewindParams, token?: unknown): Promise<RewindResult> {
     return this.request(Method.rewind, params, token);
   }
@@ -599,6 +656,14 @@ export class SidecarApi {
   /** Stop an MCP server and start it again (e.g. after it failed). */
   restartMcpServer(params: RestartMcpServerParams, token?: unknown): Promise<RestartMcpServerResult> {
     return this.request(Method.restartMcpServer, params, token);
+  }
+  /** A session's user messages that can be rewound to, with the files each turn changed (default: the live one). */
+  listCheckpoints(params: ListCheckpointsParams = {}, token?: unknown): Promise<ListCheckpointsResult> {
+    return this.request(Method.listCheckpoints, params, token);
+  }
+  /** What sidecar/rewind with restoreFiles would put back, remove, leave (conflicts) and skip; nothing is changed. */
+  previewRewind(params: PreviewRewindParams, token?: unknown): Promise<PreviewRewindResult> {
+    return this.request(Method.previewRewind, params, token);
   }
   /** The editor's open files, cursor, selection and workspace trust. */
   ideContext(params: IdeContextParams): Promise<void> | void {

@@ -28,6 +28,8 @@ M.method = {
   listPins = 'sidecar/listPins',
   listMcpServers = 'sidecar/listMcpServers',
   restartMcpServer = 'sidecar/restartMcpServer',
+  listCheckpoints = 'sidecar/listCheckpoints',
+  previewRewind = 'sidecar/previewRewind',
   ideContext = 'sidecar/ideContext',
   messageDelta = 'sidecar/messageDelta',
   tokenUsage = 'sidecar/tokenUsage',
@@ -88,8 +90,9 @@ M.fields = {
   UndoCompactionResult = { 'restored', 'message' },
   ForkParams = { 'sessionId', 'beforeMessageId' },
   ForkSessionResult = { 'sessionId', 'parentSessionId', 'messageCount' },
-  RewindParams = { 'messageId' },
-  RewindResult = { 'messageCount', 'text', 'message' },
+  RewindParams = { 'messageId', 'restoreFiles', 'force' },
+  FileProblem = { 'path', 'reason' },
+  RewindResult = { 'messageCount', 'text', 'message', 'restored', 'removed', 'conflicts', 'skipped' },
   RenameParams = { 'sessionId', 'title' },
   RenameSessionResult = { 'sessionId', 'title' },
   DeleteSessionResult = { 'sessionId', 'message' },
@@ -105,6 +108,12 @@ M.fields = {
   McpServerInfo = { 'name', 'status', 'tools', 'error' },
   RestartMcpServerParams = { 'name' },
   RestartMcpServerResult = { 'restarted' },
+  ListCheckpointsParams = { 'sessionId' },
+  CheckpointFile = { 'path', 'change', 'skipped' },
+  Checkpoint = { 'messageId', 'time', 'firstWords', 'files' },
+  ListCheckpointsResult = { 'sessionId', 'checkpoints', 'checkpointing' },
+  PreviewRewindParams = { 'messageId' },
+  PreviewRewindResult = { 'messageId', 'text', 'restored', 'removed', 'conflicts', 'skipped', 'message' },
   Cursor = { 'line', 'character' },
   OpenFile = { 'path', 'timestamp', 'isActive', 'cursor', 'selectedText' },
   IdeContextParams = { 'openFiles', 'isTrusted' },
@@ -282,11 +291,22 @@ M.fields = {
 
 ---@class sidecar.RewindParams
 ---@field messageId string
+---@field restoreFiles? boolean
+---@field force? boolean
+
+--- A file a rewind left as it is: a conflict (changed since the agent's edit) or skipped (too large, binary, outside the workspace, protected, not saved); `reason` says which, in words.
+---@class sidecar.FileProblem
+---@field path string
+---@field reason string
 
 ---@class sidecar.RewindResult
 ---@field messageCount integer
 ---@field text string
 ---@field message string
+---@field restored string[]
+---@field removed string[]
+---@field conflicts sidecar.FileProblem[]
+---@field skipped sidecar.FileProblem[]
 
 ---@class sidecar.RenameParams
 ---@field sessionId string
@@ -353,6 +373,41 @@ M.fields = {
 --- `restarted` is false when no server has that name.
 ---@class sidecar.RestartMcpServerResult
 ---@field restarted boolean
+
+---@class sidecar.ListCheckpointsParams
+---@field sessionId? string
+
+--- A file the agent changed in one turn, and how: "modified", "created" or "deleted" (against its content before the turn).
+---@class sidecar.CheckpointFile
+---@field path string
+---@field change 'created'|'deleted'|'modified'
+---@field skipped? string
+
+--- One user message that can be rewound to (sidecar/listCheckpoints), with the files its turn changed.
+---@class sidecar.Checkpoint
+---@field messageId string
+---@field time string
+---@field firstWords string
+---@field files sidecar.CheckpointFile[]
+
+--- The session's user messages that can be rewound to, oldest first; `checkpointing` is false when the setting is off (no file contents are being saved).
+---@class sidecar.ListCheckpointsResult
+---@field sessionId string
+---@field checkpoints sidecar.Checkpoint[]
+---@field checkpointing boolean
+
+---@class sidecar.PreviewRewindParams
+---@field messageId string
+
+--- sidecar/previewRewind: what sidecar/rewind with restoreFiles would do now, without doing it (the same lists; `conflicts` are what force would overwrite).
+---@class sidecar.PreviewRewindResult
+---@field messageId string
+---@field text string
+---@field restored string[]
+---@field removed string[]
+---@field conflicts sidecar.FileProblem[]
+---@field skipped sidecar.FileProblem[]
+---@field message string
 
 --- 1-based line and character.
 ---@class sidecar.Cursor

@@ -21,14 +21,13 @@ import msgspec
 
 from bench import reference
 from bench.common import Row, judge, median, sched
+from sidecar.app import build_services
 from sidecar.chat.service import ChatService
-from sidecar.compaction.service import Compactor
 from sidecar.compaction.tool_outputs import ToolOutputSaver
 from sidecar.config.settings import Settings
 from sidecar.core.history import Content, Part
 from sidecar.core.prompts import SNAPSHOT_SECTIONS
 from sidecar.gemini.client import Reply
-from sidecar.recording.recorder import Recorder
 from sidecar.session import Session
 
 LIMIT_MS = 100.0
@@ -72,6 +71,7 @@ class _Notifier:
     def compressed(self, notice: Any) -> None: ...
     def error(self, message: str) -> None: ...
     def warning(self, message: str) -> None: ...
+    def retry(self, notice: Any) -> None: ...
 
     async def progress(self, title: str) -> _Progress:
         return _Progress()
@@ -98,10 +98,11 @@ def _chat(tmp: Path, contents: list[Content]) -> ChatService:
     async def no_hooks(_trigger: Any) -> None:
         return None
 
-    saver = ToolOutputSaver(tmp / "session")
-    compactor = Compactor(session, client, saver, no_hooks)
-    recorder = Recorder(session, lambda _t: None, home=tmp / "home")
-    chat = ChatService(session, client, _Notifier(), compactor, recorder)
+    services = build_services(
+        session, notifier=_Notifier(), inform=lambda _t: None, model=client, pre_compress=no_hooks,
+        save_tool_output=ToolOutputSaver(tmp / "session"), home=tmp / "home",
+    )
+    chat, recorder = services.chat, services.recorder
     ids = [recorder.message(c, _kind(c), "turn-0") for c in contents]
     recorder.sync()
     chat.conversation.replace(contents, ids)

@@ -29,6 +29,7 @@ from acp.schema import (
     ResumeSessionResponse,
     SessionCapabilities,
     SessionCloseCapabilities,
+    SessionForkCapabilities,
     SessionInfo,
     SessionListCapabilities,
     SessionResumeCapabilities,
@@ -79,7 +80,8 @@ class SidecarAgent:
             load_session=True,
             prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
             session_capabilities=SessionCapabilities(
-                list=SessionListCapabilities(), resume=SessionResumeCapabilities(), close=SessionCloseCapabilities()
+                list=SessionListCapabilities(), resume=SessionResumeCapabilities(), close=SessionCloseCapabilities(),
+                fork=SessionForkCapabilities(),
             ),
         )
         asyncio.get_running_loop().call_soon(warm_up)
@@ -190,7 +192,28 @@ class SidecarAgent:
         self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
         mcp_servers: list[McpServer] | None = None, **kwargs: Any,
     ) -> ForkSessionResponse:
-        raise RequestError(-32601, "Method not found: session/fork is not supported by this agent.")
+        """session/fork (unstable): a new session with the whole history of `session_id`, which stays as it was."""
+        from sidecar.protocol import errors
+
+        live = self.sessions.get(session_id)
+        if live is not None:
+            live.services.recorder.sync()  # the fork reads the parent's file: everything said so far is in it
+        session = self._open(cwd)
+        try:
+            session.require_recorded(session_id)
+            await session.fork_from(session_id)
+        except errors.SidecarError as exc:
+            await session.close()
+            raise RequestError(exc.code, exc.message) from None
+        except BaseException:
+            await session.close()
+            raise
+        self.sessions[session.session_id] = session
+        assert self.transport is not None
+        session.outbox.hold()  # updates wait until the client has the response that names the session
+        self.transport.announce(session.session_id, session.outbox.release)
+        session.announce()
+        return ForkSessionResponse(session_id=session.session_id, modes=session.modes())
 
     # -- turns ----------------------------------------------------------------------------------------
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:

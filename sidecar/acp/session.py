@@ -21,14 +21,18 @@ from sidecar.acp.bridge import AcpNotifier
 from sidecar.acp.outbox import Outbox
 from sidecar.acp.replay import replay_updates
 from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, NdjsonStdio
-from sidecar.acp.services import WorkspaceServices
 from sidecar.acp.settings import load_settings
 from sidecar.acp.tools import AcpToolHost, AcpToolRunner, ClientFiles, PlanMemoRegistry
+from sidecar.app import Services, build_services
 from sidecar.chat.service import ChatService
+from sidecar.chat.tool_runner import ToolRunner
 from sidecar.config.settings import Settings
 from sidecar.core.ide_context import normalize
 from sidecar.protocol import errors
 from sidecar.protocol.ide import OpenFile
+from sidecar.protocol.sessions import TranscriptMessage
+from sidecar.session import Session
+from sidecar.tools import ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -59,18 +63,16 @@ class AcpSession:
             self.outbox, lambda: offers.compaction, lambda: self.cancel_requested, self._latest_snapshot
         )
         self.files = ClientFiles(conn, lambda: self.outbox.session_id, offers.read_text_file, offers.write_text_file)
-        self.services = WorkspaceServices(self.cwd, self.notifier.say)
-        host = AcpToolHost(self.outbox, conn)
-        self.services.build(
-            self.notifier, host, registry_cls=PlanMemoRegistry, runner_cls=AcpToolRunner,
-            editor_text=self.files.editor_text,
+        files = self.files
+
+        def runner(registry: ToolRegistry, session: Session) -> ToolRunner:
+            assert isinstance(registry, PlanMemoRegistry)
+            return AcpToolRunner(registry, AcpToolHost(self.outbox, conn, registry), session, files=files)
+
+        self.services: Services = build_services(
+            Session(workspace_folders=[self.cwd]), notifier=self.notifier, inform=self.notifier.say, tools=runner,
+            registry_cls=PlanMemoRegistry, editor_text=files.editor_text,
         )
-        registry = self.services.registry
-        assert isinstance(registry, PlanMemoRegistry)
-        host.registry = registry
-        runner = self.chat.tools
-        assert isinstance(runner, AcpToolRunner)
-        runner.files = self.files
         if session_id is None:
             self.outbox.session_id = self.chat.conversation.session_id
         self.turn: asyncio.Task[str] | None = None
@@ -128,15 +130,19 @@ class AcpSession:
         if not self.notifier.usage_sent:
             self.notifier.token_usage(self.chat.usage())
     # -- load / resume ----------------------------------------------------------------------------------
-    async def resume(self, recorded_id: str, *, replay: bool) -> None:
-        store = self.services.store
+    def require_recorded(self, recorded_id: str) -> None:
+        """RESOURCE_NOT_FOUND unless `recorded_id` is a session recorded for this folder."""
         try:
-            exists = store.path(recorded_id).exists()
+            exists = self.services.store.path(recorded_id).exists()
         except ValueError:
             exists = False
         if not exists:
             raise RequestError(RESOURCE_NOT_FOUND, f"No recorded session {recorded_id!r} for the folder {self.cwd}.",
                                {"sessionId": recorded_id})
+
+    async def resume(self, recorded_id: str, *, replay: bool) -> None:
+        """Continue the recorded session `recorded_id` (session/load replays it to the client, resume does not)."""
+        self.require_recorded(recorded_id)
         try:
             await self.services.sessions.resume(recorded_id)
         except errors.SidecarError as exc:
@@ -205,7 +211,42 @@ class AcpSession:
             self.attached.clear()
             self.notifier.say(f"Started a new conversation. The previous one (session {before}) stays recorded; "
                               "load it from the session list.")
+        elif command.name == "rewind":
+            await self._rewind(command.argument)
+        elif command.name == "pin":
+            if not command.argument:
+                raise errors.SidecarError(errors.INVALID_PARAMS, "/pin needs the fact to pin, e.g. `/pin the API is "
+                                          "v2 only`.")
+            pinned = self.services.actions.pin(command.argument)
+            note = f" ({pinned.warning})" if pinned.warning else ""
+            self.notifier.say(f"Pinned `{pinned.pin_id}`: every request carries it, every compaction keeps it.{note}")
+        elif command.name == "pins":
+            listed = self.services.actions.list_pins()
+            self.notifier.say(commands.render_pins([(p.pin_id, p.text) for p in listed.pins]))
+        elif command.name == "unpin":
+            removed = self.services.actions.unpin(command.argument)
+            self.notifier.say(f"Removed the pinned fact `{removed.pin_id}`.")
         return "end_turn"
+
+    async def _rewind(self, argument: str) -> None:
+        """`/rewind [N]`: take back the user's last N messages (default 1) and everything after them."""
+        count = int(argument) if argument.isdigit() else None
+        if argument and (count is None or count < 1):
+            raise errors.SidecarError(errors.INVALID_PARAMS, f"/rewind takes how many of your messages to take "
+                                      f"back (a number, default 1), not {argument!r}.")
+        entries = self.services.sessions.transcript(None).entries
+        mine = [e.id for e in entries if isinstance(e, TranscriptMessage) and e.kind == "user" and not e.rewound]
+        wanted = count or 1
+        if len(mine) < wanted:
+            raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind {wanted} message(s): this session has "
+                                      f"{len(mine)} message(s) of yours the model still sees.")
+        result = await self.services.actions.rewind(mine[-wanted])
+        self.notifier.say(f"{result.message}\n\nYour message was:\n\n> " + result.text.replace("\n", "\n> "))
+
+    async def fork_from(self, source: str) -> None:
+        """Make this (new) session a fork of the recorded session `source`: its whole history, the parent unchanged."""
+        result = await self.services.actions.fork(source, None)
+        self.outbox.session_id = result.session_id
 
     async def _turn(self, text: str, files: list[str]) -> str:
         if files:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sidecar.chat.sessions import SessionService, conversation_of
 from sidecar.core.pins import Pin, check_pin_text
 from sidecar.core.recording import RewindRecord
 from sidecar.protocol import errors, methods
+from sidecar.protocol.sessions import (
+    ForkSessionResult,
+    ListPinsResult,
+    PinnedFact,
+    PinResult,
+    RewindResult,
+    UnpinResult,
+)
 from sidecar.recording.branches import Cut, locate, turn_start
 from sidecar.recording.reader import loaded_session, now_iso
 from sidecar.recording.store import LoadedSession, RecordingError
@@ -21,7 +27,7 @@ class SessionActions:
         self.chat = sessions.chat
 
     # -- fork ---------------------------------------------------------------------------------------
-    async def fork(self, session_id: str | None, before_message_id: str | None) -> dict[str, Any]:
+    async def fork(self, session_id: str | None, before_message_id: str | None) -> ForkSessionResult:
         """A new live session whose history is the given one's (default: the live one) up to, not including,
         `before_message_id` (default: all of it). The parent is not touched."""
         chat, recorder = self.chat, self.chat.recorder
@@ -36,11 +42,9 @@ class SessionActions:
             if loaded.last_usage is None:
                 chat.fresh_estimate("fork")
         chat.push_usage()
-        return {
-            "sessionId": loaded.session_id,
-            "parentSessionId": cut.session_id,
-            "messageCount": len(chat.conversation),
-        }
+        return ForkSessionResult(
+            session_id=loaded.session_id, parent_session_id=cut.session_id, message_count=len(chat.conversation)
+        )
 
     def _cut(self, source: str, before: str | None) -> Cut:
         recorder = self.chat.recorder
@@ -57,7 +61,7 @@ class SessionActions:
         return locate(recorder.store.directory, source, first)
 
     # -- rewind -------------------------------------------------------------------------------------
-    async def rewind(self, message_id: str) -> dict[str, Any]:
+    async def rewind(self, message_id: str) -> RewindResult:
         """Drop a user message of the live session and everything after it from the model's history."""
         chat, recorder = self.chat, self.chat.recorder
         async with chat.lock:
@@ -81,18 +85,19 @@ class SessionActions:
             chat.fresh_estimate("rewind")  # a count recorded after the cut belongs to a request that is gone
             dropped = before - len(chat.conversation)
         chat.push_usage()
-        return {
-            "messageCount": len(chat.conversation),
-            "text": entry.text,
-            "message": (
+        return RewindResult(
+            message_count=len(chat.conversation),
+            text=entry.text,
+            message=(
                 f"Rewound to before your message {message_id}: {max(dropped, 0)} history item(s) the model will no "
                 "longer see (the transcript keeps them, marked as rewound). Files the agent changed were not "
                 "touched."
             ),
-        }
+        )
 
     # -- pins ---------------------------------------------------------------------------------------
-    def pin(self, text: str) -> dict[str, Any]:
+    def pin(self, text: str) -> PinResult:
+        """Pin a fact: every request carries it verbatim and every compaction keeps it."""
         problem = check_pin_text(text)
         if problem is not None:
             raise errors.invalid_params(methods.PIN.name, problem)
@@ -101,12 +106,10 @@ class SessionActions:
         conv.set_pins([*conv.pins, Pin(pin_id, text)])
         self.chat.background.check(conv)  # a summary prepared with other pinned facts is stale
         self.chat.push_usage()
-        result: dict[str, Any] = {"pinId": pin_id}
-        if recorder.problem:
-            result["warning"] = recorder.problem
-        return result
+        return PinResult(pin_id=pin_id, warning=recorder.problem or None)
 
-    def unpin(self, pin_id: str) -> dict[str, Any]:
+    def unpin(self, pin_id: str) -> UnpinResult:
+        """Remove a pinned fact of the live session (a clear error naming the known ones otherwise)."""
         conv = self.chat.conversation
         if all(p.id != pin_id for p in conv.pins):
             known = ", ".join(p.id for p in conv.pins) or "none"
@@ -117,10 +120,11 @@ class SessionActions:
         conv.set_pins([p for p in conv.pins if p.id != pin_id])
         self.chat.background.check(conv)  # a summary prepared with other pinned facts is stale
         self.chat.push_usage()
-        return {"pinId": pin_id, "removed": True}
+        return UnpinResult(pin_id=pin_id, removed=True)
 
-    def list_pins(self) -> dict[str, Any]:
-        return {"pins": [{"pinId": p.id, "text": p.text} for p in self.chat.conversation.pins]}
+    def list_pins(self) -> ListPinsResult:
+        """The live session's pinned facts, oldest first."""
+        return ListPinsResult(pins=[PinnedFact(pin_id=p.id, text=p.text) for p in self.chat.conversation.pins])
 
 
 def _rewound(loaded: LoadedSession, first: str) -> LoadedSession:

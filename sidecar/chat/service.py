@@ -66,6 +66,8 @@ class ChatService:
         compactor: Compactor,
         recorder: Recorder,
         tools: ToolRunner | None = None,
+        *,
+        backend_label: Callable[[], str] | None = None,
     ) -> None:
         self.session = session
         self._client = client
@@ -78,8 +80,8 @@ class ChatService:
         #: Serialises turns and compactions on the history (asyncio.Lock wakes waiters in FIFO order).
         self.lock = asyncio.Lock()
         self.compressing = False
-        #: Where requests go, for the status bar (set by the server); cachedContentTokenCount of the last reply.
-        self.backend_label: Callable[[], str] = lambda: ""
+        #: Where requests go, for the status bar; cachedContentTokenCount of the last reply.
+        self.backend_label: Callable[[], str] = backend_label or (lambda: "")
         self.cached_tokens: int | None = None
         self._usage = TokenUsage(
             seq=0, session_id="", model="", prompt_token_count=0, token_limit=1, percent_used=0.0,

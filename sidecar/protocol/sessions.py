@@ -69,7 +69,7 @@ class DeleteSessionResult(_Wire):
     message: str
 
 
-class PinResult(_Wire):
+class PinResult(_Wire, omit_defaults=True):
     pin_id: str
     warning: str | None = None  # recording is off: the pin holds for this process only
 

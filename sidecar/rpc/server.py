@@ -13,22 +13,14 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from sidecar import __version__
-from sidecar.chat.actions import SessionActions
-from sidecar.chat.service import ChatService
-from sidecar.chat.sessions import SessionService
+from sidecar.app import build_services
 from sidecar.chat.tool_runner import ToolRunner
-from sidecar.compaction.hooks import PreCompressHooks
-from sidecar.compaction.service import Compactor
-from sidecar.compaction.tool_outputs import SessionToolOutputs
 from sidecar.config.workspace_file import settings_path
-from sidecar.gemini.endpoint import Backend
-from sidecar.recording.recorder import Recorder
 from sidecar.rpc import editor
 from sidecar.rpc.handlers import chat as chat_handlers
 from sidecar.rpc.handlers import sessions as session_handlers
 from sidecar.rpc.transport import SidecarProtocol, run_stdio
 from sidecar.session import Session
-from sidecar.tools import ToolRegistry
 from sidecar.watcher import WorkspaceWatcher
 
 log = logging.getLogger(__name__)
@@ -39,24 +31,18 @@ class SidecarServer(LanguageServer):
 
     def __init__(self) -> None:
         super().__init__("sidecar", __version__, protocol_cls=SidecarProtocol)
-        assert isinstance(self.protocol, SidecarProtocol)
-        self.session = session = Session()
-        self.backend = Backend(session, self.show_info)
-        recorder = Recorder(session, self.show_warning)
-        tool_outputs = SessionToolOutputs(recorder)
-        compactor = Compactor(session, self.backend.client, tool_outputs, PreCompressHooks(session, recorder))
-        registry = ToolRegistry(
-            session.folders,
-            save_output=tool_outputs,
-            output_threshold=session.tool_output_threshold,
+        protocol = self.protocol
+        assert isinstance(protocol, SidecarProtocol)
+        self.session = Session()
+        self.services = build_services(
+            self.session,
+            notifier=editor.Notifier(self, protocol),
+            inform=self.show_info,
+            warn=self.show_warning,
+            tools=lambda registry, session: ToolRunner(registry, editor.ToolHost(self, protocol), session),
             editor_text=self._editor_text,
         )
-        tools = ToolRunner(registry, editor.ToolHost(self, self.protocol), session)
-        notifier = editor.Notifier(self, self.protocol)
-        self.chat = ChatService(session, self.backend.client, notifier, compactor, recorder, tools)
-        self.chat.backend_label = self.backend.describe
-        self.sessions = SessionService(self.chat)
-        self.actions = SessionActions(self.sessions)
+        self.chat = self.services.chat
         self.watcher: WorkspaceWatcher | None = None
 
     def _editor_text(self, path: Path) -> str | None:
@@ -143,14 +129,12 @@ def build_server() -> SidecarServer:
 
     @server.feature(lsp.SHUTDOWN)
     async def on_shutdown(_params: Any) -> None:
-        await server.chat.background.aclose()  # before the client closes: no orphan request to Gemini
-        server.chat.recorder.close()
-        if server.watcher is not None:
+        if server.watcher is not None:  # first: no file event reaches services that are shutting down
             await asyncio.get_running_loop().run_in_executor(None, server.watcher.stop)
-        await server.backend.aclose()
+        await server.services.aclose()
 
     chat_handlers.register(server, server.chat, trust_changed=server.apply_settings)
-    session_handlers.register(server, server.sessions, server.actions)
+    session_handlers.register(server, server.services.sessions, server.services.actions)
     return server
 
 

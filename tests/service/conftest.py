@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
+from sidecar.app import Services, build_services
 from sidecar.chat.service import ChatService
-from sidecar.compaction.service import Compactor, Trigger
+from sidecar.compaction.service import Trigger
 from sidecar.compaction.tool_outputs import ToolOutputSaver
 from sidecar.config.settings import Settings
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
 from sidecar.core.tokens import estimate_history_tokens
 from sidecar.gemini.client import ClientConfig, ModelClient
 from sidecar.protocol.types import CompressedParams, RetryParams, TokenUsage
-from sidecar.recording.recorder import Recorder as SessionRecorder
 from sidecar.session import Session
 
 
@@ -33,7 +33,7 @@ class RecordingProgress:
 
 
 @dataclass
-class Recorder:
+class EditorSpy:
     deltas: list[str] = field(default_factory=list)
     usages: list[TokenUsage] = field(default_factory=list)
     notices: list[CompressedParams] = field(default_factory=list)
@@ -72,9 +72,10 @@ class Recorder:
 @dataclass
 class Rig:
     chat: ChatService
-    rec: Recorder
+    rec: EditorSpy
     fake: Any
     tmp: Path
+    services: Services
 
     @property
     def settings(self) -> Settings:
@@ -103,7 +104,7 @@ class Rig:
 
 @pytest.fixture
 async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
-    rec = Recorder()
+    rec = EditorSpy()
     client = ModelClient(
         ClientConfig(
             api_key="test-key", base_url=fake.url, timeout_ms=10_000, retry_attempts=0, retry_initial_delay_ms=1
@@ -118,11 +119,12 @@ async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
 
     settings = Settings(token_limit=100_000, retry_initial_delay_ms=1)  # retries of bad replies wait 1, 2, 4 ms
     session = Session(settings=settings, workspace_folders=[str(tmp_path / "project")])
-    compactor = Compactor(session, get_client, ToolOutputSaver(tmp_path), hook)
-    recorder = SessionRecorder(session, rec.warning, home=tmp_path / "home")
-    chat = ChatService(session, get_client, rec, compactor, recorder)
-    yield Rig(chat, rec, fake, tmp_path)
-    await chat.background.aclose()
+    services = build_services(
+        session, notifier=rec, inform=rec.warning, model=get_client, pre_compress=hook,
+        save_tool_output=ToolOutputSaver(tmp_path), home=tmp_path / "home",
+    )
+    yield Rig(services.chat, rec, fake, tmp_path, services)
+    await services.aclose()
     await client.aclose()
 
 

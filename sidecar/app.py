@@ -1,0 +1,109 @@
+"""The composition root: the one place that builds a Session's services, for every front-end, test and benchmark."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sidecar.chat.actions import SessionActions
+from sidecar.chat.service import ChatService, Notifier
+from sidecar.chat.sessions import SessionService
+from sidecar.chat.tool_runner import ToolRunner
+from sidecar.compaction.hooks import PreCompressHooks
+from sidecar.compaction.service import Compactor, PreCompressHook
+from sidecar.compaction.tool_outputs import SessionToolOutputs
+from sidecar.gemini.client import ModelClient
+from sidecar.gemini.endpoint import Backend
+from sidecar.recording.recorder import Recorder
+from sidecar.recording.store import SessionStore
+from sidecar.session import Session
+from sidecar.tools import ToolRegistry
+from sidecar.tools.edits import EditorText
+
+#: Where model requests go: an awaitable that gives the (possibly rebuilt) client for the current settings.
+ModelSource = Callable[[], Awaitable[ModelClient]]
+#: Builds the tool runner once the registry exists (the front-end's ToolHost is wired in here, not patched later).
+RunnerFactory = Callable[[ToolRegistry, Session], ToolRunner]
+
+
+@dataclass(frozen=True)
+class Services:
+    """Everything one Session's conversation needs, built once by build_services; aclose() shuts it down in order."""
+
+    session: Session
+    recorder: Recorder
+    compactor: Compactor
+    chat: ChatService
+    sessions: SessionService
+    actions: SessionActions
+    #: The settings-driven client (None when the caller supplied its own model source and owns its closing).
+    backend: Backend | None
+    #: The tool registry (None when the services run without tools, as the service tests and benchmarks do).
+    registry: ToolRegistry | None
+
+    @property
+    def store(self) -> SessionStore:
+        """The recorded sessions of this workspace."""
+        return self.recorder.store
+
+    async def aclose(self) -> None:
+        """The shutdown order: background compaction first (no orphan request to Gemini while the client closes),
+        then the recording (flushed and unlocked), then the model client."""
+        await self.chat.background.aclose()
+        self.recorder.close()
+        if self.backend is not None:
+            await self.backend.aclose()
+
+
+def build_services(
+    session: Session,
+    *,
+    notifier: Notifier,
+    inform: Callable[[str], None],
+    warn: Callable[[str], None] | None = None,
+    tools: RunnerFactory | None = None,
+    registry_cls: type[ToolRegistry] = ToolRegistry,
+    editor_text: EditorText | None = None,
+    model: ModelSource | None = None,
+    pre_compress: PreCompressHook | None = None,
+    save_tool_output: Callable[[str, str], str | os.PathLike[str]] | None = None,
+    home: Path | None = None,
+) -> Services:
+    """Wire the services of `session`.
+
+    `inform` shows a message in words (e.g. "using the embedded fake"), `warn` a recording problem (default:
+    `inform`). `tools` builds the runner over the registry (None: no tools are offered). `model`,
+    `pre_compress`, `save_tool_output` and `home` replace the settings-driven client, the user's PreCompress hooks,
+    the session's tool-output folder and the data home (the service tests and benchmarks use them).
+    """
+    backend = Backend(session, inform) if model is None else None
+    source: ModelSource = backend.client if backend is not None else model  # type: ignore[assignment]
+    recorder = Recorder(session, warn or inform, home=home)
+    outputs = save_tool_output if save_tool_output is not None else SessionToolOutputs(recorder)
+    hooks = pre_compress if pre_compress is not None else PreCompressHooks(session, recorder)
+    compactor = Compactor(session, source, outputs, hooks)
+    registry: ToolRegistry | None = None
+    runner: ToolRunner | None = None
+    if tools is not None:
+        registry = registry_cls(
+            session.folders,
+            save_output=outputs,
+            output_threshold=session.tool_output_threshold,
+            editor_text=editor_text,
+        )
+        runner = tools(registry, session)
+    label = backend.describe if backend is not None else None
+    chat = ChatService(session, source, notifier, compactor, recorder, runner, backend_label=label)
+    sessions = SessionService(chat)
+    return Services(
+        session=session,
+        recorder=recorder,
+        compactor=compactor,
+        chat=chat,
+        sessions=sessions,
+        actions=SessionActions(sessions),
+        backend=backend,
+        registry=registry,
+    )

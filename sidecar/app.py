@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sidecar.chat.actions import SessionActions
+from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService, Notifier
 from sidecar.chat.sessions import SessionService
 from sidecar.chat.tool_runner import ToolRunner
@@ -35,6 +36,7 @@ class Services:
     session: Session
     recorder: Recorder
     compactor: Compactor
+    live: LiveConversation
     chat: ChatService
     sessions: SessionService
     actions: SessionActions
@@ -51,7 +53,7 @@ class Services:
     async def aclose(self) -> None:
         """The shutdown order: background compaction first (no orphan request to Gemini while the client closes),
         then the recording (flushed and unlocked), then the model client."""
-        await self.chat.background.aclose()
+        await self.live.background.aclose()
         self.recorder.close()
         if self.backend is not None:
             await self.backend.aclose()
@@ -94,16 +96,19 @@ def build_services(
             editor_text=editor_text,
         )
         runner = tools(registry, session)
-    label = backend.describe if backend is not None else None
-    chat = ChatService(session, source, notifier, compactor, recorder, runner, backend_label=label)
-    sessions = SessionService(chat)
+    live = LiveConversation(
+        session, recorder, compactor, notifier,
+        declarations=runner.declarations if runner is not None else None,
+        backend_label=backend.describe if backend is not None else None,
+    )
     return Services(
         session=session,
         recorder=recorder,
         compactor=compactor,
-        chat=chat,
-        sessions=sessions,
-        actions=SessionActions(sessions),
+        live=live,
+        chat=ChatService(live, source, notifier, compactor, runner),
+        sessions=SessionService(live),
+        actions=SessionActions(live),
         backend=backend,
         registry=registry,
     )

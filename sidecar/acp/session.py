@@ -24,6 +24,7 @@ from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, Nd
 from sidecar.acp.settings import load_settings
 from sidecar.acp.tools import AcpToolHost, AcpToolRunner, ClientFiles, PlanMemoRegistry
 from sidecar.app import Services, build_services
+from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService
 from sidecar.chat.tool_runner import ToolRunner
 from sidecar.config.settings import Settings
@@ -74,7 +75,7 @@ class AcpSession:
             registry_cls=PlanMemoRegistry, editor_text=files.editor_text,
         )
         if session_id is None:
-            self.outbox.session_id = self.chat.conversation.session_id
+            self.outbox.session_id = self.live.conversation.session_id
         self.turn: asyncio.Task[str] | None = None
         self.cancel_requested = False
         self.attached: dict[str, OpenFile] = {}
@@ -82,7 +83,13 @@ class AcpSession:
 
     @property
     def chat(self) -> ChatService:
+        """The turn loop."""
         return self.services.chat
+
+    @property
+    def live(self) -> LiveConversation:
+        """The live conversation: its state, usage and lock."""
+        return self.services.live
 
     @property
     def session_id(self) -> str:
@@ -100,7 +107,7 @@ class AcpSession:
         if self.mode is not None:
             settings = msgspec.structs.replace(settings, approval_mode=self.mode)
         self.services.session.settings = settings
-        self.chat.background.check(self.chat.conversation)  # e.g. another model: a prepared summary is stale
+        self.live.settings_changed()  # e.g. another model: a prepared summary is stale
         for problem in problems:
             if problem not in self._problems:
                 log.warning("%s", problem)
@@ -123,12 +130,12 @@ class AcpSession:
     def announce(self) -> None:
         """What a client shows for a session it has just got: slash commands and token usage."""
         self.outbox.put(commands.available_commands())
-        self.notifier.token_usage(self.chat.usage())
+        self.notifier.token_usage(self.live.usage())
 
     def usage_after(self) -> None:
         """A usage_update after every turn and compaction attempt, even when the numbers stayed the same."""
         if not self.notifier.usage_sent:
-            self.notifier.token_usage(self.chat.usage())
+            self.notifier.token_usage(self.live.usage())
     # -- load / resume ----------------------------------------------------------------------------------
     def require_recorded(self, recorded_id: str) -> None:
         """RESOURCE_NOT_FOUND unless `recorded_id` is a session recorded for this folder."""
@@ -153,7 +160,7 @@ class AcpSession:
         await self.outbox.flush()
 
     def send_replay(self) -> None:
-        conv = self.chat.conversation
+        conv = self.live.conversation
         for update in replay_updates(conv.history, conv.ids):
             self.outbox.put(update)
 
@@ -203,10 +210,10 @@ class AcpSession:
             self.notifier.say(undone.message)
         elif command.name == "transcript":
             transcript = msgspec.to_builtins(self.services.sessions.transcript(None))
-            path = self.chat.recorder.path
+            path = self.live.recorder.path
             self.notifier.say(commands.render_transcript(transcript, str(path) if path and path.exists() else None))
         elif command.name == "new":
-            before = self.chat.conversation.session_id
+            before = self.live.conversation.session_id
             await self.services.sessions.new()
             self.attached.clear()
             self.notifier.say(f"Started a new conversation. The previous one (session {before}) stays recorded; "
@@ -254,9 +261,9 @@ class AcpSession:
             for index, path in enumerate(files):
                 self.attached.pop(path, None)
                 self.attached[path] = OpenFile(path=path, timestamp=now - index)
-            self.chat.set_ide_context(normalize(list(self.attached.values())), True)
+            self.live.set_ide_context(normalize(list(self.attached.values())), True)
         try:
-            result = await self.chat.send_message(text, None, self.chat.ide.current)
+            result = await self.chat.send_message(text, None, self.live.ide.current)
         except errors.SidecarError as exc:
             if exc.code == errors.MODEL_ERROR and getattr(exc.data, "kind", None) == "blocked":
                 self.notifier.say(exc.message)  # a blocked prompt (or reply) is a refusal, named in words
@@ -286,7 +293,7 @@ class AcpSession:
             notifier.finish(notifier.current)
 
     def _latest_snapshot(self) -> str | None:
-        conv = self.chat.conversation
+        conv = self.live.conversation
         for index, mid in enumerate(conv.ids):
             if mid.endswith(".summary"):
                 content = conv.history[index]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sidecar.chat.service import ChatService
+from sidecar.chat.live import LiveConversation
 from sidecar.core.conversation import Conversation
 from sidecar.protocol import errors, methods
 from sidecar.protocol.sessions import (
@@ -29,21 +29,21 @@ from sidecar.session import new_session_id
 class SessionService:
     """Wholesale history replacements go through here; each one makes the next turn send full IDE context."""
 
-    def __init__(self, chat: ChatService) -> None:
-        self.chat = chat
+    def __init__(self, live: LiveConversation) -> None:
+        self.live = live
 
     async def new(self) -> NewSessionResult:
-        async with self.chat.lock:
-            self._switch(Conversation(new_session_id()))
-            self.chat.recorder.start(self.chat.conversation.session_id)
-            self.chat.fresh_estimate("newSession")
-        self.chat.push_usage()
-        return NewSessionResult(session_id=self.chat.conversation.session_id)
+        async with self.live.lock:
+            self.live.switch(Conversation(new_session_id()))
+            self.live.recorder.start(self.live.conversation.session_id)
+            self.live.fresh_estimate("newSession")
+        self.live.push_usage()
+        return NewSessionResult(session_id=self.live.conversation.session_id)
 
     def list(self, params: ListSessionsParams | None = None) -> list[SessionSummary] | ListSessionsPage:
         """Newest first. With none of query/limit/cursor: the bare list (as clients before paging expect);
         with any of them: one page {sessions, nextCursor}."""
-        infos = self.chat.recorder.sessions()
+        infos = self.live.recorder.sessions()
         if params is None or not params.paged:
             return [_summary(info) for info in infos]
         try:
@@ -53,16 +53,16 @@ class SessionService:
         return ListSessionsPage(sessions=[_summary(info) for info in found], next_cursor=next_cursor)
 
     async def resume(self, session_id: str) -> ResumeSessionResult:
-        async with self.chat.lock:
+        async with self.live.lock:
             try:
-                loaded = self.chat.recorder.resume(session_id)
+                loaded = self.live.recorder.resume(session_id)
             except (RecordingError, ValueError) as exc:
                 raise errors.SidecarError(errors.SESSION_ERROR, self._cannot_resume(session_id, exc)) from None
-            self._switch(_conversation_of(loaded))
+            self.live.switch(_conversation_of(loaded))
             if loaded.last_usage is None:
-                self.chat.fresh_estimate("resume")
-        self.chat.push_usage()
-        count = len(self.chat.conversation)
+                self.live.fresh_estimate("resume")
+        self.live.push_usage()
+        count = len(self.live.conversation)
         if loaded.session_id == session_id:
             return ResumeSessionResult(session_id=session_id, message_count=count)
         # it was open in another window: this one continues in a new branch of it
@@ -70,14 +70,14 @@ class SessionService:
             f"Session {session_id} is open in another window; continuing in a new branch {loaded.session_id}. "
             "Both windows' messages are kept."
         )
-        self.chat.notify_warning(notice)
+        self.live.warn(notice)
         return ResumeSessionResult(
             session_id=loaded.session_id, message_count=count, forked=True, parent_session_id=session_id,
             message=notice,
         )
 
     def _cannot_resume(self, session_id: str, exc: Exception) -> str:
-        store = self.chat.recorder.store
+        store = self.live.recorder.store
         if not isinstance(exc, SessionLocked) and is_trashed(store, session_id):
             return (
                 f"Cannot resume session {session_id}: it was deleted (it is in the trash; "
@@ -92,8 +92,8 @@ class SessionService:
         if len(title) > 200:
             too_long = f"a title has at most 200 characters ({len(title)})"
             raise errors.invalid_params(methods.RENAME_SESSION.name, too_long)
-        recorder = self.chat.recorder
-        if session_id == self.chat.conversation.session_id:
+        recorder = self.live.recorder
+        if session_id == self.live.conversation.session_id:
             recorder.rename(title)
             if recorder.problem:
                 raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rename the session: {recorder.problem}")
@@ -118,14 +118,14 @@ class SessionService:
         return RenameSessionResult(session_id=session_id, title=title)
 
     def delete(self, session_id: str) -> DeleteSessionResult:
-        if session_id == self.chat.conversation.session_id:
+        if session_id == self.live.conversation.session_id:
             raise errors.SidecarError(
                 errors.SESSION_ERROR,
                 f"Session {session_id} is the live session and cannot be deleted; start a new session or resume "
                 "another one first.",
             )
         try:
-            delete(self.chat.recorder.store, session_id)
+            delete(self.live.recorder.store, session_id)
         except (RecordingError, ValueError, OSError) as exc:
             raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot delete session {session_id}: {exc}") from None
         message = (
@@ -137,7 +137,7 @@ class SessionService:
     def import_gemini(self, path: str) -> ImportSessionResult:
         """A Gemini CLI session file (.json or .jsonl) becomes a new recorded session, ready to resume."""
         try:
-            result = import_gemini_session(Path(path).expanduser(), self.chat.recorder.store)
+            result = import_gemini_session(Path(path).expanduser(), self.live.recorder.store)
         except (RecordingError, OSError, ValueError) as exc:
             raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot import {path}: {exc}") from None
         return ImportSessionResult(
@@ -145,17 +145,17 @@ class SessionService:
         )
 
     def transcript(self, session_id: str | None) -> GetTranscriptResult:
-        sid = session_id or self.chat.conversation.session_id
+        sid = session_id or self.live.conversation.session_id
         try:
-            entries = self.chat.recorder.transcript(sid)
+            entries = self.live.recorder.transcript(sid)
         except (RecordingError, ValueError) as exc:
             raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot read session {sid}: {exc}") from None
         return GetTranscriptResult(session_id=sid, entries=entries)
 
     async def undo_compaction(self) -> UndoCompactionResult:
         """Restore the history from right before the latest compaction, plus everything said since."""
-        recorder = self.chat.recorder
-        async with self.chat.lock:
+        recorder = self.live.recorder
+        async with self.live.lock:
             undoable = recorder.undoable
             if not undoable:
                 reason = recorder.problem or "there is no compaction to undo in this session"
@@ -165,23 +165,17 @@ class SessionService:
                 loaded = recorder.reload()
             except (RecordingError, ValueError) as exc:
                 raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot undo the compaction: {exc}") from None
-            before = len(self.chat.conversation)
-            self._switch(_conversation_of(loaded))
+            before = len(self.live.conversation)
+            self.live.switch(_conversation_of(loaded))
             # the count recorded before the compaction is for a request that no longer matches this history
-            self.chat.fresh_estimate("undo")
-        self.chat.push_usage()
-        restored = len(self.chat.conversation)
+            self.live.fresh_estimate("undo")
+        self.live.push_usage()
+        restored = len(self.live.conversation)
         return UndoCompactionResult(
             restored=True,
             message=f"Compaction undone: the history is back to {restored} messages (it had {before}).",
         )
 
-    def switch(self, conversation: Conversation) -> None:
-        self._switch(conversation)
-
-    def _switch(self, conversation: Conversation) -> None:
-        self.chat.background.discard()  # a summary prepared for the old history must never be applied to this one
-        self.chat.session.switch(conversation)
 
 
 def _summary(info: SessionInfo) -> SessionSummary:

@@ -42,7 +42,7 @@ class SidecarServer(LanguageServer):
             tools=lambda registry, session: ToolRunner(registry, editor.ToolHost(self, protocol), session),
             editor_text=self._editor_text,
         )
-        self.chat = self.services.chat
+        self.live = self.services.live
         self.watcher: WorkspaceWatcher | None = None
 
     def _editor_text(self, path: Path) -> str | None:
@@ -61,7 +61,7 @@ class SidecarServer(LanguageServer):
     def apply_settings(self) -> None:
         """Layer the settings sources again (sidecar.config.layers); each new problem is shown once."""
         problems = self.session.reload_settings()
-        self.chat.background.check(self.session.conversation)  # e.g. another model: a prepared summary is stale
+        self.live.settings_changed()
         for message in problems:
             log.warning("%s", message)
             editor.show(self, lsp.MessageType.Warning, message)
@@ -71,8 +71,8 @@ class SidecarServer(LanguageServer):
         if paths & settings_files:
             log.info("workspace settings changed; reloading")
             self.apply_settings()
-            self.chat.push_usage()
-        self.chat.files_changed(paths - settings_files)
+            self.live.push_usage()
+        self.live.files_changed(paths - settings_files)
 
     async def start_watching(self) -> None:
         folders = self.session.workspace_folders
@@ -118,14 +118,14 @@ def build_server() -> SidecarServer:
         # Heavy imports happen now, after `initialize` has been answered, off the event loop.
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, _warm_imports)
-        server.chat.push_usage()
+        server.live.push_usage()
         await server.start_watching()
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def on_configuration(params: lsp.DidChangeConfigurationParams) -> None:
         session.sources.config_section = params.settings
         server.apply_settings()
-        server.chat.push_usage()
+        server.live.push_usage()
 
     @server.feature(lsp.SHUTDOWN)
     async def on_shutdown(_params: Any) -> None:
@@ -133,7 +133,7 @@ def build_server() -> SidecarServer:
             await asyncio.get_running_loop().run_in_executor(None, server.watcher.stop)
         await server.services.aclose()
 
-    chat_handlers.register(server, server.chat, trust_changed=server.apply_settings)
+    chat_handlers.register(server, server.services.chat, server.live, trust_changed=server.apply_settings)
     session_handlers.register(server, server.services.sessions, server.services.actions)
     return server
 

@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 
 from sidecar.app import Services, build_services
+from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService
-from sidecar.compaction.service import Trigger
 from sidecar.compaction.tool_outputs import ToolOutputSaver
 from sidecar.config.settings import Settings
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
+from sidecar.core.outcome import Trigger
 from sidecar.core.tokens import estimate_history_tokens
 from sidecar.gemini.client import ClientConfig, ModelClient
 from sidecar.protocol.types import CompressedParams, RetryParams, TokenUsage
@@ -78,16 +79,20 @@ class Rig:
     services: Services
 
     @property
+    def live(self) -> LiveConversation:
+        return self.services.live
+
+    @property
     def settings(self) -> Settings:
-        return self.chat.session.settings
+        return self.live.session.settings
 
     def set(self, **changes: Any) -> None:
         import msgspec
 
-        self.chat.session.settings = msgspec.structs.replace(self.settings, **changes)
+        self.live.session.settings = msgspec.structs.replace(self.settings, **changes)
 
     def load(self, history: Sequence[Content], prompt_tokens: int, source: str = "api") -> None:
-        conv = self.chat.conversation
+        conv = self.live.conversation
         conv.replace(list(history))
         conv.set_prompt_tokens(prompt_tokens, source)  # type: ignore[arg-type]
         conv.force_full_ide_context = False

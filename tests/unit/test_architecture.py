@@ -207,3 +207,32 @@ def test_editors_use_only_the_generated_constants(folder: str, pattern: str, gen
         if literal.search(line.split("--")[0] if pattern == "*.lua" else line.split("//")[0])
     ]
     assert found == []
+
+
+def test_recording_does_not_import_compaction() -> None:
+    """A compaction's Outcome and Status live in core/: recording/ writes them without reaching into compaction/."""
+    found = [
+        f"{name}:{line} imports {imported}"
+        for name in MODULES
+        if name.startswith("sidecar.recording")
+        for imported, line in _imports(name)
+        if imported.startswith("sidecar.compaction")
+    ]
+    assert found == []
+
+
+#: The live conversation's state: owned by chat/live.py (LiveConversation), never reached through the chat service.
+LIVE_STATE = {"lock", "compressing", "recorder", "conversation", "background", "session", "ide", "push_usage", "usage"}
+
+
+def test_nothing_reaches_the_live_conversation_through_the_chat_service() -> None:
+    found = [
+        f"{name}:{node.lineno} .chat.{node.attr}"
+        for name, path in MODULES.items()
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.Attribute)
+        and node.attr in LIVE_STATE
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "chat"
+    ]
+    assert found == []

@@ -7,6 +7,7 @@ from typing import Any
 
 from pygls.lsp.server import LanguageServer
 
+from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService
 from sidecar.core.ide_context import decode_open_files, normalize
 from sidecar.protocol import methods
@@ -16,11 +17,14 @@ from sidecar.rpc.dispatch import notification, request
 from sidecar.rpc.editor import start_progress
 
 
-def register(server: LanguageServer, chat: ChatService, *, trust_changed: Callable[[], None]) -> None:
+def register(
+    server: LanguageServer, chat: ChatService, live: LiveConversation, *, trust_changed: Callable[[], None]
+) -> None:
+    """Register the chat methods on `server`: turns and compactions go to `chat`, state reads to `live`."""
 
     @request(server, methods.SEND_MESSAGE)
     async def send_message(params: SendMessageParams) -> Any:
-        editor = chat.ide.current  # before any await: the editor context this message was sent with
+        editor = live.ide.current  # before any await: the editor context this message was sent with
         work = await start_progress(server, methods.PROGRESS_TURN)
         try:
             return await chat.send_message(params.text, work, editor)
@@ -29,7 +33,7 @@ def register(server: LanguageServer, chat: ChatService, *, trust_changed: Callab
 
     @request(server, methods.GET_TOKEN_USAGE)
     async def get_token_usage(_params: Empty) -> Any:
-        return chat.usage()
+        return live.usage()
 
     @request(server, methods.COMPRESS)
     async def compress(params: CompressParams) -> Any:
@@ -42,5 +46,5 @@ def register(server: LanguageServer, chat: ChatService, *, trust_changed: Callab
 
     @notification(server, methods.IDE_CONTEXT)
     def ide_context(params: IdeContextParams) -> None:
-        if chat.set_ide_context(normalize(decode_open_files(params.open_files)), params.is_trusted):
+        if live.set_ide_context(normalize(decode_open_files(params.open_files)), params.is_trusted):
             trust_changed()  # workspace hooks follow the trust decision

@@ -308,7 +308,7 @@ export interface PinParams {
 
 export interface PinResult {
   pinId: string;
-  warning?: string | null;
+  warning?: string;
 }
 
 export interface UnpinParams {

@@ -73,7 +73,7 @@ class _Notifier:
     def warning(self, message: str) -> None: ...
     def retry(self, notice: Any) -> None: ...
 
-    async def progress(self, title: str) -> _Progress:
+    async def progress(self, kind: Any) -> _Progress:
         return _Progress()
 
 

@@ -40,6 +40,7 @@ from acp.schema import (
 
 from sidecar import __version__
 from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, Handler, NdjsonStdio, in_words
+from sidecar.protocol import edge
 
 if TYPE_CHECKING:  # the services are imported after initialize has been answered (see warm_up)
     from sidecar.acp.session import AcpSession
@@ -93,8 +94,8 @@ class SidecarAgent:
         )
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
-        raise RequestError(INVALID_PARAMS, f"Invalid params for authenticate: unknown method {method_id!r}. The "
-                           "sidecar needs no login: set GEMINI_API_KEY, or apiKey in the user settings file.")
+        raise RequestError(INVALID_PARAMS, edge.bad_params("authenticate", f"unknown method {method_id!r}. The "
+                           "sidecar needs no login: set GEMINI_API_KEY, or apiKey in the user settings file."))
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
@@ -160,8 +161,8 @@ class SidecarAgent:
         start = 0
         if cursor is not None:
             if not cursor.isdigit():
-                raise RequestError(INVALID_PARAMS, f"Invalid params for session/list: cursor {cursor!r} is not one "
-                                   "this agent gave out.")
+                raise RequestError(INVALID_PARAMS, edge.bad_params("session/list", f"cursor {cursor!r} is not one "
+                                   "this agent gave out."))
             start = int(cursor)
         infos = await asyncio.get_running_loop().run_in_executor(None, _recorded, cwd)
         page = infos[start : start + PAGE_SIZE]
@@ -185,8 +186,8 @@ class SidecarAgent:
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
-        raise RequestError(INVALID_PARAMS, f"Invalid params for session/set_config_option: this agent has no config "
-                           f"option {config_id!r}; settings come from the settings files (docs/acp.md).")
+        raise RequestError(INVALID_PARAMS, edge.bad_params("session/set_config_option", f"this agent has no "
+                           f"config option {config_id!r}; settings come from the settings files (docs/acp.md)."))
 
     async def fork_session(
         self, session_id: str, cwd: str, additional_directories: list[str] | None = None,

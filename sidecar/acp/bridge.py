@@ -12,13 +12,12 @@ from acp import update_agent_message_text, update_agent_thought_text
 
 from sidecar.acp import updates
 from sidecar.acp.outbox import Outbox
+from sidecar.core.outcome import HISTORY_CHANGING, Status
+from sidecar.protocol.methods import ProgressKind
 from sidecar.protocol.types import CompressedParams, RetryParams, TokenUsage
 
 log = logging.getLogger(__name__)
 
-COMPACTION_TITLE = "Compressing conversation"
-#: Statuses after which the visible history was replaced (completed); anything else is a failed attempt.
-REPLACED = ("COMPRESSED", "CONTENT_TRUNCATED")
 
 
 class Silent:
@@ -109,8 +108,9 @@ class AcpNotifier:
             return
         self.say(f"⚠ {message}")
 
-    async def progress(self, title: str) -> CompactionProgress | Silent:
-        if title != COMPACTION_TITLE:
+    async def progress(self, kind: ProgressKind) -> CompactionProgress | Silent:
+        """A compaction's progress becomes thought chunks and (if advertised) compaction_update; others are silent."""
+        if kind != "compaction":
             return Silent()
         compaction = Compaction(f"compaction-{uuid.uuid4().hex[:12]}", manual=self.manual_next)
         self.current = compaction
@@ -135,8 +135,8 @@ class AcpNotifier:
         summary: str | None = None
         if notice is not None:
             text = notice.message
-            status = "completed" if notice.status in REPLACED else "failed"
-            summary = self._snapshot() if notice.status == "COMPRESSED" else None
+            status = "completed" if notice.status in HISTORY_CHANGING else "failed"  # else: a failed attempt
+            summary = self._snapshot() if notice.status == Status.COMPRESSED else None
         elif cancelled or (error is None and compaction.problem is None and self._cancelled()):
             text, status = "Compression cancelled; the conversation is unchanged.", "cancelled"
         elif error is not None or compaction.problem is not None:

@@ -10,6 +10,7 @@ from acp import update_agent_message_text, update_agent_thought_text, update_use
 from sidecar.acp import updates
 from sidecar.core.history import Content
 from sidecar.core.ide_context import DELTA_HEADER, FULL_HEADER
+from sidecar.core.recording import is_summary_id
 
 COMPACTION_MARKER = "⟪ Compacted here: the conversation before this point was summarised. The model now sees:"
 OUTPUT_PREVIEW = 2_000
@@ -41,7 +42,7 @@ def replay_updates(history: Sequence[Content], ids: Sequence[str]) -> list[Any]:
         mid = ids[index] if index < len(ids) else ""
         if mid.endswith((".env", ".ack")):
             continue
-        if mid.endswith(".summary"):
+        if is_summary_id(mid):
             snapshot = "".join(p.text or "" for p in content.parts)
             out.append(update_agent_message_text(f"{COMPACTION_MARKER} ⟫\n\n{snapshot}\n\n"))
             continue

@@ -29,7 +29,8 @@ from sidecar.chat.service import ChatService
 from sidecar.chat.tool_runner import ToolRunner
 from sidecar.config.settings import Settings
 from sidecar.core.ide_context import normalize
-from sidecar.protocol import errors
+from sidecar.core.recording import is_summary_id
+from sidecar.protocol import edge, errors
 from sidecar.protocol.ide import OpenFile
 from sidecar.protocol.sessions import TranscriptMessage
 from sidecar.session import Session
@@ -121,8 +122,8 @@ class AcpSession:
     def set_mode(self, mode_id: str) -> None:
         if mode_id not in {mid for mid, _, _ in MODES}:
             known = ", ".join(mid for mid, _, _ in MODES)
-            raise RequestError(INVALID_PARAMS, f"Invalid params for session/set_mode: unknown mode {mode_id!r} "
-                               f"(modes: {known}).")
+            raise RequestError(INVALID_PARAMS, edge.bad_params("session/set_mode", f"unknown mode {mode_id!r} "
+                               f"(modes: {known})."))
         self.mode = mode_id
         self.services.session.settings = msgspec.structs.replace(self.settings, approval_mode=mode_id)
         self.outbox.put(update_current_mode(mode_id))
@@ -171,7 +172,7 @@ class AcpSession:
                                "or cancel it (session/cancel).")
         text, files = read_prompt(blocks)
         if not text.strip():
-            raise RequestError(INVALID_PARAMS, "Invalid params for session/prompt: the prompt has no text.")
+            raise RequestError(INVALID_PARAMS, edge.bad_params("session/prompt", "the prompt has no text."))
         self.cancel_requested = False
         self.notifier.usage_sent = False
         self.reload_settings()
@@ -295,7 +296,7 @@ class AcpSession:
     def _latest_snapshot(self) -> str | None:
         conv = self.live.conversation
         for index, mid in enumerate(conv.ids):
-            if mid.endswith(".summary"):
+            if is_summary_id(mid):
                 content = conv.history[index]
                 return "".join(p.text or "" for p in content.parts) or None
         return None

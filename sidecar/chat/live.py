@@ -145,7 +145,7 @@ class LiveConversation:
         """A warning the user sees in words."""
         self._sink.warning(message)
 
-    def fresh_estimate(self, reason: EstimateReason | str) -> None:
+    def fresh_estimate(self, reason: EstimateReason) -> None:
         """After a history rewrite (new session, undo, resume without a count): estimate what the next request
         sends — history, system instruction (with the pinned facts) and tool declarations — and say why it is an
         estimate."""

@@ -26,6 +26,7 @@ from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.gemini.stream import Chunk
 from sidecar.protocol import error_info, errors
 from sidecar.protocol.ide import OpenFile
+from sidecar.protocol.methods import ProgressKind
 from sidecar.protocol.types import CompressedParams, CompressResult, RetryParams, SendMessageResult, TokenUsage
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,7 @@ class Notifier(Protocol):
     def error(self, message: str) -> None: ...
     def warning(self, message: str) -> None: ...
     def retry(self, notice: RetryParams) -> None: ...
-    async def progress(self, title: str) -> Progress: ...
+    async def progress(self, kind: ProgressKind) -> Progress: ...
 
 
 
@@ -92,7 +93,7 @@ class ChatService:
 
     async def _compact(self, *, force: bool, trigger: Trigger, instructions: str | None = None) -> Outcome | None:
         """One attempt under the lock: progress, model errors named, the outcome applied and announced."""
-        progress = await self._notify.progress("Compressing conversation")
+        progress = await self._notify.progress("compaction")
         outcome: Outcome | None = None
         try:
             outcome = await self.live.background.compact(

@@ -113,5 +113,6 @@ class Notifier:
     def warning(self, message: str) -> None:
         show(self._server, lsp.MessageType.Warning, f"Sidecar: {message}")
 
-    async def progress(self, title: str) -> WorkDone:
-        return await start_progress(self._server, title)
+    async def progress(self, kind: methods.ProgressKind) -> WorkDone:
+        """A work-done progress of this kind, titled as the editors expect (methods.PROGRESS_TITLES)."""
+        return await start_progress(self._server, methods.PROGRESS_TITLES[kind])

@@ -18,6 +18,7 @@ from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, 
 from sidecar.core.outcome import Trigger
 from sidecar.core.tokens import estimate_history_tokens
 from sidecar.gemini.client import ClientConfig, ModelClient
+from sidecar.protocol.methods import PROGRESS_TITLES, ProgressKind
 from sidecar.protocol.types import CompressedParams, RetryParams, TokenUsage
 from sidecar.session import Session
 
@@ -65,8 +66,8 @@ class EditorSpy:
     def warning(self, message: str) -> None:
         self.warnings.append(message)
 
-    async def progress(self, title: str) -> RecordingProgress:
-        self.progress_log.append(f"begin:{title}")
+    async def progress(self, kind: ProgressKind) -> RecordingProgress:
+        self.progress_log.append(f"begin:{PROGRESS_TITLES[kind]}")
         return RecordingProgress(self.progress_log)
 
 

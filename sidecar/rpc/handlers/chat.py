@@ -12,7 +12,15 @@ from sidecar.chat.service import ChatService
 from sidecar.core.ide_context import decode_open_files, normalize
 from sidecar.protocol import methods
 from sidecar.protocol.ide import IdeContextParams
-from sidecar.protocol.types import CompressParams, Empty, SendMessageParams, to_wire
+from sidecar.protocol.types import (
+    CompressParams,
+    CompressResult,
+    Empty,
+    SendMessageParams,
+    SendMessageResult,
+    TokenUsage,
+    to_wire,
+)
 from sidecar.rpc.dispatch import notification, request
 from sidecar.rpc.editor import start_progress
 
@@ -23,7 +31,7 @@ def register(
     """Register the chat methods on `server`: turns and compactions go to `chat`, state reads to `live`."""
 
     @request(server, methods.SEND_MESSAGE)
-    async def send_message(params: SendMessageParams) -> Any:
+    async def send_message(params: SendMessageParams) -> SendMessageResult:
         editor = live.ide.current  # before any await: the editor context this message was sent with
         work = await start_progress(server, methods.PROGRESS_TURN)
         try:
@@ -32,11 +40,11 @@ def register(
             work.end()
 
     @request(server, methods.GET_TOKEN_USAGE)
-    async def get_token_usage(_params: Empty) -> Any:
+    async def get_token_usage(_params: Empty) -> TokenUsage:
         return live.usage()
 
     @request(server, methods.COMPRESS)
-    async def compress(params: CompressParams) -> Any:
+    async def compress(params: CompressParams) -> CompressResult:
         return await chat.compress(params.instructions)
 
     @server.command(methods.COMPRESS_COMMAND)

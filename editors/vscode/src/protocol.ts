@@ -90,7 +90,7 @@ export type CompressionStatus = 'COMPRESSED' | 'COMPRESSION_FAILED_INFLATED_TOKE
 
 export type CompactionTrigger = 'auto' | 'manual';
 
-export type EstimateReason = 'newSession' | 'undo' | 'resume';
+export type EstimateReason = 'newSession' | 'undo' | 'resume' | 'fork' | 'rewind';
 
 export type SummaryPreparation = 'none' | 'preparing' | 'ready';
 

@@ -21,12 +21,12 @@ from sidecar.acp.bridge import AcpNotifier
 from sidecar.acp.outbox import Outbox
 from sidecar.acp.replay import replay_updates
 from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, NdjsonStdio
-from sidecar.acp.settings import load_settings
 from sidecar.acp.tools import AcpToolHost, AcpToolRunner, ClientFiles, PlanMemoRegistry
 from sidecar.app import Services, build_services
 from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService
 from sidecar.chat.tool_runner import ToolRunner
+from sidecar.config.layers import SettingsLayers
 from sidecar.config.settings import Settings
 from sidecar.core.ide_context import normalize
 from sidecar.core.recording import is_summary_id
@@ -57,8 +57,6 @@ class AcpSession:
         if not os.path.isdir(cwd):
             raise RequestError(INVALID_PARAMS, f"Invalid params: cwd {cwd!r} is not an existing directory.")
         self.cwd = os.path.realpath(cwd)
-        self._user_settings = user_settings
-        self._problems: set[str] = set()
         self.mode: str | None = None
         self.outbox = Outbox(transport, session_id or "")
         self.notifier = AcpNotifier(
@@ -71,9 +69,11 @@ class AcpSession:
             assert isinstance(registry, PlanMemoRegistry)
             return AcpToolRunner(registry, AcpToolHost(self.outbox, conn, registry), session, files=files)
 
+        sources = SettingsLayers(user_settings)
+        sources.workspace_trust = False  # ACP has no way to ask the user whether to trust a repository
         self.services: Services = build_services(
-            Session(workspace_folders=[self.cwd]), notifier=self.notifier, inform=self.notifier.say, tools=runner,
-            registry_cls=PlanMemoRegistry, editor_text=files.editor_text,
+            Session(workspace_folders=[self.cwd], sources=sources), notifier=self.notifier, inform=self.notifier.say,
+            tools=runner, registry_cls=PlanMemoRegistry, editor_text=files.editor_text,
         )
         if session_id is None:
             self.outbox.session_id = self.live.conversation.session_id
@@ -102,18 +102,13 @@ class AcpSession:
         return self.services.session.settings
 
     def reload_settings(self) -> None:
-        """Re-read the settings files (cheap); each problem is told once, until it goes away. A mode chosen with
-        session/set_mode stays the approval mode."""
-        settings, problems = load_settings(self._user_settings, self.cwd)
-        if self.mode is not None:
-            settings = msgspec.structs.replace(settings, approval_mode=self.mode)
-        self.services.session.settings = settings
+        """Re-read the settings files (cheap) through the one pipeline (sidecar/config/layers.py); each problem is
+        told once, until it goes away. A mode chosen with session/set_mode is an override: it stays the approval
+        mode."""
+        for problem in self.services.session.reload_settings():
+            log.warning("%s", problem)
+            self.notifier.say(f"⚠ {problem}")
         self.live.settings_changed()  # e.g. another model: a prepared summary is stale
-        for problem in problems:
-            if problem not in self._problems:
-                log.warning("%s", problem)
-                self.notifier.say(f"⚠ {problem}")
-        self._problems = set(problems)
 
     def modes(self) -> SessionModeState:
         available = [SessionMode(id=mid, name=name, description=text) for mid, name, text in MODES]
@@ -125,7 +120,8 @@ class AcpSession:
             raise RequestError(INVALID_PARAMS, edge.bad_params("session/set_mode", f"unknown mode {mode_id!r} "
                                f"(modes: {known})."))
         self.mode = mode_id
-        self.services.session.settings = msgspec.structs.replace(self.settings, approval_mode=mode_id)
+        self.services.session.sources.overrides["approvalMode"] = mode_id
+        self.reload_settings()
         self.outbox.put(update_current_mode(mode_id))
 
     def announce(self) -> None:

@@ -65,6 +65,7 @@ class SidecarAgent:
         self.transport: NdjsonStdio | None = None
 
     def on_connect(self, conn: Client) -> None:
+        """Keep the connection: sessions send their updates and requests through it."""
         assert isinstance(conn, AgentSideConnection)
         self.conn = conn
 
@@ -72,6 +73,7 @@ class SidecarAgent:
     async def initialize(
         self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kwargs: Any
     ) -> InitializeResponse:
+        """Record what the client offers (fs, compaction events) and advertise this agent's capabilities."""
         fs = getattr(client_capabilities, "fs", None)
         self.offers.read_text_file = bool(getattr(fs, "read_text_file", False))
         self.offers.write_text_file = bool(getattr(fs, "write_text_file", False))
@@ -94,6 +96,7 @@ class SidecarAgent:
         )
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        """No login is needed (the key comes from the settings or environment): any method is refused in words."""
         raise RequestError(INVALID_PARAMS, edge.bad_params("authenticate", f"unknown method {method_id!r}. The "
                            "sidecar needs no login: set GEMINI_API_KEY, or apiKey in the user settings file."))
 
@@ -115,6 +118,7 @@ class SidecarAgent:
         self, cwd: str, additional_directories: list[str] | None = None, mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
+        """A new recorded session for `cwd`; its first updates follow the response that names it."""
         session = self._open(cwd)
         self.sessions[session.session_id] = session
         assert self.transport is not None
@@ -127,6 +131,7 @@ class SidecarAgent:
         self, cwd: str, session_id: str, mcp_servers: list[McpServer] | None = None,
         additional_directories: list[str] | None = None, **kwargs: Any,
     ) -> LoadSessionResponse | None:
+        """Open a recorded session and replay its (compacted) conversation as updates."""
         session = await self._attach(cwd, session_id, replay=True)
         return LoadSessionResponse(modes=session.modes())
 
@@ -134,6 +139,7 @@ class SidecarAgent:
         self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
         mcp_servers: list[McpServer] | None = None, **kwargs: Any,
     ) -> ResumeSessionResponse:
+        """Open a recorded session without replaying it."""
         session = await self._attach(cwd, session_id, replay=False)
         return ResumeSessionResponse(modes=session.modes())
 
@@ -158,6 +164,7 @@ class SidecarAgent:
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
                             ) -> ListSessionsResponse:
+        """Recorded sessions, newest first, of one folder or of all; PAGE_SIZE a page."""
         start = 0
         if cursor is not None:
             if not cursor.isdigit():
@@ -174,18 +181,21 @@ class SidecarAgent:
         return ListSessionsResponse(sessions=listed, next_cursor=str(start + PAGE_SIZE) if more else None)
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
+        """End a session (its recording stays)."""
         session = self._session(session_id)
         del self.sessions[session_id]
         await session.close()
         return CloseSessionResponse()
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse | None:
+        """Choose the approval mode (default, autoEdit, yolo) for this session."""
         self._session(session_id).set_mode(mode_id)
         return SetSessionModeResponse()
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
+        """No config options: settings come from the settings files (refused in words)."""
         raise RequestError(INVALID_PARAMS, edge.bad_params("session/set_config_option", f"this agent has no "
                            f"config option {config_id!r}; settings come from the settings files (docs/acp.md)."))
 
@@ -218,10 +228,12 @@ class SidecarAgent:
 
     # -- turns ----------------------------------------------------------------------------------------
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        """Run one prompt (a turn or a slash command) and answer with its stop reason."""
         stop = await self._session(session_id).prompt(prompt)
         return PromptResponse(stop_reason=stop)  # type: ignore[arg-type]
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        """Stop the session's running turn; the prompt answers `cancelled`."""
         session = self.sessions.get(session_id)
         if session is None:
             log.warning("session/cancel for unknown session %r ignored", session_id)
@@ -229,12 +241,15 @@ class SidecarAgent:
         session.cancel()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """No extension methods: Method not found, in words."""
         raise RequestError(-32601, f"Method not found: _{method} is not an extension this agent serves.")
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        """Extension notifications are logged and ignored."""
         log.info("ignoring extension notification _%s", method)
 
     async def aclose(self) -> None:
+        """Close every session (each in its shutdown order); one that fails is logged, the others still close."""
         for session in list(self.sessions.values()):
             try:
                 await session.close()
@@ -314,6 +329,7 @@ def _import_services() -> None:
 
 
 def run(user_settings: Path) -> int:
+    """Serve ACP on stdio until the client closes it (the `sidecar acp` command)."""
     log.info("serving ACP v%d on stdio (agent-client-protocol %s)", PROTOCOL_VERSION, _sdk_version())
     gc.freeze()
     asyncio.run(serve(user_settings))

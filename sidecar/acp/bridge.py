@@ -24,10 +24,10 @@ class Silent:
     """A Progress that shows nothing (ACP clients draw their own spinner while a prompt runs)."""
 
     def report(self, message: str) -> None:
-        pass
+        """Nothing to show."""
 
     def end(self, message: str | None = None) -> None:
-        pass
+        """Nothing to end."""
 
 
 @dataclass
@@ -50,9 +50,11 @@ class CompactionProgress:
         self._compaction = compaction
 
     def report(self, message: str) -> None:
+        """A step of the compaction, as a thought chunk."""
         self._notifier.outbox.put(update_agent_thought_text(f"{message}…\n"))
 
     def end(self, message: str | None = None) -> None:
+        """Keep the outcome message; an automatic compaction is finished once its outcome is announced."""
         self._compaction.message = message
         if not self._compaction.manual:
             # The outcome (sidecar/compressed, or a warning) is announced right after end() in the same step of
@@ -79,30 +81,37 @@ class AcpNotifier:
 
     # -- Notifier -----------------------------------------------------------------------------------
     def message_delta(self, turn_id: str, text: str) -> None:
+        """A chunk of the reply, as agent_message_chunk."""
         self.outbox.put(update_agent_message_text(text))
 
     def thought_delta(self, turn_id: str, text: str) -> None:
+        """A chunk of the thought summary, as agent_thought_chunk."""
         self.outbox.put(update_agent_thought_text(text))
 
     def token_usage(self, usage: TokenUsage) -> None:
+        """The usage as usage_update (used / size)."""
         self.usage_sent = True
         self.outbox.put(updates.usage_update(usage))
 
     def compressed(self, notice: CompressedParams) -> None:
+        """A compaction's outcome: kept for the running compaction's finish, else said in words."""
         if self.current is not None and not self.current.finished:
             self.current.notice = notice
         else:
             self.say(notice.message)
 
     def error(self, message: str) -> None:
+        """Errors reach the client as the prompt's JSON-RPC error; only logged here."""
         log.info("error reported to the client as the prompt's JSON-RPC error: %s", message)
 
     def retry(self, notice: RetryParams) -> None:
+        """Say in words that the reply is retried (ACP cannot take streamed text back)."""
         # ACP cannot take back streamed text: the retry is said in words, and the next attempt follows it.
         self.say(f"↻ Gemini's reply was unusable ({notice.message}); retrying, attempt {notice.attempt} of "
                  f"{notice.max_attempts}.")
 
     def warning(self, message: str) -> None:
+        """A warning: kept as the running compaction's problem, else said with ⚠."""
         if self.current is not None and not self.current.finished:
             self.current.problem = message
             return

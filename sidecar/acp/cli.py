@@ -29,6 +29,7 @@ See docs/acp.md for editor configuration snippets."""
 
 
 def add_parser(subparsers: Any) -> None:
+    """Add `sidecar acp [--settings FILE]` to the command line."""
     parser = subparsers.add_parser(
         "acp",
         help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Emacs, CodeCompanion, avante.nvim)",

@@ -94,11 +94,13 @@ class AcpSession:
 
     @property
     def session_id(self) -> str:
+        """The ACP session id: the recorded session's (it changes with /new and fork)."""
         return self.outbox.session_id
 
     # -- settings and modes ---------------------------------------------------------------------------
     @property
     def settings(self) -> Settings:
+        """The session's current settings (read-only; Session.reload_settings() writes them)."""
         return self.services.session.settings
 
     def reload_settings(self) -> None:
@@ -111,10 +113,12 @@ class AcpSession:
         self.live.settings_changed()  # e.g. another model: a prepared summary is stale
 
     def modes(self) -> SessionModeState:
+        """The approval modes as ACP session modes, with the current one."""
         available = [SessionMode(id=mid, name=name, description=text) for mid, name, text in MODES]
         return SessionModeState(current_mode_id=self.mode or self.settings.approval_mode, available_modes=available)
 
     def set_mode(self, mode_id: str) -> None:
+        """Make `mode_id` the approval mode (a settings override) and tell the client."""
         if mode_id not in {mid for mid, _, _ in MODES}:
             known = ", ".join(mid for mid, _, _ in MODES)
             raise RequestError(INVALID_PARAMS, edge.bad_params("session/set_mode", f"unknown mode {mode_id!r} "
@@ -157,12 +161,14 @@ class AcpSession:
         await self.outbox.flush()
 
     def send_replay(self) -> None:
+        """Replay the conversation as the model sees it (session/load)."""
         conv = self.live.conversation
         for update in replay_updates(conv.history, conv.ids):
             self.outbox.put(update)
 
     # -- prompts --------------------------------------------------------------------------------------
     async def prompt(self, blocks: list[Any]) -> str:
+        """Run one prompt (a turn or a slash command), one at a time; its stop reason."""
         if self.turn is not None and not self.turn.done():
             raise RequestError(errors.BUSY, "A prompt is already running in this session: wait for it to finish, "
                                "or cancel it (session/cancel).")
@@ -192,6 +198,7 @@ class AcpSession:
         return stop
 
     def cancel(self) -> None:
+        """Cancel the running prompt, if any."""
         self.cancel_requested = True
         if self.turn is not None and not self.turn.done():
             self.turn.cancel()
@@ -298,6 +305,7 @@ class AcpSession:
         return None
 
     async def close(self) -> None:
+        """Cancel, stop sending updates and close the services in their shutdown order."""
         self.cancel()
         self.outbox.close()
         await self.services.aclose()

@@ -25,8 +25,11 @@ ALREADY_COMPRESSING = "Already compressing, wait for previous request to complet
 class UsageSink(Protocol):
     """Where usage pushes and warnings go (the chat Notifier; sidecar.rpc.editor.Notifier on the editor side)."""
 
-    def token_usage(self, usage: TokenUsage) -> None: ...
-    def warning(self, message: str) -> None: ...
+    def token_usage(self, usage: TokenUsage) -> None:
+        """Show the usage (the status bar; usage_update over ACP)."""
+
+    def warning(self, message: str) -> None:
+        """Show a warning in words."""
 
 
 class LiveConversation:

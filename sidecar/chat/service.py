@@ -35,21 +35,39 @@ log = logging.getLogger(__name__)
 class Progress(Protocol):
     """A running work-done progress in the editor (implemented by sidecar.rpc.editor.WorkDone)."""
 
-    def report(self, message: str) -> None: ...
-    def end(self, message: str | None = None) -> None: ...
+    def report(self, message: str) -> None:
+        """Show a step of the work."""
+
+    def end(self, message: str | None = None) -> None:
+        """End the progress (once), with an optional final message."""
 
 
 class Notifier(Protocol):
     """What the chat service tells the editor while it works (implemented by sidecar.rpc.editor.Notifier)."""
 
-    def message_delta(self, turn_id: str, text: str) -> None: ...
-    def thought_delta(self, turn_id: str, text: str) -> None: ...
-    def token_usage(self, usage: TokenUsage) -> None: ...
-    def compressed(self, notice: CompressedParams) -> None: ...
-    def error(self, message: str) -> None: ...
-    def warning(self, message: str) -> None: ...
-    def retry(self, notice: RetryParams) -> None: ...
-    async def progress(self, kind: ProgressKind) -> Progress: ...
+    def message_delta(self, turn_id: str, text: str) -> None:
+        """One streamed chunk of the reply's text."""
+
+    def thought_delta(self, turn_id: str, text: str) -> None:
+        """One streamed chunk of the model's thought summary."""
+
+    def token_usage(self, usage: TokenUsage) -> None:
+        """The usage changed (pushed once per change of state)."""
+
+    def compressed(self, notice: CompressedParams) -> None:
+        """A compaction attempt that was not NOOP ended: its outcome."""
+
+    def error(self, message: str) -> None:
+        """A model error, in words (the turn fails with it too)."""
+
+    def warning(self, message: str) -> None:
+        """Something the user should know that did not stop the work."""
+
+    def retry(self, notice: RetryParams) -> None:
+        """An unusable reply is retried: the failed attempt's text is void."""
+
+    async def progress(self, kind: ProgressKind) -> Progress:
+        """Start showing a progress of this kind (only compactions ask for one here)."""
 
 
 

@@ -33,6 +33,7 @@ class SessionService:
         self.live = live
 
     async def new(self) -> NewSessionResult:
+        """Start a new, empty conversation (recorded as a new session); the old one stays recorded."""
         async with self.live.lock:
             self.live.switch(Conversation(new_session_id()))
             self.live.recorder.start(self.live.conversation.session_id)
@@ -53,6 +54,7 @@ class SessionService:
         return ListSessionsPage(sessions=[_summary(info) for info in found], next_cursor=next_cursor)
 
     async def resume(self, session_id: str) -> ResumeSessionResult:
+        """Continue a recorded session; one open in another window continues in a new branch of it."""
         async with self.live.lock:
             try:
                 loaded = self.live.recorder.resume(session_id)
@@ -86,6 +88,7 @@ class SessionService:
         return f"Cannot resume session {session_id}: {exc}"
 
     async def rename(self, session_id: str, title: str) -> RenameSessionResult:
+        """Give a session a title (the live one, or a recorded one no other window holds)."""
         title = " ".join(title.split())
         if not title:
             raise errors.invalid_params(methods.RENAME_SESSION.name, "the title is empty")
@@ -118,6 +121,7 @@ class SessionService:
         return RenameSessionResult(session_id=session_id, title=title)
 
     def delete(self, session_id: str) -> DeleteSessionResult:
+        """Move a session (never the live one) to the trash for 30 days."""
         if session_id == self.live.conversation.session_id:
             raise errors.SidecarError(
                 errors.SESSION_ERROR,
@@ -145,6 +149,7 @@ class SessionService:
         )
 
     def transcript(self, session_id: str | None) -> GetTranscriptResult:
+        """Every message ever recorded in a session (default: the live one), with compaction markers."""
         sid = session_id or self.live.conversation.session_id
         try:
             entries = self.live.recorder.transcript(sid)

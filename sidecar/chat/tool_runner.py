@@ -33,9 +33,14 @@ class CallsCancelled(asyncio.CancelledError):
 class ToolHost(Protocol):
     """What the runner needs from the editor side (implemented by sidecar.rpc.editor.ToolHost)."""
 
-    def tool_call(self, notice: ToolCallParams) -> None: ...
-    async def confirm(self, request: ConfirmToolCallParams) -> Decision: ...
-    def apply_edit(self) -> ApplyEdit | None: ...
+    def tool_call(self, notice: ToolCallParams) -> None:
+        """A call's status changed: show it."""
+
+    async def confirm(self, request: ConfirmToolCallParams) -> Decision:
+        """Ask the user whether the call may run."""
+
+    def apply_edit(self) -> ApplyEdit | None:
+        """How edits are applied through the editor (None: the registry writes the files itself)."""
 
 
 @dataclass
@@ -49,9 +54,11 @@ class ToolRunner:
 
     @property
     def always_allowed(self) -> set[str]:
+        """The tools / allow keys the user answered "allow always" for (kept in the session)."""
         return self.session.always_allowed
 
     def declarations(self) -> list[dict[str, Any]]:
+        """The tool declarations to send, as the workspace's trust allows."""
         return self.registry.declarations(self.session.trusted)
 
     async def answer(self, turn_id: str, calls: list[FunctionCall]) -> list[Part]:

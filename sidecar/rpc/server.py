@@ -52,9 +52,11 @@ class SidecarServer(LanguageServer):
 
     # -- messages to the user ------------------------------------------------------------------------
     def show_info(self, text: str) -> None:
+        """An information message in the editor (window/showMessage)."""
         editor.show(self, lsp.MessageType.Info, text)
 
     def show_warning(self, text: str) -> None:
+        """A warning in the editor, prefixed with "Sidecar:"."""
         editor.show(self, lsp.MessageType.Warning, f"Sidecar: {text}")
 
     # -- settings -----------------------------------------------------------------------------------
@@ -67,6 +69,7 @@ class SidecarServer(LanguageServer):
             editor.show(self, lsp.MessageType.Warning, message)
 
     def on_files_changed(self, paths: set[str]) -> None:
+        """Files changed on disk (watcher thread hopped to the loop): settings reloaded, tracked files noted."""
         settings_files = {os.path.realpath(settings_path(root)) for root in self.session.workspace_folders}
         if paths & settings_files:
             log.info("workspace settings changed; reloading")
@@ -75,6 +78,7 @@ class SidecarServer(LanguageServer):
         self.live.files_changed(paths - settings_files)
 
     async def start_watching(self) -> None:
+        """Watch the workspace folders for changes (off the loop); a watcher that cannot start is logged."""
         folders = self.session.workspace_folders
         if not folders:
             return
@@ -91,6 +95,7 @@ class SidecarServer(LanguageServer):
         log.info("start-up complete: watching the workspace, settings re-read")
 
     def start(self, stdin: Any, stdout: Any) -> None:
+        """Serve JSON-RPC on these streams until the client exits."""
         run_stdio(self, stdin, stdout)
 
 
@@ -104,6 +109,7 @@ def _workspace_folders(params: lsp.InitializeParams) -> list[str]:
 
 
 def build_server() -> SidecarServer:
+    """The server with the LSP lifecycle and every sidecar/* handler registered."""
     server = SidecarServer()
     session = server.session
 

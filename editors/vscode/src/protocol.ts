@@ -407,6 +407,7 @@ export interface HookSpec {
   matcher?: string | null;
 }
 
+/** The hooks section: commands run before a compaction (PreCompress). */
 export interface Hooks {
   PreCompress?: HookSpec[];
 }

@@ -26,7 +26,7 @@ venv: $(STAMP) ## create or update the project venv
 demo: $(STAMP) ## a scripted editor session end to end (embedded fake Gemini, or real Gemini with GEMINI_API_KEY)
 	$(PY) -m sidecar.demo
 
-test: lint typecheck test-python test-vscode-unit test-nvim test-vscode-e2e ## everything: lint, types, Python suites, both editors
+test: lint typecheck test-python test-vscode-unit test-nvim test-vscode-e2e release-check ## everything: lint, types, Python suites, both editors, the release
 
 test-fast: $(STAMP) ## the edit loop: unit tests that start no process (under 30 s); `make test` before pushing
 	$(PY) -m pytest -q -p no:xdist -m "not process" tests/unit $(PYTEST_ARGS)
@@ -43,7 +43,7 @@ lint: $(STAMP) ## ruff
 typecheck: $(STAMP) ## mypy --strict on sidecar/
 	$(BIN)/mypy
 
-protocol: $(STAMP) ## regenerate the editors' protocol.ts / protocol.lua and docs/protocol.md's tables from sidecar/protocol/
+protocol: $(STAMP) ## regenerate the editors' protocol and settings mirrors and the docs' tables from sidecar/protocol/ and the Settings struct
 	$(PY) -m sidecar.protocol.export
 
 bench: $(STAMP) ## benchmarks; writes bench/results/ and docs/performance.md
@@ -77,6 +77,14 @@ test-vscode-unit: $(STAMP) $(VSCODE_NM) ## VS Code extension: node --test unit t
 test-vscode-e2e: $(STAMP) $(VSCODE_NM) ## VS Code extension in a real VS Code (code-server + Chromium; setup cached in .cache/vscode-e2e)
 	SIDECAR_PYTHON=$(abspath $(PY)) $(VSCODE)/scripts/run-e2e.sh
 
+# ---- Release (dist/) ----
+.PHONY: release release-check
+release: $(STAMP) $(VSCODE_NM) ## build dist/: the wheel and sdist (python -m build), the vsix carrying that wheel, SHA256SUMS
+	PYTHON=$(abspath $(PY)) tools/release.sh
+
+release-check: release ## dist/'s wheel in a fresh venv and its vsix in a fresh code-server profile: sidecar doctor, one chat turn each
+	SIDECAR_PYTHON=$(abspath $(PY)) tools/release_check.sh
+
 clean: ## remove the venv, caches and build output
-	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache dist
 	rm -rf $(VSCODE)/node_modules $(VSCODE)/out $(VSCODE)/dist $(VSCODE)/*.vsix test-artifacts

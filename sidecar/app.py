@@ -12,6 +12,7 @@ from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService, Notifier
 from sidecar.chat.sessions import SessionService
 from sidecar.chat.tool_runner import ToolRunner
+from sidecar.compaction.hook_approval import Ask, HookApproval
 from sidecar.compaction.hooks import PreCompressHooks
 from sidecar.compaction.service import Compactor, PreCompressHook
 from sidecar.compaction.tool_outputs import SessionToolOutputs
@@ -72,19 +73,22 @@ def build_services(
     pre_compress: PreCompressHook | None = None,
     save_tool_output: Callable[[str, str], str | os.PathLike[str]] | None = None,
     home: Path | None = None,
+    ask_hooks: Ask | None = None,
 ) -> Services:
     """Wire the services of `session`.
 
     `inform` shows a message in words (e.g. "using the embedded fake"), `warn` a recording problem (default:
     `inform`). `tools` builds the runner over the registry (None: no tools are offered). `model`,
     `pre_compress`, `save_tool_output` and `home` replace the settings-driven client, the user's PreCompress hooks,
-    the session's tool-output folder and the data home (the service tests and benchmarks use them).
+    the session's tool-output folder and the data home (the service tests and benchmarks use them). `ask_hooks`
+    asks the user to approve a workspace file's PreCompress hooks (None: they never count, as in ACP).
     """
     backend = Backend(session, inform) if model is None else None
     source: ModelSource = backend.client if backend is not None else model  # type: ignore[assignment]
     recorder = Recorder(session, warn or inform, home=home)
     outputs = save_tool_output if save_tool_output is not None else SessionToolOutputs(recorder)
-    hooks = pre_compress if pre_compress is not None else PreCompressHooks(session, recorder)
+    approval = HookApproval(session, ask_hooks, lambda: recorder.store) if ask_hooks is not None else None
+    hooks = pre_compress if pre_compress is not None else PreCompressHooks(session, recorder, approval)
     compactor = Compactor(session, source, outputs, hooks)
     registry: ToolRegistry | None = None
     runner: ToolRunner | None = None

@@ -26,7 +26,7 @@ from sidecar.app import Services, build_services
 from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService
 from sidecar.chat.tool_runner import ToolRunner
-from sidecar.config.layers import SettingsLayers
+from sidecar.config.layers import acp_layers
 from sidecar.config.settings import Settings
 from sidecar.core.ide_context import normalize
 from sidecar.core.recording import is_summary_id
@@ -69,11 +69,9 @@ class AcpSession:
             assert isinstance(registry, PlanMemoRegistry)
             return AcpToolRunner(registry, AcpToolHost(self.outbox, conn, registry), session, files=files)
 
-        sources = SettingsLayers(user_settings)
-        sources.workspace_trust = False  # ACP has no way to ask the user whether to trust a repository
         self.services: Services = build_services(
-            Session(workspace_folders=[self.cwd], sources=sources), notifier=self.notifier, inform=self.notifier.say,
-            tools=runner, registry_cls=PlanMemoRegistry, editor_text=files.editor_text,
+            Session(workspace_folders=[self.cwd], sources=acp_layers(user_settings)), notifier=self.notifier,
+            inform=self.notifier.say, tools=runner, registry_cls=PlanMemoRegistry, editor_text=files.editor_text,
         )
         if session_id is None:
             self.outbox.session_id = self.live.conversation.session_id

@@ -27,6 +27,8 @@ PERMISSION_OPTIONS = [
     PermissionOption(option_id="allowAlways", name="Always allow", kind="allow_always"),
     PermissionOption(option_id="deny", name="Reject", kind="reject_once"),
 ]
+#: For a call that asks every time (a protected path, a hard-linked file): "always" would mean nothing.
+ONCE_OPTIONS = [option for option in PERMISSION_OPTIONS if option.kind != "allow_always"]
 DECISIONS: dict[str, Decision] = {"allow": "allow", "allowAlways": "allowAlways", "deny": "deny"}
 #: Tools whose `path` the client's buffer may hold unsaved (fs/read_text_file sees it).
 BUFFER_TOOLS = ("read_file", "write_file", "replace")
@@ -147,11 +149,22 @@ class AcpToolHost:
         content = [*shown, updates.text_content(notice.summary)]
         self._outbox.put(updates.tool_call_update(call_id, acp_status, content=content))
 
+    def _asked_plan(self, request: ConfirmToolCallParams) -> ToolPlan | None:
+        plan = self.registry.last_plan if self.registry is not None else None
+        return plan if plan is not None and plan.name == request.tool_name and plan.args == request.args else None
+
     async def confirm(self, request: ConfirmToolCallParams) -> Decision:
         call_id = self.acp_id(request.turn_id, request.call_id)
         kind, content = self._shown.get(call_id, ("other", []))
         if not content and request.diff:
             content = [updates.text_content(f"```diff\n{request.diff}```")]
+        plan = self._asked_plan(request)
+        options = PERMISSION_OPTIONS
+        if plan is not None and plan.kind == "shell":  # the whole command, as it will run (the title is one line)
+            content = [*content, updates.text_content(f"```sh\n{plan.args.get('command', '')}\n```")]
+        if plan is not None and plan.ask_reason is not None:
+            content = [*content, updates.text_content(f"Asks every time: {plan.ask_reason}.")]
+            options = ONCE_OPTIONS
         tool_call = ToolCallUpdate(
             tool_call_id=call_id,
             title=request.description,
@@ -162,7 +175,7 @@ class AcpToolHost:
         )
         await self._outbox.flush()  # the client has seen the tool call before it is asked about it
         response = await self._conn.request_permission(
-            session_id=self._outbox.session_id, tool_call=tool_call, options=PERMISSION_OPTIONS
+            session_id=self._outbox.session_id, tool_call=tool_call, options=options
         )
         outcome = response.outcome
         if outcome.outcome == "selected":

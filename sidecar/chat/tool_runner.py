@@ -10,7 +10,7 @@ from typing import Any, Protocol
 from sidecar.core.history import FunctionCall, FunctionResponse, Part
 from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams, ToolCallStatus, ToolDecision
 from sidecar.session import Session
-from sidecar.tools import ToolPlan, ToolRegistry, ToolResult, needs_confirmation
+from sidecar.tools import ToolPlan, ToolRegistry, ToolResult, allow_always_key, needs_confirmation
 from sidecar.tools.edits import ApplyEdit
 
 log = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ class ToolRunner:
 
     async def _one(self, turn_id: str, call_id: str, call: FunctionCall) -> Part:
         name, args = call.name or "", call.args or {}
-        plan = self.registry.plan(name, args, trusted=self.session.trusted)
+        plan = await self.registry.plan_async(name, args, trusted=self.session.trusted)
         self._notify(turn_id, call_id, call, "pending", plan.description)
         if plan.error is not None:
             self._notify(turn_id, call_id, call, "error", plan.error)
@@ -89,8 +89,8 @@ class ToolRunner:
             if decision == "deny":
                 self._notify(turn_id, call_id, call, "denied", "Denied by the user")
                 return _response(call, {"error": DENIED})
-            if decision == "allowAlways":
-                self.always_allowed.add(plan.allow_key or plan.name)
+            if decision == "allowAlways" and (key := allow_always_key(plan)) is not None:  # never a protected path
+                self.always_allowed.add(key)
         self._notify(turn_id, call_id, call, "running", plan.description)
         result = await self._run(plan)
         self._notify(turn_id, call_id, call, "done" if result.ok else "error", result.summary)

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
+from sidecar.compaction.hook_approval import HookApproval
 from sidecar.config.settings import HookSpec
 from sidecar.session import Session
 
@@ -49,12 +50,16 @@ class SessionFile(Protocol):
 class PreCompressHooks:
     """The Compactor's pre-compress step: the PreCompress hooks configured for the current session."""
 
-    def __init__(self, session: Session, recording: SessionFile) -> None:
+    def __init__(self, session: Session, recording: SessionFile, approval: HookApproval | None = None) -> None:
         self._session = session
         self._recording = recording
+        #: None where a workspace file's hooks never count (ACP): then every configured hook is the user's.
+        self._approval = approval
 
     async def __call__(self, trigger: str) -> None:
         specs = self._session.settings.hooks.pre_compress
+        if specs and self._approval is not None:
+            specs = await self._approval.allowed(specs)
         if specs:
             await run_pre_compress(
                 specs,

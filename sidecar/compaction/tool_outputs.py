@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import os
 import re
 from pathlib import Path
 from typing import Protocol
+
+from sidecar.private_files import create_private, make_private_dirs
 
 __all__ = [
     "TOOL_OUTPUTS_DIR",
@@ -54,8 +57,10 @@ class ToolOutputSaver:
 
     def __call__(self, content: str, tool_name: str) -> Path:
         path = self.directory / tool_output_file_name(tool_name, next(self._ids))
-        self.directory.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(_utf8_like_node(content))
+        make_private_dirs(self.directory)
+        fd = create_private(path, os.O_WRONLY | os.O_TRUNC)  # it holds tool output: as private as the session
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(_utf8_like_node(content))
         return path
 
 

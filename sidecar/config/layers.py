@@ -53,3 +53,11 @@ class SettingsLayers:
         new = [message for message in messages if message not in self._last_problems]
         self._last_problems = set(messages)
         return settings, new
+
+
+def acp_layers(user_file: Path) -> SettingsLayers:
+    """The sources of a `sidecar acp` session (and of `sidecar doctor --acp`): the user's file, no editor channel, and
+    the workspace file always as untrusted — ACP has no way to ask the user whether to trust a repository."""
+    layers = SettingsLayers(user_file)
+    layers.workspace_trust = False
+    return layers

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -27,28 +27,157 @@ class Hooks(msgspec.Struct, rename={"pre_compress": "PreCompress"}):
     pre_compress: list[HookSpec] = msgspec.field(default_factory=list)
 
 
+def _about(
+    description: str,
+    *,
+    schema: dict[str, Any] | None = None,
+    vscode: dict[str, Any] | None = None,
+    note_vscode: str = "",
+) -> msgspec.Meta:
+    """A setting's documentation, the one source of docs/settings.md's table and the editors' settings lists.
+
+    `schema`: JSON-schema bounds the editors show (the checks themselves are `_RANGES`, tested to agree);
+    `vscode`: extra keys of its `contributes.configuration` entry (`{"hidden": True}`: not a VS Code setting);
+    `note_vscode`: a sentence only VS Code's description adds.
+    """
+    extra: dict[str, Any] = {"vscode": vscode or {}, "note_vscode": note_vscode}
+    return msgspec.Meta(description=description, extra_json_schema=schema or {}, extra=extra)
+
+
+_MACHINE = {"scope": "machine-overridable"}
+
+
 class Settings(msgspec.Struct, rename="camel", kw_only=True):
     """Every documented setting with its default (docs/settings.md)."""
 
-    model: str = DEFAULT_MODEL
-    api_key: str | None = msgspec.field(default=None)
-    base_url: str | None = None
-    backend: Literal["gemini", "vertex"] | None = None
-    vertex_project: str | None = None
-    vertex_location: str | None = None
-    token_limit: int | None = None
-    compression_threshold: float = 0.5
-    #: Background compaction starts preparing a summary at this fraction of the compaction threshold.
-    compression_prepare_ratio: float = 0.8
-    background_compaction: bool = True
-    compression_model: str | None = None
-    approved_plan_path: str | None = None
-    request_timeout_ms: int = 120_000
-    retry_attempts: int = 3
-    retry_initial_delay_ms: int = 1_000
-    max_tool_rounds: int = 25
-    approval_mode: Literal["default", "autoEdit", "yolo"] = "default"
-    hooks: Hooks = msgspec.field(default_factory=Hooks)
+    model: Annotated[str, _about("The chat model.")] = DEFAULT_MODEL
+    api_key: Annotated[
+        str | None,
+        _about(
+            "Gemini API key. Unset: env `GEMINI_API_KEY`, then `GOOGLE_API_KEY`. Never logged or echoed.",
+            vscode={"hidden": True},  # VS Code keeps it in its secret storage (Sidecar: Set API Key)
+        ),
+    ] = msgspec.field(default=None)
+    base_url: Annotated[
+        str | None,
+        _about(
+            "Gemini-compatible endpoint (a proxy, or the fake Gemini); API version `v1beta` (Vertex AI: `v1beta1`). "
+            "Unset: env `GOOGLE_GEMINI_BASE_URL` (Vertex AI: `GOOGLE_VERTEX_BASE_URL`), else Google's endpoint.",
+            note_vscode="The API key is set with **Sidecar: Set API Key** and kept in VS Code's secret storage, "
+            "never in settings.",
+        ),
+    ] = None
+    backend: Annotated[
+        Literal["gemini", "vertex"] | None,
+        _about(
+            "Which API: `gemini` (the Gemini API, with an API key) or `vertex` (Vertex AI with Application Default "
+            "Credentials: `gcloud auth application-default login`). Unset: from env `GOOGLE_GENAI_USE_VERTEXAI` "
+            "(`true`/`1`: `vertex`); with nothing configured the embedded fake Gemini answers.",
+            vscode=_MACHINE,
+        ),
+    ] = None
+    vertex_project: Annotated[
+        str | None,
+        _about(
+            "Vertex AI: the Google Cloud project. Unset: env `GOOGLE_CLOUD_PROJECT`, else the credentials' project.",
+            vscode=_MACHINE,
+        ),
+    ] = None
+    vertex_location: Annotated[
+        str | None,
+        _about(
+            "Vertex AI: the location, e.g. `us-central1` or `global`. Unset: env `GOOGLE_CLOUD_LOCATION`, "
+            "else `us-central1`.",
+            vscode=_MACHINE,
+        ),
+    ] = None
+    token_limit: Annotated[
+        int | None,
+        _about(
+            "The context window used for percentages and the compression threshold. Unset: from the model table "
+            "(1,048,576 for Gemini models; 256,000 for Gemma 4).",
+            schema={"minimum": 1},
+        ),
+    ] = None
+    compression_threshold: Annotated[
+        float,
+        _about(
+            "Automatic compaction starts when the last prompt reaches this fraction of the token limit; the "
+            "status bar turns to the warning colour there.",
+            schema={"exclusiveMinimum": 0, "maximum": 1},
+        ),
+    ] = 0.5
+    compression_prepare_ratio: Annotated[
+        float,
+        _about(
+            "Background compaction starts preparing a summary when the last prompt reaches this fraction of the "
+            "compression threshold (by default 80% of it, i.e. 40% of the token limit), so the turn that crosses "
+            "the threshold does not wait for it (docs/compaction.md).",
+            schema={"exclusiveMinimum": 0, "maximum": 1},
+        ),
+    ] = 0.8
+    background_compaction: Annotated[
+        bool,
+        _about(
+            "Prepare the compaction summary in the background while you keep chatting. Off: the turn that "
+            "crosses the threshold waits for the summary inside the turn (Gemini CLI's behaviour)."
+        ),
+    ] = True
+    compression_model: Annotated[
+        str | None, _about("Model used for summaries. Unset: derived from the chat model (docs/compaction.md).")
+    ] = None
+    approved_plan_path: Annotated[
+        str | None,
+        _about("An approved plan file whose steps every summary must keep (docs/compaction.md). Unset: none."),
+    ] = None
+    request_timeout_ms: Annotated[
+        int,
+        _about(
+            "Timeout of each HTTP request to Gemini, in milliseconds: connecting, sending, and each wait for data "
+            "(a reply that keeps streaming is not cut off).",
+            schema={"minimum": 1, "maximum": 3_600_000},
+        ),
+    ] = 120_000
+    retry_attempts: Annotated[
+        int,
+        _about(
+            "Retries of rate limits (429), server errors (5xx), timeouts (408) and connection failures.",
+            schema={"minimum": 0, "maximum": 10},
+        ),
+    ] = 3
+    retry_initial_delay_ms: Annotated[
+        int,
+        _about(
+            "First retry delay in milliseconds; doubles on each retry (±25% jitter); a 429's `retryDelay` wins. "
+            "Also the base of the waits between attempts at an unusable reply (×1, ×2, ×4; docs/protocol.md).",
+            schema={"minimum": 0, "maximum": 60_000},
+        ),
+    ] = 1_000
+    max_tool_rounds: Annotated[
+        int, _about("Tool-call rounds per user turn.", schema={"minimum": 1, "maximum": 1_000})
+    ] = 25
+    approval_mode: Annotated[
+        Literal["default", "autoEdit", "yolo"],
+        _about(
+            "Which tool calls ask for confirmation (docs/tools.md).",
+            vscode={
+                "enumDescriptions": [
+                    "Ask before every tool call that changes something.",
+                    "Apply edits without asking; ask for other tools.",
+                    "Never ask (dangerous).",
+                ]
+            },
+        ),
+    ] = "default"
+    hooks: Annotated[
+        Hooks,
+        _about(
+            "Commands run before a compaction, e.g. `{\"PreCompress\": [{\"command\": \"./save-notes.sh\"}]}`; "
+            "each may set `timeout` (milliseconds, default 60000) and `matcher` (`auto` or `manual`) "
+            "(docs/compaction.md).",
+            vscode=_MACHINE,
+        ),
+    ] = msgspec.field(default_factory=Hooks)
 
     def __repr__(self) -> str:  # never show the key
         fields = ", ".join(

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import msgspec
 
 from sidecar.core.history import Content, Part, dump_contents
-from sidecar.gemini.credentials import LOGIN_HINT, AdcAuth, CredentialsError
+from sidecar.gemini.credentials import LOGIN_HINT, AdcAuth, CredentialsError, missing_project_message
 from sidecar.gemini.routes import GEMINI_API_VERSION, GEMINI_URL, Endpoint
 from sidecar.gemini.stream import ApiError, Chunk, GeminiStream, MalformedEvent, Usage
 
@@ -142,11 +142,7 @@ class ModelClient:
             raise ModelError("unreachable" if exc.retryable else "credentials", exc.message) from None
         if self.endpoint.project is None:
             if not self._auth.project:
-                raise ModelError(
-                    "config",
-                    "Vertex AI needs a Google Cloud project: set sidecar.vertexProject or GOOGLE_CLOUD_PROJECT "
-                    f"(the credentials from {self._auth.source} do not name one).",
-                )
+                raise ModelError("config", missing_project_message(self._auth.source))
             self.endpoint = self.endpoint.with_project(self._auth.project)
             self._stream.endpoint = self.endpoint
         return headers

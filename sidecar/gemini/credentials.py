@@ -16,6 +16,14 @@ LOGIN_HINT = (
 )
 
 
+def missing_project_message(source: str) -> str:
+    """Vertex AI with ADC and no project in the settings, the environment or the credentials (a config error)."""
+    return (
+        "Vertex AI needs a Google Cloud project: set sidecar.vertexProject or GOOGLE_CLOUD_PROJECT "
+        f"(the credentials from {source} do not name one)."
+    )
+
+
 class CredentialsError(Exception):
     """Credentials that are missing or do not work, with what to do about it. `retryable`: a network failure."""
 
@@ -33,6 +41,27 @@ def credentials_source() -> str:
     config = os.environ.get("CLOUDSDK_CONFIG") or os.path.join(os.path.expanduser("~"), ".config", "gcloud")
     path = os.path.join(config, "application_default_credentials.json")
     return path if os.path.exists(path) else "the GCE metadata server"
+
+
+def load_credentials() -> tuple[Any, str | None]:
+    """Application Default Credentials as google-auth finds them, and the project they name (no token is fetched,
+    except from the metadata server). Blocking. Raises CredentialsError saying what to do."""
+    import google.auth
+    from google.auth import exceptions
+
+    try:
+        creds, project = google.auth.default(scopes=list(SCOPES))
+    except exceptions.DefaultCredentialsError as exc:
+        raise CredentialsError(
+            f"Vertex AI needs Application Default Credentials and none could be loaded ({_one_line(exc)}). "
+            f"To fix it, {LOGIN_HINT}."
+        ) from None
+    except (ValueError, OSError) as exc:
+        raise CredentialsError(
+            f"The Application Default Credentials ({credentials_source()}) cannot be read: {_one_line(exc)}. "
+            f"To fix it, {LOGIN_HINT}."
+        ) from None
+    return creds, project or None
 
 
 class AdcAuth:
@@ -78,24 +107,9 @@ class AdcAuth:
 
     # -- in a worker thread ---------------------------------------------------------------------------
     def _load(self) -> None:
-        import google.auth
-        from google.auth import exceptions
-
         self.source = credentials_source()
-        try:
-            creds, project = google.auth.default(scopes=list(SCOPES))
-        except exceptions.DefaultCredentialsError as exc:
-            raise CredentialsError(
-                f"Vertex AI needs Application Default Credentials and none could be loaded ({_one_line(exc)}). "
-                f"To fix it, {LOGIN_HINT}."
-            ) from None
-        except (ValueError, OSError) as exc:
-            raise CredentialsError(
-                f"The Application Default Credentials ({self.source}) cannot be read: {_one_line(exc)}. "
-                f"To fix it, {LOGIN_HINT}."
-            ) from None
-        self.credentials, self.project = creds, project or None
-        log.info("Vertex AI: credentials from %s (%s)", self.source, type(creds).__name__)
+        self.credentials, self.project = load_credentials()
+        log.info("Vertex AI: credentials from %s (%s)", self.source, type(self.credentials).__name__)
 
     def _refresh(self) -> None:
         from google.auth import exceptions

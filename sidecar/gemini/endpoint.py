@@ -9,6 +9,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from sidecar.config.settings import Settings
 from sidecar.gemini import routes
 from sidecar.gemini.client import ClientConfig, ModelClient
 from sidecar.gemini.routes import GEMINI_API_VERSION, Endpoint
@@ -17,6 +18,22 @@ from sidecar.session import Session
 log = logging.getLogger(__name__)
 
 EMBEDDED_FAKE_KEY = "embedded-fake-gemini"
+
+
+def client_config(settings: Settings, embedded_fake_url: Callable[[], str]) -> ClientConfig:
+    """How the server reaches the model with these settings and the environment; `embedded_fake_url` is called only
+    when no backend is configured (then the embedded fake answers). Also what `sidecar doctor` checks."""
+    endpoint = routes.resolve(settings)
+    if endpoint is None:  # no backend configured at all: the embedded fake, and the user is told so
+        endpoint = Endpoint("fake", embedded_fake_url(), GEMINI_API_VERSION, api_key=EMBEDDED_FAKE_KEY, custom_url=True)
+    return ClientConfig(
+        api_key=endpoint.api_key,
+        base_url=endpoint.base_url,
+        timeout_ms=settings.request_timeout_ms,
+        retry_attempts=settings.retry_attempts,
+        retry_initial_delay_ms=settings.retry_initial_delay_ms,
+        endpoint=endpoint,
+    )
 
 
 class Backend:
@@ -57,18 +74,8 @@ class Backend:
         return self._current_config(start_fake=True)
 
     def _current_config(self, *, start_fake: bool) -> ClientConfig:
-        settings = self._session.settings
-        endpoint = routes.resolve(settings)
-        if endpoint is None:  # no backend configured at all: the embedded fake, and the user is told so
-            url = self._start_fake() if start_fake else self.embedded_fake_url or ""
-            endpoint = Endpoint("fake", url, GEMINI_API_VERSION, api_key=EMBEDDED_FAKE_KEY, custom_url=True)
-        return ClientConfig(
-            api_key=endpoint.api_key,
-            base_url=endpoint.base_url,
-            timeout_ms=settings.request_timeout_ms,
-            retry_attempts=settings.retry_attempts,
-            retry_initial_delay_ms=settings.retry_initial_delay_ms,
-            endpoint=endpoint,
+        return client_config(
+            self._session.settings, self._start_fake if start_fake else lambda: self.embedded_fake_url or ""
         )
 
     def _start_fake(self) -> str:

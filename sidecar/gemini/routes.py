@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from sidecar.config.settings import Settings
@@ -33,6 +33,12 @@ class Endpoint:
     custom_url: bool = False
     #: A configuration that cannot work (e.g. the Gemini API chosen without a key): raised on the first call.
     problem: str | None = None
+    #: Where each value came from, for `sidecar doctor`: ("backend" | "key" | "url" | "project" | "location", the
+    #: setting `sidecar.x` or the environment variable, or "default"). Not part of the endpoint's identity.
+    origins: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+    def origin(self, what: str) -> str | None:
+        return dict(self.origins).get(what)
 
     @property
     def uses_adc(self) -> bool:
@@ -91,10 +97,12 @@ def resolve(settings: Settings, env: Mapping[str, str] | None = None) -> Endpoin
     env = os.environ if env is None else env
     if settings.backend is not None:
         vertex = settings.backend == "vertex"
+        chosen = "sidecar.backend"
     else:
         vertex = _env_flag(env.get("GOOGLE_GENAI_USE_VERTEXAI"))
+        chosen = "GOOGLE_GENAI_USE_VERTEXAI" if vertex else "default"
     if vertex:
-        return _vertex(settings, env)
+        return _vertex(settings, env, chosen)
     key = settings.effective_api_key()
     base = settings.effective_base_url()
     if key is None and base is None:
@@ -103,35 +111,63 @@ def resolve(settings: Settings, env: Mapping[str, str] | None = None) -> Endpoin
                 "gemini", GEMINI_URL, GEMINI_API_VERSION,
                 problem="The Gemini API is selected (sidecar.backend) but no API key is set: set sidecar.apiKey or "
                 "GEMINI_API_KEY (https://aistudio.google.com/apikey), or choose \"vertex\" for Vertex AI.",
+                origins=(("backend", chosen),),
             )
         return None
+    origins = [("backend", chosen)]
+    if key is not None:
+        origins.append(("key", _first_set("sidecar.apiKey", settings.api_key, env, "GEMINI_API_KEY", "GOOGLE_API_KEY")))
+    if base is not None:
+        origins.append(("url", _first_set("sidecar.baseUrl", settings.base_url, env, "GOOGLE_GEMINI_BASE_URL")))
     return Endpoint(
-        "gemini", base or GEMINI_URL, GEMINI_API_VERSION, api_key=key or PLACEHOLDER_KEY, custom_url=base is not None
+        "gemini", base or GEMINI_URL, GEMINI_API_VERSION, api_key=key or PLACEHOLDER_KEY, custom_url=base is not None,
+        origins=tuple(origins),
     )
 
 
-def _vertex(settings: Settings, env: Mapping[str, str]) -> Endpoint:
+def _first_set(setting: str, value: str | None, env: Mapping[str, str], *names: str) -> str:
+    """Which source a resolved value came from: the setting when set, else the first environment variable set."""
+    if value:
+        return setting
+    return next((name for name in names if env.get(name)), "default")
+
+
+def _vertex(settings: Settings, env: Mapping[str, str], chosen: str) -> Endpoint:
     env_project = env.get("GOOGLE_CLOUD_PROJECT") or None
     env_key = env.get("GOOGLE_API_KEY") or env.get("GEMINI_API_KEY") or None
     base = settings.base_url or env.get("GOOGLE_VERTEX_BASE_URL") or None
+    origins = [("backend", chosen)]
+    if base is not None:
+        origins.append(("url", _first_set("sidecar.baseUrl", settings.base_url, env, "GOOGLE_VERTEX_BASE_URL")))
     # As google-genai decides: what is set explicitly (here: settings) wins over what the environment implies, and
     # between two implicit values a project wins over a key.
     if settings.vertex_project:
         project, key = settings.vertex_project, None
+        origins.append(("project", "sidecar.vertexProject"))
     elif settings.api_key:
         project, key = None, settings.api_key
+        origins.append(("key", "sidecar.apiKey"))
     elif env_project:
         project, key = env_project, None
+        origins.append(("project", "GOOGLE_CLOUD_PROJECT"))
     else:
         project, key = None, env_key
+        if key is not None:
+            origins.append(("key", _first_set("", None, env, "GOOGLE_API_KEY", "GEMINI_API_KEY")))
     if key is not None:  # express mode: no project or location in the path
         return Endpoint(
-            "vertex", base or VERTEX_GLOBAL_URL, VERTEX_API_VERSION, api_key=key, custom_url=base is not None
+            "vertex", base or VERTEX_GLOBAL_URL, VERTEX_API_VERSION, api_key=key, custom_url=base is not None,
+            origins=tuple(origins),
         )
     location = settings.vertex_location or env.get("GOOGLE_CLOUD_LOCATION") or DEFAULT_VERTEX_LOCATION
+    location_from = _first_set("sidecar.vertexLocation", settings.vertex_location, env, "GOOGLE_CLOUD_LOCATION")
+    origins.append(("location", location_from))
     if base is None:
         base = VERTEX_GLOBAL_URL if location == "global" else f"https://{location}-aiplatform.googleapis.com"
         custom = False
     else:
         custom = True
-    return Endpoint("vertex", base, VERTEX_API_VERSION, project=project, location=location, custom_url=custom)
+    return Endpoint(
+        "vertex", base, VERTEX_API_VERSION, project=project, location=location, custom_url=custom,
+        origins=tuple(origins),
+    )

@@ -1,4 +1,7 @@
-"""Writes the editors' mirrors of the contract (protocol.ts, protocol.lua) and docs/protocol.md's tables from it.
+"""Writes the editors' mirrors of the contract and of the settings, and the docs' generated tables, from the Python.
+
+protocol.ts (types, tables and the typed client API), protocol.lua (tables and LuaCATS types), VS Code's
+`contributes.configuration`, Neovim's settings_schema.lua, docs/protocol.md's and docs/settings.md's tables.
 
     python -m sidecar.protocol.export          # rewrite the generated files
     python -m sidecar.protocol.export --check  # exit 1, naming them, when any is stale (what the tests run)
@@ -18,77 +21,32 @@ import msgspec
 import msgspec.inspect as mi
 
 from sidecar.config.settings import Settings
-from sidecar.protocol import error_info, methods, sessions, tools, types
+from sidecar.protocol import error_info, export_lua, export_settings, methods
+from sidecar.protocol.export_model import (
+    LITERAL_NAMES,
+    NAMED_LITERALS,
+    NAMED_UNIONS,
+    PROGRESS,
+    UNION_NAMES,
+    contract_roots,
+    doc,
+    omits_defaults,
+    structs,
+    without_null,
+)
+from sidecar.protocol.version import PROTOCOL_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 TS_PATH = Path("editors/vscode/src/protocol.ts")
 LUA_PATH = Path("editors/nvim/lua/sidecar/protocol.lua")
 DOCS_PATH = Path("docs/protocol.md")
+PACKAGE_JSON_PATH = Path("editors/vscode/package.json")
+LUA_SETTINGS_PATH = Path("editors/nvim/lua/sidecar/settings_schema.lua")
+SETTINGS_DOCS_PATH = Path("docs/settings.md")
 COMMAND = "python -m sidecar.protocol.export"  # or `make protocol`
-
-#: Literal types that the mirrors name instead of spelling out their values.
-NAMED_LITERALS: dict[str, Any] = {
-    "UsageSource": types.UsageSource,
-    "CompressionStatus": types.CompressionStatus,
-    "CompactionTrigger": types.CompactionTrigger,
-    "EstimateReason": types.EstimateReason,
-    "SummaryPreparation": types.SummaryPreparation,
-    "MessageKind": sessions.MessageKind,
-    "ToolCallStatus": tools.ToolCallStatus,
-    "ToolDecision": tools.ToolDecision,
-}
-_LITERAL_NAMES = {frozenset(typing.get_args(t)): name for name, t in NAMED_LITERALS.items()}
-#: Unions of Structs that the mirrors name.
-NAMED_UNIONS: dict[str, Any] = {"TranscriptEntry": sessions.TranscriptEntry}
-_UNION_NAMES = {frozenset(typing.get_args(t)): name for name, t in NAMED_UNIONS.items()}
 
 #: The settings section (initializationOptions, didChangeConfiguration) is part of the contract too.
 SETTINGS_NAME = "SidecarSettings"
-
-
-# ---------------------------------------------------------------- the type model
-
-
-def _structs(roots: Iterable[Any]) -> list[type[msgspec.Struct]]:
-    """Every Struct reachable from `roots`, dependencies first, each once."""
-    found: list[type[msgspec.Struct]] = []
-
-    def walk(info: mi.Type) -> None:
-        if isinstance(info, mi.Metadata):
-            walk(info.type)
-            extra = info.extra or {}
-            if "wire" in extra:
-                walk(mi.type_info(extra["wire"]))
-        elif isinstance(info, mi.StructType):
-            if info.cls in found:
-                return
-            for f in info.fields:
-                walk(f.type)
-            found.append(info.cls)
-        elif isinstance(info, mi.UnionType):
-            for t in info.types:
-                walk(t)
-        elif isinstance(info, mi.ListType | mi.SetType | mi.FrozenSetType | mi.VarTupleType):
-            walk(info.item_type)
-        elif isinstance(info, mi.DictType):
-            walk(info.value_type)
-
-    for root in roots:
-        walk(mi.type_info(root))
-    return found
-
-
-def _contract_roots() -> list[Any]:
-    roots: list[Any] = list(error_info.DATA_TYPES)
-    for method in methods.ALL:
-        roots.append(method.params)
-        if method.result is not None:
-            roots.append(method.result)
-    return roots
-
-
-def _omits_defaults(cls: type[msgspec.Struct]) -> bool:
-    return bool(cls.__struct_config__.omit_defaults)
 
 
 # ---------------------------------------------------------------- TypeScript
@@ -109,7 +67,7 @@ def ts_type(info: mi.Type) -> str:
     if isinstance(info, mi.AnyType):
         return "unknown"
     if isinstance(info, mi.LiteralType):
-        name = _LITERAL_NAMES.get(frozenset(info.values))
+        name = LITERAL_NAMES.get(frozenset(info.values))
         return name or " | ".join(_ts_literal(v) for v in info.values)
     if isinstance(info, mi.StructType):
         return info.cls.__name__
@@ -120,21 +78,14 @@ def ts_type(info: mi.Type) -> str:
         return f"Record<string, {ts_type(info.value_type)}>"
     if isinstance(info, mi.UnionType):
         classes = frozenset(t.cls for t in info.types if isinstance(t, mi.StructType))
-        if len(classes) == len(info.types) and classes in _UNION_NAMES:
-            return _UNION_NAMES[classes]
+        if len(classes) == len(info.types) and classes in UNION_NAMES:
+            return UNION_NAMES[classes]
         return " | ".join(ts_type(t) for t in info.types)
     raise TypeError(f"no TypeScript for {info!r}")
 
 
 def _ts_literal(value: Any) -> str:
     return f"'{value}'" if isinstance(value, str) else str(value).lower()
-
-
-def _without_null(info: mi.Type) -> mi.Type:
-    if isinstance(info, mi.UnionType):
-        rest = tuple(t for t in info.types if not isinstance(t, mi.NoneType))
-        return rest[0] if len(rest) == 1 else mi.UnionType(rest)
-    return info
 
 
 def _ts_fields(cls: type[msgspec.Struct], *, all_optional: bool = False) -> list[str]:
@@ -145,21 +96,14 @@ def _ts_fields(cls: type[msgspec.Struct], *, all_optional: bool = False) -> list
         lines.append(f"  {info.tag_field}: {_ts_literal(info.tag)};")
     for f in info.fields:
         optional = all_optional or not f.required
-        shown = _without_null(f.type) if optional and (all_optional or _omits_defaults(cls)) else f.type
+        shown = without_null(f.type) if optional and (all_optional or omits_defaults(cls)) else f.type
         lines.append(f"  {f.encode_name}{'?' if optional else ''}: {ts_type(shown)};")
     return lines
 
 
-def _doc(obj: Any) -> str | None:
-    text = (obj.__doc__ or "").strip()
-    if not text or text.startswith(("A base class", "Create a new")):  # msgspec.Struct's own docstring
-        return None
-    return " ".join(line.strip() for line in text.split("\n\n")[0].splitlines())
-
-
 def _ts_interface(cls: type[msgspec.Struct], name: str | None = None, *, all_optional: bool = False) -> str:
-    doc = _doc(cls)
-    head = f"/** {doc} */\n" if doc else ""
+    text = doc(cls)
+    head = f"/** {text} */\n" if text else ""
     body = "\n".join(_ts_fields(cls, all_optional=all_optional))
     return f"{head}export interface {name or cls.__name__} {{{chr(10) + body + chr(10) if body else ''}}}"
 
@@ -176,18 +120,18 @@ TS_HEADER = f"""/**
  * It imports nothing, so it loads under plain Node (unit tests, the round-trip test) and in the extension host.
  */"""
 
-_PROGRESS = [("turn", f"'{methods.PROGRESS_TURN}'"), ("compress", f"'{methods.PROGRESS_COMPRESS}'")]
-
-
 def typescript() -> str:
     parts = [
         TS_HEADER,
+        "/** The wire protocol version this editor speaks; the server reports its own in `initialize`"
+        " (capabilities.experimental.sidecar.protocolVersion). */\n"
+        f"export const PROTOCOL_VERSION = {PROTOCOL_VERSION};",
         _ts_table(
             "Method",
             [(m.key, f"'{m.name}'") for m in methods.ALL],
             "Every sidecar/* method and notification (`MethodInfo` says who sends what).",
         ),
-        _ts_table("ProgressTitle", _PROGRESS, "Titles of the server's work-done progress."),
+        _ts_table("ProgressTitle", PROGRESS, "Titles of the server's work-done progress."),
         _ts_table(
             "Command",
             [("compressConversation", f"'{methods.COMPRESS_COMMAND}'")],
@@ -207,12 +151,86 @@ def typescript() -> str:
             parts.append(f"export type {alias} = {ts_type(mi.type_info(m.result))};")
     for name, union in NAMED_UNIONS.items():
         parts.append(f"export type {name} = {' | '.join(t.__name__ for t in typing.get_args(union))};")
-    for cls in _structs([*_contract_roots(), Settings]):
+    for cls in structs([*contract_roots(), Settings]):
         if cls is Settings:
             parts.append(_ts_interface(cls, SETTINGS_NAME, all_optional=True))
         else:
             parts.append(_ts_interface(cls))
+    parts += [_ts_settings_keys(), *_ts_client()]
     return "\n\n".join(parts) + "\n"
+
+
+def _ts_settings_keys() -> str:
+    fields = export_settings.setting_fields(Settings)
+    names = ", ".join(f"'{f.name}'" for f in fields)
+    nullable = ", ".join(f"'{f.name}'" for f in fields if f.nullable)
+    return (
+        "/** Every setting of the `sidecar` section, in the order of docs/settings.md. */\n"
+        f"export const SettingKeys = [{names}] as const;\n\n"
+        "/** The settings that may be unset: sent as null so a didChangeConfiguration clears an earlier value. */\n"
+        f"export const NullableSettingKeys = [{nullable}] as const;"
+    )
+
+
+def _ts_name(t: Any) -> str:
+    return ts_type(mi.type_info(t))
+
+
+def _ts_result(m: methods.Method[Any, Any]) -> str:
+    if isinstance(mi.type_info(m.result), mi.StructType):
+        return _ts_name(m.result)
+    return m.key[0].upper() + m.key[1:] + "Result"
+
+
+def _ts_client() -> list[str]:
+    """The typed client API: one method per client request and notification, and the server's messages by name."""
+    calls = []
+    for m in methods.ALL:
+        if m.sender != "client":
+            continue
+        info = mi.type_info(m.params)
+        assert isinstance(info, mi.StructType)
+        default = " = {}" if all(not f.required for f in info.fields) else ""
+        params = f"params: {m.params.__name__}{default}"
+        calls.append(f"  /** {m.summary} */")
+        if m.kind == "notification":
+            calls.append(f"  {m.key}({params}): Promise<void> | void {{")
+            calls.append(f"    return this.rpc.sendNotification(Method.{m.key}, params);\n  }}")
+        else:
+            calls.append(f"  {m.key}({params}, token?: unknown): Promise<{_ts_result(m)}> {{")
+            calls.append(f"    return this.request(Method.{m.key}, params, token);\n  }}")
+    notifications = [
+        f"  '{m.name}': {m.params.__name__};" for m in methods.ALL if m.sender == "server" and m.kind == "notification"
+    ]
+    requests = [
+        f"  '{m.name}': {{ params: {m.params.__name__}; result: {_ts_result(m)} }};"
+        for m in methods.ALL
+        if m.sender == "server" and m.kind == "request"
+    ]
+    return [
+        TS_ENDPOINT,
+        "/** Typed calls of every client → server method over any RpcEndpoint; `token` cancels a request. */\n"
+        "export class SidecarApi {\n"
+        "  constructor(private readonly rpc: RpcEndpoint) {}\n\n"
+        "  /** vscode-jsonrpc sends `(params, undefined)` as a by-position array: only pass a token that exists. */\n"
+        "  private request<R>(method: string, params: object, token?: unknown): Promise<R> {\n"
+        "    return token === undefined ? this.rpc.sendRequest<R>(method, params) : "
+        "this.rpc.sendRequest<R>(method, params, token);\n"
+        "  }\n\n" + "\n".join(calls) + "\n}",
+        "/** The params of each notification the server sends, by method name. */\n"
+        "export interface ServerNotifications {\n" + "\n".join(notifications) + "\n}",
+        "/** The params and result of each request the server sends, by method name. */\n"
+        "export interface ServerRequests {\n" + "\n".join(requests) + "\n}",
+    ]
+
+
+TS_ENDPOINT = """/** What both vscode-languageclient's LanguageClient and vscode-jsonrpc's MessageConnection offer. */
+export interface RpcEndpoint {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  sendRequest<R>(method: string, params: any, token?: any): Promise<R>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  sendNotification(method: string, params?: any): Promise<void> | void;
+}"""
 
 
 def _ts_method_info() -> str:
@@ -227,45 +245,12 @@ def _ts_method_info() -> str:
     return f"{doc}\nexport const MethodInfo = {{\n{body}\n}} as const;"
 
 
-# ---------------------------------------------------------------- Lua
-
-
-def lua() -> str:
-    def table(name: str, entries: Iterable[tuple[str, str]]) -> str:
-        rows = "\n".join(f"  {key} = {value}," for key, value in entries)
-        return f"M.{name} = {{\n{rows}\n}}"
-
-    fields = []
-    for cls in _structs(_contract_roots()):
-        info = mi.type_info(cls)
-        assert isinstance(info, mi.StructType)
-        names = ([info.tag_field] if info.tag_field else []) + [f.encode_name for f in info.fields]
-        fields.append((cls.__name__, "{ " + ", ".join(f"'{n}'" for n in names) + " }" if names else "{}"))
-    return "\n\n".join(
-        [
-            f"-- The sidecar wire contract (docs/protocol.md): method names, error codes, field names.\n"
-            f"-- GENERATED by `{COMMAND}` from sidecar/protocol/ -- do not edit; change the Python and regenerate.\n"
-            "local M = {}",
-            "-- Every sidecar/* method and notification, by its name without the prefix.\n"
-            + table("method", [(m.key, f"'{m.name}'") for m in methods.ALL]),
-            "-- What the server sends (notifications and requests): a client handles each of them.\n"
-            + "M.from_server = { "
-            + ", ".join(f"'{m.name}'" for m in methods.ALL if m.sender == "server")
-            + " }",
-            "-- Titles of the server's work-done progress.\n"
-            + table("progress", _PROGRESS),
-            "-- JSON-RPC error codes the server answers.\n"
-            + table("error", [(e.key, str(e.code)) for e in error_info.CODES]),
-            "-- The fields of each params/result type, as they appear on the wire.\n" + table("fields", fields),
-            "return M",
-        ]
-    ) + "\n"
-
-
 # ---------------------------------------------------------------- docs/protocol.md
 
 BEGIN = "<!-- BEGIN GENERATED by `{command}`: {what} (do not edit by hand) -->"
 END = "<!-- END GENERATED: {what} -->"
+#: docs/settings.md's one generated section: the table of every setting.
+SETTINGS_SECTION = "settings"
 
 
 def _md_type(t: Any) -> str:
@@ -289,7 +274,7 @@ def docs_sections() -> dict[str, str]:
     for name, literal in NAMED_LITERALS.items():
         values = " \\| ".join(f"`{_ts_literal(v)}`" for v in typing.get_args(literal))
         type_lines.append(f"- `{name}`: {values}")
-    for cls in _structs(_contract_roots()):
+    for cls in structs(contract_roots()):
         fields = ", ".join(line.strip().rstrip(";") for line in _ts_fields(cls))
         type_lines.append(f"- `{cls.__name__}` = `{{{fields}}}`".replace("|", "\\|"))
     return {
@@ -300,14 +285,14 @@ def docs_sections() -> dict[str, str]:
     }
 
 
-def docs(current: str) -> str:
+def docs(current: str, sections: dict[str, str] | None = None, path: Path = DOCS_PATH) -> str:
     """`current` with each generated section replaced (a missing section is an error: its place is for people)."""
-    for what, body in docs_sections().items():
+    for what, body in (docs_sections() if sections is None else sections).items():
         begin, end = BEGIN.format(command=COMMAND, what=what), END.format(what=what)
         pattern = re.compile(re.escape(begin) + r"\n.*?\n" + re.escape(end), re.S)
         found = pattern.search(current)
         if found is None:
-            raise ValueError(f"{DOCS_PATH} has no generated section for {what!r}: add the lines\n{begin}\n{end}")
+            raise ValueError(f"{path} has no generated section for {what!r}: add the lines\n{begin}\n{end}")
         start, stop = found.span()
         current = f"{current[:start]}{begin}\n{body}\n{end}{current[stop:]}"
     return current
@@ -320,8 +305,17 @@ def outputs(root: Path = ROOT) -> dict[Path, str]:
     """What each generated file should hold."""
     return {
         root / TS_PATH: typescript(),
-        root / LUA_PATH: lua(),
+        root / LUA_PATH: export_lua.protocol_lua(COMMAND),
         root / DOCS_PATH: docs((root / DOCS_PATH).read_text(encoding="utf-8")),
+        root / PACKAGE_JSON_PATH: export_settings.package_json(
+            (root / PACKAGE_JSON_PATH).read_text(encoding="utf-8"), Settings
+        ),
+        root / LUA_SETTINGS_PATH: export_lua.settings_lua(Settings, COMMAND),
+        root / SETTINGS_DOCS_PATH: docs(
+            (root / SETTINGS_DOCS_PATH).read_text(encoding="utf-8"),
+            {SETTINGS_SECTION: export_settings.docs_table(Settings)},
+            SETTINGS_DOCS_PATH,
+        ),
     }
 
 

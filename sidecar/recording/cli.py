@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -66,6 +67,22 @@ def _fail(message: str) -> int:
     return 1
 
 
+_ID_OR_PREFIX = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def _bad_id(raw: str) -> int | None:
+    """Exit code 2 with a message in words when `raw` cannot be a session id or the start of one (a path, a
+    glob pattern, an empty string); None when it can."""
+    if _ID_OR_PREFIX.fullmatch(raw):
+        return None
+    print(
+        f"sidecar: {raw!r} is not a session id: ids are letters, digits, '.', '_' and '-' (a path or a pattern is "
+        "not accepted). `sidecar sessions list` shows them.",
+        file=sys.stderr,
+    )
+    return 2
+
+
 def main_sessions_list(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     if getattr(args, "all", False):
@@ -102,6 +119,8 @@ def _list_line(info: SessionInfo, *, show_project: bool) -> str:
 
 def main_sessions_show(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
+    if (code := _bad_id(args.session_id)) is not None:
+        return code
     store = _store(args)
     try:
         session_id = store.resolve(args.session_id)
@@ -209,6 +228,8 @@ def main_sessions_rm(args: argparse.Namespace, out: TextIO | None = None) -> int
     from sidecar.recording.trash import KEEP_DAYS, delete
 
     out = out or sys.stdout
+    if (code := _bad_id(args.session_id)) is not None:
+        return code
     store = _store(args)
     try:
         session_id = store.resolve(args.session_id)
@@ -229,6 +250,8 @@ def main_sessions_restore(args: argparse.Namespace, out: TextIO | None = None) -
     from sidecar.recording.trash import restore
 
     out = out or sys.stdout
+    if (code := _bad_id(args.session_id)) is not None:
+        return code
     store = _store(args)
     try:
         target = restore(store, args.session_id)

@@ -12,6 +12,7 @@ from typing import Any
 
 from sidecar import __version__
 from sidecar.core.recording import FORMAT_VERSION, ForkRecord, SessionRecord
+from sidecar.private_files import create_private, make_private_dirs
 from sidecar.recording.layout import data_home as default_home
 from sidecar.recording.layout import project_id
 from sidecar.recording.reader import (
@@ -70,7 +71,7 @@ class SessionStore:
         if not _SESSION_ID.fullmatch(session_id):
             raise ValueError(f"invalid session id {session_id!r}")
         path = self.directory / session_id
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_private_dirs(path)
         return path
 
     # -- writing ---------------------------------------------------------------------------------------
@@ -199,8 +200,7 @@ class SessionStore:
         raise RecordingError(f"Session id {id_or_prefix!r} is ambiguous: {', '.join(matches[:5])}.")
 
     def _ensure_directory(self) -> None:
-        if not self.home.exists():
-            self.home.mkdir(mode=0o700, parents=True)
+        make_private_dirs(self.home)
         for directory in (self.home / "sessions", self.directory):
             directory.mkdir(mode=0o700, exist_ok=True)
             if directory.stat().st_mode & 0o777 != 0o700:
@@ -234,7 +234,7 @@ def _repair_tail(fd: int, path: Path, loaded: LoadedSession) -> int:
         if b"\n" in extra:
             raise _Changed("records were added")
         aside = path.with_name(path.name + ".torn")
-        keep = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        keep = create_private(aside)
         try:
             os.write(keep, extra + b"\n")
             os.fsync(keep)

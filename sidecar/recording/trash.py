@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import glob
 import logging
 import os
 import shutil
 import time
 from pathlib import Path
 
+from sidecar.private_files import create_private, make_private_dirs
 from sidecar.recording.branches import branches_of
 from sidecar.recording.store import RecordingError, SessionStore
 
@@ -38,7 +40,7 @@ def delete(store: SessionStore, session_id: str) -> Path:
             "their beginning from it. Delete those first, or keep it."
         )
     trash = trash_directory(store)
-    trash.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_private_dirs(trash)
     purge(store)
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
@@ -59,7 +61,7 @@ def delete(store: SessionStore, session_id: str) -> Path:
         shutil.rmtree(trash / session_id, ignore_errors=True)
         os.rename(data, trash / session_id)
     marker = trash / f"{session_id}{_DELETED}"
-    marker.touch(mode=0o600)
+    os.close(create_private(marker))
     os.utime(marker)
     return target
 
@@ -69,7 +71,7 @@ def restore(store: SessionStore, session_id: str) -> Path:
     trash = trash_directory(store)
     source = trash / f"{session_id}.jsonl"
     if not source.exists():
-        matches = sorted(p.stem for p in trash.glob(f"{session_id}*.jsonl")) if trash.is_dir() else []
+        matches = sorted(p.stem for p in trash.glob(f"{glob.escape(session_id)}*.jsonl")) if trash.is_dir() else []
         if len(matches) == 1:
             session_id, source = matches[0], trash / f"{matches[0]}.jsonl"
         else:
@@ -78,7 +80,7 @@ def restore(store: SessionStore, session_id: str) -> Path:
     target = store.path(session_id)
     if target.exists():
         raise RecordingError(f"Session {session_id} already exists in the project; nothing was restored.")
-    store.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    make_private_dirs(store.directory)
     os.rename(source, target)
     data = trash / session_id
     if data.is_dir() and not (store.directory / session_id).exists():

@@ -34,12 +34,14 @@ class SidecarServer(LanguageServer):
         protocol = self.protocol
         assert isinstance(protocol, SidecarProtocol)
         self.session = Session()
+        host = editor.ToolHost(self, protocol)
         self.services = build_services(
             self.session,
             notifier=editor.Notifier(self, protocol),
             inform=self.show_info,
             warn=self.show_warning,
-            tools=lambda registry, session: ToolRunner(registry, editor.ToolHost(self, protocol), session),
+            tools=lambda registry, session: ToolRunner(registry, host, session),
+            ask_hooks=host.confirm,
             editor_text=self._editor_text,
         )
         self.live = self.services.live

@@ -7,6 +7,7 @@ import json
 import logging
 import re
 import threading
+from collections.abc import Generator
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
@@ -19,9 +20,11 @@ from pygls.protocol import (
     JsonRPCRequestMessage,
     JsonRPCResponseMessage,
     LanguageServerProtocol,
+    lsp_method,
 )
 
 from sidecar.protocol import errors, methods
+from sidecar.protocol.version import EXPERIMENTAL_KEY, PROTOCOL_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +32,8 @@ T = TypeVar("T")
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MAX_HEADER_LINES = 32
+#: LSP's ServerNotInitialized: a request came before `initialize`.
+SERVER_NOT_INITIALIZED = -32002
 
 
 class SidecarProtocol(LanguageServerProtocol):
@@ -39,6 +44,16 @@ class SidecarProtocol(LanguageServerProtocol):
     """
 
     _custom_result_ids: set[Any]
+    #: The LSP lifecycle as the transport saw it: `initialize` received, `shutdown` received.
+    lifecycle_started = False
+    lifecycle_ended = False
+
+    @lsp_method(lsp.INITIALIZE)
+    def lsp_initialize(self, params: lsp.InitializeParams) -> Generator[Any, Any, lsp.InitializeResult]:
+        """LSP's initialize, with the sidecar's protocol version in `capabilities.experimental` for the editors."""
+        result: lsp.InitializeResult = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {EXPERIMENTAL_KEY: {"protocolVersion": PROTOCOL_VERSION}}
+        return result
 
     def structure_raw(self, data: dict[str, Any]) -> Any:
         method = data.get("method")
@@ -204,6 +219,8 @@ def _dispatch(protocol: SidecarProtocol, body: bytes) -> bool:
         log.warning("invalid JSON-RPC message: %s", problem)
         protocol.send_error(msg_id, errors.INVALID_REQUEST, f"Invalid request: {problem}")
         return True
+    if not _lifecycle_allows(protocol, data, msg_id):
+        return True
     try:
         message = protocol.structure_raw(data)
     except JsonRpcException as exc:
@@ -223,6 +240,42 @@ def _dispatch(protocol: SidecarProtocol, body: bytes) -> bool:
         log.exception("handler dispatch failed for %s", data.get("method"))
         if "method" in data and "id" in data:
             protocol.send_error(msg_id, errors.INVALID_REQUEST, f"Could not handle {data['method']}")
+    return True
+
+
+def _lifecycle_allows(protocol: SidecarProtocol, data: dict[str, Any], msg_id: Any) -> bool:
+    """LSP's lifecycle: before `initialize` a request is answered -32002 and a notification dropped; after
+    `shutdown` a request is answered -32600 and a notification other than `exit` dropped. True: handle it."""
+    method = data.get("method")
+    if method is None or method == "exit":
+        return True  # responses to our own requests, and exit, always go through
+    is_request = "id" in data
+    if not protocol.lifecycle_started:
+        if method == "initialize" and is_request:
+            protocol.lifecycle_started = True
+            return True
+        if is_request:
+            log.warning("%s before initialize; answered ServerNotInitialized", method)
+            protocol.send_error(
+                msg_id, SERVER_NOT_INITIALIZED, f"Server not initialized: send initialize before {method}."
+            )
+        else:
+            log.info("dropped the notification %s: it came before initialize", method)
+        return False
+    if protocol.lifecycle_ended:
+        if is_request:
+            log.warning("%s after shutdown; answered InvalidRequest", method)
+            protocol.send_error(
+                msg_id,
+                errors.INVALID_REQUEST,
+                f"Invalid request: the server is shutting down (shutdown was received), so {method} is not "
+                "handled; only the exit notification is accepted now.",
+            )
+        else:
+            log.info("dropped the notification %s: it came after shutdown", method)
+        return False
+    if method == "shutdown" and is_request:
+        protocol.lifecycle_ended = True
     return True
 
 

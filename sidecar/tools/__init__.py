@@ -3,7 +3,7 @@
 from sidecar.tools.declarations import DECLARATIONS, SHELL_TOOL
 from sidecar.tools.edits import ApplyEdit, EditorText
 from sidecar.tools.paths import ToolError, Workspace
-from sidecar.tools.registry import Kind, ToolPlan, ToolRegistry, ToolResult, needs_confirmation
+from sidecar.tools.registry import Kind, ToolPlan, ToolRegistry, ToolResult, allow_always_key, needs_confirmation
 
 __all__ = [
     "DECLARATIONS",
@@ -16,5 +16,6 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "Workspace",
+    "allow_always_key",
     "needs_confirmation",
 ]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.tools.paths import ToolError
+from sidecar.tools.safe_io import PLAN_SECONDS, off_loop, read_regular, write_regular
 
 __all__ = [
     "MAX_EDIT_BYTES",
@@ -39,15 +40,10 @@ def split_lines(text: str) -> list[str]:
     return _LINE.findall(text)
 
 
-def _disk_bytes(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise ToolError(f"{path} is a directory.") from None
-    except OSError as exc:
-        raise ToolError(f"Cannot read {path}: {exc.strerror or exc}") from None
+def _disk_bytes(path: Path, shown: str | None = None) -> bytes | None:
+    """The file's bytes (None: no such file). Regular files only, opened without blocking; a file fstat says is
+    over MAX_EDIT_BYTES is refused before it is read."""
+    return read_regular(path, shown or str(path), MAX_EDIT_BYTES, "edit")
 
 
 @dataclass
@@ -103,13 +99,9 @@ def current_text(path: Path, shown: str, buffers: EditorBuffers) -> str | None:
     text = buffers.text(path)
     if text is not None:
         return text
-    if path.is_dir():
-        raise ToolError(f"{shown} is a directory.")
-    data = _disk_bytes(path)
+    data = _disk_bytes(path, shown)
     if data is None:
         return None
-    if len(data) > MAX_EDIT_BYTES:
-        raise ToolError(f"{shown} is too large to edit ({len(data):,} bytes; the limit is {MAX_EDIT_BYTES:,}).")
     if b"\0" in data[:8192]:
         raise ToolError(f"{shown} looks like a binary file; only text files can be edited.")
     try:
@@ -271,10 +263,34 @@ def write_to_disk(path: Path, text: str, shown: str) -> None:
     try:
         data = text.encode("utf-8")
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("wb") as f:  # in place: keeps the file's permissions, owner and hard links
-            f.write(data)
     except OSError as exc:
         raise ToolError(f"Cannot write {shown}: {exc.strerror or exc}") from None
+    write_regular(path, data, shown)  # in place: keeps the file's permissions, owner and hard links
+
+
+def _check_unchanged(plan: EditPlan, buffers: EditorBuffers) -> None:
+    if current_text(plan.path, plan.shown, buffers) != plan.before:
+        raise ToolError(
+            f"{plan.shown} changed after this edit was prepared, so it was not applied. Read the file again and "
+            "redo the edit."
+        )
+
+
+def _write_plan(plan: EditPlan, buffers: EditorBuffers) -> None:
+    _check_unchanged(plan, buffers)
+    write_to_disk(plan.path, plan.after, plan.shown)
+    buffers.forget(plan.path)
+
+
+def _prepare_editor_edit(plan: EditPlan, buffers: EditorBuffers) -> bytes | None:
+    _check_unchanged(plan, buffers)
+    disk_before = _disk_bytes(plan.path, plan.shown)
+    if plan.before is None:
+        try:
+            plan.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ToolError(f"Cannot create the folder for {plan.shown}: {exc.strerror or exc}") from None
+    return disk_before
 
 
 async def apply_edit_plan(plan: EditPlan, buffers: EditorBuffers, apply_edit: ApplyEdit | None) -> str:
@@ -282,23 +298,14 @@ async def apply_edit_plan(plan: EditPlan, buffers: EditorBuffers, apply_edit: Ap
 
     Refuses (ToolError) when the file no longer holds the text the edit was planned from.
     """
-    if current_text(plan.path, plan.shown, buffers) != plan.before:
-        raise ToolError(
-            f"{plan.shown} changed after this edit was prepared, so it was not applied. Read the file again and "
-            "redo the edit."
-        )
     counts = f"+{plan.added} −{plan.removed}"
     done = f"Created {plan.shown} ({counts})" if plan.before is None else f"Edited {plan.shown} ({counts})"
     if apply_edit is None:
-        write_to_disk(plan.path, plan.after, plan.shown)
-        buffers.forget(plan.path)
+        await off_loop(lambda: _write_plan(plan, buffers), seconds=PLAN_SECONDS, what=f"Writing {plan.shown}")
         return done
-    disk_before = _disk_bytes(plan.path)
-    if plan.before is None:
-        try:
-            plan.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ToolError(f"Cannot create the folder for {plan.shown}: {exc.strerror or exc}") from None
+    disk_before = await off_loop(
+        lambda: _prepare_editor_edit(plan, buffers), seconds=PLAN_SECONDS, what=f"Reading {plan.shown}"
+    )
 
     def record(request: asyncio.Future[tuple[bool, str | None]]) -> None:
         if not request.cancelled() and request.exception() is None and request.result()[0]:

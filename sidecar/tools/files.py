@@ -6,12 +6,14 @@ import io
 import os
 import re
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 from sidecar.tools.gitignore import Ignorer, expand_braces, glob_regex
 from sidecar.tools.paths import ToolError, Workspace
+from sidecar.tools.safe_io import open_regular, read_regular
 
 __all__ = [
     "MAX_GLOB_RESULTS",
@@ -28,6 +30,13 @@ __all__ = [
 
 MAX_READ_LINES = 2_000
 MAX_READ_BYTES = 256 * 1024
+#: A line longer than this many characters is cut and marked with TRUNCATED_MARK (as the reference does).
+MAX_LINE_CHARS = 2_000
+TRUNCATED_MARK = "... [truncated]"
+LINE_KEEP_BYTES = MAX_LINE_CHARS * 4 + 4  # enough bytes for MAX_LINE_CHARS + 1 characters of UTF-8
+CHUNK_BYTES = 1024 * 1024
+#: How long read_file may spend counting the lines after the part it shows (the total is then "at least").
+COUNT_SECONDS = 10.0
 MAX_LIST_ENTRIES = 1_000
 MAX_GLOB_RESULTS = 1_000
 MAX_GLOB_ALTERNATIVES = 256
@@ -74,74 +83,102 @@ def _skipped_dir(path: str, name: str) -> bool:
 def _open_text(path: Path, shown: str, text: str | None) -> BinaryIO:
     if text is not None:
         return io.BytesIO(text.encode("utf-8", "surrogatepass"))
-    if not path.exists():
-        raise ToolError(f"File not found: {shown}")
-    if path.is_dir():
-        raise ToolError(f"{shown} is a directory; use list_directory to see its entries.")
-    if not path.is_file():
-        raise ToolError(f"{shown} is not a regular file.")
     try:
-        return path.open("rb")
-    except OSError as exc:
-        raise ToolError(f"Cannot read {shown}: {exc.strerror or exc}") from None
+        fd = open_regular(path, shown)
+    except FileNotFoundError:
+        raise ToolError(f"File not found: {shown}") from None
+    except ToolError as exc:
+        if str(exc).endswith("is a directory."):
+            raise ToolError(f"{shown} is a directory; use list_directory to see its entries.") from None
+        raise
+    return os.fdopen(fd, "rb")
 
 
-def _count_rest(f: BinaryIO) -> int:
-    """Lines left in `f` from its current position, counted in chunks."""
+def _lines(f: BinaryIO) -> Iterator[tuple[bytes, bool]]:
+    """(line, cut) for each line of `f`, never holding more than LINE_KEEP_BYTES of one line in memory: a longer
+    line gives its first LINE_KEEP_BYTES bytes (with its newline) and cut=True, and the rest is skipped."""
+    while line := f.readline(LINE_KEEP_BYTES):
+        if len(line) < LINE_KEEP_BYTES or line.endswith(b"\n"):
+            yield line, False
+            continue
+        while (rest := f.readline(CHUNK_BYTES)) and not rest.endswith(b"\n"):
+            pass
+        yield line + b"\n", True
+
+
+def _cut_line(line: bytes, cut: bool) -> tuple[str, bool]:
+    """A line's text, shortened to MAX_LINE_CHARS characters + TRUNCATED_MARK when longer."""
+    text = line.decode("utf-8", "replace")
+    end = text[-2:] if text.endswith("\r\n") else text[-1:] if text.endswith(("\n", "\r")) else ""
+    body = text[: len(text) - len(end)]
+    if cut or len(body) > MAX_LINE_CHARS:
+        return body[:MAX_LINE_CHARS] + TRUNCATED_MARK + (end or "\n"), True
+    return text, False
+
+
+def _count_rest(f: BinaryIO, until: float) -> tuple[int, bool]:
+    """Lines left in `f` from its current position, counted in chunks; (count, complete) — counting stops at
+    the monotonic time `until`."""
     count, last = 0, b"\n"
-    while chunk := f.read(1024 * 1024):
+    while chunk := f.read(CHUNK_BYTES):
         count += chunk.count(b"\n")
         last = chunk[-1:]
-    return count + (last != b"\n")
+        if time.monotonic() > until:
+            return count, False
+    return count + (last != b"\n"), True
 
 
 def read_file(path: Path, shown: str, start: int | None, end: int | None, text: str | None = None) -> Outcome:
-    """Lines start..end (1-based, inclusive) of a text file, at most MAX_READ_LINES lines / MAX_READ_BYTES bytes.
+    """Lines start..end (1-based, inclusive) of a text file, at most MAX_READ_LINES lines / MAX_READ_BYTES bytes;
+    a line over MAX_LINE_CHARS characters is cut. Memory stays bounded whatever the file's size or line length.
 
     `text` is the editor's unsaved text of the file, used instead of the disk when given.
     """
     first = start or 1
-    lines: list[bytes] = []
+    lines: list[str] = []
     size = number = 0
-    cut = long_line = False
+    valid = True
+    cut = long_lines = False
     with _open_text(path, shown, text) as f:
         if _is_binary(f.read(SNIFF_BYTES)):
             raise ToolError(f"{shown} looks like a binary file; read_file shows text files only.")
         f.seek(0)
-        for number, line in enumerate(f, 1):
+        for number, (line, too_long) in enumerate(_lines(f), 1):
             if number < first:
                 continue
             if end is not None and number > end:
                 break
-            if len(lines) >= MAX_READ_LINES or size + len(line) > MAX_READ_BYTES:
-                if not lines:  # one line longer than the byte cap: show its start
-                    lines.append(line[:MAX_READ_BYTES])
-                    long_line = True
+            shown_line, shortened = _cut_line(line, too_long)
+            line_size = len(shown_line.encode("utf-8", "replace"))
+            if len(lines) >= MAX_READ_LINES or size + line_size > MAX_READ_BYTES:
                 cut = True
                 break
-            lines.append(line)
-            size += len(line)
-        total = number + _count_rest(f)
+            valid = valid and (too_long or _is_utf8(line))
+            long_lines = long_lines or shortened
+            lines.append(shown_line)
+            size += line_size
+        rest, complete = _count_rest(f, time.monotonic() + COUNT_SECONDS)
+        total = number + rest
     if total == 0:
         if start not in (None, 1):
             raise ToolError(f"start_line {start} is past the end of {shown}, which is empty.")
         return Outcome("[empty file]", f"Read {shown} (empty)")
-    if first > total:
+    of_total = f"{total}" if complete else f"at least {total}"
+    if first > total and complete:
         raise ToolError(f"start_line {first} is past the end of {shown}, which has {total} lines.")
-    data = b"".join(lines)
-    body = data.decode("utf-8", "replace")
+    body = "".join(lines)
     last = first + len(lines) - 1
     notes: list[str] = []
-    if long_line:
-        notes.append(f"[truncated: line {first} is longer than {MAX_READ_BYTES:,} bytes; showing its start only]")
-    elif cut:
-        notes.append(f"[truncated: showing lines {first}–{last} of {total}; use start_line/end_line]")
-    elif start is not None or end is not None:
-        notes.append(f"[showing lines {first}–{last} of {total}]")
-    if not long_line and not _is_utf8(data):
+    if cut:
+        notes.append(f"[truncated: showing lines {first}–{last} of {of_total}; use start_line/end_line]")
+    elif start is not None or end is not None or not complete:
+        notes.append(f"[showing lines {first}–{last} of {of_total}]")
+    if long_lines:
+        notes.append(f"[lines longer than {MAX_LINE_CHARS:,} characters are cut, marked '{TRUNCATED_MARK}']")
+    if not valid:
         notes.append("[not valid UTF-8: undecodable bytes are shown as U+FFFD]")
     header = "\n".join(notes) + "\n" if notes else ""
-    summary = f"Read {shown} (lines {first}–{last} of {total})" if notes else f"Read {shown} ({total} lines)"
+    summary = f"Read {shown} (lines {first}–{last} of {of_total})" if notes else f"Read {shown} ({total} lines)"
     return Outcome(header + body, summary)
 
 
@@ -292,15 +329,14 @@ def list_directory(workspace: Workspace, path: Path, include_ignored: bool) -> O
 
 
 def _file_text(path: str, overrides: Mapping[str, str]) -> str | None:
-    """The text to search, or None for a binary, unreadable or too large file."""
+    """The text to search, or None for a binary, unreadable, too large or not regular file."""
     if path in overrides:
         return overrides[path]
     try:
-        with open(path, "rb") as f:
-            if os.fstat(f.fileno()).st_size > MAX_SEARCH_FILE_BYTES:
-                return None
-            data = f.read()
-    except OSError:
+        data = read_regular(Path(path), path, MAX_SEARCH_FILE_BYTES)
+    except (OSError, ToolError):
+        return None
+    if data is None:
         return None
     return None if _is_binary(data[:SNIFF_BYTES]) else data.decode("utf-8", "replace")
 

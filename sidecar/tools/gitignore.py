@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from sidecar.tools.paths import ToolError
+from sidecar.tools.safe_io import open_regular
+
 __all__ = ["IgnoreRules", "Ignorer", "expand_braces", "glob_regex", "parse_gitignore"]
 
 
@@ -159,11 +162,17 @@ class IgnoreRules:
         return None
 
 
+MAX_IGNORE_FILE_BYTES = 1024 * 1024
+
+
 def _read_rules(path: Path, base: Path) -> IgnoreRules | None:
+    """The rules of one ignore file: a FIFO, device or unreadable file has none; at most 1 MB of it is read."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        fd = open_regular(path, str(path), follow=True)
+    except (OSError, ToolError):
         return None
+    with os.fdopen(fd, "rb") as handle:
+        text = handle.read(MAX_IGNORE_FILE_BYTES).decode("utf-8", errors="replace")
     rules = parse_gitignore(text)
     return IgnoreRules(str(base), tuple(rules)) if rules else None
 

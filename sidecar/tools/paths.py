@@ -66,6 +66,11 @@ class Workspace:
             )
         return Path(real)
 
+    def written(self, raw: str) -> str:
+        """`raw` as an absolute path with `..` applied but symlinks not followed (call after `resolve`)."""
+        given = self._given()
+        return os.path.normpath(os.path.join(given[0], raw)) if given else os.path.normpath(raw)
+
     def contains(self, real_path: str | Path) -> bool:
         """Whether an already real path lies inside a workspace folder."""
         real = os.fspath(real_path)

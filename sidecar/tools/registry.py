@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import logging
 import os
@@ -16,7 +15,7 @@ from typing import Any, Literal
 
 from sidecar.core.compaction import format_truncated_tool_output
 from sidecar.core.jsonlen import utf16_len
-from sidecar.tools import files
+from sidecar.tools import files, protected, safe_io
 from sidecar.tools.declarations import DECLARATIONS, DEFAULT_SHELL_TIMEOUT, SHELL_TOOL, check_args
 from sidecar.tools.edits import (
     ApplyEdit,
@@ -30,7 +29,7 @@ from sidecar.tools.edits import (
 from sidecar.tools.paths import ToolError, Workspace
 from sidecar.tools.shell import run_shell
 
-__all__ = ["Kind", "ToolPlan", "ToolRegistry", "ToolResult", "needs_confirmation"]
+__all__ = ["Kind", "ToolPlan", "ToolRegistry", "ToolResult", "allow_always_key", "needs_confirmation"]
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +60,8 @@ class ToolPlan:
     edit: dict[str, Any] | None = None  # edits: the LSP WorkspaceEdit for workspace/applyEdit
     allow_key: str | None = None  # what an "always allow" answer adds to always_allowed
     payload: Any = field(default=None, repr=False, compare=False)
+    #: Why this call asks in every mode but yolo, whatever was allowed always (a protected path, a hard link).
+    ask_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -75,20 +76,30 @@ class ToolResult:
 
 def needs_confirmation(plan: ToolPlan, approval_mode: str, always_allowed: AbstractSet[str]) -> bool:
     """default: edits and shell ask; autoEdit: shell asks; yolo: nothing asks. Reads and refused plans never ask.
+    A plan with an `ask_reason` (a protected path, a file with several hard links) asks in every mode but yolo,
+    and "allow always" never covers it.
 
     An unknown mode counts as default. `always_allowed` holds tool names (allow every call of the tool) and
     allow keys (ToolPlan.allow_key: the tool name for edits, "run_shell_command:<exact command>" for shell).
     """
     if plan.error is not None or plan.kind == "read" or approval_mode == "yolo":
         return False
+    if plan.ask_reason is not None:
+        return True
     if plan.kind == "edit" and approval_mode == "autoEdit":
         return False
     return plan.name not in always_allowed and plan.allow_key not in always_allowed
 
 
-def _one_line(text: str, limit: int = 200) -> str:
+def allow_always_key(plan: ToolPlan) -> str | None:
+    """What an "allow always" answer to this plan's question adds to always_allowed; None: nothing (it counts
+    as "allow" once), for a plan with an ask_reason."""
+    return None if plan.ask_reason is not None else plan.allow_key or plan.name
+
+
+def _one_line(text: str, limit: int | None = 200) -> str:
     flat = " ⏎ ".join(part.strip() for part in text.strip().splitlines() if part.strip())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return flat if limit is None or len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -151,6 +162,16 @@ class ToolRegistry:
             return ToolPlan(name, clean, kind, f"{name} failed", error=f"{name} failed unexpectedly: {exc!r}")
         return plan
 
+    async def plan_async(self, name: str, args: Any, *, trusted: bool) -> ToolPlan:
+        """`plan` off the event loop (it reads files), with a deadline; never raises."""
+        try:
+            return await safe_io.off_loop(
+                lambda: self.plan(name, args, trusted=trusted), seconds=safe_io.PLAN_SECONDS, what=f"Planning {name}"
+            )
+        except ToolError as exc:
+            raw = dict(args) if isinstance(args, dict) else {}
+            return ToolPlan(name, raw, KINDS.get(name, "read"), f"{name} failed", error=str(exc))
+
     def _search_roots(self, directory: str | None) -> _Search:
         if directory is not None:
             root = self.workspace.resolve(directory, what="directory")
@@ -193,7 +214,23 @@ class ToolRegistry:
         return ToolPlan("search_text", args, "read", f"Search /{args['pattern']}/ in {search.where}", payload=search)
 
     def _edit_plan(self, name: str, args: dict[str, Any], edit: EditPlan) -> ToolPlan:
-        return ToolPlan(name, args, "edit", edit.description, edit.diff, None, edit.edit, name, edit)
+        why = self.edit_ask_reason(args["path"], edit.path)
+        description = edit.description if why is None else f"{edit.description}. Asks every time: {why}."
+        return ToolPlan(name, args, "edit", description, edit.diff, None, edit.edit, name, edit, ask_reason=why)
+
+    def edit_ask_reason(self, raw: str, path: Path) -> str | None:
+        """Why an edit of `path` (written `raw`) asks in every mode but yolo: a protected path, or a file with
+        more than one hard link (its other names may be outside the workspace). None: the usual rules apply."""
+        why = protected.why_protected([self.workspace.written(raw), path], self.workspace.roots())
+        if why is not None:
+            return why
+        links = safe_io.link_count(path)
+        if links > 1:
+            return (
+                f"this file has {links} hard links: the edit also changes it under its other names, which may be "
+                "outside the workspace"
+            )
+        return None
 
     def _plan_write_file(self, args: dict[str, Any]) -> ToolPlan:
         path = self.workspace.resolve(args["path"])
@@ -216,7 +253,7 @@ class ToolRegistry:
             raise ToolError(f"{self.workspace.display(cwd)} is not an existing directory.")
         timeout = args.get("timeout_seconds", DEFAULT_SHELL_TIMEOUT)
         shown = self.workspace.display(cwd)
-        description = f"Run `{_one_line(command)}` in {shown}"
+        description = f"Run `{_one_line(command, None)}` in {shown}"  # the whole command: the user approves it
         key = f"{SHELL_TOOL}:{command.strip()}"
         return ToolPlan(SHELL_TOOL, args, "shell", description, allow_key=key, payload=(command, cwd, shown, timeout))
 
@@ -248,8 +285,7 @@ class ToolRegistry:
         job: Callable[[], files.Outcome]
         if plan.name == "read_file":
             path, shown, start, end = plan.payload
-            text = self.buffers.text(path)
-            job = lambda: files.read_file(path, shown, start, end, text)  # noqa: E731
+            job = lambda: files.read_file(path, shown, start, end, self.buffers.text(path))  # noqa: E731
         elif plan.name == "list_directory":
             path, ignored = plan.payload
             job = lambda: files.list_directory(self.workspace, path, ignored)  # noqa: E731
@@ -261,11 +297,7 @@ class ToolRegistry:
             include = files.compile_glob(plan.args["include"]) if plan.args.get("include") is not None else None
             roots, unsaved = plan.payload.roots, self.buffers.unsaved()
             job = lambda: files.search_text(self.workspace, roots, regex, include, stop, unsaved)  # noqa: E731
-        try:
-            outcome = await asyncio.to_thread(job)
-        except asyncio.CancelledError:
-            stop.set()
-            raise
+        outcome = await safe_io.off_loop(job, seconds=safe_io.RUN_SECONDS, what=plan.description, stop=stop)
         return ToolResult(True, {"output": outcome.output}, outcome.summary)
 
     async def _run_edit(self, plan: ToolPlan, apply_edit: ApplyEdit | None) -> ToolResult:
@@ -279,7 +311,8 @@ class ToolRegistry:
         command, cwd, shown, timeout = plan.payload
         if self.workspace.resolve(str(cwd), what="directory") != cwd:
             raise ToolError(f"{shown} now resolves to another directory; the command was not run.")
-        unsaved = sorted(self.workspace.display(Path(p)) for p in self.buffers.unsaved())
+        buffers = await safe_io.off_loop(self.buffers.unsaved, seconds=safe_io.PLAN_SECONDS, what="Reading buffers")
+        unsaved = sorted(self.workspace.display(Path(p)) for p in buffers)
         run = await run_shell(command, cwd, timeout)
         body = run.output or "(no output)"
         threshold = max(0, self._output_threshold())

@@ -158,7 +158,8 @@ async def test_a_hostile_workspace_cannot_redirect_the_key_or_run_hooks_until_tr
             await side.request("sidecar/newSession", {})
         assert attacker.requests() == [], "nothing (and no key) went to the workspace's baseUrl"
 
-        trust(side, True)  # the user trusts the workspace: its hooks may run now, but never its baseUrl
+        trust(side, True)  # the user trusts the workspace: its hooks may run now (once approved), never its baseUrl
+        side.client.on("sidecar/confirmToolCall", lambda _params: {"decision": "allow"})
         for i in range(4):
             await side.say(f"trusted {i}: lib/unit_{i}.py " + "context " * 60)
         await side.request("sidecar/compress", {})

@@ -31,6 +31,7 @@ T.run('test_health', function()
     T.contains(text, 'Server version: ' .. version .. ' (running', 'server version from serverInfo')
     T.contains(text, 'API key: set (from settings.apiKey)', 'key presence')
     T.contains(text, 'Backend: Gemini API at ' .. T.env('SIDECAR_TEST_BASEURL'), 'the backend named')
+    T.contains(text, "credentials: an API key (from sidecar.apiKey in the editor's settings)", "the doctor's checks")
     T.ok(not text:find('SECRET', 1, true), 'the key is never shown')
     T.ok(not text:find('ERROR', 1, true), 'no errors')
   end)
@@ -47,5 +48,21 @@ T.run('test_health', function()
     vim.env.GEMINI_API_KEY = nil
     text = health_text()
     T.contains(text, 'API key: not set; requests to ' .. T.env('SIDECAR_TEST_BASEURL'), 'no key')
+  end)
+
+  T.step("the doctor's verdict on a Vertex AI setup that cannot work", function()
+    local cfg = sidecar.state.cfg
+    cfg.settings.backend = 'vertex'
+    cfg.cmd_env = vim.tbl_extend('force', cfg.cmd_env or {}, {
+      GOOGLE_APPLICATION_CREDENTIALS = vim.fn.tempname() .. '-missing-adc.json',
+      GCE_METADATA_HOST = '127.0.0.1:9',
+      GCE_METADATA_IP = '127.0.0.1:9',
+    })
+    local text = health_text()
+    T.log('%s', text)
+    T.contains(text, 'adc: Vertex AI needs Application Default Credentials', 'the ADC problem, in the server\'s words')
+    T.contains(text, 'gcloud auth application-default login', 'the next step')
+    T.ok(text:find('ERROR', 1, true) ~= nil, 'reported as an error')
+    cfg.settings.backend = nil
   end)
 end)

@@ -257,6 +257,13 @@ T.run('test_unit', function()
     T.eq(seen.label, 'Allow always', 'item label')
   end)
 
+  T.step('tool confirmation: the whole command is shown, never cut', function()
+    local confirm = require('sidecar.confirm')
+    local command = "echo '" .. string.rep('harmless ', 60) .. "'; touch PAYLOAD"
+    local prompt = confirm.prompt({ toolName = 'run_shell_command', description = 'Run `' .. command .. '` in .' })
+    T.contains(prompt, command, 'the full command, payload included')
+  end)
+
   T.step('tool confirmation: an asynchronous vim.ui.select, dismissed = deny', function()
     local confirm = require('sidecar.confirm')
     local orig = vim.ui.select

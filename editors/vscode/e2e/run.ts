@@ -82,7 +82,7 @@ async function probeServer(python: string, fake: FakeGemini, home: string): Prom
   client.connection.onNotification(Method.toolCall, () => { sawTool = true; });
   client.connection.onRequest(Method.confirmToolCall, () => { sawTool = true; return { decision: 'deny' }; });
   await fake.script([toolCall(ws)]);
-  await client.api.sendMessage('probe: write the notes file').catch(() => undefined);
+  await client.api.sendMessage({ text: 'probe: write the notes file' }).catch(() => undefined);
   if (sawTool) have.add('tools');
   fs.rmSync(ws, { recursive: true, force: true });
   await client.stop();
@@ -453,6 +453,29 @@ async function main(): Promise<void> {
       await w.runCommand('View: Close Editor');
       return `${title}; snapshot found (${found}); one tab`;
     }, { needs: ['transcript'] });
+    await step('Sidecar: Run Doctor (Online) runs `sidecar doctor` with this window\'s settings and key: one countTokens, 200 OK (issue 33)', async () => {
+      await w.runCommand('Sidecar: Run Doctor (Online)');
+      const line = page.locator('.editor-instance .view-line', { hasText: '# Sidecar doctor (online)' }).first();
+      await line.waitFor({ timeout: 60_000 });
+      await w.shot('4b-doctor');
+      const find = async (needle: string) => {
+        await page.locator('.editor-instance .view-lines').first().click();
+        await page.keyboard.press('Control+F');
+        await page.keyboard.press('Control+A');
+        await page.keyboard.type(needle);
+        const count = page.locator('.find-widget .matchesCount').first();
+        const found = await waitFor(`the find widget's count for ${needle}`, async () => { const t = (await count.innerText()).trim(); return /\d+ of \d+/.test(t) ? t : (/No results/.test(t) ? `none: ${t}` : undefined); }, 10_000);
+        await page.keyboard.press('Escape');
+        if (found.startsWith('none')) throw new Error(`the doctor's report lacks “${needle}”`);
+      };
+      await find('All good.');
+      await find('HTTP 200 OK');
+      await find('sidecar.apiKey in the editor');
+      await find(`Gemini API at ${fake!.url}`);
+      if (await page.locator('.editor-instance .view-line', { hasText: API_KEY }).count()) throw new Error('the report shows the key');
+      await w.runCommand('View: Close Editor');
+      return 'All good; countTokens 200 OK with the key from the secret storage';
+    });
     await step('Sidecar: Undo Last Compaction restores the history; the percentage rises', async () => {
       const low = (await w.usage())!.percent;
       await w.runCommand('Sidecar: Undo Last Compaction');
@@ -506,9 +529,17 @@ async function main(): Promise<void> {
       if (!JSON.stringify(reqs[reqs.length - 1].body.systemInstruction ?? '').includes('Hello! Please look at my selection')) {
         throw new Error('the pinned fact did not reach the model');
       }
+      // issue 25.5: Show Pinned Facts shows each pin once (the start of the text, then the rest), never twice
+      await w.runCommand('Sidecar: Show Pinned Facts');
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Hello! Please look at my selection' }).first();
+      await row.waitFor({ timeout: 15_000 });
+      const rowText = await row.innerText();
+      const times = rowText.split('Hello! Please look at my selection').length - 1;
+      await page.keyboard.press('Escape');
+      if (times !== 1) throw new Error(`Show Pinned Facts shows the pin ${times} times: ${rowText.slice(0, 200)}`);
       await chat.locator('#pins .pin button', { hasText: 'Remove' }).first().click();
       await chat.locator('#pins').waitFor({ state: 'hidden', timeout: 15_000 });
-      return 'pinned from the chat view, sent in the system instruction, removed';
+      return 'pinned from the chat view, sent in the system instruction, listed once, removed';
     }, { needs: ['pins'] });
     await step('Rewind to here takes a message back into the input box; Fork from here starts a branch', async () => {
       const chat = await w.chat();
@@ -518,13 +549,19 @@ async function main(): Promise<void> {
       await target.locator('button[data-action="rewind"]').click();
       await waitFor('the text back in the input box', async () => (await chat.locator('#input').inputValue()) === 'REWIND-ME: a message to take back', 15_000);
       await chat.locator('.msg.user.rewound', { hasText: 'REWIND-ME' }).first().waitFor({ timeout: 15_000 });
+      // issue 25.4: the note names the message by its words, never by an internal id such as m10
+      const note = await chat.locator('.note', { hasText: 'Rewound to before your message' }).last().innerText();
+      if (!note.includes('“REWIND-ME: a message to take back”') || /\bm\d+\b/.test(note)) throw new Error(`the rewind note: ${note}`);
       await chat.locator('#input').fill('');
       const first = chat.locator('.msg.user', { hasText: 'Anything pinned?' }).first();
       await first.hover();
       await first.locator('button[data-action="fork"]').click();
       await chat.locator('.note', { hasText: 'Forked into a new session' }).first().waitFor({ timeout: 15_000 });
       if (await chat.locator('.msg.user', { hasText: 'Anything pinned?' }).count()) throw new Error('the fork kept the message it was cut before');
-      return 'rewound (input box refilled, message struck through); forked before “Anything pinned?”';
+      // issue 25.8: like Rewind, Fork from here puts the message it was cut before into the input box
+      await waitFor('the forked message in the input box', async () => (await chat.locator('#input').inputValue()) === 'Anything pinned?', 15_000);
+      await chat.locator('#input').fill('');
+      return 'rewound (input box refilled, message struck through, named by its words); forked before “Anything pinned?” (back in the input box)';
     }, { needs: ['branches'] });
     await step('the Resume quick pick renames a session with its Rename button', async () => {
       await w.runCommand('Sidecar: Resume Session');
@@ -603,6 +640,23 @@ async function main(): Promise<void> {
       if (!requestText(reqs[reqs.length - 1]).includes('Are you back?')) throw new Error('the restarted sidecar did not continue the session');
       return 'the next request continues the conversation';
     }, { needs: ['resume'] });
+    await step('Sidecar: Restart Server resumes the session the chat view shows (issue 25.1)', async () => {
+      const pids = sidecarPids(python, dirs.home);
+      await w.runCommand('Sidecar: Restart Server');
+      const chat = await w.chat();
+      await chat.locator('.note', { hasText: 'The sidecar restarted; the session was resumed.' }).first().waitFor({ timeout: 30_000 });
+      const after = await waitFor('a new sidecar process', async () => { const p = sidecarPids(python, dirs.home); return p.length === 1 && !pids.includes(p[0]) ? p : undefined; });
+      await waitFor('the usage item back', () => w.usage());
+      await fake!.reset();
+      await w.send('What did I ask before the restart?');
+      const reqs = (await fake!.requests()).filter((r) => (r.kind === 'stream' || r.kind === 'generate') && !r.summary);
+      if (!requestText(reqs[reqs.length - 1]).includes('Do you remember what we discussed?')) throw new Error('after Restart Server the model no longer sees the conversation on screen');
+      return `pid ${pids[0]} → ${after[0]}; the next request continues the conversation`;
+    }, { needs: ['resume'] });
+    await step('a serverCommand in User settings, which this remote window ignores, is written (issue 25.3)', async () => {
+      const file = path.join(dirs.ud, 'User', 'settings.json');
+      fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), 'sidecar.serverCommand': [python, '-m', 'sidecar', '--log-level', 'DEBUG'] }, null, 2));
+    });
     await step('a settings change reaches the sidecar: threshold 5% turns the item to the warning colour', async () => {
       for (const scope of ['User', 'Machine']) {
         const file = path.join(dirs.ud, scope, 'settings.json');
@@ -611,6 +665,12 @@ async function main(): Promise<void> {
       const item = page.locator('.statusbar-item[aria-label^="Sidecar: "]').first();
       await waitFor('the warning colour', async () => /warning-kind/.test((await item.getAttribute('class')) ?? ''), 30_000);
       return `class “${await item.getAttribute('class')}”`;
+    });
+    await step('… and it offered no restart: the command in effect did not change (issue 25.3)', async () => {
+      // the threshold's effect (the step before) came after the User change's handler ran: a prompt would show by now
+      const offers = await page.locator('.notifications-toasts .notification-toast', { hasText: 'server command changed' }).count();
+      if (offers) throw new Error('a User-scope serverCommand that does not apply in a remote window offered a restart');
+      return 'no restart offered';
     });
     await step('final screenshot', async () => path.relative(REPO, await w.shot('sidecar-vscode')));
     await step('a server command that cannot start gives a clear error with “Show log”', async () => {
@@ -631,6 +691,13 @@ async function main(): Promise<void> {
       await page.locator('.part.panel .view-line', { hasText: 'could not start' }).first().waitFor({ timeout: 15_000 });
       const item = page.locator('.statusbar-item', { hasText: 'Sidecar' }).filter({ has: page.locator('.codicon-error') }).first();
       await item.waitFor({ timeout: 5_000 });
+      // issue 25.8: the chat footer shows the whole reason the server is down, not cut off
+      await w.runCommand('Sidecar: Open Chat');
+      const chat = await w.chat();
+      const footer = chat.locator('#status');
+      await waitFor('the reason in the chat footer', async () => /No module named no_such_sidecar_module/.test(await footer.innerText()), 15_000);
+      const clipped = await footer.evaluate((el) => el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1);
+      if (clipped) throw new Error(`the chat footer cuts off the reason: ${await footer.innerText()}`);
       return message.slice(0, 110);
     });
     await step('“Open Settings” on a start error opens the scope where serverCommand takes effect (defect 2)', async () => {
@@ -659,6 +726,10 @@ async function main(): Promise<void> {
       if (raw.length) throw new Error(`sidecar log records without a level mapping: ${raw.slice(0, 2).join(' | ')}`);
       if (/Stopping server failed/.test(text)) throw new Error('the log has a "Stopping server failed" trace');
       if (!/\[info\] [a-z_][\w.]*: /.test(text)) throw new Error('the sidecar\'s own INFO lines are not in the log');
+      // issue 25.6: a failed start logs its cause (the server's last words), not the transport's symptom or stack
+      const symptom = text.split('\n').filter((l) => /could not start.*(Pending response rejected|connection got disposed|Connection is closed)|couldn't create connection to server/.test(l));
+      if (symptom.length) throw new Error(`the log gives the transport symptom as the cause: ${symptom[0]}`);
+      if (!/could not start .*No module named no_such_sidecar_module/.test(text)) throw new Error('the log does not say why the start failed');
       return `${logs.length} log file(s), ${text.split('\n').length} lines, none mislabelled`;
     });
 

@@ -1,6 +1,12 @@
 // @ts-check
 // The chat view's script. It renders what the extension sends (reset / upsert / busy / status) and posts the
 // user's actions back (send / stop / decide / command). It builds DOM nodes only — never innerHTML with text.
+// Type-checked (tsconfig.webview.json) against the message types the extension uses, src/webviewMessages.ts.
+/** @typedef {import('../src/webviewMessages').ChatItem} ChatItem */
+/** @typedef {import('../src/webviewMessages').ToWebview} ToWebview */
+/** @typedef {import('../src/webviewMessages').MessageAction} MessageAction */
+/** @typedef {import('../src/protocol').PinnedFact} PinnedFact */
+/** @typedef {import('../src/protocol').ToolDecision} ToolDecision */
 (function () {
   // eslint-disable-next-line no-undef
   const vscode = acquireVsCodeApi();
@@ -23,22 +29,23 @@
     return e;
   }
 
-  /** Inline markdown: `code`, **bold**, *em*. */
+  /** Inline markdown: `code`, **bold**, *em*. @param {HTMLElement} parent @param {string} text */
   function inline(parent, text) {
     const re = /(`[^`\n]+`|\*\*[^*\n]+\*\*|\*[^*\n]+\*)/g;
     let last = 0;
     for (const m of text.matchAll(re)) {
-      if (m.index > last) parent.appendChild(document.createTextNode(text.slice(last, m.index)));
+      const index = m.index ?? 0;
+      if (index > last) parent.appendChild(document.createTextNode(text.slice(last, index)));
       const t = m[0];
       if (t.startsWith('`')) parent.appendChild(el('code', undefined, t.slice(1, -1)));
       else if (t.startsWith('**')) parent.appendChild(el('strong', undefined, t.slice(2, -2)));
       else parent.appendChild(el('em', undefined, t.slice(1, -1)));
-      last = m.index + t.length;
+      last = index + t.length;
     }
     if (last < text.length) parent.appendChild(document.createTextNode(text.slice(last)));
   }
 
-  /** A small, safe Markdown subset: fenced code, headings, lists, paragraphs. */
+  /** A small, safe Markdown subset: fenced code, headings, lists, paragraphs. @param {string} text */
   function markdown(text) {
     const root = el('div', 'md');
     const parts = text.split(/^```[^\n]*\n?/m);
@@ -69,9 +76,12 @@
     return root;
   }
 
+  /** @type {Record<string, string>} */
   const STATUS_LABEL = { pending: 'waiting', running: 'running', done: 'done', error: 'failed', denied: 'denied', cancelled: 'cancelled' };
+  /** @type {Record<ToolDecision, string>} */
   const DECISION_LABEL = { allow: 'Allowed', allowAlways: 'Allowed always', deny: 'Denied' };
 
+  /** @param {ChatItem} item @returns {HTMLElement} */
   function render(item) {
     switch (item.kind) {
       case 'user': {
@@ -109,7 +119,9 @@
         }
         if (item.confirm && !item.confirm.decision) {
           const row = el('div', 'actions');
-          for (const [decision, label, cls] of [['allow', 'Allow', ''], ['allowAlways', 'Allow always', 'secondary'], ['deny', 'Deny', 'secondary']]) {
+          /** @type {Array<[ToolDecision, string, string]>} */
+          const choices = [['allow', 'Allow', ''], ['allowAlways', 'Allow always', 'secondary'], ['deny', 'Deny', 'secondary']];
+          for (const [decision, label, cls] of choices) {
             const b = /** @type {HTMLButtonElement} */ (el('button', cls, label));
             b.type = 'button';
             b.dataset.decision = decision;
@@ -136,7 +148,10 @@
     }
   }
 
-  /** The small buttons under a message: each posts {type: 'action'} for the extension to run. */
+  /**
+   * The small buttons under a message: each posts {type: 'action'} for the extension to run.
+   * @param {ChatItem} item @param {Array<[MessageAction, string]>} list
+   */
   function actions(item, list) {
     const row = el('div', 'msg-actions');
     for (const [action, label] of list) {
@@ -150,6 +165,7 @@
     return row;
   }
 
+  /** @param {PinnedFact[]} list */
   function renderPins(list) {
     pins.replaceChildren();
     pins.hidden = list.length === 0;
@@ -178,6 +194,7 @@
   window.addEventListener('wheel', (e) => { if (e.deltaY < 0) follow = false; }, { passive: true });
   window.addEventListener('keydown', (e) => { if (e.key === 'PageUp' || e.key === 'Home') follow = false; });
 
+  /** @param {ChatItem} item */
   function upsert(item) {
     const stick = follow || nearBottom();
     const node = render(item);
@@ -189,6 +206,7 @@
     if (stick) window.scrollTo(0, document.documentElement.scrollHeight);
   }
 
+  /** @param {boolean} b */
   function setBusy(b) {
     busy = b;
     stop.hidden = !b;
@@ -196,7 +214,7 @@
     document.body.classList.toggle('busy', b);
   }
 
-  window.addEventListener('message', (event) => {
+  window.addEventListener('message', (/** @type {MessageEvent<ToWebview>} */ event) => {
     const msg = event.data;
     switch (msg.type) {
       case 'reset':
@@ -223,7 +241,9 @@
       case 'status':
         connected = msg.connected;
         status.textContent = msg.text;
-        status.className = 'status ' + msg.level;
+        status.title = msg.text;
+        // connected: one line (the usage); not running: the whole reason, wrapped, never cut off
+        status.className = 'status ' + msg.level + (msg.connected ? '' : ' down');
         setBusy(busy);
         break;
     }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The real-VS-Code end-to-end test: set up (cached), build the vsix, run e2e/run.ts.
-# Usage: scripts/run-e2e.sh   Env: VSIX=<prebuilt .vsix> to skip packaging, VSCODE_E2E_CACHE, SIDECAR_PYTHON.
+# Usage: scripts/run-e2e.sh [release]   Env: VSIX=<prebuilt .vsix> to skip packaging, VSCODE_E2E_CACHE, SIDECAR_PYTHON.
+# `release`: e2e/release.ts instead of e2e/run.ts (make release-check: VSIX=dist/…vsix, a fresh profile, one turn).
 # Needs `npm ci` to have run in editors/vscode (the Makefile's test-vscode-e2e does that).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -19,4 +20,6 @@ else
   npm run --silent compile
 fi
 export VSIX
-exec node out/e2e/run.js
+SCRIPT=run
+[ "${1:-}" = release ] && SCRIPT=release
+exec node "out/e2e/$SCRIPT.js"

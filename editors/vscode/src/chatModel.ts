@@ -7,38 +7,10 @@ import {
   TranscriptToolCall,
 } from './protocol';
 import { compressionSucceeded, exact, statusLabel } from './status';
+import { ChatItem, ToWebview } from './webviewMessages';
 
-export type ChatItem =
-  | { kind: 'user'; id: string; text: string; messageId?: string; rewound?: boolean }
-  | { kind: 'model'; id: string; text: string; streaming: boolean; messageId?: string; rewound?: boolean }
-  | {
-      kind: 'tool'; id: string; callId: string; name: string; args: unknown; status: string; summary?: string;
-      confirm?: { description: string; diff?: string; decision?: ToolDecision };
-    }
-  | { kind: 'compaction'; id: string; text: string; ok: boolean; undone?: boolean }
-  | { kind: 'info' | 'error'; id: string; text: string };
+export { ChatItem, FromWebview, MessageAction, ToWebview } from './webviewMessages';
 
-/** Messages extension → webview. */
-export type ToWebview =
-  | { type: 'reset'; items: ChatItem[]; busy: boolean }
-  | { type: 'upsert'; item: ChatItem }
-  | { type: 'busy'; busy: boolean }
-  | { type: 'status'; text: string; level: string; connected: boolean }
-  | { type: 'pins'; pins: PinnedFact[] }
-  | { type: 'draft'; text: string };
-
-/** What the chat view offers on a message: fork or rewind at a user message, pin any message's text. */
-export type MessageAction = 'fork' | 'rewind' | 'pin';
-
-/** Messages webview → extension. */
-export type FromWebview =
-  | { type: 'ready' }
-  | { type: 'send'; text: string }
-  | { type: 'stop' }
-  | { type: 'decide'; callId: string; decision: ToolDecision }
-  | { type: 'command'; command: string }
-  | { type: 'action'; action: MessageAction; itemId: string }
-  | { type: 'unpin'; pinId: string };
 
 let counter = 0;
 const nextId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}`;

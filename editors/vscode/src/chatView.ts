@@ -109,7 +109,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     const cts = new vscode.CancellationTokenSource();
     this.turn = cts;
     try {
-      const result = await this.conn.api.sendMessage(text, cts.token);
+      const result = await this.conn.api.sendMessage({ text }, cts.token);
       this.model.finish(result.turnId, result.text);
     } catch (e) {
       const code = errorCode(e);

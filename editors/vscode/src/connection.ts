@@ -12,18 +12,24 @@ import {
 } from 'vscode-languageclient/node';
 import { SidecarApi, errorMessage } from './api';
 import { ProgressBridge } from './progress';
+import { protocolWarning } from './protocolVersion';
 import {
   CompressedParams, ConfirmToolCallParams, ConfirmToolCallResult, IdeContextParams, MessageDeltaParams, Method, RetryParams,
-  TokenUsage, ToolCallParams,
+  ServerNotifications, ServerRequests, TokenUsage, ToolCallParams,
 } from './protocol';
 import { RestartPolicy } from './restartPolicy';
 import { isNewerUsage } from './status';
-import { ServerCommand, displayCommand, resolveServerCommand } from './serverCommand';
+import { ServerCommand, displayCommand, resolveServerCommand, sameServerCommand } from './serverCommand';
 import { venvHasSidecar } from './serverInstall';
 import { ServerLogParser } from './serverLog';
 import { InstallError, PrivateServer } from './serverSetup';
 import { settingScope } from './settingScope';
 import { SettingsWire, buildSettings, redacted } from './settings';
+import { startFailureCause } from './wording';
+
+/** A server answered after a start: `target` is the session it was to resume (none on a first start), `resumed` the
+ * one it continues, `resumeError` why it could not; `crashed` when the process had died. */
+export interface ReadyEvent { crashed: boolean; target?: string; resumed?: string; resumeError?: string }
 
 export type ConnectionState = 'stopped' | 'starting' | 'installing' | 'running' | 'restarting' | 'failed';
 
@@ -34,7 +40,8 @@ class SidecarLanguageClient extends LanguageClient {
   /** set once the server answered `initialize`: stopping a client that never ran is not an error worth a trace */
   ran = false;
   override error(message: string, data?: unknown): void {
-    if (!this.ran && /^Stopping server failed/.test(message)) return;
+    // a client that never ran: SidecarConnection.start logs why in words (no transport stack trace)
+    if (!this.ran && /^Stopping server failed|couldn't create connection to server/.test(message)) return;
     super.error(message, data, false);
   }
 }
@@ -44,6 +51,8 @@ export class SidecarConnection implements vscode.Disposable {
   private client: SidecarLanguageClient | undefined;
   private process: ChildProcess | undefined;
   private stderrTail = '';
+  /** how the last server process ended ("code 1", "SIGKILL"), for a start that failed */
+  private lastExit: string | undefined;
   private command: ServerCommand | undefined;
   private wasRunning = false;
   private resumeAfterRestart: string | undefined;
@@ -72,9 +81,13 @@ export class SidecarConnection implements vscode.Disposable {
   readonly onToolCall = this._onToolCall.event;
   private readonly _onRetry = new vscode.EventEmitter<RetryParams>();
   readonly onRetry = this._onRetry.event;
-  /** fired after a (re)start once the server answers; `resumed` is the session a crashed server resumed */
-  private readonly _onReady = new vscode.EventEmitter<{ restarted: boolean; resumed?: string }>();
+  /** fired after a (re)start once the server answers, with the session it was to continue and how that went */
+  private readonly _onReady = new vscode.EventEmitter<ReadyEvent>();
   readonly onReady = this._onReady.event;
+  /** The session the chat view shows (default: the last one seen): every restart, for whatever reason, resumes it. */
+  shownSession: () => string | undefined = () => this.sessionId;
+  /** sidecar.serverCommand as it was in effect when the server was last started */
+  private startedServerCommand: unknown;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.output = vscode.window.createOutputChannel('Sidecar', { log: true });
@@ -138,7 +151,8 @@ export class SidecarConnection implements vscode.Disposable {
     this._onState.fire(state);
   }
 
-  private resolveCommand(): ServerCommand {
+  /** The command the server is started with (also what "Sidecar: Run Doctor" runs). */
+  resolveCommand(): ServerCommand {
     const config = vscode.workspace.getConfiguration('sidecar');
     const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri.fsPath;
     return resolveServerCommand({
@@ -170,6 +184,7 @@ export class SidecarConnection implements vscode.Disposable {
     const cmd = this.resolveCommand();
     this.command = cmd;
     this.stderrTail = '';
+    this.lastExit = undefined;
     if (cmd.source === 'private') {
       try {
         await this.privateServer.ensure(() => this.setState('installing'));
@@ -206,7 +221,8 @@ export class SidecarConnection implements vscode.Disposable {
     });
     child.stderr!.on('end', () => toLog(parser.flush()));
     child.once('exit', (code, signal) => {
-      this.output.info(`sidecar (pid ${child.pid}) exited with ${signal ?? `code ${code}`}`);
+      this.lastExit = signal ?? `code ${code}`;
+      this.output.info(`sidecar (pid ${child.pid}) exited with ${this.lastExit}`);
       if (this.process === child) this.process = undefined;
     });
     this.process = child;
@@ -230,13 +246,16 @@ export class SidecarConnection implements vscode.Disposable {
     };
     const client = new SidecarLanguageClient('sidecar', 'Sidecar', () => this.spawnServer(), clientOptions);
     client.registerFeature(this.progress.feature(client));
-    client.onNotification(Method.tokenUsage, (u: TokenUsage) => this.acceptUsage(u));
-    client.onNotification(Method.messageDelta, (p: MessageDeltaParams) => this._onDelta.fire(p));
-    client.onNotification(Method.compressed, (p: CompressedParams) => this._onCompressed.fire(p));
-    client.onNotification(Method.toolCall, (p: ToolCallParams) => this._onToolCall.fire(p));
-    client.onNotification(Method.retry, (p: RetryParams) => this._onRetry.fire(p));
-    client.onRequest(Method.confirmToolCall, async (p: ConfirmToolCallParams, token: vscode.CancellationToken) => {
-      if (!this.confirmHandler) return { decision: 'deny' } satisfies ConfirmToolCallResult;
+    // typed by the generated ServerNotifications / ServerRequests: a handler of the wrong shape does not compile
+    const on = <M extends keyof ServerNotifications>(method: M, handler: (p: ServerNotifications[M]) => void) => client.onNotification(method, handler);
+    on(Method.tokenUsage, (u) => this.acceptUsage(u));
+    on(Method.messageDelta, (p) => this._onDelta.fire(p));
+    on(Method.compressed, (p) => this._onCompressed.fire(p));
+    on(Method.toolCall, (p) => this._onToolCall.fire(p));
+    on(Method.retry, (p) => this._onRetry.fire(p));
+    type Confirm = ServerRequests[typeof Method.confirmToolCall];
+    client.onRequest(Method.confirmToolCall, async (p: Confirm['params'], token: vscode.CancellationToken): Promise<Confirm['result']> => {
+      if (!this.confirmHandler) return { decision: 'deny' };
       return this.confirmHandler(p, token);
     });
     client.onDidChangeState((e) => {
@@ -255,7 +274,7 @@ export class SidecarConnection implements vscode.Disposable {
     }
     const tail = lastLines(this.stderrTail, 3);
     if (this.restarts.shouldRestart()) {
-      this.resumeAfterRestart = this.sessionId;
+      this.resumeAfterRestart = this.shownSession();
       this.output.warn(`the sidecar stopped unexpectedly; restarting (${this.restarts.recent}/${this.restarts.max} in 3 minutes)`); // its last words are in the log already
       this.setState('restarting');
       return { action: CloseAction.Restart, handled: true };
@@ -267,31 +286,40 @@ export class SidecarConnection implements vscode.Disposable {
   }
 
   private async onRunning(): Promise<void> {
-    const restarted = this.wasRunning;
+    const crashed = this.wasRunning; // the client restarted the process after it died
     this.wasRunning = true;
     this.lastError = undefined;
     this.setState('running');
     const info = this.client?.initializeResult?.serverInfo;
     this.output.info(`connected to ${info ? `${info.name} ${info.version ?? ''}` : 'the sidecar'}`);
+    const mismatch = protocolWarning(this.client?.initializeResult, String(this.context.extension.packageJSON.version), this.command?.source);
+    if (mismatch) { this.output.warn(mismatch.message); void this.showStartError(mismatch.message, 'sidecar.serverCommand', mismatch.buttons); }
     let resumed: string | undefined;
+    let resumeError: string | undefined;
     const target = this.resumeAfterRestart;
     this.resumeAfterRestart = undefined;
     if (this.client) this.client.ran = true;
-    if (restarted && target) {
+    if (target) {
       try {
-        const r = await this.api.resumeSession(target);
+        const r = await this.api.resumeSession({ sessionId: target });
         resumed = r.sessionId;
         this.output.info(`resumed session ${r.sessionId} (${r.messageCount} messages) after the restart`);
-        if (r.forked && r.message) { this.output.warn(r.message); void vscode.window.showWarningMessage(`Sidecar: ${r.message}`); }
+        if (r.forked && r.message) this.output.warn(r.message); // the server tells the user too
       } catch (e) {
-        this.output.warn(`could not resume session ${target} after the restart: ${errorMessage(e)}`);
+        resumeError = errorMessage(e);
+        this.output.warn(`could not resume session ${target} after the restart: ${resumeError}`);
       }
     }
-    this._onReady.fire({ restarted, resumed });
+    this._onReady.fire({ crashed, target, resumed, resumeError });
   }
 
+  /** Start the server, or restart it: a restart (Restart/Reinstall Server, a new server command, Retry) resumes the
+   * session the chat view shows, so the conversation on screen is the one the model sees. */
   async start(): Promise<void> {
+    const resume = this.shownSession();
     if (this.client) await this.stop();
+    this.resumeAfterRestart = resume;
+    this.startedServerCommand = this.serverCommandSetting();
     this.wasRunning = false;
     this.restarts.reset();
     this.setState('starting');
@@ -310,15 +338,23 @@ export class SidecarConnection implements vscode.Disposable {
       void client.dispose().catch(() => undefined); // never ran: its "Stopping server failed" is not logged
       void this.killProcess();
       const install = this.installError as InstallError | undefined; // set by spawnServer meanwhile
+      if (install?.cancelled) { // the user's choice, not an error
+        this.output.info(install.message);
+        this.lastError = 'installing the server was cancelled';
+        this.setState('failed');
+        void vscode.window.showInformationMessage(install.message, 'Reinstall').then((c) => { if (c === 'Reinstall') void this.reinstall(); });
+        return;
+      }
       if (install) {
         this.output.error(install.message);
-        this.lastError = install.cancelled ? 'installing the server was cancelled' : install.message.replace(/\.$/, '');
+        this.lastError = install.message.replace(/\.$/, '');
         this.setState('failed');
         void this.showStartError(install.message, 'sidecar.pythonPath', ['Show log', 'Reinstall', 'Open Settings']);
         return;
       }
-      this.output.error(`could not start ${cmd}: ${errorMessage(e)}`); // its stderr is in the log already, at its levels
-      this.lastError = lastLine(tail) || errorMessage(e); // the server's own last words say why, if it said any
+      // the server's own last words say why, if it said any (its stderr is in the log already, at its levels)
+      this.lastError = startFailureCause(lastLine(tail), errorMessage(e), this.lastExit);
+      this.output.error(`could not start ${cmd}: ${this.lastError}`);
       this.setState('failed');
       const scope = this.serverCommandScope();
       const hint = this.command?.source === 'setting'
@@ -328,6 +364,16 @@ export class SidecarConnection implements vscode.Disposable {
           : `The workspace's .venv has the sidecar but it does not start: fix that environment, or set sidecar.serverCommand (${scope.label}).`;
       void this.showStartError(`Sidecar could not start (${cmd}): ${this.lastError}. ${hint}`, 'sidecar.serverCommand');
     }
+  }
+
+  private serverCommandSetting(): unknown {
+    return vscode.workspace.getConfiguration('sidecar').get('serverCommand');
+  }
+
+  /** Whether sidecar.serverCommand, as in effect in this window, differs from what the server was started with
+   * (a User value a remote window ignores changes nothing). */
+  serverCommandChanged(): boolean {
+    return !sameServerCommand(this.startedServerCommand, this.serverCommandSetting());
   }
 
   /** Where sidecar.serverCommand takes effect in this window (remote windows ignore the User value). */

@@ -5,6 +5,9 @@
  * It imports nothing, so it loads under plain Node (unit tests, the round-trip test) and in the extension host.
  */
 
+/** The wire protocol version this editor speaks; the server reports its own in `initialize` (capabilities.experimental.sidecar.protocolVersion). */
+export const PROTOCOL_VERSION = 1;
+
 /** Every sidecar/* method and notification (`MethodInfo` says who sends what). */
 export const Method = {
   sendMessage: 'sidecar/sendMessage',
@@ -415,21 +418,128 @@ export interface Hooks {
 /** Every documented setting with its default (docs/settings.md). */
 export interface SidecarSettings {
   model?: string;
-  apiKey?: string;
-  baseUrl?: string;
-  backend?: 'gemini' | 'vertex';
-  vertexProject?: string;
-  vertexLocation?: string;
-  tokenLimit?: number;
+  apiKey?: string | null;
+  baseUrl?: string | null;
+  backend?: 'gemini' | 'vertex' | null;
+  vertexProject?: string | null;
+  vertexLocation?: string | null;
+  tokenLimit?: number | null;
   compressionThreshold?: number;
   compressionPrepareRatio?: number;
   backgroundCompaction?: boolean;
-  compressionModel?: string;
-  approvedPlanPath?: string;
+  compressionModel?: string | null;
+  approvedPlanPath?: string | null;
   requestTimeoutMs?: number;
   retryAttempts?: number;
   retryInitialDelayMs?: number;
   maxToolRounds?: number;
   approvalMode?: 'autoEdit' | 'default' | 'yolo';
   hooks?: Hooks;
+}
+
+/** Every setting of the `sidecar` section, in the order of docs/settings.md. */
+export const SettingKeys = ['model', 'apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'approvedPlanPath', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'hooks'] as const;
+
+/** The settings that may be unset: sent as null so a didChangeConfiguration clears an earlier value. */
+export const NullableSettingKeys = ['apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionModel', 'approvedPlanPath'] as const;
+
+/** What both vscode-languageclient's LanguageClient and vscode-jsonrpc's MessageConnection offer. */
+export interface RpcEndpoint {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  sendRequest<R>(method: string, params: any, token?: any): Promise<R>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  sendNotification(method: string, params?: any): Promise<void> | void;
+}
+
+/** Typed calls of every client → server method over any RpcEndpoint; `token` cancels a request. */
+export class SidecarApi {
+  constructor(private readonly rpc: RpcEndpoint) {}
+
+  /** vscode-jsonrpc sends `(params, undefined)` as a by-position array: only pass a token that exists. */
+  private request<R>(method: string, params: object, token?: unknown): Promise<R> {
+    return token === undefined ? this.rpc.sendRequest<R>(method, params) : this.rpc.sendRequest<R>(method, params, token);
+  }
+
+  /** Run one user turn; the reply streams as sidecar/messageDelta. */
+  sendMessage(params: SendMessageParams, token?: unknown): Promise<SendMessageResult> {
+    return this.request(Method.sendMessage, params, token);
+  }
+  /** The current token usage. */
+  getTokenUsage(params: Empty = {}, token?: unknown): Promise<TokenUsage> {
+    return this.request(Method.getTokenUsage, params, token);
+  }
+  /** Compress the conversation now (optional focus instructions). */
+  compress(params: CompressParams = {}, token?: unknown): Promise<CompressResult> {
+    return this.request(Method.compress, params, token);
+  }
+  /** Start a new, empty conversation. */
+  newSession(params: Empty = {}, token?: unknown): Promise<NewSessionResult> {
+    return this.request(Method.newSession, params, token);
+  }
+  /** This project's recorded sessions, newest first (the bare list without params; a page with query/limit/cursor). */
+  listSessions(params: ListSessionsParams = {}, token?: unknown): Promise<ListSessionsResult> {
+    return this.request(Method.listSessions, params, token);
+  }
+  /** Continue a recorded session. */
+  resumeSession(params: ResumeSessionParams, token?: unknown): Promise<ResumeSessionResult> {
+    return this.request(Method.resumeSession, params, token);
+  }
+  /** Every message ever recorded in a session, with compaction markers. */
+  getTranscript(params: GetTranscriptParams = {}, token?: unknown): Promise<GetTranscriptResult> {
+    return this.request(Method.getTranscript, params, token);
+  }
+  /** Import a Gemini CLI session file as a new session. */
+  importSession(params: ImportParams, token?: unknown): Promise<ImportSessionResult> {
+    return this.request(Method.importSession, params, token);
+  }
+  /** Restore the history from right before the latest compaction. */
+  undoCompaction(params: Empty = {}, token?: unknown): Promise<UndoCompactionResult> {
+    return this.request(Method.undoCompaction, params, token);
+  }
+  /** A new live session with a session's history before a user message (default: all of it); the parent unchanged. */
+  forkSession(params: ForkParams = {}, token?: unknown): Promise<ForkSessionResult> {
+    return this.request(Method.forkSession, params, token);
+  }
+  /** Drop a user message and everything after it from the model's history (the transcript keeps them). */
+  rewind(params: RewindParams, token?: unknown): Promise<RewindResult> {
+    return this.request(Method.rewind, params, token);
+  }
+  /** Give a session a title. */
+  renameSession(params: RenameParams, token?: unknown): Promise<RenameSessionResult> {
+    return this.request(Method.renameSession, params, token);
+  }
+  /** Move a session (not the live one) to the trash for 30 days. */
+  deleteSession(params: ResumeSessionParams, token?: unknown): Promise<DeleteSessionResult> {
+    return this.request(Method.deleteSession, params, token);
+  }
+  /** Pin a fact: every request carries it verbatim, every compaction keeps it. */
+  pin(params: PinParams, token?: unknown): Promise<PinResult> {
+    return this.request(Method.pin, params, token);
+  }
+  /** Remove a pinned fact. */
+  unpin(params: UnpinParams, token?: unknown): Promise<UnpinResult> {
+    return this.request(Method.unpin, params, token);
+  }
+  /** The live session's pinned facts. */
+  listPins(params: Empty = {}, token?: unknown): Promise<ListPinsResult> {
+    return this.request(Method.listPins, params, token);
+  }
+  /** The editor's open files, cursor, selection and workspace trust. */
+  ideContext(params: IdeContextParams): Promise<void> | void {
+    return this.rpc.sendNotification(Method.ideContext, params);
+  }
+}
+
+/** The params of each notification the server sends, by method name. */
+export interface ServerNotifications {
+  'sidecar/messageDelta': MessageDeltaParams;
+  'sidecar/tokenUsage': TokenUsage;
+  'sidecar/compressed': CompressedParams;
+  'sidecar/toolCall': ToolCallParams;
+  'sidecar/retry': RetryParams;
+}
+
+/** The params and result of each request the server sends, by method name. */
+export interface ServerRequests {
+  'sidecar/confirmToolCall': { params: ConfirmToolCallParams; result: ConfirmToolCallResult };
 }

@@ -60,3 +60,13 @@ export function resolveServerCommand(input: ResolveInput): ServerCommand {
 export function displayCommand(cmd: Pick<ServerCommand, 'command' | 'args'>): string {
   return [cmd.command, ...cmd.args].map((a) => (/\s/.test(a) ? JSON.stringify(a) : a)).join(' ');
 }
+
+/** Whether two values of sidecar.serverCommand start the same command (unset, `[]` and `""` are all "the default"). */
+export function sameServerCommand(a: unknown, b: unknown): boolean {
+  const norm = (v: unknown): string => {
+    if (typeof v === 'string') return JSON.stringify(v.trim().split(/\s+/).filter(Boolean));
+    if (Array.isArray(v)) return JSON.stringify(v.map((x) => String(x)));
+    return '[]';
+  };
+  return norm(a) === norm(b);
+}

@@ -1,22 +1,24 @@
 /**
  * The settings sent to the sidecar: the `sidecar.*` configuration minus what only the extension uses,
  * plus the API key from SecretStorage. Pure (the caller passes a getter), so it is unit-tested.
+ * Which keys exist and which may be unset is generated from the server's Settings struct (protocol.ts), as is
+ * package.json's `contributes.configuration` (`make protocol`).
  */
-import { SidecarSettings } from './protocol';
+import { NullableSettingKeys, SettingKeys, SidecarSettings } from './protocol';
 
-/** Settings the server understands, in the order of docs/settings.md. */
-export const SERVER_KEYS = [
-  'model', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold',
-  'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'requestTimeoutMs',
-  'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'hooks',
-] as const;
+/** Settings the server understands and VS Code offers, in the order of docs/settings.md (the key comes from
+ * the secret storage, never from settings.json). */
+export const SERVER_KEYS = SettingKeys.filter((k) => k !== 'apiKey');
 
 /** Settings that may be unset: sent as null so a didChangeConfiguration can clear an earlier value. */
-const NULLABLE = new Set<string>([
-  'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionModel', 'apiKey',
-]);
+const NULLABLE = new Set<string>(NullableSettingKeys);
 
 export type SettingsWire = { [K in keyof SidecarSettings]: SidecarSettings[K] | null };
+
+/** Hooks with no command in any list: the default, not worth sending. */
+function noHooks(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && Object.values(value).every((v) => Array.isArray(v) && v.length === 0);
+}
 
 export function buildSettings(get: (key: string) => unknown, apiKey: string | undefined): SettingsWire {
   const out: Record<string, unknown> = {};
@@ -27,7 +29,7 @@ export function buildSettings(get: (key: string) => unknown, apiKey: string | un
       if (NULLABLE.has(key)) out[key] = null;
       continue;
     }
-    if (key === 'hooks' && typeof value === 'object' && Object.keys(value as object).length === 0) continue;
+    if (key === 'hooks' && noHooks(value)) continue;
     out[key] = value;
   }
   out.apiKey = apiKey && apiKey.trim() ? apiKey.trim() : null;

@@ -34,7 +34,7 @@ describe('settings', () => {
     const s = buildSettings((k) => config[k], ' secret ');
     assert.deepEqual(s, {
       model: 'gemini-2.5-pro', baseUrl: null, backend: null, vertexProject: null, vertexLocation: null, tokenLimit: null,
-      compressionThreshold: 0.6, compressionModel: null, apiKey: 'secret',
+      compressionThreshold: 0.6, compressionModel: null, approvedPlanPath: null, apiKey: 'secret',
     });
     const vertex = buildSettings((k) => ({ ...config, backend: 'vertex', vertexProject: 'p', vertexLocation: 'global' })[k], undefined);
     assert.deepEqual([vertex.backend, vertex.vertexProject, vertex.vertexLocation], ['vertex', 'p', 'global']);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it, TestContext } from 'node:test';
-import { errorCode } from '../src/api';
+import { errorCode, listAllSessions } from '../src/api';
 import { ErrorCode, Method, MessageDeltaParams, ProgressTitle, TokenUsage, CompressedParams } from '../src/protocol';
 import { StdioSidecarClient } from '../src/stdioClient';
 import { FakeGemini, REPO, projectPython, requestText, startFakeGemini, tempHome } from './support/sidecar';
@@ -72,7 +72,7 @@ describe('sidecar protocol round trip (real server over stdio)', { timeout: 60_0
   it('sendMessage streams deltas in order, then answers with the whole text and the usage', async () => {
     deltas.length = 0;
     const before = usages.length;
-    const result = await client.api.sendMessage('Hello from the VS Code extension round trip test');
+    const result = await client.api.sendMessage({ text: 'Hello from the VS Code extension round trip test' });
     assert.ok(result.text.length > 0);
     assert.ok(deltas.length >= 1, 'at least one messageDelta');
     assert.ok(deltas.every((d) => d.turnId === result.turnId));
@@ -94,10 +94,10 @@ describe('sidecar protocol round trip (real server over stdio)', { timeout: 60_0
 
   it('a cancelled sendMessage answers RequestCancelled and the next turn works', async () => {
     const source = client.cancellation();
-    const pending = client.api.sendMessage('Please write a long answer about compaction', source.token);
+    const pending = client.api.sendMessage({ text: 'Please write a long answer about compaction' }, source.token);
     source.cancel();
     await pending.then(() => undefined, (e) => assert.equal(errorCode(e), ErrorCode.requestCancelled));
-    const next = await client.api.sendMessage('Still there?');
+    const next = await client.api.sendMessage({ text: 'Still there?' });
     assert.ok(next.text.length > 0);
   });
 
@@ -110,7 +110,7 @@ describe('sidecar protocol round trip (real server over stdio)', { timeout: 60_0
       });
       await new Promise((r) => setTimeout(r, 100));
       await fake.reset();
-      await client.api.sendMessage('What is selected?');
+      await client.api.sendMessage({ text: 'What is selected?' });
       const reqs = (await fake.requests()).filter((r) => r.kind === 'stream' || r.kind === 'generate');
       const text = requestText(reqs[reqs.length - 1]);
       assert.ok(text.includes(IDE_HEADER), 'the full IDE context turn');
@@ -123,7 +123,7 @@ describe('sidecar protocol round trip (real server over stdio)', { timeout: 60_0
     await gated(t, 'sessions', async () => {
       const api = client.api;
       await api.newSession();
-      for (const text of ['RT one', 'RT two', 'RT three']) await api.sendMessage(text);
+      for (const text of ['RT one', 'RT two', 'RT three']) await api.sendMessage({ text });
       const parent = await api.getTranscript();
       const users = parent.entries.filter((e) => e.type === 'message' && e.kind === 'user');
       const fork = await api.forkSession({ beforeMessageId: users[2].id });
@@ -131,24 +131,25 @@ describe('sidecar protocol round trip (real server over stdio)', { timeout: 60_0
       const forked = await api.getTranscript();
       assert.equal(forked.sessionId, fork.sessionId);
       assert.deepEqual(forked.entries.filter((e) => e.type === 'message' && e.kind === 'user').map((e) => e.type === 'message' && e.text), ['RT one', 'RT two']);
-      const rewound = await api.rewind(users[1].id);
+      const rewound = await api.rewind({ messageId: users[1].id });
       assert.equal(rewound.text, 'RT two');
       assert.match(rewound.message, /not touched/);
-      const renamed = await api.renameSession(fork.sessionId, 'Round-trip branch');
+      const renamed = await api.renameSession({ sessionId: fork.sessionId, title: 'Round-trip branch' });
       assert.equal(renamed.title, 'Round-trip branch');
-      const page = await api.searchSessions({ query: 'round-trip branch', limit: 10 });
+      const page = await api.listSessions({ query: 'round-trip branch', limit: 10 });
+      assert.ok(!Array.isArray(page), 'with a query: a page');
       assert.deepEqual(page.sessions.map((s) => s.sessionId), [fork.sessionId]);
       assert.equal(page.sessions[0].parentSessionId, parent.sessionId);
       assert.ok(Array.isArray(await api.listSessions()), 'without params: the bare list, as before');
-      const pinned = await api.pin('RT-PIN: keep me');
+      const pinned = await api.pin({ text: 'RT-PIN: keep me' });
       assert.deepEqual((await api.listPins()).pins, [{ pinId: pinned.pinId, text: 'RT-PIN: keep me' }]);
-      await api.unpin(pinned.pinId);
+      await api.unpin({ pinId: pinned.pinId });
       assert.deepEqual((await api.listPins()).pins, []);
-      await assert.rejects(api.deleteSession(fork.sessionId), (e: unknown) => errorCode(e) === ErrorCode.sessionError);
+      await assert.rejects(api.deleteSession({ sessionId: fork.sessionId }), (e: unknown) => errorCode(e) === ErrorCode.sessionError);
       await api.newSession();
-      await assert.rejects(api.deleteSession(parent.sessionId), /branch/, 'a parent of branches stays');
-      assert.match((await api.deleteSession(fork.sessionId)).message, /trash/);
-      assert.ok(!(await api.listSessions()).some((s) => s.sessionId === fork.sessionId));
+      await assert.rejects(api.deleteSession({ sessionId: parent.sessionId }), /branch/, 'a parent of branches stays');
+      assert.match((await api.deleteSession({ sessionId: fork.sessionId })).message, /trash/);
+      assert.ok(!(await listAllSessions(api)).some((s) => s.sessionId === fork.sessionId));
     });
   });
 
@@ -156,10 +157,10 @@ describe('sidecar protocol round trip (real server over stdio)', { timeout: 60_0
     await gated(t, 'compress', async () => {
       // enough history that a summary is smaller than what it replaces
       const filler = 'Some context about the editor, the sidecar and its token meter. '.repeat(25);
-      for (let i = 0; i < 6; i++) await client.api.sendMessage(`Message ${i}: tell me about the status bar item. ${filler}`);
+      for (let i = 0; i < 6; i++) await client.api.sendMessage({ text: `Message ${i}: tell me about the status bar item. ${filler}` });
       const before = (await client.api.getTokenUsage()).promptTokenCount;
       compressed.length = 0;
-      const r = await client.api.compress('keep the status bar details');
+      const r = await client.api.compress({ instructions: 'keep the status bar details' });
       assert.ok(['COMPRESSED', 'NOOP', 'CONTENT_TRUNCATED'].includes(r.status) || r.status.startsWith('COMPRESSION_FAILED'), r.status);
       assert.equal(typeof r.message, 'string');
       assert.equal(r.status, 'COMPRESSED', r.message);
@@ -189,9 +190,9 @@ describe('sidecar protocol round trip (real server over stdio)', { timeout: 60_0
       const first = (await client.api.getTokenUsage()).sessionId;
       const created = await client.api.newSession();
       assert.notEqual(created.sessionId, first);
-      const sessions = await client.api.listSessions();
+      const sessions = await listAllSessions(client.api);
       assert.ok(sessions.some((s) => s.sessionId === first), 'the earlier session is listed');
-      const resumed = await client.api.resumeSession(first);
+      const resumed = await client.api.resumeSession({ sessionId: first });
       assert.equal(resumed.sessionId, first);
       assert.ok(resumed.messageCount > 0);
       const transcript = await client.api.getTranscript();

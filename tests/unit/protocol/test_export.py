@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -9,7 +10,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from sidecar.protocol import error_info, export, methods
+from sidecar.config import settings as settings_module
+from sidecar.config.settings import Settings
+from sidecar.protocol import error_info, export, export_model, export_settings, methods
 from sidecar.protocol.types import to_wire
 
 ROOT = export.ROOT
@@ -20,8 +23,18 @@ def test_no_generated_file_is_stale() -> None:
     assert stale == [], f"regenerate with `{export.COMMAND}` (or `make protocol`): {stale}"
 
 
+GENERATED = (
+    export.TS_PATH,
+    export.LUA_PATH,
+    export.DOCS_PATH,
+    export.PACKAGE_JSON_PATH,
+    export.LUA_SETTINGS_PATH,
+    export.SETTINGS_DOCS_PATH,
+)
+
+
 def test_a_hand_edit_is_caught(tmp_path: Path) -> None:
-    for relative in (export.TS_PATH, export.LUA_PATH, export.DOCS_PATH):
+    for relative in GENERATED:
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / relative, tmp_path / relative)
     assert export.stale(tmp_path) == []
@@ -30,6 +43,84 @@ def test_a_hand_edit_is_caught(tmp_path: Path) -> None:
     docs = tmp_path / export.DOCS_PATH
     docs.write_text(docs.read_text().replace("| -32004 |", "| -32005 |"))
     assert export.stale(tmp_path) == [ts, docs]
+
+
+def test_a_settings_list_out_of_step_with_the_struct_is_caught(tmp_path: Path) -> None:
+    """The settings' editors lists and docs table are generated too: a stale one fails the check."""
+    for relative in GENERATED:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / relative, tmp_path / relative)
+    package = tmp_path / export.PACKAGE_JSON_PATH
+    package.write_text(package.read_text().replace('"default": 0.5,', '"default": 0.6,'))
+    lua = tmp_path / export.LUA_SETTINGS_PATH
+    lua.write_text(lua.read_text().replace("  maxToolRounds = 25,\n", ""))
+    docs = tmp_path / export.SETTINGS_DOCS_PATH
+    docs.write_text(docs.read_text().replace("| `approvedPlanPath` |", "| `approvedPlan` |"))
+    assert export.stale(tmp_path) == [package, lua, docs]
+    # the rest of package.json (the release metadata, the commands) is kept as written
+    package.write_text(package.read_text().replace('"version": "', '"version": "9'))
+    regenerated = export_settings.package_json(package.read_text(), Settings)
+    assert '"version": "9' in regenerated and '"default": 0.5,' in regenerated
+
+
+def test_every_setting_is_offered_with_its_default_and_description() -> None:
+    package = json.loads((ROOT / export.PACKAGE_JSON_PATH).read_text())
+    offered = package["contributes"]["configuration"]["properties"]
+    defaults = msgspec.to_builtins(Settings())
+    for f in export_settings.setting_fields(Settings):
+        if f.name == "apiKey":
+            assert "sidecar.apiKey" not in offered  # VS Code keeps it in its secret storage
+            continue
+        entry = offered[f"sidecar.{f.name}"]
+        assert entry["default"] == defaults.get(f.name), f.name
+        assert entry["markdownDescription"].startswith(f.description), f.name
+    assert offered["sidecar.approvedPlanPath"]["type"] == ["string", "null"]
+    assert offered["sidecar.approvalMode"]["enum"] == ["default", "autoEdit", "yolo"]  # in step with enumDescriptions
+    lua = (ROOT / export.LUA_SETTINGS_PATH).read_text()
+    docs = (ROOT / export.SETTINGS_DOCS_PATH).read_text()
+    for f in export_settings.setting_fields(Settings):
+        assert f"name = '{f.name}'" in lua and f"---@field {f.name}? " in lua
+        assert f"| `{f.name}` |" in docs
+
+
+def test_the_bounds_editors_show_are_the_ones_the_server_checks() -> None:
+    """Settings' `_about(schema=...)` bounds against `_RANGES`: each bound is accepted, one step past it refused."""
+    checked = 0
+    for f in export_settings.setting_fields(Settings):
+        name = next(n for n, wire in settings_module._WIRE_NAMES.items() if wire == f.name)
+        check = settings_module._RANGES.get(name)
+        if not f.bounds:
+            continue
+        assert check is not None, f"{f.name} shows bounds the server does not check"
+        accepts = check[0]
+        step = 1 if isinstance(f.default, int) or f.default is None else 1e-9
+        if "minimum" in f.bounds:
+            assert accepts(f.bounds["minimum"]) and not accepts(f.bounds["minimum"] - step), f.name
+        if "exclusiveMinimum" in f.bounds:
+            low = f.bounds["exclusiveMinimum"]
+            assert not accepts(low) and accepts(low + step), f.name
+        if "maximum" in f.bounds:
+            assert accepts(f.bounds["maximum"]) and not accepts(f.bounds["maximum"] + step), f.name
+        checked += 1
+    assert checked == 7
+
+
+def test_a_setting_without_a_description_is_an_error() -> None:
+    class Bare(msgspec.Struct, rename="camel"):
+        model: str = "m"
+
+    with pytest.raises(ValueError, match="no description"):
+        export_settings.setting_fields(Bare)
+
+
+def test_protocol_lua_has_a_luacats_class_for_every_type() -> None:
+    lua = (ROOT / export.LUA_PATH).read_text()
+    for cls in export_model.structs(export_model.contract_roots()):
+        assert f"---@class sidecar.{cls.__name__}\n" in lua
+    assert "---@alias sidecar.TranscriptEntry sidecar.TranscriptMessage|" in lua
+    assert "---@class sidecar.TokenUsage\n---@field seq integer\n" in lua
+    assert "---@field estimateReason? sidecar.EstimateReason\n" in lua  # optional: `?` once
+    assert "---@field finishReason string?\n" in lua  # always sent, may be null
 
 
 def test_check_mode_passes_on_this_tree() -> None:
@@ -43,7 +134,7 @@ def test_a_missing_docs_section_is_an_error() -> None:
 
 
 def test_generated_files_say_so() -> None:
-    for relative in (export.TS_PATH, export.LUA_PATH):
+    for relative in (export.TS_PATH, export.LUA_PATH, export.LUA_SETTINGS_PATH):
         head = (ROOT / relative).read_text().splitlines()[:5]
         marker = "GENERATED by `python -m sidecar.protocol.export`"
         assert any(marker in line and "do not edit" in line for line in head)

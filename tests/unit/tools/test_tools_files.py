@@ -69,8 +69,16 @@ async def test_read_file_caps_bytes_and_cuts_a_giant_line(ws: Path) -> None:
     assert len(wide.encode()) <= MAX_READ_BYTES + 200
     (ws / "giant.txt").write_text("y" * (MAX_READ_BYTES * 2) + "\nsecond\n")
     giant = (await call(ws, "read_file", path="giant.txt")).response["output"]
-    assert giant.startswith("[truncated: line 1 is longer than")
-    assert giant.split("\n")[1] == "y" * MAX_READ_BYTES
+    notes, first, second, _ = giant.split("\n")
+    assert notes == "[lines longer than 2,000 characters are cut, marked '... [truncated]']"
+    assert first == "y" * 2_000 + "... [truncated]", "a line over 2,000 characters is cut, as the reference does"
+    assert second == "second", "the lines after a cut line are shown"
+
+
+async def test_read_file_cuts_long_lines_by_characters_not_bytes(ws: Path) -> None:
+    (ws / "wide.txt").write_text("é" * 2_000 + "\n" + "€" * 2_001 + "\r\nend")
+    text = (await call(ws, "read_file", path="wide.txt")).response["output"]
+    assert text.split("\n")[1:] == ["é" * 2_000, "€" * 2_000 + "... [truncated]\r", "end"]
 
 
 @pytest.mark.parametrize(

@@ -268,6 +268,7 @@ function M.start(opts)
     on_init = function(client, result)
       initialized[client.id] = true
       state.server_info = result and result.serverInfo or nil
+      require('sidecar.version').on_server_init(result, cmd) -- an old server (e.g. an old private venv) is named
       vim.schedule(function()
         if state.client_id == client.id then
           after_init(client.id, opts.resume)

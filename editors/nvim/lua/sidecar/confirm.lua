@@ -9,18 +9,15 @@ M.choices = {
   { label = 'Deny', decision = 'deny' },
 }
 
-local function one_line(s, max)
-  s = tostring(s or ''):gsub('%s+', ' ')
-  if #s > max then
-    s = s:sub(1, max - 1) .. '…'
-  end
-  return s
+-- The whole description, never cut: it holds the full shell command the user approves (long text wraps).
+local function one_line(s)
+  return (tostring(s or ''):gsub('%s+', ' '))
 end
 
 function M.prompt(params)
   local text = string.format('sidecar: allow tool %s?', tostring(params.toolName or '?'))
   if params.description and params.description ~= '' then
-    text = text .. ' ' .. one_line(params.description, 200)
+    text = text .. ' ' .. one_line(params.description)
   end
   return text
 end

@@ -56,6 +56,72 @@ local function server_version(cmd)
   return vim.trim(table.concat(out, '\n')), nil
 end
 
+--- `<cmd> doctor --json` with the plugin's settings on stdin (never on the command line: they may hold apiKey) and
+--- the server's environment: the server's own verdict on these settings. Returns the report, or nil and why not.
+function M.run_doctor(cmd, cfg, root, timeout_ms)
+  local argv = vim.list_extend(vim.deepcopy(cmd), { 'doctor', '--json', '--editor-settings', '-', '--project', root })
+  local out = {}
+  local opts = {
+    cwd = root,
+    stdout_buffered = true,
+    on_stdout = function(_, data)
+      out = data or {}
+    end,
+  }
+  local install = require('sidecar.install')
+  local env = (cmd[1] == install.python()) and vim.tbl_extend('force', install.clean_env, cfg.cmd_env or {})
+    or cfg.cmd_env
+  if env then
+    opts.env = env
+  end
+  local ok, job = pcall(vim.fn.jobstart, argv, opts)
+  if not ok or job <= 0 then
+    return nil, 'cannot run ' .. table.concat(argv, ' ')
+  end
+  local settings = cfg.settings or {}
+  vim.fn.chansend(job, next(settings) == nil and '{}' or vim.fn.json_encode(settings))
+  vim.fn.chanclose(job, 'stdin')
+  local res = vim.fn.jobwait({ job }, timeout_ms or 30000)[1]
+  if res == -1 then
+    vim.fn.jobstop(job)
+    return nil, table.concat(argv, ' ') .. ' did not answer within ' .. math.floor((timeout_ms or 30000) / 1000) .. ' s'
+  end
+  if res ~= 0 and res ~= 1 then
+    return nil, table.concat(argv, ' ') .. ' exited with ' .. res
+  end
+  local decoded, report = pcall(vim.fn.json_decode, table.concat(out, '\n'))
+  if not decoded or type(report) ~= 'table' or type(report.checks) ~= 'table' then
+    return nil, 'it answered no report (a sidecar too old for `doctor --json --editor-settings`?)'
+  end
+  return report, nil
+end
+
+local function text_of(value)
+  return (value ~= nil and value ~= vim.NIL) and tostring(value) or nil
+end
+
+--- The doctor's checks as health lines: a failing check is an error with its next step.
+function M.doctor_section(h, cmd, cfg, root)
+  h.start('sidecar doctor (the server\'s own checks of these settings and this environment)')
+  local report, err = M.run_doctor(cmd, cfg, root)
+  if not report then
+    h.warn('sidecar doctor: ' .. tostring(err), { 'run it in a terminal: ' .. table.concat(cmd, ' ') .. ' doctor' })
+    return
+  end
+  for _, c in ipairs(report.checks) do
+    local line = tostring(c.name) .. ': ' .. tostring(c.detail)
+    local hint = text_of(c.hint)
+    if c.ok then
+      h.ok(line)
+      if hint then
+        h.info(hint)
+      end
+    else
+      h.error(line, hint and { hint } or nil)
+    end
+  end
+end
+
 function M.check()
   local h = compat.health()
   h.start('sidecar')
@@ -86,6 +152,11 @@ function M.check()
     h.ok(string.format('Private server environment: sidecar %s, Python %s (%s), at %s (installed %s with %s)',
       tostring(stamp.version), tostring(stamp.pythonVersion), tostring(stamp.python), install.venv(),
       tostring(stamp.at), tostring(stamp.installer)))
+    local plugin_version = require('sidecar.version').plugin_version()
+    if plugin_version and stamp.version ~= plugin_version then
+      h.warn(string.format('The private environment has sidecar %s, this plugin\'s checkout is %s', tostring(stamp.version),
+        plugin_version), { 'run :SidecarUpdate to reinstall it from the checkout' })
+    end
   elseif cfg.cmd then
     h.info('Private server environment: not installed (not needed: cmd is set)')
   else
@@ -99,9 +170,14 @@ function M.check()
   end
   h.info('Workspace root: ' .. (state.root or config.root_dir(cfg)))
 
+  h.info('Plugin version: ' .. tostring(require('sidecar.version').plugin_version()) .. ', wire protocol '
+    .. require('sidecar.protocol').protocol_version)
   if state.server_info and state.status == 'running' then
     h.ok(string.format('Server version: %s %s (running, client id %s, %s)', tostring(state.server_info.name),
       tostring(state.server_info.version), tostring(state.client_id), tostring(state.start_method)))
+    if state.protocol_warning then
+      h.error('Protocol: ' .. state.protocol_warning)
+    end
   else
     local version, err = server_version(cmd)
     if version then
@@ -148,6 +224,7 @@ function M.check()
   if state.usage then
     h.info(string.format('Token usage: %s (session %s)', require('sidecar.status').text(), tostring(state.session_id)))
   end
+  M.doctor_section(h, cmd, cfg, state.root or config.root_dir(cfg))
 end
 
 return M

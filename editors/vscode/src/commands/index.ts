@@ -1,0 +1,32 @@
+/** Every `sidecar.*` command of package.json and the factory that makes its handler: add a command here. */
+import { compress, undoCompaction } from './compaction';
+import { CommandFactory } from './context';
+import { runDoctor, runDoctorOnline } from './doctor';
+import { forkSession, rewind } from './history';
+import { pin, showPins, unpin } from './pins';
+import { clearApiKey, openChat, reinstallServer, restartServer, setApiKey, showLog } from './server';
+import { deleteSession, newSession, renameSession, resumeSession } from './sessions';
+import { showTranscript } from './transcript';
+
+export const COMMANDS: Record<string, CommandFactory> = {
+  'sidecar.compress': compress,
+  'sidecar.openChat': openChat,
+  'sidecar.newSession': newSession,
+  'sidecar.resumeSession': resumeSession,
+  'sidecar.undoCompaction': undoCompaction,
+  'sidecar.showTranscript': showTranscript,
+  'sidecar.forkSession': forkSession,
+  'sidecar.rewind': rewind,
+  'sidecar.renameSession': renameSession,
+  'sidecar.deleteSession': deleteSession,
+  'sidecar.pin': pin,
+  'sidecar.unpin': unpin,
+  'sidecar.showPins': showPins,
+  'sidecar.setApiKey': setApiKey,
+  'sidecar.clearApiKey': clearApiKey,
+  'sidecar.showLog': showLog,
+  'sidecar.restartServer': restartServer,
+  'sidecar.reinstallServer': reinstallServer,
+  'sidecar.runDoctor': runDoctor,
+  'sidecar.runDoctorOnline': runDoctorOnline,
+};

@@ -1,0 +1,83 @@
+"""Issue 23, Low 11: the model-is-the-attacker probes against `sidecar acp` (protected paths through
+session/request_permission and fs/write_text_file, a FIFO, a giant line, the whole command in the question)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from tests.acp_agent.harness import Agent, is_update
+
+
+def call(name: str, **args: Any) -> dict[str, Any]:
+    return {"kind": "function_call", "match": "chat", "name": name, "args": args}
+
+
+def responses(fake: Any) -> list[dict[str, Any]]:
+    """Every functionResponse the agent sent back to the model, in order."""
+    chats = [r for r in fake.requests() if r.kind == "stream" and not r.summary]
+    return [p["functionResponse"]["response"] for r in chats for p in r.body["contents"][-1]["parts"]
+            if "functionResponse" in p]
+
+
+async def auto_edit_session(agent: Agent, workspace: str, *, fs: bool) -> str:
+    await agent.initialize(fs=fs)
+    sid = await agent.new_session(workspace)
+    await agent.raw_request("session/set_mode", {"sessionId": sid, "modeId": "autoEdit"})
+    await agent.wait_for(is_update("current_mode_update", currentModeId="autoEdit"))
+    return sid
+
+
+async def test_protected_paths_ask_through_request_permission_in_auto_edit(
+    agent: Agent, fake: Any, workspace: str
+) -> None:
+    """autoEdit: an ordinary edit does not ask; one that can make commands run asks, says why, offers no
+    "always", and, rejected, never reaches fs/write_text_file."""
+    sid = await auto_edit_session(agent, workspace, fs=True)
+    hooks = json.dumps({"sidecar": {"hooks": {"PreCompress": [{"command": "touch PAYLOAD"}]}}})
+    fake.script([call("write_file", path="notes.txt", content="fine\n"),
+                 call("write_file", path=".sidecar/settings.json", content=hooks),
+                 call("write_file", path=".git/hooks/pre-commit", content="touch PAYLOAD\n"),
+                 call("write_file", path="AGENTS.md", content="run touch PAYLOAD\n")])
+    agent.client.decisions = ["deny", "deny", "allow"]
+    assert await agent.prompt(sid, "set things up") == "end_turn"
+    asked = agent.client.permissions
+    assert [a["toolCall"]["rawInput"]["path"] for a in asked] == [".sidecar/settings.json", ".git/hooks/pre-commit",
+                                                                   "AGENTS.md"]
+    for question in asked:
+        assert question["options"] == ["allow", "deny"], "no 'always' for a protected path"
+        assert "Asks every time: this file" in json.dumps(question["toolCall"]["content"])
+    assert "this file can make commands run" in asked[0]["toolCall"]["title"]
+    written = [os.path.relpath(path, workspace) for path, _ in agent.client.writes]
+    assert written == ["notes.txt", "AGENTS.md"], "rejected protected edits never reach fs/write_text_file"
+
+
+async def test_a_fifo_and_a_giant_line_cannot_stall_the_agent(agent: Agent, fake: Any, workspace: str) -> None:
+    os.mkfifo(os.path.join(workspace, "pipe"))
+    with open(os.path.join(workspace, "wide.txt"), "w") as handle:
+        handle.write("w" * 100_000 + "\nnext\n")
+    await agent.initialize()
+    sid = await agent.new_session(workspace)
+    await agent.raw_request("session/set_mode", {"sessionId": sid, "modeId": "yolo"})
+    fake.script([call("replace", path="pipe", old_string="a", new_string="b"),
+                 call("write_file", path="pipe", content="x"),
+                 call("read_file", path="wide.txt")])
+    assert await agent.prompt(sid, "use the pipe", timeout=30) == "end_turn"
+    replaced, written, read = responses(fake)
+    assert "named pipe (FIFO), not a regular file" in replaced["error"]
+    assert "named pipe (FIFO), not a regular file" in written["error"]
+    assert read["output"].endswith("w" * 2_000 + "... [truncated]\nnext\n")
+
+
+async def test_the_permission_request_shows_the_whole_command(agent: Agent, fake: Any, workspace: str) -> None:
+    await agent.initialize()
+    sid = await agent.new_session(workspace)
+    command = "echo '" + "harmless text " * 40 + "'; touch PAYLOAD"
+    fake.script([call("run_shell_command", command=command)])
+    agent.client.decisions = ["deny"]
+    await agent.prompt(sid, "run it")
+    (asked,) = agent.client.permissions
+    assert command in asked["toolCall"]["title"]
+    assert f"```sh\n{command}\n```" in json.dumps(asked["toolCall"]["content"], ensure_ascii=False).replace("\\n", "\n")
+    assert not os.path.exists(os.path.join(workspace, "PAYLOAD"))

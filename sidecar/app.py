@@ -83,8 +83,12 @@ def build_services(
     the session's tool-output folder and the data home (the service tests and benchmarks use them). `ask_hooks`
     asks the user to approve a workspace file's PreCompress hooks (None: they never count, as in ACP).
     """
-    backend = Backend(session, inform) if model is None else None
-    source: ModelSource = backend.client if backend is not None else model  # type: ignore[assignment]
+    backend: Backend | None = None
+    if model is None:
+        backend = Backend(session, inform)
+        source: ModelSource = backend.client
+    else:
+        source = model
     recorder = Recorder(session, warn or inform, home=home)
     outputs = save_tool_output if save_tool_output is not None else SessionToolOutputs(recorder)
     approval = HookApproval(session, ask_hooks, lambda: recorder.store) if ask_hooks is not None else None

@@ -34,7 +34,7 @@ test-fast: $(STAMP) ## the edit loop: unit tests that start no process (under 30
 test-python: $(STAMP) acpx-install ## the pytest suites (two workers: most e2e time is spent waiting on processes)
 	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
 
-test-stress: ## the Python suites (SUITES=all: all of make test) RUNS times (default 5) on fresh clones of HEAD while CPU hogs fill every core
+test-stress: ## the Python suites (SUITES=all: all of make test) RUNS times (default 5) on fresh clones of HEAD under CPU, fsync and process-spawn load
 	RUNS=$(or $(RUNS),5) SUITES=$(or $(SUITES),python) PYTHON=$(PYTHON) tools/stress.sh
 
 lint: $(STAMP) ## ruff

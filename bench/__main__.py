@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import acp, background, compaction, estimate, recording, report, startup, turn
+from bench import acp, background, compaction, estimate, first_prompt, long_turns, recording, report, startup, turn
 from bench.common import REPO, RESULTS, Row
 from bench.reference import ReferenceUnavailable
 
@@ -32,8 +32,12 @@ REPEATS = {
     "resume": (7, 3),  # resumes of the 40 MB session
     "acp": (20, 5),  # turn pairs (editor protocol, ACP) with a tiny history
     "background": (3, 1),  # runs per mode (background / synchronous compaction), ~25 s each
+    "long_turns": (3, 1),  # runs per mode (uncompacted baseline, background, synchronous), ~15 s each
+    "first_prompt": (7, 2),  # fresh processes per protocol (3 prompts each, after a 1.5 s pause)
 }
-BENCHMARKS = ("startup", "turn", "estimate", "compaction", "recording", "acp", "background")
+BENCHMARKS = (
+    "startup", "turn", "estimate", "compaction", "recording", "acp", "background", "long_turns", "first_prompt",
+)
 
 
 def _git(*args: str) -> str:
@@ -89,9 +93,12 @@ def main(argv: list[str] | None = None) -> int:
             "recording": lambda: recording.measure(tmp / "recording", n["resume"]),
             "acp": lambda: acp.run(tmp / "acp", n["acp"]),
             "background": lambda: background.measure(tmp / "background", n["background"]),
+            "long_turns": lambda: long_turns.measure(tmp / "long_turns", n["long_turns"]),
+            "first_prompt": lambda: first_prompt.run(tmp / "first_prompt", n["first_prompt"]),
         }
         modules = {"startup": startup, "turn": turn, "estimate": estimate, "compaction": compaction,
-                   "recording": recording, "acp": acp, "background": background}  # fmt: skip
+                   "recording": recording, "acp": acp, "background": background,
+                   "long_turns": long_turns, "first_prompt": first_prompt}  # fmt: skip
         for name in selected:
             began = time.perf_counter()
             print(f"bench: {name} ...", flush=True)

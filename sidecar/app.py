@@ -18,6 +18,8 @@ from sidecar.compaction.service import Compactor, PreCompressHook
 from sidecar.compaction.tool_outputs import SessionToolOutputs
 from sidecar.gemini.client import ModelClient
 from sidecar.gemini.endpoint import Backend
+from sidecar.mcp.gate import McpTools
+from sidecar.mcp.manager import McpManager
 from sidecar.recording.recorder import Recorder
 from sidecar.recording.store import SessionStore
 from sidecar.session import Session
@@ -45,6 +47,8 @@ class Services:
     backend: Backend | None
     #: The tool registry (None when the services run without tools, as the service tests and benchmarks do).
     registry: ToolRegistry | None
+    #: The MCP servers whose tools the registry offers (None without tools); started by the front-end.
+    mcp: McpManager | None
 
     @property
     def store(self) -> SessionStore:
@@ -53,8 +57,10 @@ class Services:
 
     async def aclose(self) -> None:
         """The shutdown order: background compaction first (no orphan request to Gemini while the client closes),
-        then the recording (flushed and unlocked), then the model client."""
+        then the MCP servers, then the recording (flushed and unlocked), then the model client."""
         await self.live.background.aclose()
+        if self.mcp is not None:
+            await self.mcp.aclose()
         self.recorder.close()
         if self.backend is not None:
             await self.backend.aclose()
@@ -74,6 +80,7 @@ def build_services(
     save_tool_output: Callable[[str, str], str | os.PathLike[str]] | None = None,
     home: Path | None = None,
     ask_hooks: Ask | None = None,
+    on_mcp_change: Callable[[], None] | None = None,
 ) -> Services:
     """Wire the services of `session`.
 
@@ -82,6 +89,7 @@ def build_services(
     `pre_compress`, `save_tool_output` and `home` replace the settings-driven client, the user's PreCompress hooks,
     the session's tool-output folder and the data home (the service tests and benchmarks use them). `ask_hooks`
     asks the user to approve a workspace file's PreCompress hooks (None: they never count, as in ACP).
+    `on_mcp_change` runs after an MCP server's status or tool list changes (the front-end tells its client).
     """
     backend: Backend | None = None
     if model is None:
@@ -96,12 +104,16 @@ def build_services(
     compactor = Compactor(session, source, outputs, hooks)
     registry: ToolRegistry | None = None
     runner: ToolRunner | None = None
+    mcp: McpManager | None = None
     if tools is not None:
+        mcp = McpManager(on_change=on_mcp_change, inform=warn or inform)
         registry = registry_cls(
             session.folders,
             save_output=outputs,
             output_threshold=session.tool_output_threshold,
             editor_text=editor_text,
+            saved_outputs=outputs.root if isinstance(outputs, SessionToolOutputs) else None,
+            extra=McpTools(mcp),
         )
         runner = tools(registry, session)
     live = LiveConversation(
@@ -119,4 +131,5 @@ def build_services(
         actions=SessionActions(live),
         backend=backend,
         registry=registry,
+        mcp=mcp,
     )

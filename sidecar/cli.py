@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import argparse
 import gc
-import logging
-import os
 import sys
 from collections.abc import Sequence
-from typing import TextIO
 
 from sidecar import __version__
-
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+from sidecar.logging_setup import configure_logging
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -21,7 +17,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Gemini agent sidecar for editors. With no command it serves JSON-RPC (LSP framing) on stdio.",
     )
     parser.add_argument("--version", action="version", version=f"sidecar {__version__}")
-    parser.add_argument("--log-file", metavar="PATH", help="write the log here instead of stderr")
+    parser.add_argument(
+        "--log-file", metavar="PATH", help="write the log here instead of stderr (which then gets errors only)"
+    )
     parser.add_argument(
         "--log-level",
         default="INFO",
@@ -40,29 +38,6 @@ def _parser() -> argparse.ArgumentParser:
     add_parsers(subparsers)
     add_doctor(subparsers)
     return parser
-
-
-def configure_logging(level: str, log_file: str | None) -> None:
-    # stdout carries JSON-RPC: never log there. A log file holds conversations at DEBUG: only its owner reads it.
-    handler: logging.Handler = (
-        logging.StreamHandler(_private_log(log_file)) if log_file else logging.StreamHandler(sys.stderr)
-    )
-    handler.setFormatter(logging.Formatter(LOG_FORMAT))
-    from sidecar.logging_setup import KeyRedactingFilter
-
-    handler.addFilter(KeyRedactingFilter())
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level)
-    # pygls logs every message body at INFO; keep that for DEBUG runs only.
-    if level != "DEBUG":
-        logging.getLogger("pygls").setLevel(logging.WARNING)
-
-
-def _private_log(path: str) -> TextIO:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-    os.fchmod(fd, 0o600)  # also when the file existed with looser permissions
-    return open(fd, "a", encoding="utf-8", buffering=1)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -190,9 +190,17 @@ class Demo:
         self.out(f"  [status bar] {status_line(result['usage'])}")
         if not self.real:
             await asyncio.sleep(FAKE_READING_SECONDS)  # the user reads the reply before typing the next message
+            await self._preparation_settled()
         for line in self.background:
             self.out(f"  {line}")
         self.background.clear()
+
+    async def _preparation_settled(self, limit: float = 60.0) -> None:
+        """Fake mode: the scripted user reads on while a summary is being prepared, so that the demo shows it applied
+        at the threshold without waiting on any machine (a loaded one can take longer than the reading time)."""
+        deadline = time.perf_counter() + limit
+        while self.usage.get("summaryPreparation") == "preparing" and time.perf_counter() < deadline:
+            await asyncio.sleep(0.02)
 
     async def compress(self, instructions: str) -> None:
         self.out(f"\n> (user runs \"Compress conversation\" with focus: {instructions!r})")

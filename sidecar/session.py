@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from dataclasses import dataclass, field
 
@@ -65,8 +66,14 @@ class Session:
         self.ide.last_sent = None
 
     def tool_output_threshold(self) -> int:
-        """Tool outputs longer than this many characters are saved to a file and shortened for the model."""
-        return tool_output_threshold(self.settings.effective_token_limit(), self.conversation.last_prompt_tokens)
+        """Tool outputs longer than this many characters are saved to a file and shortened for the model
+        (min(4 x tokens left, truncateToolOutputThreshold); a setting of 0 or less turns it off)."""
+        configured = self.settings.truncate_tool_output_threshold
+        if configured <= 0:
+            return sys.maxsize
+        return tool_output_threshold(
+            self.settings.effective_token_limit(), self.conversation.last_prompt_tokens, configured
+        )
 
     def reload_settings(self) -> list[str]:
         """Apply every settings source again; returns the problems not reported before (each is told once)."""

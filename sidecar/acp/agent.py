@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from acp import PROTOCOL_VERSION, Client, RequestError
 from acp.agent.connection import AgentSideConnection
 from acp.schema import (
@@ -22,6 +23,7 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpCapabilities,
     McpServerStdio,
     NewSessionResponse,
     PromptCapabilities,
@@ -86,6 +88,7 @@ class SidecarAgent:
                 list=SessionListCapabilities(), resume=SessionResumeCapabilities(), close=SessionCloseCapabilities(),
                 fork=SessionForkCapabilities(),
             ),
+            mcp_capabilities=McpCapabilities(http=True, sse=True),  # stdio always (sidecar/mcp/)
         )
         asyncio.get_running_loop().call_soon(warm_up)
         return InitializeResponse(
@@ -120,11 +123,13 @@ class SidecarAgent:
     ) -> NewSessionResponse:
         """A new recorded session for `cwd`; its first updates follow the response that names it."""
         session = self._open(cwd)
+        session.use_mcp_servers(mcp_servers)
         self.sessions[session.session_id] = session
         assert self.transport is not None
         session.outbox.hold()  # updates wait until the client has the response that names the session
         self.transport.announce(session.session_id, session.outbox.release)
         session.announce()
+        session.backend.warm_soon()  # the model client, before the first prompt needs it (issue 25.12)
         return NewSessionResponse(session_id=session.session_id, modes=session.modes())
 
     async def load_session(
@@ -133,6 +138,7 @@ class SidecarAgent:
     ) -> LoadSessionResponse | None:
         """Open a recorded session and replay its (compacted) conversation as updates."""
         session = await self._attach(cwd, session_id, replay=True)
+        session.use_mcp_servers(mcp_servers)
         return LoadSessionResponse(modes=session.modes())
 
     async def resume_session(
@@ -141,6 +147,7 @@ class SidecarAgent:
     ) -> ResumeSessionResponse:
         """Open a recorded session without replaying it."""
         session = await self._attach(cwd, session_id, replay=False)
+        session.use_mcp_servers(mcp_servers)
         return ResumeSessionResponse(modes=session.modes())
 
     async def _attach(self, cwd: str, session_id: str, *, replay: bool) -> AcpSession:
@@ -160,6 +167,7 @@ class SidecarAgent:
             await session.close()
             raise
         self.sessions[session_id] = session
+        session.backend.warm_soon()
         return session
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -241,7 +249,14 @@ class SidecarAgent:
         session.cancel()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """No extension methods: Method not found, in words."""
+        """`_sidecar/listMcpServers {sessionId}`; any other extension method: Method not found, in words."""
+        from sidecar.protocol.methods import LIST_MCP_SERVERS
+
+        if method == LIST_MCP_SERVERS.name:  # `_sidecar/listMcpServers {sessionId}`: the session's MCP servers
+            from sidecar.mcp.status import server_rows
+
+            session = self._session(str(params.get("sessionId")))
+            return {"servers": [msgspec.to_builtins(row) for row in server_rows(session.mcp)]}
         raise RequestError(-32601, f"Method not found: _{method} is not an extension this agent serves.")
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
@@ -323,6 +338,8 @@ def warm_up() -> None:
 
 
 def _import_services() -> None:
+    import google.genai  # noqa: F401  (the model client's SDK: ~0.4 s, not in the first prompt)
+
     import sidecar.acp.session  # noqa: F401
 
     gc.freeze()  # keep the ~100k long-lived objects of the imports out of the collector's way (as cli.py does)

@@ -40,6 +40,8 @@ class Compaction:
     notice: CompressedParams | None = None
     problem: str | None = None
     finished: bool = False
+    #: The usage after the compaction, held until its outcome is said (the message first, as docs/acp.md says).
+    usage: TokenUsage | None = None
 
 
 class CompactionProgress:
@@ -91,6 +93,10 @@ class AcpNotifier:
     def token_usage(self, usage: TokenUsage) -> None:
         """The usage as usage_update (used / size)."""
         self.usage_sent = True
+        current = self.current
+        if current is not None and not current.finished and current.notice is not None:
+            current.usage = usage  # sent by finish(), right after "Chat history compressed…"
+            return
         self.outbox.put(updates.usage_update(usage))
 
     def compressed(self, notice: CompressedParams) -> None:
@@ -156,3 +162,5 @@ class AcpNotifier:
         if self._compaction_events():
             failure = None if status in ("completed", "cancelled") else text
             self.outbox.put(updates.compaction_update(compaction.compaction_id, status, summary=summary, error=failure))
+        if compaction.usage is not None:
+            self.outbox.put(updates.usage_update(compaction.usage))

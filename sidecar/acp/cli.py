@@ -12,7 +12,7 @@ command; each session/new gets a recorded conversation for its cwd (the same sto
 session started in VS Code can be loaded here and the other way round).
 
 Supported: initialize, session/new, session/prompt (streamed replies, tool calls with diffs, permission requests,
-stop reasons), session/cancel, session/load (replays the compacted conversation), session/resume, session/list,
+stop reasons), session/cancel, session/load (replays the whole conversation), session/resume, session/list,
 session/close, session/set_mode (approval modes default / autoEdit / yolo), usage_update after every turn and
 compaction, slash commands /compress [focus], /undo-compaction, /transcript, /new, and compaction_update for
 clients that advertise session.compaction. fs/read_text_file and fs/write_text_file are used when the client

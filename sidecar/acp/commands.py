@@ -39,15 +39,16 @@ class Command(NamedTuple):
     argument: str
 
 
-def available_commands() -> AvailableCommandsUpdate:
-    """The available_commands_update that tells the client which slash commands this agent serves."""
+def available_commands(extra: list[tuple[str, str, str | None]] | None = None) -> AvailableCommandsUpdate:
+    """The available_commands_update listing the built-in slash commands, then `extra` (MCP prompts: name,
+    description, hint)."""
     commands = [
         AvailableCommand(
             name=name,
             description=description,
             input=AvailableCommandInput(root=UnstructuredCommandInput(hint=hint)) if hint else None,
         )
-        for name, description, hint in COMMANDS
+        for name, description, hint in [*COMMANDS, *(extra or [])]
     ]
     return AvailableCommandsUpdate(session_update="available_commands_update", available_commands=commands)
 

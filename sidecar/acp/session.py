@@ -19,7 +19,7 @@ from acp.schema import SessionMode, SessionModeState
 from sidecar.acp import commands, updates
 from sidecar.acp.bridge import AcpNotifier
 from sidecar.acp.outbox import Outbox
-from sidecar.acp.replay import replay_updates
+from sidecar.acp.replay import conversation_updates, replay_updates
 from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, NdjsonStdio
 from sidecar.acp.tools import AcpToolHost, AcpToolRunner, ClientFiles, PlanMemoRegistry
 from sidecar.app import Services, build_services
@@ -30,9 +30,17 @@ from sidecar.config.layers import acp_layers
 from sidecar.config.settings import Settings
 from sidecar.core.ide_context import normalize
 from sidecar.core.recording import is_summary_id
+from sidecar.gemini.endpoint import Backend, acp_key_hint
+from sidecar.mcp.acp_servers import from_acp
+from sidecar.mcp.config import ServerConfig
+from sidecar.mcp.connection import CallFailed
+from sidecar.mcp.manager import McpManager
+from sidecar.mcp.prompts import PromptCommand, prompt_commands
+from sidecar.mcp.prompts import expand as expand_prompt
 from sidecar.protocol import edge, errors
 from sidecar.protocol.ide import OpenFile
 from sidecar.protocol.sessions import TranscriptMessage
+from sidecar.recording.reader import RecordingError
 from sidecar.session import Session
 from sidecar.tools import ToolRegistry
 
@@ -72,12 +80,21 @@ class AcpSession:
         self.services: Services = build_services(
             Session(workspace_folders=[self.cwd], sources=acp_layers(user_settings)), notifier=self.notifier,
             inform=self.notifier.say, tools=runner, registry_cls=PlanMemoRegistry, editor_text=files.editor_text,
+            on_mcp_change=self._mcp_changed,
         )
+        assert self.services.backend is not None and self.services.mcp is not None
+        self.backend: Backend = self.services.backend
+        self.backend.key_hint = acp_key_hint(user_settings)  # the fake-Gemini notice (issue 25.2)
+        self.mcp: McpManager = self.services.mcp
         if session_id is None:
             self.outbox.session_id = self.live.conversation.session_id
         self.turn: asyncio.Task[str] | None = None
         self.cancel_requested = False
         self.attached: dict[str, OpenFile] = {}
+        #: The client's mcpServers of session/new, load or resume (sidecar/mcp/acp_servers.py).
+        self.client_mcp: dict[str, ServerConfig] = {}
+        #: MCP prompts offered as slash commands (sidecar/mcp/prompts.py).
+        self.prompt_commands: dict[str, PromptCommand] = {}
         self.reload_settings()
 
     @property
@@ -108,7 +125,28 @@ class AcpSession:
         for problem in self.services.session.reload_settings():
             log.warning("%s", problem)
             self.notifier.say(f"⚠ {problem}")
+        self.mcp.apply_settings(self.settings.mcp_servers, self.client_mcp, retry=False)
         self.live.settings_changed()  # e.g. another model: a prepared summary is stale
+
+    def use_mcp_servers(self, servers: list[Any] | None) -> None:
+        """The client's servers for this session, alongside the settings' (they start in the background)."""
+        configs, problems = from_acp(servers)
+        for problem in problems:
+            self.notifier.say(f"⚠ {problem}")
+        if configs != self.client_mcp:
+            self.client_mcp = configs
+            self.mcp.apply_settings(self.settings.mcp_servers, configs)
+
+    def _mcp_changed(self) -> None:
+        """Servers started, stopped or changed: offer their prompts as slash commands."""
+        taken = {name for name, _, _ in commands.COMMANDS}
+        found = prompt_commands(self.mcp, taken)
+        if found != self.prompt_commands:
+            self.prompt_commands = found
+            self.outbox.put(self._available_commands())
+
+    def _available_commands(self) -> Any:
+        return commands.available_commands([(c.command, c.description, c.hint) for c in self.prompt_commands.values()])
 
     def modes(self) -> SessionModeState:
         """The approval modes as ACP session modes, with the current one."""
@@ -128,7 +166,7 @@ class AcpSession:
 
     def announce(self) -> None:
         """What a client shows for a session it has just got: slash commands and token usage."""
-        self.outbox.put(commands.available_commands())
+        self.outbox.put(self._available_commands())
         self.notifier.token_usage(self.live.usage())
 
     def usage_after(self) -> None:
@@ -159,9 +197,13 @@ class AcpSession:
         await self.outbox.flush()
 
     def send_replay(self) -> None:
-        """Replay the conversation as the model sees it (session/load)."""
-        conv = self.live.conversation
-        for update in replay_updates(conv.history, conv.ids):
+        """Everything said in the session, as an editor's resume shows it (the model keeps the compacted view)."""
+        try:
+            shown = conversation_updates(self.live.recorder.reload().shown())
+        except (RecordingError, ValueError):  # nothing readable recorded (recording off): the model's view
+            conv = self.live.conversation
+            shown = replay_updates(conv.history, conv.ids)
+        for update in shown:
             self.outbox.put(update)
 
     # -- prompts --------------------------------------------------------------------------------------
@@ -204,6 +246,14 @@ class AcpSession:
     async def _dispatch(self, text: str, files: list[str]) -> str:
         command = commands.parse(text)
         if command is None:
+            head, _, rest = text.strip().partition(" ")
+            prompt = self.prompt_commands.get(head[1:]) if head.startswith("/") else None
+            if prompt is not None:  # an MCP prompt: its text is sent as the user's message
+                try:
+                    text = await expand_prompt(self.mcp, prompt, rest)
+                except CallFailed as exc:
+                    self.notifier.say(f"⚠ /{prompt.command}: {exc}")
+                    return "end_turn"
             return await self._turn(text, files)
         if command.name == "compress":
             await self._compress(command.argument or None)

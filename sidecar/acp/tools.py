@@ -29,7 +29,11 @@ PERMISSION_OPTIONS = [
 ]
 #: For a call that asks every time (a protected path, a hard-linked file): "always" would mean nothing.
 ONCE_OPTIONS = [option for option in PERMISSION_OPTIONS if option.kind != "allow_always"]
-DECISIONS: dict[str, Decision] = {"allow": "allow", "allowAlways": "allowAlways", "deny": "deny"}
+#: For an MCP tool, also: every tool of its server from now on.
+SERVER_OPTION = PermissionOption(option_id="allowAlwaysServer", name="Always allow this server", kind="allow_always")
+DECISIONS: dict[str, Decision] = {
+    "allow": "allow", "allowAlways": "allowAlways", "allowAlwaysServer": "allowAlwaysServer", "deny": "deny",
+}
 #: Tools whose `path` the client's buffer may hold unsaved (fs/read_text_file sees it).
 BUFFER_TOOLS = ("read_file", "write_file", "replace")
 
@@ -160,6 +164,8 @@ class AcpToolHost:
             content = [updates.text_content(f"```diff\n{request.diff}```")]
         plan = self._asked_plan(request)
         options = PERMISSION_OPTIONS
+        if request.mcp_server:  # MCP: also "every tool of this server"
+            options = [*PERMISSION_OPTIONS[:2], SERVER_OPTION, PERMISSION_OPTIONS[2]]
         if plan is not None and plan.kind == "shell":  # the whole command, as it will run (the title is one line)
             content = [*content, updates.text_content(f"```sh\n{plan.args.get('command', '')}\n```")]
         if plan is not None and plan.ask_reason is not None:

@@ -13,6 +13,7 @@ from sidecar.protocol.sessions import (
     PinnedFact,
     PinResult,
     RewindResult,
+    TranscriptMessage,
     UnpinResult,
 )
 from sidecar.recording.branches import Cut, locate, turn_start
@@ -89,7 +90,7 @@ class SessionActions:
             message_count=len(live.conversation),
             text=entry.text,
             message=(
-                f"Rewound to before your message {message_id}: {max(dropped, 0)} history item(s) the model will no "
+                f"Rewound to before your message {_named(entry)}: {max(dropped, 0)} history item(s) the model will no "
                 "longer see (the transcript keeps them, marked as rewound). Files the agent changed were not "
                 "touched."
             ),
@@ -138,3 +139,13 @@ def _rewound(loaded: LoadedSession, first: str) -> LoadedSession:
     except ReplayError as exc:
         raise ValueError(str(exc)) from None
     return loaded_session(loaded.path, replay, [], loaded.valid_size, False)
+
+
+def _named(entry: TranscriptMessage) -> str:
+    """A user message as people know it: its first words and when it was sent (never its id)."""
+    words = " ".join(entry.text.split())
+    if len(words) > 60:
+        cut = words.rfind(" ", 0, 60)
+        words = words[: cut if cut > 30 else 60] + "\u2026"
+    when = entry.time[:16].replace("T", " ")
+    return f"\u201c{words}\u201d (sent {when} UTC)" if when else f"\u201c{words}\u201d"

@@ -131,6 +131,7 @@ class LiveConversation:
             cached_token_count=self.cached_tokens,
             estimate_reason=conv.estimate_reason,
             summary_preparation=self.background.state(conv),
+            auto_compaction_paused_until=conv.auto_compaction_paused_until,
         )
         if state != self._usage:
             state.seq += 1
@@ -148,7 +149,7 @@ class LiveConversation:
         """A warning the user sees in words."""
         self._sink.warning(message)
 
-    def fresh_estimate(self, reason: EstimateReason) -> None:
+    def fresh_estimate(self, reason: EstimateReason | None) -> None:
         """After a history rewrite (new session, undo, resume without a count): estimate what the next request
         sends — history, system instruction (with the pinned facts) and tool declarations — and say why it is an
         estimate."""

@@ -8,20 +8,24 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from sidecar.chat.lazy_progress import LazyProgress
 from sidecar.chat.live import ALREADY_COMPRESSING as ALREADY_COMPRESSING
 from sidecar.chat.live import LiveConversation
+from sidecar.chat.loop_guard import TurnLoops
+from sidecar.chat.request_budget import RequestBudget, new_turn_tokens
 from sidecar.chat.tool_runner import CallsCancelled, ToolRunner
 from sidecar.compaction.service import Compactor
 from sidecar.config.settings import Settings
 from sidecar.core.conversation import Conversation
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
 from sidecar.core.ide_context import context_turn_text
+from sidecar.core.loop_detection import LoopFound, loop_nudge, loop_stop_message
 from sidecar.core.outcome import Outcome, Status, Trigger
 from sidecar.core.pins import with_pins
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
 from sidecar.core.reply_check import INTERRUPTED, cut_short_notice
-from sidecar.core.tokens import estimate_tokens
-from sidecar.gemini.attempts import Attempts, Retry, is_function_response, stream_checked
+from sidecar.core.request_size import overhead_upper_tokens
+from sidecar.gemini.attempts import Attempts, Retry, is_function_response, stream_checked, with_nudge
 from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.gemini.stream import Chunk
 from sidecar.protocol import error_info, errors
@@ -87,6 +91,10 @@ class ChatService:
         self._notify = notifier
         self.compactor = compactor
         self.tools = tools
+        #: The check before every model request of a turn (sidecar/chat/request_budget.py).
+        self.budget = RequestBudget(compactor.save_tool_output)
+        #: Loop detection within a turn (sidecar/chat/loop_guard.py, sidecar/core/loop_detection.py).
+        self.loops = TurnLoops()
 
     @property
     def _conversation(self) -> Conversation:
@@ -99,6 +107,7 @@ class ChatService:
     async def compress(self, instructions: str | None) -> CompressResult:
         """The user's "Compress conversation": forced, never concurrent with another compaction."""
         async with self.live.manual_compaction():
+            self._conversation.auto_compaction_paused_until = None  # the user compresses: an undo pause ends
             outcome = await self._compact(force=True, trigger="manual", instructions=instructions)
         assert outcome is not None
         limit = self._settings().effective_token_limit()
@@ -111,7 +120,9 @@ class ChatService:
 
     async def _compact(self, *, force: bool, trigger: Trigger, instructions: str | None = None) -> Outcome | None:
         """One attempt under the lock: progress, model errors named, the outcome applied and announced."""
-        progress = await self._notify.progress("compaction")
+        # An automatic attempt shows progress only once it does some work (not for a NOOP or a latched turn).
+        lazy = None if force else LazyProgress(lambda: self._notify.progress("compaction"))
+        progress = lazy or await self._notify.progress("compaction")
         outcome: Outcome | None = None
         try:
             outcome = await self.live.background.compact(
@@ -127,6 +138,8 @@ class ChatService:
             self._notify.warning(message)
             return None
         finally:
+            if lazy is not None:
+                await lazy.settle()  # its begin and reports are sent: end() goes out now, right before the outcome
             limit = self._settings().effective_token_limit()
             progress.end(outcome.message(limit) if outcome is not None else None)
         self._apply(outcome, force=force)
@@ -135,7 +148,8 @@ class ChatService:
     def _apply(self, outcome: Outcome, *, force: bool) -> None:
         conv = self._conversation
         new_ids = self.live.recorder.compaction(outcome, conv.ids)
-        if outcome.status is Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT:
+        not_kept = (Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT, Status.COMPRESSION_FAILED_INSUFFICIENT_REDUCTION)
+        if outcome.status in not_kept:
             conv.has_failed_compression_attempt = conv.has_failed_compression_attempt or not force
         elif outcome.status is Status.COMPRESSED and outcome.new_history is not None:
             conv.replace(outcome.new_history, new_ids)
@@ -168,6 +182,10 @@ class ChatService:
         async with self.live.lock:
             try:
                 reply = await self._run_turn(turn_id, text, progress, editor)
+            except asyncio.CancelledError:
+                if self._conversation.usage_source == "estimate" and self._conversation.estimate_reason is None:
+                    self.live.fresh_estimate(None)  # what the turn kept, with system prompt and tools, like every count
+                raise
             finally:
                 self.live.push_usage()  # the status bar first; the fsync can take milliseconds
                 self.live.recorder.sync()
@@ -179,19 +197,29 @@ class ChatService:
     ) -> tuple[str, str | None]:
         settings = self._settings()
         conv = self._conversation
-        limit = settings.effective_token_limit()
         self.answer_interrupted_calls()
-        if conv.last_prompt_tokens >= settings.compression_threshold * limit:
-            await self._compact(force=False, trigger="auto")  # at most one automatic compaction per turn
-        self._guard_overflow(text, limit)
+        self.loops.start(settings.loop_detection)
+        ide = self.live.ide
+        await self.budget.before_message(  # compaction if due; refused (nothing sent) when it cannot fit
+            conv, settings, self._overhead(), lambda: new_turn_tokens(conv, ide, editor, text), self._auto_compact
+        )
         self._add_ide_context(turn_id, editor)
         self._append(text_content("user", text), "user", turn_id)
         client = await self._client()
         texts: list[str] = []
+        nudge: str | None = None
         for round_number in range(1, settings.max_tool_rounds + 2):
-            reply, finish = await self._stream_round(turn_id, client, settings, progress, "".join(texts))
+            self.budget.sending(conv)
+            reply, finish = await self._stream_round(turn_id, client, settings, progress, "".join(texts), nudge)
+            self.budget.answered(conv)
             texts.append(_text_of(reply))
             calls = [p.function_call for p in reply if p.function_call is not None]
+            found = self.loops.after_round(calls)
+            if found is not None and self.loops.stopping:
+                return self._stop_for_loop(turn_id, calls, found, texts)
+            nudge = loop_nudge(found) if found is not None else None
+            if nudge is not None and not calls and round_number <= settings.max_tool_rounds:
+                continue  # a text loop in the final reply: asked again, with the nudge
             if not calls or self.tools is None:
                 return "".join(texts), finish
             if round_number > settings.max_tool_rounds:
@@ -207,8 +235,47 @@ class ChatService:
                 self._answer_calls(turn_id, cancelled.answered)  # no call is left without a response
                 self.live.recorder.note("info", "The turn was cancelled.", turn_id)
                 raise
-            self._answer_calls(turn_id, parts)
+            await self._fit_continuation(turn_id, settings, parts)
         raise AssertionError("unreachable: the loop returns by the last round")
+
+    def _stop_for_loop(
+        self, turn_id: str, calls: list[FunctionCall], found: LoopFound, texts: list[str]
+    ) -> tuple[str, str]:
+        """The second loop in a turn: its calls are answered (not run), the user is told what repeated."""
+        message = loop_stop_message(found)
+        self._answer_calls(turn_id, [_error_response(c, message) for c in calls])
+        self.live.recorder.note("info", message, turn_id)
+        self._notify.warning(message)
+        return "".join(texts), "LOOP_DETECTED"
+
+    def _overhead(self) -> int:
+        """The system instruction (with the pinned facts) and tool declarations of the next request, from above."""
+        tools = self.tools.declarations() if self.tools is not None else None
+        return overhead_upper_tokens(with_pins(AGENT_SYSTEM_PROMPT if tools else None, self._conversation.pins), tools)
+
+    async def _auto_compact(self) -> None:
+        await self._compact(force=False, trigger="auto")
+
+    async def _fit_continuation(self, turn_id: str, settings: Settings, parts: list[Part]) -> list[Part]:
+        """The check before a tool continuation (compaction if due, responses cut to fit), then the responses are
+        added. A history too large even for the shortest responses ends the turn in words, nothing sent."""
+        try:
+            fitted, fits = await self.budget.before_continuation(
+                self._conversation, settings, self._overhead(), parts, self._auto_compact
+            )
+        except asyncio.CancelledError:
+            self._answer_calls(turn_id, parts)
+            raise
+        self._answer_calls(turn_id, fitted)
+        if not fits:
+            message = (
+                "The conversation no longer fits the context window, even after compaction and with the tool "
+                "results cut; nothing more was sent. Run \"Compress conversation\" or start a new session."
+            )
+            self._append(text_content("model", INTERRUPTED), "model", turn_id)
+            self.live.recorder.note("error", message, turn_id)
+            raise errors.SidecarError(errors.CONTEXT_OVERFLOW, message)
+        return fitted
 
     def answer_interrupted_calls(self) -> None:
         """Calls a previous process never answered (it was killed mid-call) get an error response before the next
@@ -228,10 +295,17 @@ class ChatService:
             self._append(Content(role="user", parts=parts), "toolResult", turn_id)
 
     async def _stream_round(
-        self, turn_id: str, client: ModelClient, settings: Settings, progress: Progress | None, shown: str = ""
+        self,
+        turn_id: str,
+        client: ModelClient,
+        settings: Settings,
+        progress: Progress | None,
+        shown: str = "",
+        nudge: str | None = None,
     ) -> tuple[list[Part], str | None]:
         """One model call: stream the reply into the history, checked and retried (sidecar/gemini/attempts.py);
-        cancellations and errors leave the history valid. `shown`: the turn's text from earlier rounds."""
+        cancellations and errors leave the history valid. `shown`: the turn's text from earlier rounds; `nudge`:
+        a note for this request only (not recorded), e.g. a loop warning."""
         conv = self._conversation
         if progress is not None:
             progress.report("Waiting for Gemini…")
@@ -250,7 +324,8 @@ class ChatService:
         attempts = Attempts(settings.retry_initial_delay_ms, on_retry=on_retry)
         try:
             round_reply = await stream_checked(
-                client, settings.model, conv.wire(), system_instruction=system, tools=tools, attempts=attempts,
+                client, settings.model, with_nudge(conv.wire(), conv.last(), nudge) if nudge else conv.wire(),
+                system_instruction=system, tools=tools, attempts=attempts,
                 on_chunk=lambda chunk: self._emit(turn_id, chunk), current=current,
             )
         except asyncio.CancelledError:
@@ -295,25 +370,6 @@ class ChatService:
             self.live.recorder.rewind(conv.ids[-1])
             conv.truncate(len(conv) - 1)
 
-    def _guard_overflow(self, text: str, limit: int) -> None:
-        """Refuse a message that cannot fit in what is left of the context window (the model is not called)."""
-        remaining = limit - self._conversation.last_prompt_tokens
-        estimated = estimate_tokens([Part(text=text)])
-        if estimated > remaining:
-            message = (
-                f"Sending this message ({estimated:,} tokens) might exceed the context window limit "
-                f"({remaining:,} tokens left)."
-            )
-            if remaining < 0.75 * limit:
-                message += " Try a shorter message, or run \"Compress conversation\" to make room."
-            raise errors.SidecarError(
-                errors.CONTEXT_OVERFLOW,
-                message,
-                error_info.ContextOverflowData(
-                    estimated_request_token_count=estimated, remaining_token_count=remaining
-                ),
-            )
-
     def _append(self, content: Content, kind: str, turn_id: str | None) -> None:
         """Add to the model-facing history and to the recording, keeping the two in step."""
         self._conversation.append(content, self.live.recorder.message(content, kind, turn_id))
@@ -340,6 +396,7 @@ class ChatService:
     def _emit(self, turn_id: str, chunk: Chunk) -> None:
         if chunk.text:
             self._notify.message_delta(turn_id, chunk.text)
+            self.loops.on_text(chunk.text)
         thought = "".join(p.text for p in chunk.parts if p.thought and p.text)
         if thought:
             self._notify.thought_delta(turn_id, thought)

@@ -5,24 +5,29 @@ from __future__ import annotations
 from pathlib import Path
 
 from sidecar.chat.live import LiveConversation
+from sidecar.compaction.service import pause_after_undo
 from sidecar.core.conversation import Conversation
 from sidecar.protocol import errors, methods
 from sidecar.protocol.sessions import (
+    DeletedSession,
     DeleteSessionResult,
     GetTranscriptResult,
     ImportSessionResult,
+    ListDeletedSessionsResult,
     ListSessionsPage,
     NewSessionResult,
     RenameSessionResult,
+    RestoreSessionResult,
     ResumeSessionResult,
     SessionSummary,
     UndoCompactionResult,
 )
 from sidecar.protocol.types import ListSessionsParams
 from sidecar.recording.gemini_import import import_gemini_session
+from sidecar.recording.reader import session_info
 from sidecar.recording.search import page
 from sidecar.recording.store import LoadedSession, RecordingError, SessionInfo, SessionLocked
-from sidecar.recording.trash import delete, is_trashed
+from sidecar.recording.trash import KEEP_DAYS, delete, deleted, is_trashed, restore
 from sidecar.session import new_session_id
 
 
@@ -68,9 +73,10 @@ class SessionService:
         if loaded.session_id == session_id:
             return ResumeSessionResult(session_id=session_id, message_count=count)
         # it was open in another window: this one continues in a new branch of it
+        title = f"\u201c{loaded.title}\u201d " if loaded.title else ""
         notice = (
-            f"Session {session_id} is open in another window; continuing in a new branch {loaded.session_id}. "
-            "Both windows' messages are kept."
+            f"Session {title}({session_id[:8]}) is open in another window; continuing in a new branch "
+            f"({loaded.session_id[:8]}). Both windows' messages are kept."
         )
         self.live.warn(notice)
         return ResumeSessionResult(
@@ -82,8 +88,8 @@ class SessionService:
         store = self.live.recorder.store
         if not isinstance(exc, SessionLocked) and is_trashed(store, session_id):
             return (
-                f"Cannot resume session {session_id}: it was deleted (it is in the trash; "
-                f"`sidecar sessions restore {session_id}` brings it back)."
+                f"Cannot resume session {session_id[:8]}: it was deleted. Restore it from the trash first (it is "
+                f"kept there {KEEP_DAYS} days)."
             )
         return f"Cannot resume session {session_id}: {exc}"
 
@@ -129,14 +135,41 @@ class SessionService:
                 "another one first.",
             )
         try:
-            delete(self.live.recorder.store, session_id)
+            store = self.live.recorder.store
+            name = _named(session_info(store.path(session_id))) if store.path(session_id).exists() else session_id
+            delete(store, session_id)
         except (RecordingError, ValueError, OSError) as exc:
             raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot delete session {session_id}: {exc}") from None
-        message = (
-            f"Session {session_id} was moved to the trash; `sidecar sessions restore {session_id}` brings it back "
-            "within 30 days."
-        )
+        message = f"Session {name} was moved to the trash; it can be restored for {KEEP_DAYS} days."
         return DeleteSessionResult(session_id=session_id, message=message)
+
+    def list_deleted(self) -> ListDeletedSessionsResult:
+        """The trash of this project (sidecar/listDeletedSessions)."""
+        entries = [
+            DeletedSession(
+                session_id=info.session_id,
+                title=info.title,
+                deleted_at=_iso(when),
+                last_updated=info.last_updated,
+                message_count=info.message_count,
+                parent_session_id=info.parent_session_id,
+            )
+            for info, when in deleted(self.live.recorder.store)
+        ]
+        return ListDeletedSessionsResult(sessions=entries, keep_days=KEEP_DAYS)
+
+    def restore(self, session_id: str) -> RestoreSessionResult:
+        """Bring a deleted session back (sidecar/restoreSession); it is listed again, not resumed."""
+        store = self.live.recorder.store
+        try:
+            store.path(session_id)  # a session id (or its start), never a path: ValueError in words otherwise
+            target = restore(store, session_id)
+            info = session_info(target)
+        except (RecordingError, ValueError, OSError) as exc:
+            raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot restore session {session_id}: {exc}") from None
+        return RestoreSessionResult(
+            session_id=info.session_id, title=info.title, message=f"Session {_named(info)} was restored."
+        )
 
     def import_gemini(self, path: str) -> ImportSessionResult:
         """A Gemini CLI session file (.json or .jsonl) becomes a new recorded session, ready to resume."""
@@ -174,11 +207,13 @@ class SessionService:
             self.live.switch(_conversation_of(loaded))
             # the count recorded before the compaction is for a request that no longer matches this history
             self.live.fresh_estimate("undo")
+            until = pause_after_undo(self.live.conversation, self.live.session.settings)
         self.live.push_usage()
         restored = len(self.live.conversation)
         return UndoCompactionResult(
             restored=True,
-            message=f"Compaction undone: the history is back to {restored} messages (it had {before}).",
+            message=f"Compaction undone: the history is back to {restored} messages (it had {before}). "
+            f"Automatic compaction is paused until the conversation reaches {until:,} tokens, or until you compress.",
         )
 
 
@@ -207,3 +242,15 @@ def _conversation_of(loaded: LoadedSession) -> Conversation:
     if usage is not None:
         conv.set_prompt_tokens(usage.prompt_token_count, "api" if usage.source == "api" else "estimate")
     return conv
+
+
+def _named(info: SessionInfo) -> str:
+    """A session as users know it: its title in quotes and its first 8 id characters."""
+    short = info.session_id[:8]
+    return f"\u201c{info.title}\u201d ({short})" if info.title else short
+
+
+def _iso(epoch: float) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -52,6 +52,9 @@ class ToolRunner:
     host: ToolHost
     session: Session
 
+    def __post_init__(self) -> None:
+        self._media: dict[str, list[Part]] = {}
+
     @property
     def always_allowed(self) -> set[str]:
         """The tools / allow keys the user answered "allow always" for (kept in the session)."""
@@ -73,9 +76,11 @@ class ToolRunner:
                 for pending in calls[index:]:
                     answered.append(_response(pending, {"error": CANCELLED}))
                     self._notify(turn_id, pending.id or call_id, pending, "cancelled", "Cancelled")
+                self._media.pop(turn_id, None)
                 raise CallsCancelled(answered, *exc.args) from exc
             answered.append(part)
-        return answered
+        # Media a tool returned (MCP images, audio) follow all the responses, in the same user turn.
+        return answered + self._media.pop(turn_id, [])
 
     async def _one(self, turn_id: str, call_id: str, call: FunctionCall) -> Part:
         name, args = call.name or "", call.args or {}
@@ -89,10 +94,13 @@ class ToolRunner:
             if decision == "deny":
                 self._notify(turn_id, call_id, call, "denied", "Denied by the user")
                 return _response(call, {"error": DENIED})
-            if decision == "allowAlways" and (key := allow_always_key(plan)) is not None:  # never a protected path
-                self.always_allowed.add(key)
+            if decision in ("allowAlways", "allowAlwaysServer") and (key := allow_always_key(plan)) is not None:
+                # never a protected path; MCP "this server": every tool of the server (other tools: as allowAlways)
+                self.always_allowed.add(plan.server_key or key if decision == "allowAlwaysServer" else key)
         self._notify(turn_id, call_id, call, "running", plan.description)
         result = await self._run(plan)
+        if result.media:
+            self._media.setdefault(turn_id, []).extend(result.media)
         self._notify(turn_id, call_id, call, "done" if result.ok else "error", result.summary)
         if name in TRACKED_TOOLS and result.ok:
             self._track(str(args.get("path", "")))
@@ -106,6 +114,7 @@ class ToolRunner:
             args=plan.args,
             description=plan.description,
             diff=plan.diff,
+            mcp_server=plan.server,
         )
         try:
             return await self.host.confirm(request)
@@ -159,5 +168,5 @@ def valid_text(text: str) -> str:
 def decode_decision(result: Any) -> Decision:
     """The client's answer to sidecar/confirmToolCall; anything unexpected counts as deny."""
     decision = result.get("decision") if isinstance(result, dict) else getattr(result, "decision", None)
-    return decision if decision in ("allow", "allowAlways", "deny") else "deny"
+    return decision if decision in ("allow", "allowAlways", "allowAlwaysServer", "deny") else "deny"
 

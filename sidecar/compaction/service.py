@@ -13,7 +13,6 @@ from typing import Protocol
 
 from sidecar.config.settings import Settings
 from sidecar.core.compaction import (
-    find_split_point,
     measure_content,
     tool_output_threshold,
     truncate_history_to_budget,
@@ -31,6 +30,7 @@ from sidecar.core.prompts import (
 )
 from sidecar.core.snapshot import extract_snapshot, has_snapshot, missing_facts
 from sidecar.core.tokens import estimate_history_tokens
+from sidecar.core.turn_split import find_split_point_in_turn
 from sidecar.gemini.attempts import Attempts, generate_checked
 from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.protocol.types import UsageSource
@@ -39,6 +39,10 @@ from sidecar.session import Session
 log = logging.getLogger(__name__)
 
 PRESERVE_FRACTION = 0.3
+#: After an undo, automatic compaction holds off until the prompt grows by this share of the context window.
+UNDO_PAUSE_FRACTION = 0.10
+#: ... but never past this share of the window (the next message must still fit).
+UNDO_PAUSE_CAP = 0.95
 #: An automatic compaction must save at least this share of the tokens, or it counts as not beneficial.
 MIN_AUTO_SAVINGS = 0.10
 
@@ -103,6 +107,8 @@ class Compactor:
         self._session = session
         self._client = client
         self._save = save_tool_output
+        #: Saves a full tool output and returns its path (also used to cut responses to fit, chat/request_budget.py).
+        self.save_tool_output = save_tool_output
         self._pre_compress = pre_compress
 
     def _settings(self) -> Settings:
@@ -252,10 +258,16 @@ class Compactor:
         # are prompt sizes like every other number the editor shows.
         # Pinned facts travel outside the history (in the system instruction): the API counted them in `original`;
         # the estimate adds them here.
-        overhead = max(0, original - before) if source == "api" else conv.pinned_tokens
-        if after > before or (not force and after + overhead > (before + overhead) * (1 - MIN_AUTO_SAVINGS)):
+        # An estimate compares history estimates; what the status showed beyond them (pins, and system prompt and
+        # tools after a fresh estimate) is added back so the notice's percentages are of the count the status shows.
+        overhead = max(0, original - before) if source == "api" else max(conv.pinned_tokens, original - before)
+        if after > before:
             return Outcome(
                 Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT, before + overhead, after + overhead, trigger
+            )
+        if not force and after + overhead > (before + overhead) * (1 - MIN_AUTO_SAVINGS):
+            return Outcome(
+                Status.COMPRESSION_FAILED_INSUFFICIENT_REDUCTION, before + overhead, after + overhead, trigger
             )
         return Outcome(
             Status.COMPRESSED, before + overhead, after + overhead, trigger,
@@ -342,6 +354,26 @@ class Compactor:
         return before, after, "api"
 
 
+def pause_after_undo(conv: Conversation, settings: Settings) -> int:
+    """After "Undo Last Compaction": no automatic compaction until the prompt grows by a further
+    UNDO_PAUSE_FRACTION of the window (or the user compresses). Returns the token count where the pause ends."""
+    limit = settings.effective_token_limit()
+    until = min(conv.last_prompt_tokens + int(UNDO_PAUSE_FRACTION * limit), int(UNDO_PAUSE_CAP * limit))
+    conv.auto_compaction_paused_until = until
+    return until
+
+
+def auto_compaction_due(conv: Conversation, settings: Settings, prompt_tokens: int | None = None) -> bool:
+    """An automatic compaction is due: the prompt (`prompt_tokens`, default the last reported size) is at the
+    threshold and no undo pause holds (a pause ends for good once the prompt reaches its end)."""
+    size = conv.last_prompt_tokens if prompt_tokens is None else prompt_tokens
+    paused = conv.auto_compaction_paused_until
+    if paused is not None and size >= paused:
+        conv.auto_compaction_paused_until = paused = None
+    threshold = settings.compression_threshold * settings.effective_token_limit()
+    return paused is None and size >= threshold
+
+
 def _too_small_to_help(conv: Conversation) -> bool:
     """The history is too small a part of the prompt (system prompt and tool declarations fill it): even
     summarising all of it to nothing could not save enough, so the model is not asked."""
@@ -352,4 +384,5 @@ def _split(conv: Conversation, truncated: list[Content], replacements: dict[int,
     """The split point over the truncated history (cached JSON sizes for the items truncation left alone)."""
     cached = conv.json_sizes()
     sizes = [measure_content(c).json_length if i in replacements else cached[i] for i, c in enumerate(truncated)]
-    return find_split_point(truncated, 1 - PRESERVE_FRACTION, sizes)
+    # Inside an agent turn (the history ends with calls awaiting responses) an earlier round may start the kept part.
+    return find_split_point_in_turn(truncated, 1 - PRESERVE_FRACTION, sizes)

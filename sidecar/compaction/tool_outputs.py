@@ -82,3 +82,11 @@ class SessionToolOutputs:
         if self._saver is None or self._saver.directory.parent != directory:
             self._saver = ToolOutputSaver(directory)
         return self._saver(content, tool_name)
+
+    def root(self) -> Path | None:
+        """The project's folder of sessions (`<root>/<session>/tool-outputs/…`), where read_file may read saved
+        outputs; None before a session exists."""
+        try:
+            return self._folder.session_dir().parent
+        except Exception:
+            return None

@@ -6,7 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from sidecar.config.files import MISSING, read_json_file
+from sidecar.config.mcp_servers import merge_servers
 from sidecar.config.settings import Settings, decode_settings
 from sidecar.config.workspace_file import read_workspace_settings
 from sidecar.logging_setup import register_secret
@@ -32,8 +35,8 @@ class SettingsLayers:
     def resolve(self, workspace_folders: list[str], trusted: bool) -> tuple[Settings, list[str]]:
         """The settings, and the problems not reported by the previous call (each is told once until it goes away).
 
-        The files are read from disk each time; the workspace file's hooks count only in a trusted workspace, and
-        it can never set the keys a hostile repository must not (config.workspace_file.FORBIDDEN_KEYS)."""
+        The files are read from disk each time; the workspace file's hooks and MCP servers count only in a trusted
+        workspace, and it can never set the keys a hostile repository must not (workspace_file.FORBIDDEN_KEYS)."""
         messages: list[str] = []
         settings = Settings()
         if self.user_file is not None:
@@ -45,7 +48,9 @@ class SettingsLayers:
             settings, bad = decode_settings(source, base=settings)
             messages += [p.message() for p in bad]
         section, file_problems = read_workspace_settings(workspace_folders, trusted and self.workspace_trust)
+        user_servers = settings.mcp_servers  # a workspace file adds servers; it never replaces the user's
         settings, bad = decode_settings(section, base=settings)
+        settings = msgspec.structs.replace(settings, mcp_servers=merge_servers(user_servers, settings.mcp_servers))
         messages += file_problems + [p.message() for p in bad]
         settings, bad = decode_settings(self.overrides, base=settings)
         messages += [p.message() for p in bad]

@@ -169,6 +169,16 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
             },
         ),
     ] = "default"
+    mcp_servers: Annotated[
+        dict[str, Any],
+        _about(
+            "MCP servers whose tools the agent may use, by name: each `{command, args, env, cwd}` (stdio), "
+            "`{url, type: http|sse, headers}` or `{httpUrl, headers}`, plus `timeout` (ms), `trust`, `includeTools`, "
+            "`excludeTools`, `description` (docs/mcp.md). A workspace file's servers start only in a trusted "
+            "workspace, and never with `trust`.",
+            vscode=_MACHINE,
+        ),
+    ] = msgspec.field(default_factory=dict)
     hooks: Annotated[
         Hooks,
         _about(
@@ -178,6 +188,23 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
             vscode=_MACHINE,
         ),
     ] = msgspec.field(default_factory=Hooks)
+    loop_detection: Annotated[
+        bool,
+        _about(
+            "Loop detection within a turn: the same 1–5 tool calls repeated 5 times, or the same text repeated 10 "
+            "times close together. The first time the model is warned (in that request only); the second time the "
+            "turn stops with finish reason `LOOP_DETECTED` and you are told what repeated (docs/tools.md)."
+        ),
+    ] = True
+    truncate_tool_output_threshold: Annotated[
+        int,
+        _about(
+            "Shell output longer than this many characters (or 4 × the tokens left in the window, if less) is "
+            "saved in full and shown to the model as its first 20% and last 80%, with the file to read the rest "
+            "(docs/tools.md). `0` turns it off.",
+            schema={"minimum": 0},
+        ),
+    ] = 40_000
 
     def __repr__(self) -> str:  # never show the key
         fields = ", ".join(
@@ -211,6 +238,7 @@ _RANGES: dict[str, tuple[Any, str]] = {
     "retry_attempts": (lambda v: 0 <= v <= 10, "an integer from 0 to 10"),
     "retry_initial_delay_ms": (lambda v: 0 <= v <= 60_000, "between 0 and 60000 milliseconds"),
     "max_tool_rounds": (lambda v: 1 <= v <= 1_000, "an integer from 1 to 1000"),
+    "truncate_tool_output_threshold": (lambda v: v >= 0, "0 (off) or a positive number of characters"),
     "model": (lambda v: bool(v.strip()), "a non-empty model name"),
     "vertex_project": (lambda v: v is None or _RESOURCE_ID.fullmatch(v) is not None, "a Google Cloud project id"),
     "vertex_location": (lambda v: v is None or _RESOURCE_ID.fullmatch(v) is not None, "a location such as us-central1"),
@@ -248,10 +276,10 @@ def decode_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, l
     `raw` keep their value from `base` (so partial updates from didChangeConfiguration work).
     """
     settings = base if base is not None else Settings()
-    if raw is None:
-        return settings, []
-    if isinstance(raw, Mapping) and isinstance(raw.get("sidecar"), Mapping):
+    if isinstance(raw, Mapping) and isinstance(raw.get("sidecar"), list | Mapping):
         raw = raw["sidecar"]
+    if raw is None or raw == []:  # an empty list too: clients encode an empty Lua table as `[]` (no settings)
+        return settings, []
     if not isinstance(raw, Mapping):
         return settings, [SettingsProblem("(section)", "expected an object", "settings")]
     values: dict[str, Any] = {}

@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from sidecar.config.files import MISSING, read_json_file
+from sidecar.config.mcp_servers import untrusted_entries
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +43,16 @@ def read_workspace_settings(roots: list[str], trusted: bool) -> tuple[dict[str, 
             continue
         for key in sorted(FORBIDDEN_KEYS & data.keys()):
             problems.append(f"{path}: `{key}` cannot be set from a workspace file (use your editor settings); ignored.")
+        if "mcpServers" in data:  # servers start only in a trusted workspace, and never skip confirmations
+            if trusted:
+                data["mcpServers"], trust_problems = untrusted_entries(data["mcpServers"], path)
+                problems += trust_problems
+            else:
+                log.info("%s defines MCP servers; they stay off until the workspace is trusted", path)
         if "hooks" in data and not trusted:
             log.info("%s defines hooks; they stay off until the workspace is trusted", path)
         for key, value in data.items():
-            if key in FORBIDDEN_KEYS or (key == "hooks" and not trusted):
+            if key in FORBIDDEN_KEYS or (key in ("hooks", "mcpServers") and not trusted):
                 continue
             merged.setdefault(key, value)
     return merged, problems

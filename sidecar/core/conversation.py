@@ -37,6 +37,9 @@ class Conversation:
         self.force_full_ide_context = True
         #: Gemini CLI's latch: after an auto compaction inflated, auto attempts only truncate.
         self.has_failed_compression_attempt = False
+        #: After "Undo Last Compaction": automatic compaction waits until the prompt reaches this many tokens (or
+        #: the user compresses), so the undo lasts (sidecar.compaction.service.auto_compaction_due).
+        self.auto_compaction_paused_until: int | None = None
         #: The session's pinned facts: every request carries them (outside the history, so no rewrite drops them).
         self.pins: list[Pin] = []
         self.pinned_tokens = 0
@@ -88,6 +91,7 @@ class Conversation:
         copy.estimate_reason = self.estimate_reason
         copy.force_full_ide_context = self.force_full_ide_context
         copy.has_failed_compression_attempt = self.has_failed_compression_attempt
+        copy.auto_compaction_paused_until = self.auto_compaction_paused_until
         copy.pins, copy.pinned_tokens = list(self.pins), self.pinned_tokens
         return copy
 

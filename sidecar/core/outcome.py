@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from sidecar.core.history import Content
-from sidecar.core.prompts import auto_compaction_notice, status_message
+from sidecar.core.prompts import compressed_notice, status_message
 from sidecar.protocol.types import CompactionTrigger, UsageSource
 
 #: Who started a compaction: the turn loop (over the threshold) or the user. The wire's type, spelled once.
@@ -18,6 +18,9 @@ class Status(StrEnum):
 
     COMPRESSED = "COMPRESSED"
     COMPRESSION_FAILED_INFLATED_TOKEN_COUNT = "COMPRESSION_FAILED_INFLATED_TOKEN_COUNT"
+    #: Smaller, but an automatic attempt saved less than MIN_AUTO_SAVINGS (not "inflated": the history did shrink).
+    #: Latches like INFLATED. Old session files record these attempts as INFLATED; both read as "not kept".
+    COMPRESSION_FAILED_INSUFFICIENT_REDUCTION = "COMPRESSION_FAILED_INSUFFICIENT_REDUCTION"
     COMPRESSION_FAILED_TOKEN_COUNT_ERROR = "COMPRESSION_FAILED_TOKEN_COUNT_ERROR"
     COMPRESSION_FAILED_EMPTY_SUMMARY = "COMPRESSION_FAILED_EMPTY_SUMMARY"
     NOOP = "NOOP"
@@ -45,7 +48,7 @@ class Outcome:
     token_source: UsageSource = "estimate"
 
     def message(self, token_limit: int) -> str:
-        """The words the user sees for this outcome (percentages after an automatic compaction)."""
-        if self.status is Status.COMPRESSED and self.trigger == "auto":
-            return auto_compaction_notice(self.original, self.new, token_limit)
+        """The words the user sees for this outcome (the same for both triggers: tokens and percentages)."""
+        if self.status is Status.COMPRESSED:
+            return compressed_notice(self.original, self.new, token_limit)
         return status_message(self.status, self.original, self.new)

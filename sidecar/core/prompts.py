@@ -138,6 +138,12 @@ def status_message(status: str, original: int, new: int) -> str:
         return (
             "Chat history compression did not reduce size. This may indicate issues with the compression prompt."
         )
+    if status == "COMPRESSION_FAILED_INSUFFICIENT_REDUCTION":
+        return (
+            f"Compression saved too little to be worth it ({original:,} → {new:,} tokens, under 10%); "
+            "the conversation is unchanged, and automatic compression only truncates old tool outputs until a "
+            "compression succeeds."
+        )
     if status == "COMPRESSION_FAILED_TOKEN_COUNT_ERROR":
         return "Could not compress chat history due to a token counting error."
     if status == "COMPRESSION_FAILED_EMPTY_SUMMARY":
@@ -149,8 +155,10 @@ def status_message(status: str, original: int, new: int) -> str:
     return ""
 
 
-def auto_compaction_notice(original: int, new: int, limit: int) -> str:
-    """The notice after an automatic compaction: percentages of the context window (reference §8)."""
+def compressed_notice(original: int, new: int, limit: int) -> str:
+    """The notice after a compaction, automatic or manual alike: tokens and shares of the context window. (The
+    reference says tokens after a manual one and only percentages after an automatic one, §8: one wording is
+    clearer.)"""
     before = round(100 * original / limit) if limit else 0
     after = round(100 * new / limit) if limit else 0
-    return f"Context compressed from {before}% to {after}%."
+    return f"Chat history compressed from {original:,} to {new:,} tokens ({before}% → {after}% of the context window)."

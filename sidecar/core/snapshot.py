@@ -22,6 +22,25 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _IDE_PREFIXES = ("Here is the user's editor context", "Here is a summary of changes in the user's editor context")
 MAX_MISSING_PATHS = 40
 MAX_MISSING_CONSTRAINTS = 20
+MAX_MISSING_ERRORS = 20
+MAX_MISSING_DECISIONS = 20
+#: The first line of an error: an exception, a failing test, a compiler or tool error (issue 26 §4).
+_ERROR_LINE = re.compile(
+    r"^\s*(?:"
+    r"(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)(?::\s.*)?"  # ValueError: …, pkg.MyError
+    r"|(?:FAILED|FAIL|ERROR)(?::|\s)\s*\S.*"  # pytest / unittest / make summaries
+    r"|--- FAIL: \S.*|panic: \S.*"  # go
+    r"|error(?:\[E\d+\])?: \S.*"  # rustc, tools
+    r"|\S+?(?::\d+){1,2}: (?:fatal )?error: \S.*"  # gcc, clang, go vet: file:line[:col]: error: …
+    r"|\S+\(\d+,\d+\): error \w+: \S.*"  # tsc
+    r")$"
+)
+_ERROR_WORDS = ("rror", "FAIL", "panic", "Exception", "Exit", "Interrupt")  # a cheap test before the regex
+_DECISION = re.compile(
+    r"\b(let's|let us|we'll|we will|we're going with|i've decided|i decided|decided|go with|going with|"
+    r"instead of|switch to|stick with|the plan is|agreed|prefer)\b",
+    re.IGNORECASE,
+)
 
 
 def extract_snapshot(reply: str) -> str | None:
@@ -86,15 +105,61 @@ def user_constraints(contents: Sequence[Content]) -> list[str]:
     return list(found)
 
 
+def _response_texts(content: Content) -> Iterable[str]:
+    for part in content.parts:
+        fr = part.function_response
+        if fr is not None and isinstance(fr.response, dict):
+            yield from (v for v in fr.response.values() if isinstance(v, str))
+
+
+def error_lines(contents: Sequence[Content]) -> list[str]:
+    """First lines of the errors met in the history (tool outputs, and what the user and the model wrote):
+    exceptions, failing tests, compiler errors — once each, first met first."""
+    found: dict[str, None] = {}
+    for content in contents:
+        for text in (*_texts(content), *_response_texts(content)):
+            if "<state_snapshot>" in text or not any(word in text for word in _ERROR_WORDS):
+                continue
+            for line in text.splitlines():
+                line = line.strip()
+                if 6 <= len(line) <= 300 and _ERROR_LINE.match(line):
+                    found.setdefault(line, None)
+    return list(found)
+
+
+def user_decisions(contents: Sequence[Content]) -> list[str]:
+    """Sentences of the user's own messages that state a decision ("let's …", "we'll go with …", "use X instead
+    of Y"), other than the rules user_constraints already finds."""
+    found: dict[str, None] = {}
+    for content in contents:
+        if content.role != "user":
+            continue
+        for part in content.parts:
+            text = part.text
+            if text is None or part.thought or "<state_snapshot>" in text or text.startswith(_IDE_PREFIXES):
+                continue
+            for sentence in _SENTENCE_END.split(text):
+                sentence = sentence.strip()
+                if 8 <= len(sentence) <= 400 and _DECISION.search(sentence) and not _CONSTRAINT.search(sentence):
+                    found.setdefault(sentence, None)
+    return list(found)
+
+
 def _normal(text: str) -> str:
     return " ".join(text.lower().split()).rstrip(".!")
 
 
 def missing_facts(compressed: Sequence[Content], snapshot: str) -> list[str]:
-    """File paths and user constraints present in the compressed part but absent from the snapshot."""
+    """File paths, user constraints, errors (their first line) and user decisions present in the compressed part
+    but absent from the snapshot."""
     normal_snapshot = _normal(snapshot)
     paths = [p for p in mentioned_paths(compressed) if p not in snapshot][:MAX_MISSING_PATHS]
     constraints = [c for c in user_constraints(compressed) if _normal(c) not in normal_snapshot]
-    return [f"file path: {p}" for p in paths] + [
-        f"user constraint: {c}" for c in constraints[:MAX_MISSING_CONSTRAINTS]
-    ]
+    errors = [e for e in error_lines(compressed) if _normal(e) not in normal_snapshot]
+    decisions = [d for d in user_decisions(compressed) if _normal(d) not in normal_snapshot]
+    return (
+        [f"file path: {p}" for p in paths]
+        + [f"user constraint: {c}" for c in constraints[:MAX_MISSING_CONSTRAINTS]]
+        + [f"error: {e}" for e in errors[-MAX_MISSING_ERRORS:]]  # the newest: what the agent was fixing
+        + [f"user decision: {d}" for d in decisions[:MAX_MISSING_DECISIONS]]
+    )

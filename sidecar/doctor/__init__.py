@@ -20,15 +20,20 @@ Section = Callable[[Context], list[Check]]
 
 
 def sections() -> list[Section]:
-    """The parts checked, in order. A part that later issues add (the memory files of issue 27, the MCP servers of
-    issue 28) becomes one more Section here: a function of the Context (project, settings in effect, front-end)
+    """The parts checked, in order. A part that a later issue adds (the memory files of issue 27, say) becomes one
+    more Section here: a function of the Context (project, settings in effect, front-end)
     returning its Checks — each failing Check with the next step in words."""
     from sidecar.doctor.backend import backend_check
+    from sidecar.doctor.editor_install import editor_install_check
     from sidecar.doctor.install import packages_check, python_check, recordings_check
+    from sidecar.doctor.mcp_check import mcp_check
     from sidecar.doctor.online import online_check
     from sidecar.doctor.settings_check import settings_check
 
-    return [python_check, packages_check, settings_check, backend_check, online_check, recordings_check]
+    return [
+        python_check, editor_install_check, packages_check, settings_check, backend_check, online_check,
+        recordings_check, mcp_check,
+    ]
 
 
 def add_parser(subparsers: Any) -> None:
@@ -48,6 +53,10 @@ def add_parser(subparsers: Any) -> None:
         "--editor-settings", metavar="FILE",
         help="check as an editor starts the server: its `sidecar` settings as JSON in FILE (- for standard input); "
         "without it, the settings are read as `sidecar acp` reads them",
+    )
+    doctor.add_argument(
+        "--editor", metavar="NAME", choices=("vscode", "nvim"),
+        help="the editor running the doctor (vscode, nvim): the report names its private install and reinstall command",
     )
     doctor.add_argument("--trusted", action="store_true", help="with --editor-settings: the workspace is trusted")
     doctor.add_argument("--settings", metavar="FILE", help="the user settings file, as `sidecar acp --settings`")
@@ -84,6 +93,7 @@ def build_context(args: argparse.Namespace) -> Context:
         user_file=user_settings_path(getattr(args, "settings", None)),
         trusted=bool(getattr(args, "trusted", False)),
         online=bool(getattr(args, "online", False)),
+        editor=getattr(args, "editor", None),
     )
 
 

@@ -45,6 +45,7 @@ class Context:
     user_file: Path
     trusted: bool
     online: bool
+    editor: str | None = None
     settings: Settings = field(default_factory=Settings)
     verdict: Verdict | None = None
 

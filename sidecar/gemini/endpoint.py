@@ -36,6 +36,33 @@ def client_config(settings: Settings, embedded_fake_url: Callable[[], str]) -> C
     )
 
 
+#: How each editor sets the API key, in the notice that the embedded fake answers (issue 25.2).
+KEY_HINTS = {
+    "vscode": 'run "Sidecar: Set API Key" (or set GEMINI_API_KEY)',
+    "neovim": "use require('sidecar').setup({settings={apiKey=…}}) or GEMINI_API_KEY",
+    "other": "set the apiKey setting or GEMINI_API_KEY",
+}
+
+
+def key_hint(client_name: str | None) -> str:
+    """The key hint for the editor named in initialize's clientInfo (VS Code, code-server, Neovim, …)."""
+    name = (client_name or "").lower()
+    if "vim" in name:
+        return KEY_HINTS["neovim"]
+    if "code" in name or "visual studio" in name:
+        return KEY_HINTS["vscode"]
+    return KEY_HINTS["other"]
+
+
+def acp_key_hint(user_settings: object) -> str:
+    """ACP: the agent's environment or its user settings file (editors start `sidecar acp` themselves)."""
+    return f"set GEMINI_API_KEY in the environment your editor starts sidecar acp with, or apiKey in {user_settings}"
+
+
+#: Why the model client is built after initialize, in the log ("model client for … built for the warm-up").
+WARM_UP = "the warm-up after initialize"
+
+
 class Backend:
     """Resolves settings to a ModelClient, rebuilding it when the connection settings change."""
 
@@ -45,6 +72,9 @@ class Backend:
         self._client: ModelClient | None = None
         self._fake: Any = None
         self._lock = asyncio.Lock()
+        self._warming: asyncio.Task[None] | None = None
+        #: How this editor sets an API key, for the fake-Gemini notice (key_hint(); set after initialize).
+        self.key_hint = KEY_HINTS["other"]
 
     @property
     def embedded_fake_url(self) -> str | None:
@@ -57,7 +87,7 @@ class Backend:
         endpoint = routes.resolve(self._session.settings)
         return "embedded fake Gemini" if endpoint is None else endpoint.label()
 
-    async def client(self) -> ModelClient:
+    async def client(self, *, why: str = "a request") -> ModelClient:
         async with self._lock:
             config = await asyncio.get_running_loop().run_in_executor(None, self._config)
             if self._client is None or self._client.config != config:
@@ -65,6 +95,7 @@ class Backend:
                 if old is not None:
                     await old.aclose()
                 self._client = await asyncio.get_running_loop().run_in_executor(None, ModelClient, config)
+                log.info("model client for %s built for %s", self._client.label(), why)
                 # google-genai's import (pydantic models) leaves ~100k long-lived objects: out of the collector's
                 # way, so that a full collection during a turn does not rescan them all (as at start-up, cli.py).
                 gc.freeze()
@@ -85,17 +116,48 @@ class Backend:
             self._fake = FakeGemini()
             self._fake.start()
             log.info("no API key: using the embedded fake Gemini at %s", self._fake.url)
+            # Shown once per server process; kept short (an editor may show it on one line), the key hint per editor.
             self._inform(
-                "Sidecar: no Gemini backend is configured, so replies come from the embedded offline fake Gemini. "
-                "Set sidecar.apiKey or GEMINI_API_KEY to talk to the Gemini API, or GOOGLE_GENAI_USE_VERTEXAI=true "
-                "(or sidecar.backend \"vertex\") with a project for Vertex AI."
+                "Sidecar: no Gemini backend set; the embedded offline fake Gemini answers. "
+                f'For Gemini, {self.key_hint}; Vertex AI: backend "vertex".'
             )
         return str(self._fake.url)
 
+    def warm_soon(self) -> None:
+        """Build the model client for the current settings now, in the background (after initialize, off the
+        critical path), so that the first prompt does not import google-genai and build its client (~0.5 s). With no
+        backend configured the embedded fake is left to the first request, which tells the user about it."""
+        if self._warming is None and routes.resolve(self._session.settings) is not None:
+            self._warming = asyncio.get_running_loop().create_task(self._warm(), name="warm-model-client")
+
+    async def _warm(self) -> None:
+        try:
+            client = await self.client(why=WARM_UP)
+            await asyncio.get_running_loop().run_in_executor(None, _import_transport)
+            await asyncio.get_running_loop().run_in_executor(None, client.warm_count_tokens)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a backend that cannot be reached or configured says so at the first request
+            log.debug("warming the model client failed", exc_info=True)
+
     async def aclose(self) -> None:
+        if self._warming is not None and not self._warming.done():
+            self._warming.cancel()
+            await asyncio.wait([self._warming])
         if self._client is not None:
             await self._client.aclose()
             self._client = None
         if self._fake is not None:
             self._fake.stop()
             self._fake = None
+
+
+def _import_transport() -> None:
+    """What httpx2 imports when it opens its first connection (anyio's asyncio backend: ~0.1 s of the first turn)."""
+    try:
+        import anyio._backends._asyncio
+        import anyio._core._sockets
+        import anyio.streams.memory
+        import anyio.streams.stapled  # noqa: F401
+    except ImportError:  # another anyio layout: the first request pays instead
+        log.debug("could not import anyio's asyncio backend ahead", exc_info=True)

@@ -123,6 +123,8 @@ def json_schema(info: mi.Type) -> dict[str, Any]:
         return {"type": "null"}
     if isinstance(info, mi.LiteralType):
         return {"type": "string", "enum": list(info.values)}
+    if isinstance(info, mi.DictType):  # e.g. mcpServers: objects by name, checked entry by entry by the server
+        return {"type": "object"}
     if isinstance(info, mi.ListType):
         return {"type": "array", "items": json_schema(info.item_type)}
     if isinstance(info, mi.StructType):

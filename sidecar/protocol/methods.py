@@ -6,16 +6,19 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from sidecar.protocol.ide import IdeContextParams
+from sidecar.protocol.mcp import McpServerInfo, McpStatusParams, RestartMcpServerParams, RestartMcpServerResult
 from sidecar.protocol.sessions import (
     DeleteSessionResult,
     ForkSessionResult,
     GetTranscriptResult,
     ImportSessionResult,
+    ListDeletedSessionsResult,
     ListPinsResult,
     ListSessionsPage,
     NewSessionResult,
     PinResult,
     RenameSessionResult,
+    RestoreSessionResult,
     ResumeSessionResult,
     RewindResult,
     SessionSummary,
@@ -133,6 +136,14 @@ DELETE_SESSION: Method[ResumeSessionParams, DeleteSessionResult] = Method(
     "sidecar/deleteSession", "request", "client", ResumeSessionParams, DeleteSessionResult,
     "Move a session (not the live one) to the trash for 30 days.",
 )
+LIST_DELETED_SESSIONS: Method[Empty, ListDeletedSessionsResult] = Method(
+    "sidecar/listDeletedSessions", "request", "client", Empty, ListDeletedSessionsResult,
+    "This project's sessions in the trash (restorable), most recently deleted first.",
+)
+RESTORE_SESSION: Method[ResumeSessionParams, RestoreSessionResult] = Method(
+    "sidecar/restoreSession", "request", "client", ResumeSessionParams, RestoreSessionResult,
+    "Bring a deleted session back from the trash (it is not resumed).",
+)
 PIN: Method[PinParams, PinResult] = Method(
     "sidecar/pin", "request", "client", PinParams, PinResult,
     "Pin a fact: every request carries it verbatim, every compaction keeps it.",
@@ -142,6 +153,15 @@ UNPIN: Method[UnpinParams, UnpinResult] = Method(
 )
 LIST_PINS: Method[Empty, ListPinsResult] = Method(
     "sidecar/listPins", "request", "client", Empty, ListPinsResult, "The live session's pinned facts."
+)
+
+LIST_MCP_SERVERS: Method[Empty, list[McpServerInfo]] = Method(
+    "sidecar/listMcpServers", "request", "client", Empty, list[McpServerInfo],
+    "The configured MCP servers: status (starting, ready, failed, disabled), their tools, why one failed.",
+)
+RESTART_MCP_SERVER: Method[RestartMcpServerParams, RestartMcpServerResult] = Method(
+    "sidecar/restartMcpServer", "request", "client", RestartMcpServerParams, RestartMcpServerResult,
+    "Stop an MCP server and start it again (e.g. after it failed).",
 )
 
 # -- notifications (client -> server) -----------------------------------------------------------------------
@@ -165,6 +185,11 @@ COMPRESSED: Method[CompressedParams, None] = Method(
 TOOL_CALL: Method[ToolCallParams, None] = Method(
     "sidecar/toolCall", "notification", "server", ToolCallParams,
     summary="A tool call's status changed (pending, running, done, error, denied, cancelled).",
+)
+
+MCP_STATUS: Method[McpStatusParams, None] = Method(
+    "sidecar/mcpStatus", "notification", "server", McpStatusParams,
+    summary="An MCP server's status or tool list changed; carries every server, as sidecar/listMcpServers.",
 )
 
 RETRY: Method[RetryParams, None] = Method(
@@ -192,14 +217,19 @@ ALL: tuple[Method[Any, Any], ...] = (
     REWIND,
     RENAME_SESSION,
     DELETE_SESSION,
+    LIST_DELETED_SESSIONS,
+    RESTORE_SESSION,
     PIN,
     UNPIN,
     LIST_PINS,
+    LIST_MCP_SERVERS,
+    RESTART_MCP_SERVER,
     IDE_CONTEXT,
     MESSAGE_DELTA,
     TOKEN_USAGE,
     COMPRESSED,
     TOOL_CALL,
     RETRY,
+    MCP_STATUS,
     CONFIRM_TOOL_CALL,
 )

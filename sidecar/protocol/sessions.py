@@ -69,6 +69,32 @@ class DeleteSessionResult(_Wire):
     message: str
 
 
+class DeletedSession(_Wire):
+    """One entry of sidecar/listDeletedSessions: a session in this project's trash (ISO 8601 times)."""
+
+    session_id: str
+    title: str | None
+    deleted_at: str
+    last_updated: str
+    message_count: int
+    parent_session_id: str | None = None
+
+
+class ListDeletedSessionsResult(_Wire):
+    """This project's deleted sessions that can still be restored, most recently deleted first."""
+
+    sessions: list[DeletedSession]
+    keep_days: int
+
+
+class RestoreSessionResult(_Wire):
+    """A session brought back from the trash (listed again, not resumed)."""
+
+    session_id: str
+    title: str | None
+    message: str
+
+
 class PinResult(_Wire, omit_defaults=True):
     pin_id: str
     warning: str | None = None  # recording is off: the pin holds for this process only

@@ -7,7 +7,7 @@ from typing import Any, Literal
 import msgspec
 
 ToolCallStatus = Literal["pending", "running", "done", "error", "denied", "cancelled"]
-ToolDecision = Literal["allow", "allowAlways", "deny"]
+ToolDecision = Literal["allow", "allowAlways", "allowAlwaysServer", "deny"]
 
 
 class ToolCallParams(msgspec.Struct, rename="camel", kw_only=True):
@@ -32,6 +32,8 @@ class ConfirmToolCallParams(msgspec.Struct, rename="camel", kw_only=True, omit_d
     description: str
     #: Edits: the unified diff of the change.
     diff: str | None = None
+    #: MCP tools: the server; the client may then also offer "allowAlwaysServer" (every tool of that server).
+    mcp_server: str | None = None
 
 
 class ConfirmToolCallResult(msgspec.Struct, rename="camel", kw_only=True):

@@ -10,6 +10,7 @@ UsageSource = Literal["api", "estimate"]
 CompressionStatus = Literal[
     "COMPRESSED",
     "COMPRESSION_FAILED_INFLATED_TOKEN_COUNT",
+    "COMPRESSION_FAILED_INSUFFICIENT_REDUCTION",
     "COMPRESSION_FAILED_TOKEN_COUNT_ERROR",
     "COMPRESSION_FAILED_EMPTY_SUMMARY",
     "NOOP",
@@ -82,6 +83,9 @@ class TokenUsage(_Wire, kw_only=True, omit_defaults=False):
     estimate_reason: Annotated[str | None, shown_as(EstimateReason | None)] = None
     #: Background compaction: a summary being prepared, or ready to apply at the threshold (docs/compaction.md).
     summary_preparation: SummaryPreparation = "none"
+    #: After "Undo Last Compaction": automatic compaction is paused until the prompt reaches this many tokens (or
+    #: the user compresses); None when no pause holds.
+    auto_compaction_paused_until: int | None = None
 
 
 class SendMessageResult(_Wire, kw_only=True, omit_defaults=False):

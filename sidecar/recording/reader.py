@@ -6,6 +6,7 @@ import gc
 import logging
 import mmap
 import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import BinaryIO, Protocol
 
 import msgspec
 
-from sidecar.core.content_json import check_content, decode_contents
+from sidecar.core.content_json import check_content, decode_content, decode_contents
 from sidecar.core.history import Content
 from sidecar.core.outcome import Status
 from sidecar.core.pins import Pin
@@ -23,6 +24,7 @@ from sidecar.core.recording import (
     ForkRecord,
     Header,
     LastUsage,
+    MessageRecord,
     RawMessageRecord,
     SessionRecord,
 )
@@ -39,6 +41,25 @@ _HEADER_MAX = 1 << 20
 _FORK = msgspec.json.Decoder(ForkRecord)
 #: How many parents deep a branch may read through (a guard against a hand-made cycle, not a real limit).
 _MAX_FORK_DEPTH = 64
+#: `<session-id>/parents/` beside a session file: copies of the parts of deleted sessions that this branch reads.
+PARENTS = "parents"
+
+
+def parents_folder(session_file: Path) -> Path:
+    """The folder holding the copies a branch reads instead of deleted parents (see docs/recording.md)."""
+    return session_file.parent / session_file.stem / PARENTS
+
+
+def find_parent(directory: Path, parent_id: str, copies: Sequence[Path]) -> tuple[Path, tuple[Path, ...]]:
+    """Where a branch reads its parent `parent_id` from: a copy kept in one of the `copies` folders (its own, then
+    those of the ancestors it read), else the project's session file in `directory`. Also returns the folders the
+    parent's own parent is looked up in."""
+    name = f"{parent_id}.jsonl"
+    for folder in copies:
+        if (folder / name).is_file():
+            return folder / name, tuple(copies)
+    path = directory / name
+    return path, (*copies, parents_folder(path))
 
 
 class BinaryFile(Protocol):
@@ -113,6 +134,20 @@ class LoadedSession:
         """Every message ever recorded and every compaction attempt, in order (built on first use)."""
         return [] if self._replay is None else self._replay.transcript
 
+    def shown(self) -> Iterator[tuple[TranscriptEntry, Content | None]]:
+        """Each transcript entry with its message's whole content (None: display-only, or not a message), for a
+        replay of everything said (ACP's session/load); compacted messages included, rewound ones marked."""
+        replay = self._replay
+        if replay is None:
+            return
+        for entry, item in zip(replay.transcript, replay._log, strict=True):
+            content: Content | None = None
+            if isinstance(item, RawMessageRecord) and item.content:
+                content = decode_content(item.content)
+            elif isinstance(item, MessageRecord):
+                content = item.content
+            yield entry, content
+
 
 class SessionInfo(msgspec.Struct, rename="camel", kw_only=True):
     session_id: str
@@ -148,17 +183,21 @@ def read_session(path: Path, *, salvage: bool = False) -> LoadedSession:
     """Replay a session file (see SessionStore.load). The file is mapped, not copied, and decoded in one pass;
     message contents are checked and copied out as their JSON, not kept decoded. A branch (fork record) reads
     through to its parent's file, up to the fork point."""
-    replay, warnings, valid_size, whole_tail = _replay_file(path, salvage, None, 0)
+    replay, warnings, valid_size, whole_tail = _replay_file(
+        path, salvage, None, 0, path.parent, (parents_folder(path),)
+    )
     return loaded_session(path, replay, warnings, valid_size, whole_tail)
 
 
-def _replay_file(path: Path, salvage: bool, limit: int | None, depth: int) -> tuple[Replay, list[str], int, bool]:
+def _replay_file(
+    path: Path, salvage: bool, limit: int | None, depth: int, directory: Path, copies: tuple[Path, ...]
+) -> tuple[Replay, list[str], int, bool]:
     try:
         with open(path, "rb") as f:
             if os.fstat(f.fileno()).st_size == 0:
                 raise CorruptSession(path, 1, "the file is empty")
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                loader = _parent_loader(path.parent, salvage, depth)
+                loader = _parent_loader(directory, copies, salvage, depth)
                 return _replay_mapped(path, data, salvage, loader, limit)
     except FileNotFoundError:
         raise SessionNotFound(f"No session file {path}.") from None
@@ -166,13 +205,15 @@ def _replay_file(path: Path, salvage: bool, limit: int | None, depth: int) -> tu
         raise RecordingError(f"Cannot read session file {path}: {exc.strerror or exc}.") from None
 
 
-def _parent_loader(directory: Path, salvage: bool, depth: int) -> ParentLoader:
+def _parent_loader(directory: Path, copies: tuple[Path, ...], salvage: bool, depth: int) -> ParentLoader:
     def load(fork: ForkRecord) -> Replay:
         if depth >= _MAX_FORK_DEPTH:
             raise ReplayError(f"branches of branches more than {_MAX_FORK_DEPTH} deep")
-        parent = directory / f"{fork.parent_session_id}.jsonl"
+        parent, further = find_parent(directory, fork.parent_session_id, copies)
         try:
-            replay, _warnings, valid_size, _whole = _replay_file(parent, salvage, fork.parent_size, depth + 1)
+            replay, _warnings, valid_size, _whole = _replay_file(
+                parent, salvage, fork.parent_size, depth + 1, directory, further
+            )
         except SessionNotFound:
             raise ReplayError(f"the session it branches from, {fork.parent_session_id}, is missing") from None
         except RecordingError as exc:

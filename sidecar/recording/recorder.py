@@ -13,7 +13,7 @@ from sidecar.core.history import Content
 from sidecar.core.outcome import Outcome, Status
 from sidecar.core.recording import ForkRecord, head_ids
 from sidecar.protocol.sessions import TranscriptEntry
-from sidecar.recording.branches import Cut
+from sidecar.recording.branches import Cut, inherit_copies
 from sidecar.recording.reader import now_iso
 from sidecar.recording.store import (
     LoadedSession,
@@ -91,6 +91,7 @@ class Recorder:
         writer.close()
         if problem is not None:
             raise RecordingError(problem)
+        inherit_copies(cut.copy_folder, store.path(branch_id))  # a cut in a deleted parent's copy: keep it too
         loaded = store.load(branch_id)
         self.close()
         self._session_id = branch_id

@@ -12,8 +12,9 @@ import time
 from pathlib import Path
 
 from sidecar.private_files import create_private, make_private_dirs
-from sidecar.recording.branches import branches_of
-from sidecar.recording.store import RecordingError, SessionStore
+from sidecar.recording.branches import keep_for_branches
+from sidecar.recording.reader import session_info
+from sidecar.recording.store import RecordingError, SessionInfo, SessionStore
 
 log = logging.getLogger(__name__)
 
@@ -27,18 +28,11 @@ def trash_directory(store: SessionStore) -> Path:
 
 
 def delete(store: SessionStore, session_id: str) -> Path:
-    """Move a session (and its data folder) to the trash. RecordingError in words when it cannot be: unknown,
-    open in another window, or other sessions branch from it."""
+    """Move a session (and its data folder) to the trash. RecordingError in words when it cannot be: unknown, or
+    open in another window. Its branches first get a copy of the part of it they read (branches.keep_for_branches)."""
     path = store.path(session_id)
     if not path.exists():
         raise RecordingError(f"No session {session_id} in this project.")
-    branches = branches_of(store.directory, session_id)
-    if branches:
-        listed = ", ".join(branches[:3]) + (" …" if len(branches) > 3 else "")
-        raise RecordingError(
-            f"Session {session_id} has {len(branches)} branch(es) that continue from it ({listed}); they read "
-            "their beginning from it. Delete those first, or keep it."
-        )
     trash = trash_directory(store)
     make_private_dirs(trash)
     purge(store)
@@ -50,6 +44,7 @@ def delete(store: SessionStore, session_id: str) -> Path:
             raise RecordingError(
                 f"Session {session_id} is open in another window; close it there (or start a new session there) first."
             ) from None
+        keep_for_branches(store.directory, [store.directory, trash], session_id)
         target = trash / path.name
         if target.exists():  # an older deletion of the same id: keep both
             target.rename(trash / f"{session_id}.{int(time.time())}.jsonl")
@@ -88,6 +83,21 @@ def restore(store: SessionStore, session_id: str) -> Path:
     with contextlib.suppress(FileNotFoundError):
         (trash / f"{session_id}{_DELETED}").unlink()
     return target
+
+
+def deleted(store: SessionStore) -> list[tuple[SessionInfo, float]]:
+    """The sessions in this project's trash that restore() can bring back, with their deletion times (epoch
+    seconds), most recently deleted first. Unreadable files are left out (logged)."""
+    trash = trash_directory(store)
+    found: list[tuple[SessionInfo, float]] = []
+    for marker in trash.glob(f"*{_DELETED}") if trash.is_dir() else []:
+        path = trash / f"{marker.name[: -len(_DELETED)]}.jsonl"
+        try:
+            found.append((session_info(path), marker.stat().st_mtime))
+        except (RecordingError, OSError, ValueError) as exc:
+            log.warning("skipping deleted session file %s: %s", path, exc)
+    found.sort(key=lambda pair: pair[1], reverse=True)
+    return found
 
 
 def purge(store: SessionStore, *, now: float | None = None) -> list[str]:

@@ -16,8 +16,13 @@ from sidecar import __version__
 from sidecar.app import build_services
 from sidecar.chat.tool_runner import ToolRunner
 from sidecar.config.workspace_file import settings_path
+from sidecar.gemini.endpoint import key_hint
+from sidecar.mcp.manager import McpManager
+from sidecar.mcp.status import MCP_STATUS, mcp_status
+from sidecar.protocol.types import to_wire
 from sidecar.rpc import editor
 from sidecar.rpc.handlers import chat as chat_handlers
+from sidecar.rpc.handlers import mcp as mcp_handlers
 from sidecar.rpc.handlers import sessions as session_handlers
 from sidecar.rpc.transport import SidecarProtocol, run_stdio
 from sidecar.session import Session
@@ -34,6 +39,7 @@ class SidecarServer(LanguageServer):
         protocol = self.protocol
         assert isinstance(protocol, SidecarProtocol)
         self.session = Session()
+        self.mcp_started = False
         host = editor.ToolHost(self, protocol)
         self.services = build_services(
             self.session,
@@ -43,8 +49,13 @@ class SidecarServer(LanguageServer):
             tools=lambda registry, session: ToolRunner(registry, host, session),
             ask_hooks=host.confirm,
             editor_text=self._editor_text,
+            on_mcp_change=self._mcp_changed,
         )
         self.live = self.services.live
+        assert self.services.backend is not None and self.services.mcp is not None
+        self.backend = self.services.backend
+        #: MCP servers (sidecar/mcp/): started after `initialized`, re-applied with the settings.
+        self.mcp: McpManager = self.services.mcp
         self.watcher: WorkspaceWatcher | None = None
 
     def _editor_text(self, path: Path) -> str | None:
@@ -69,6 +80,17 @@ class SidecarServer(LanguageServer):
         for message in problems:
             log.warning("%s", message)
             editor.show(self, lsp.MessageType.Warning, message)
+        if self.mcp_started:
+            self.start_mcp()
+
+    def start_mcp(self) -> None:
+        """(Re)apply the mcpServers setting: only added, removed, changed and failed servers start or stop."""
+        self.mcp_started = True
+        self.mcp.apply_settings(self.session.settings.mcp_servers)
+
+    def _mcp_changed(self) -> None:
+        if self.mcp_started:
+            self.protocol.notify(MCP_STATUS.name, to_wire(mcp_status(self.mcp)))
 
     def on_files_changed(self, paths: set[str]) -> None:
         """Files changed on disk (watcher thread hopped to the loop): settings reloaded, tracked files noted."""
@@ -119,6 +141,7 @@ def build_server() -> SidecarServer:
     def on_initialize(params: lsp.InitializeParams) -> None:
         session.sources.init_options = params.initialization_options
         session.workspace_folders = _workspace_folders(params)
+        server.backend.key_hint = key_hint(params.client_info.name if params.client_info else None)
         server.apply_settings()
 
     @server.feature(lsp.INITIALIZED)
@@ -126,8 +149,10 @@ def build_server() -> SidecarServer:
         # Heavy imports happen now, after `initialize` has been answered, off the event loop.
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, _warm_imports)
+        server.start_mcp()  # in the background: no turn waits for a server it does not use
         server.live.push_usage()
         await server.start_watching()
+        server.backend.warm_soon()  # the model client too, before the first message needs it (issue 25.12)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def on_configuration(params: lsp.DidChangeConfigurationParams) -> None:
@@ -143,8 +168,10 @@ def build_server() -> SidecarServer:
 
     chat_handlers.register(server, server.services.chat, server.live, trust_changed=server.apply_settings)
     session_handlers.register(server, server.services.sessions, server.services.actions)
+    mcp_handlers.register(server, server.mcp)
     return server
 
 
 def _warm_imports() -> None:
     import google.genai  # noqa: F401
+    import mcp.client.session  # noqa: F401

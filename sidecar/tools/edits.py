@@ -320,4 +320,6 @@ async def apply_edit_plan(plan: EditPlan, buffers: EditorBuffers, apply_edit: Ap
     if not ok:
         why = reason or "no reason given"
         raise ToolError(f"The editor did not apply the edit to {plan.shown}: {why}.")
+    if _disk_bytes(plan.path) == plan.after.encode("utf-8"):  # the editor saved it (ACP's fs/write_text_file does)
+        return done
     return done + " in the editor (unsaved)"

@@ -26,8 +26,26 @@ class Workspace:
     supply them as the editor changes them.
     """
 
-    def __init__(self, folders: Sequence[str] | Callable[[], Sequence[str]]) -> None:
+    def __init__(
+        self,
+        folders: Sequence[str] | Callable[[], Sequence[str]],
+        saved_outputs: Callable[[], Path | None] | None = None,
+    ) -> None:
         self._folders = folders
+        #: The project's folder of saved tool outputs (`<folder>/<session>/tool-outputs/<file>`): read_file, and
+        #: only read_file, may read there, so the model can follow "For full output see: <file>".
+        self._saved_outputs = saved_outputs
+
+    def resolve_readable(self, raw: str) -> Path:
+        """`resolve`, and also a saved tool output of this project (read-only access: read_file only)."""
+        root = self._saved_outputs() if self._saved_outputs is not None else None
+        if root is not None and os.path.isabs(raw) and "\0" not in raw:
+            real_root = os.path.realpath(root)
+            real = os.path.realpath(raw)
+            relative = os.path.relpath(real, real_root).split(os.sep)
+            if len(relative) == 3 and relative[1] == "tool-outputs" and ".." not in relative and os.path.isfile(real):
+                return Path(real)
+        return self.resolve(raw)
 
     def _given(self) -> list[str]:
         folders = self._folders() if callable(self._folders) else self._folders

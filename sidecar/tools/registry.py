@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from sidecar.core.compaction import format_truncated_tool_output
 from sidecar.core.jsonlen import utf16_len
@@ -29,11 +29,11 @@ from sidecar.tools.edits import (
 from sidecar.tools.paths import ToolError, Workspace
 from sidecar.tools.shell import run_shell
 
-__all__ = ["Kind", "ToolPlan", "ToolRegistry", "ToolResult", "allow_always_key", "needs_confirmation"]
+__all__ = ["ExtraTools", "Kind", "ToolPlan", "ToolRegistry", "ToolResult", "allow_always_key", "needs_confirmation"]
 
 log = logging.getLogger(__name__)
 
-Kind = Literal["read", "edit", "shell"]
+Kind = Literal["read", "edit", "shell", "mcp"]
 SaveOutput = Callable[[str, str], "str | os.PathLike[str]"]
 
 KINDS: dict[str, Kind] = {
@@ -62,6 +62,11 @@ class ToolPlan:
     payload: Any = field(default=None, repr=False, compare=False)
     #: Why this call asks in every mode but yolo, whatever was allowed always (a protected path, a hard link).
     ask_reason: str | None = None
+    #: MCP tools: what an "allow always for this server" answer adds to always_allowed, and the server's name.
+    server_key: str | None = None
+    server: str | None = None
+    #: Extra tools' own confirmation rule: (approval mode, always_allowed) -> ask?
+    confirm: Callable[[str, AbstractSet[str]], bool] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,16 @@ class ToolResult:
     response: dict[str, str]  # {"output": ...} or {"error": ...}
     summary: str
     saved_output: Path | None = None  # where the full shell output went when the model got a shortened form
+    media: list[Any] = field(default_factory=list)  # MCP: inline data Parts sent after the functionResponse
+
+
+class ExtraTools(Protocol):
+    """Tools from outside the registry (the MCP servers' tools, sidecar/mcp/gate.py): declared after the built-in
+    ones, planned by name (None: not one of theirs), run by kind "mcp"."""
+
+    def declarations(self) -> list[dict[str, Any]]: ...
+    def plan(self, name: str, args: Any) -> ToolPlan | None: ...
+    async def run(self, plan: ToolPlan, threshold: int, save_output: SaveOutput) -> ToolResult: ...
 
 
 def needs_confirmation(plan: ToolPlan, approval_mode: str, always_allowed: AbstractSet[str]) -> bool:
@@ -86,6 +101,8 @@ def needs_confirmation(plan: ToolPlan, approval_mode: str, always_allowed: Abstr
         return False
     if plan.ask_reason is not None:
         return True
+    if plan.confirm is not None:  # MCP servers' tools (sidecar/mcp/gate.py)
+        return plan.confirm(approval_mode, always_allowed)
     if plan.kind == "edit" and approval_mode == "autoEdit":
         return False
     return plan.name not in always_allowed and plan.allow_key not in always_allowed
@@ -123,16 +140,22 @@ class ToolRegistry:
         save_output: SaveOutput,
         output_threshold: Callable[[], int],
         editor_text: EditorText | None = None,
+        saved_outputs: Callable[[], Path | None] | None = None,
+        extra: ExtraTools | None = None,
     ) -> None:
-        self.workspace = Workspace(workspace_folders)
+        self.workspace = Workspace(workspace_folders, saved_outputs)
         self.buffers = EditorBuffers(editor_text)
         self._save_output = save_output
         self._output_threshold = output_threshold
+        #: The MCP servers' tools (sidecar/mcp/gate.py), when the composition root wires them in.
+        self.extra = extra
 
     # -- declarations ---------------------------------------------------------------------------------
     def declarations(self, trusted: bool) -> list[dict[str, Any]]:
         """The `tools` value of a Gemini request; without run_shell_command when the workspace is untrusted."""
         decls = [copy.deepcopy(d) for name, d in DECLARATIONS.items() if trusted or name != SHELL_TOOL]
+        if self.extra is not None:
+            decls += self.extra.declarations()
         return [{"functionDeclarations": decls}]
 
     # -- planning -------------------------------------------------------------------------------------
@@ -140,6 +163,10 @@ class ToolRegistry:
         """Check a function call: arguments, paths, trust, and for edits the change itself. Never raises."""
         raw = dict(args) if isinstance(args, dict) else {}
         kind = KINDS.get(name)
+        if kind is None and self.extra is not None:
+            extra = self.extra.plan(name, args)
+            if extra is not None:
+                return extra
         if kind is None:
             known = ", ".join(n for n in KINDS if trusted or n != SHELL_TOOL)
             return ToolPlan(name, raw, "read", f"Unknown tool {name}", error=f"Unknown tool {name!r}. Tools: {known}.")
@@ -184,7 +211,7 @@ class ToolRegistry:
         return _Search(roots, ", ".join(self.workspace.display(r) for r in roots))
 
     def _plan_read_file(self, args: dict[str, Any]) -> ToolPlan:
-        path = self.workspace.resolve(args["path"])
+        path = self.workspace.resolve_readable(args["path"])  # saved tool outputs too
         start, end = args.get("start_line"), args.get("end_line")
         if start is not None and end is not None and end < start:
             raise ToolError(f"end_line ({end}) is before start_line ({start}).")
@@ -272,6 +299,8 @@ class ToolRegistry:
                 return await self._run_edit(plan, apply_edit)
             if plan.kind == "shell":
                 return await self._run_shell(plan)
+            if plan.kind == "mcp" and self.extra is not None:
+                return await self.extra.run(plan, self._output_threshold(), self._save_output)
             return await self._run_read(plan)
         except ToolError as exc:
             return ToolResult(False, {"error": str(exc)}, f"{plan.name} failed: {_one_line(str(exc), 160)}")

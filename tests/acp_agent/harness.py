@@ -27,6 +27,8 @@ class RecordingClient:
         self.permissions: list[dict[str, Any]] = []
         self.buffers: dict[str, str] = {}  # fs/read_text_file answers (unsaved editor buffers)
         self.writes: list[tuple[str, str]] = []
+        #: fs/write_text_file saves the file (Zed, acpx), not only a buffer
+        self.write_to_disk = False
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         pass  # read from `raw`, which also holds updates the SDK has no type for
@@ -49,6 +51,9 @@ class RecordingClient:
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> None:
         self.writes.append((path, content))
         self.buffers[path] = content
+        if self.write_to_disk:  # as Zed and acpx do: the file is saved
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(content)
 
     # -- reading what arrived ---------------------------------------------------------------------
     def updates(self, session_id: str | None = None) -> list[dict[str, Any]]:
@@ -85,14 +90,20 @@ class Agent:
         self.client = RecordingClient()
         self.proc: asyncio.subprocess.Process | None = None
         self.conn: Any = None
+        #: The server's log lines, when started with `start(log=True)`.
+        self.log: list[str] = []
+        self._log_task: asyncio.Task[None] | None = None
 
-    async def start(self) -> Agent:
+    async def start(self, *, log: bool = False) -> Agent:
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "sidecar", "--log-level", "DEBUG", "acp",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE if log else asyncio.subprocess.DEVNULL,
             env=self.env, limit=STDIO_LIMIT,
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
+        if log:
+            self._log_task = asyncio.get_running_loop().create_task(self._read_log())
 
         def observe(event: Any) -> None:
             if event.direction.value == "incoming":
@@ -100,6 +111,14 @@ class Agent:
 
         self.conn = acp.connect_to_agent(self.client, self.proc.stdin, self.proc.stdout, observers=[observe])
         return self
+
+    async def _read_log(self) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        while line := await self.proc.stderr.readline():
+            self.log.append(line.decode(errors="replace").rstrip("\n"))
+
+    def logged(self, needle: str, start: int = 0) -> list[str]:
+        return [line for line in self.log[start:] if needle in line]
 
     async def initialize(self, *, fs: bool = False, compaction: bool = False) -> dict[str, Any]:
         caps = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs))
@@ -153,6 +172,8 @@ class Agent:
             self.proc.kill()
             code = await self.proc.wait()
         await self.conn.close()
+        if self._log_task is not None:
+            await asyncio.wait([self._log_task], timeout=10)
         return code
 
 

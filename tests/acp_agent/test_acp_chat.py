@@ -145,21 +145,46 @@ async def test_client_fs_reads_unsaved_buffers_and_writes_through_the_editor(
     assert agent.client.writes == [(path, "print('edited')\n")]
     with open(path) as handle:
         assert handle.read() == "print('on disk')\n", "the edit went through the editor, not to disk"
+    told = chats(fake)[-1].body["contents"][-1]["parts"][0]["functionResponse"]["response"]["output"]
+    assert told.endswith("in the editor (unsaved)."), "a client that only changed its buffer: unsaved, truly"
 
 
-async def test_cancel_stops_the_turn_and_the_history_stays_valid(agent: Agent, fake: Any, workspace: str) -> None:
-    await agent.initialize()
+async def test_a_write_the_client_saves_is_reported_to_the_model_as_on_disk(
+    agent: Agent, fake: Any, workspace: str
+) -> None:
+    """Issue 25.13: fs/write_text_file writes the file (Zed, acpx): the model is not told it is unsaved."""
+    await agent.initialize(fs=True)
+    agent.client.write_to_disk = True
     sid = await agent.new_session(workspace)
-    fake.script([{"kind": "delay", "match": "stream", "seconds": 30}])
-    running = asyncio.ensure_future(agent.prompt(sid, "a slow question"))
-    await asyncio.to_thread(fake.wait_for_requests, 1, 20)
-    await agent.conn.cancel(session_id=sid)
-    assert await running == "cancelled"
-    fake.reset_script()
-    assert await agent.prompt(sid, "and now?") == "end_turn"
-    contents = chats(fake)[-1].body["contents"]
-    texts = [c["parts"][0].get("text") for c in contents if c["role"] == "user"]
-    assert texts == ["a slow question", "and now?"], "the cancelled message stays in the history"
+    path = os.path.join(workspace, "main.py")
+    with open(path, "w") as handle:
+        handle.write("print('before')\n")
+    edit = {"path": "main.py", "old_string": "before", "new_string": "after"}
+    fake.script([{"kind": "function_call", "match": "chat", "name": "replace", "args": edit}])
+    await agent.prompt(sid, "edit it")
+    assert agent.client.writes == [(path, "print('after')\n")]
+    told = chats(fake)[-1].body["contents"][-1]["parts"][0]["functionResponse"]["response"]["output"]
+    assert told == "Edited main.py (+1 −1).", told
+
+
+async def test_cancel_stops_the_turn_and_the_history_stays_valid(fake: Any, home: str, workspace: str) -> None:
+    # The call is held until the cancel ends the turn: the only way it can end. (With the suite's 10 s
+    # requestTimeoutMs a slow machine could time the call out first and answer the retry: hence the shipped one.)
+    agent = await Agent(fake.url, home, settings={"requestTimeoutMs": 120_000}).start()
+    try:
+        await agent.initialize()
+        sid = await agent.new_session(workspace)
+        fake.script([{"kind": "hold", "match": "stream"}])
+        running = asyncio.ensure_future(agent.prompt(sid, "a slow question"))
+        await asyncio.to_thread(fake.wait_for_requests, 1, 20)
+        await agent.conn.cancel(session_id=sid)
+        assert await running == "cancelled"
+        assert await agent.prompt(sid, "and now?") == "end_turn"
+        contents = chats(fake)[-1].body["contents"]
+        texts = [c["parts"][0].get("text") for c in contents if c["role"] == "user"]
+        assert texts == ["a slow question", "and now?"], "the cancelled message stays in the history"
+    finally:
+        await agent.close()
 
 
 async def test_cancel_while_asking_permission_denies_the_call(agent: Agent, fake: Any, workspace: str) -> None:
@@ -231,3 +256,20 @@ async def test_a_reply_cut_by_max_tokens_keeps_its_text_and_stops_with_max_token
     assert await agent.prompt(sid, "go on") == "end_turn"
     history = chats(fake)[-1].body["contents"]
     assert any(p.get("text") == "The first half of it" for c in history if c["role"] == "model" for p in c["parts"])
+
+
+async def test_the_model_client_is_ready_before_the_first_prompt(fake: Any, home: str, workspace: str) -> None:
+    """Issue 25.12: google-genai is imported and the model client built in the background after initialize and
+    session/new, so the first prompt of a process does not pay for them."""
+    from tests.waiting import until
+
+    agent = await Agent(fake.url, home).start(log=True)
+    try:
+        await agent.initialize()
+        sid = await agent.new_session(workspace)
+        await until(lambda: agent.logged("built for the warm-up after initialize"), "the warm-up's model client", 60)
+        mark = len(agent.log)
+        assert await agent.prompt(sid, "the first prompt") == "end_turn"
+        assert agent.logged("model client for", mark) == [], "the first prompt did not build a client"
+    finally:
+        await agent.close()

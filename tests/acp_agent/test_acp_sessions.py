@@ -47,6 +47,12 @@ async def test_compress_with_focus_reports_in_words_and_compaction_update_only_w
         assert "Chat history compressed from " in said
         usage = [u for u in agent.client.updates()[mark:] if u["sessionUpdate"] == "usage_update"]
         assert usage and usage[-1]["used"] < used_before
+        # issue 25.13: the outcome in words first, then the usage it led to (docs/acp.md)
+        after = agent.client.updates()[mark:]
+        said_at = next(i for i, u in enumerate(after) if "Chat history compressed" in str(u.get("content", "")))
+        first_lower = next(i for i, u in enumerate(after) if u["sessionUpdate"] == "usage_update"
+                           and u["used"] < used_before)
+        assert said_at < first_lower, [u["sessionUpdate"] for u in after]
         assert len(chats(fake)) == 6, "the command is not sent to the model"
         if advertised:
             first, last = compaction_updates(agent)
@@ -81,10 +87,10 @@ async def test_automatic_compaction_is_announced(fake: Any, home: str, workspace
         await agent.prompt(sid, "and now the next step")
         said = agent.client.text(start=mark)
         assert "Compressing the conversation…" in said
-        assert "Context compressed from " in said
+        assert "Chat history compressed from " in said
         statuses = [u["status"] for u in compaction_updates(agent)]
         assert statuses == ["in_progress", "completed"]
-        assert said.index("Context compressed from ") < said.index("Fake Gemini reply"), "then the reply"
+        assert said.index("Chat history compressed from ") < said.index("Fake Gemini reply"), "then the reply"
         assert agent.client.updates(sid)[-1]["used"] < 3000
     finally:
         await agent.close()
@@ -117,9 +123,11 @@ async def test_list_newest_first_with_titles_and_paging_errors(agent: Agent, wor
     assert caught.value.code == -32602 and "cursor" in str(caught.value)
 
 
-async def test_load_replays_the_compacted_view_and_the_next_request_carries_the_snapshot(
+async def test_load_replays_the_whole_conversation_and_the_next_request_carries_the_snapshot(
     fake: Any, home: str, workspace: str
 ) -> None:
+    """Issue 25.11: session/load shows everything said (compacted messages too), with a marker at the compaction;
+    the model still gets the compacted view."""
     first = await Agent(fake.url, home, settings={"tokenLimit": 20_000}).start()
     await first.initialize()
     sid = await first.new_session(workspace)
@@ -135,10 +143,13 @@ async def test_load_replays_the_compacted_view_and_the_next_request_carries_the_
         await second.raw_request("session/load", {"sessionId": sid, "cwd": workspace, "mcpServers": []})
         replay = second.client.updates(sid)
         shown = second.client.text("user_message_chunk")
-        assert "the very first request" not in shown, "compacted messages are not replayed as messages"
-        assert "said after the compaction" in shown
+        assert shown.startswith("the very first request about lib/start.py"), "compacted messages are replayed too"
+        assert all(f"working on lib/part_{i}.py" in shown for i in range(5))
+        assert "said after the compaction" in shown and "/compress" not in shown
         agent_text = second.client.text()
-        assert "Compacted here" in agent_text and SNAPSHOT in agent_text
+        assert agent_text.count("Compacted here") == 1 and SNAPSHOT in agent_text
+        marker_at = agent_text.index("Compacted here")
+        assert agent_text.index("Fake Gemini reply #1") < marker_at, "the marker sits where the compaction happened"
         kinds = [u["sessionUpdate"] for u in replay]
         assert kinds[-2:] == ["available_commands_update", "usage_update"]
         assert replay[-1]["used"] > 0
@@ -146,6 +157,7 @@ async def test_load_replays_the_compacted_view_and_the_next_request_carries_the_
         contents = chats(fake)[-1].body["contents"]
         assert any(SNAPSHOT in str(c) for c in contents)
         user_texts = [c["parts"][0].get("text", "") for c in contents if c["role"] == "user"]
+        assert "the very first request about lib/start.py" not in user_texts, "the model gets the compacted view"
         assert "said after the compaction" in user_texts
         assert user_texts[-1] == "continuing in another process"
         resumed = await Agent(fake.url, home).start()
@@ -158,6 +170,45 @@ async def test_load_replays_the_compacted_view_and_the_next_request_carries_the_
             await resumed.close()
     finally:
         await second.close()
+
+
+async def test_load_replays_tool_calls_and_leaves_out_rewound_messages(fake: Any, home: str, workspace: str) -> None:
+    """Issue 25.11: as VS Code's resume shows it: every tool call, no rewound message, a marker per compaction."""
+    with open(f"{workspace}/notes.txt", "w") as f:
+        f.write("NOTES-CONTENT\n")
+    editor = Sidecar(home, fake.url, workspace)
+    await editor.start(tokenLimit=20_000)
+    fake.script([{"kind": "function_call", "match": "chat", "name": "read_file", "args": {"path": "notes.txt"}}])
+    await editor.say("read the notes please")
+    for i in range(4):
+        await editor.say(f"more about part {i} " + "details " * 60)
+    await editor.client.request("sidecar/compress", {})
+    await editor.say("TAKE-BACK: a message to rewind")
+    entries = (await editor.client.request("sidecar/getTranscript", {}))["entries"]
+    rewind_to = next(e["id"] for e in entries if e["type"] == "message" and e["text"].startswith("TAKE-BACK"))
+    await editor.client.request("sidecar/rewind", {"messageId": rewind_to})
+    await editor.say("said after the rewind")
+    recorded = editor.usage[-1]["sessionId"]
+    await editor.client.request("shutdown", None)
+    await editor.client.close()
+
+    agent = await Agent(fake.url, home).start()
+    try:
+        await agent.initialize()
+        await agent.raw_request("session/load", {"sessionId": recorded, "cwd": workspace, "mcpServers": []})
+        shown = agent.client.text("user_message_chunk")
+        assert shown.startswith("read the notes please") and "said after the rewind" in shown
+        assert "TAKE-BACK" not in shown, "a rewound message is not replayed"
+        assert "Here is the user's editor context" not in shown, "editor context is not shown"
+        updates = agent.client.updates(recorded)
+        calls = [u for u in updates if u["sessionUpdate"] == "tool_call"]
+        assert [c["title"] for c in calls] == ["read_file notes.txt"]
+        results = [u for u in updates if u["sessionUpdate"] == "tool_call_update"]
+        assert results[0]["toolCallId"] == calls[0]["toolCallId"] and results[0]["status"] == "completed"
+        assert "NOTES-CONTENT" in results[0]["content"][0]["content"]["text"]
+        assert agent.client.text().count("Compacted here") == 1
+    finally:
+        await agent.close()
 
 
 async def test_resume_does_not_replay(fake: Any, home: str, workspace: str) -> None:

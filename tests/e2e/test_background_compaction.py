@@ -7,24 +7,30 @@ from typing import Any
 import pytest
 
 from tests.e2e.harness import EditorClient, notes, request, wait_for
-from tests.e2e.test_compaction_and_ide_context import editor, latest_context
+from tests.e2e.test_compaction_and_ide_context import editor, latest_context, next_prompt
+from tests.waiting import until
 
 PADDING = " ".join(f"word{i}" for i in range(120))
 LIMIT, THRESHOLD = 12_000, 0.5  # compaction at 6,000 tokens; preparation from 0.8 x that = 4,800
+#: A summary call the fake holds while the test chats must still be that one call when the test releases it. The
+#: harness's requestTimeoutMs (10 s) can be shorter than those turns take on a loaded machine: the sidecar then gives
+#: the held call up and retries it (a third summary request, not held). So this test runs the shipped 120 s.
+HELD_CALL_TIMEOUT_MS = 120_000
 
 
 async def say(client: EditorClient, text: str) -> dict[str, Any]:
     return await request(client, "sidecar/sendMessage", {"text": f"{text} {PADDING}"})  # type: ignore[no-any-return]
 
 
-async def say_until(client: EditorClient, tokens: float, label: str) -> list[str]:
-    """Send messages until the reported prompt reaches `tokens`; the texts sent."""
+async def say_until(client: EditorClient, tokens: float, label: str, *, checked: bool = False) -> list[str]:
+    """Send messages until the reported prompt reaches `tokens` (`checked`: until the size the next turn's
+    compaction check sees does, tests.e2e.test_compaction_and_ide_context.next_prompt); the texts sent."""
     sent: list[str] = []
     for i in range(40):
         text = f"{label} {i} about src/app/module_{i}.py:"
         reply = await say(client, text)
         sent.append(text)
-        if reply["usage"]["promptTokenCount"] >= tokens:
+        if (next_prompt(reply) if checked else reply["usage"]["promptTokenCount"]) >= tokens:
             return sent
     raise AssertionError(f"the prompt never reached {tokens} tokens")
 
@@ -34,7 +40,11 @@ def preparation_states(client: EditorClient, start: int = 0) -> list[str]:
     return [s for i, s in enumerate(states) if i == 0 or s != states[i - 1]]
 
 
-@pytest.mark.settings(tokenLimit=LIMIT, compressionThreshold=THRESHOLD)
+def summary_requests(fake: Any) -> list[Any]:
+    return [r for r in fake.requests() if r.summary]
+
+
+@pytest.mark.settings(tokenLimit=LIMIT, compressionThreshold=THRESHOLD, requestTimeoutMs=HELD_CALL_TIMEOUT_MS)
 async def test_a_summary_prepared_in_the_background_is_applied_without_waiting(
     client: EditorClient, fake: Any
 ) -> None:
@@ -43,10 +53,13 @@ async def test_a_summary_prepared_in_the_background_is_applied_without_waiting(
     mark = len(notes(client, "sidecar/tokenUsage"))
     early = await say_until(client, 0.8 * THRESHOLD * LIMIT, "before")
     await wait_for(client, "sidecar/tokenUsage", lambda u: u["summaryPreparation"] == "preparing", start=mark)
-    during = [t for t in await say_until(client, 0.9 * THRESHOLD * LIMIT, "during")]
+    # The turns below run while the summarizer is being asked: its call is at the fake, held.
+    await until(lambda: summary_requests(fake), "the preparation's summary call at the fake")
+    during = await say_until(client, 0.9 * THRESHOLD * LIMIT, "during")
+    assert len(summary_requests(fake)) == 1, "the held summary call was given up and made again"
     fake.release()
     await wait_for(client, "sidecar/tokenUsage", lambda u: u["summaryPreparation"] == "ready", start=mark)
-    after = await say_until(client, THRESHOLD * LIMIT, "after")
+    after = await say_until(client, THRESHOLD * LIMIT, "after", checked=True)
     assert notes(client, "sidecar/compressed") == []
     client.notify("sidecar/ideContext", editor(line=9))
     await say(client, "the compacting turn")
@@ -110,6 +123,7 @@ async def test_new_session_resume_and_undo_discard_the_prepared_summary(
     params = {"sessionId": ready["sessionId"]} if action == "sidecar/resumeSession" else {}
     result = await request(client, action, params)
     assert result.get("restored", True)
-    usage = await wait_for(client, "sidecar/tokenUsage", start=mark)
-    assert usage["summaryPreparation"] == "none"
+    # The action pushes its usage before it answers: every push since the mark is about the replaced history.
+    pushed = notes(client, "sidecar/tokenUsage")[mark:]
+    assert pushed and [u["summaryPreparation"] for u in pushed] == ["none"] * len(pushed)
     assert (await request(client, "sidecar/getTokenUsage", {}))["summaryPreparation"] == "none"

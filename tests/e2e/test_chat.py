@@ -142,18 +142,34 @@ async def test_persistent_server_error_is_named_and_next_turn_works(client: Edit
     assert "doomed message" in texts, "the failed turn's user message stays in the history"
 
 
+@pytest.mark.settings(requestTimeoutMs=120_000)  # the held call must not time out (and be retried) first
 async def test_cancel_stops_the_stream_and_history_stays_valid(client: EditorClient, fake: Any) -> None:
-    fake.script([{"kind": "delay", "seconds": 5, "match": "chat"}])
+    fake.script([{"kind": "hold", "match": "chat"}])  # never answered: only the cancel can end this turn
     future = client.request_now("sidecar/sendMessage", {"text": "slow one"}, msg_id="slow-1")
-    await until(lambda: not fake.pending(), "the fake to take the delayed request (its step is consumed)")
+    await until(lambda: not fake.pending(), "the fake to take the held request (its step is consumed)")
     client.cancel("slow-1")
     with pytest.raises(RpcError) as caught:
-        await asyncio.wait_for(future, 4)
+        await asyncio.wait_for(future, 30)
     assert caught.value.code == errors.REQUEST_CANCELLED
     reply = await request(client, "sidecar/sendMessage", {"text": "after cancel"})
     assert "after cancel" in reply["text"]
     roles = [c["role"] for c in fake.requests()[-1].body["contents"]]
     assert roles == ["user", "user"], "the cancelled turn left its user message and no dangling model turn"
+
+
+async def test_usage_after_a_cancel_still_counts_system_prompt_and_tools(client: EditorClient, fake: Any) -> None:
+    """The status after a cancel is an estimate of the next request, not of the bare history (1.7K, not 105)."""
+    first = await request(client, "sidecar/sendMessage", {"text": "first"})
+    fake.script([{"kind": "delay", "seconds": 5, "match": "chat"}])
+    future = client.request_now("sidecar/sendMessage", {"text": "slow one"}, msg_id="slow-2")
+    await until(lambda: not fake.pending(), "the fake to take the delayed request (its step is consumed)")
+    client.cancel("slow-2")
+    with pytest.raises(RpcError):
+        await asyncio.wait_for(future, 4)
+    usage = await request(client, "sidecar/getTokenUsage", {})
+    assert usage["source"] == "estimate", usage
+    # the history grew by two short messages: an estimate of the whole request is near the last API count
+    assert usage["promptTokenCount"] >= 0.8 * first["usage"]["promptTokenCount"], (usage, first["usage"])
 
 
 async def test_bad_setting_is_reported_and_default_used(client: EditorClient) -> None:
@@ -165,3 +181,61 @@ async def test_bad_setting_is_reported_and_default_used(client: EditorClient) ->
     assert usage["compressionThreshold"] == 0.5
     warning = next(m for m in client.messages() if "compressionThreshold" in m)
     assert "0.5" in warning
+
+
+async def test_the_model_client_is_ready_before_the_first_message(fake: Any) -> None:
+    """Issue 25.12: after `initialized` the model client is built in the background, not in the first turn."""
+    import tempfile
+
+    from tests.e2e.test_sessions import Sidecar
+
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as proj:
+        side = Sidecar(home, fake.url, proj)
+        await side.start()
+        await side.client.wait_log("built for the warm-up after initialize", timeout=60)
+        mark = len(side.client.stderr_lines)
+        await side.say("the first message")
+        assert [line for line in side.client.stderr_lines[mark:] if "model client for" in line] == []
+        await side.client.close()
+
+
+@pytest.mark.parametrize(
+    ("client_name", "hint"),
+    [
+        ("Visual Studio Code", 'run "Sidecar: Set API Key"'),
+        ("code-server", 'run "Sidecar: Set API Key"'),
+        ("Neovim", "require('sidecar').setup({settings={apiKey=…}})"),
+        (None, "set the apiKey setting or GEMINI_API_KEY"),
+    ],
+)
+async def test_the_fake_gemini_notice_names_this_editors_way_to_set_a_key(client_name: str | None, hint: str) -> None:
+    """Issue 25.2: VS Code ignores "sidecar.apiKey"; each editor is told its own way (from initialize's clientInfo),
+    and the backend in use is in the usage pushed at start-up, before any reply."""
+    import os
+    import sys
+    import tempfile
+
+    from sidecar.rpc.client import RpcClient
+
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as root:
+        client = RpcClient(
+            [sys.executable, "-m", "sidecar", "--log-level", "DEBUG"], env=harness.server_env(SIDECAR_HOME=home)
+        )
+        client.on("window/showMessage", lambda _p: None)
+        await client.start()
+        params: dict[str, Any] = {
+            "processId": os.getpid(), "capabilities": {}, "rootUri": f"file://{root}",
+            "workspaceFolders": [{"uri": f"file://{root}", "name": "ws"}], "initializationOptions": {},
+        }
+        if client_name is not None:
+            params["clientInfo"] = {"name": client_name, "version": "1"}
+        await client.request("initialize", params, timeout=30)
+        client.notify("initialized", {})
+        first = await client.wait_note("sidecar/tokenUsage", timeout=30)
+        assert first["backend"] == "embedded fake Gemini", "the backend is shown before the first reply"
+        await client.request("sidecar/sendMessage", {"text": "hello"}, timeout=30)
+        shown = await client.wait_note("window/showMessage", lambda p: "embedded offline fake" in p["message"])
+        assert hint in shown["message"], shown["message"]
+        if client_name is not None:
+            assert "sidecar.apiKey" not in shown["message"]
+        await client.close()

@@ -101,6 +101,10 @@ async def test_rewind_hides_the_messages_from_the_model_and_keeps_them_in_the_tr
     result = await side.client.request("sidecar/rewind", {"messageId": target["id"]})
     assert result["text"] == "REWOUND-SECRET: a message to take back"
     assert "Files the agent changed were not touched" in result["message"]
+    # issue 25.4: the message is named by its first words and time, never by its internal id
+    sent = target["time"][:16].replace("T", " ")
+    assert f"your message \u201cREWOUND-SECRET: a message to take back\u201d (sent {sent} UTC)" in result["message"]
+    assert target["id"] not in result["message"]
     await side.say("after the rewind")
     await side.client.request("sidecar/compress", {})
     await side.say("after a compaction too")
@@ -198,11 +202,12 @@ async def test_delete_moves_to_the_trash_and_restore_brings_it_back(fake: Any, d
     assert "live session and cannot be deleted" in caught.value.message
     await side.client.request("sidecar/newSession", {})
     deleted = await side.client.request("sidecar/deleteSession", {"sessionId": sid})
-    assert f"sidecar sessions restore {sid}" in deleted["message"]
+    assert "trash" in deleted["message"] and "restored for 30 days" in deleted["message"]
+    assert "`" not in deleted["message"] and "sidecar sessions" not in deleted["message"], "no CLI hint in the toast"
     assert sid not in [s["sessionId"] for s in await side.client.request("sidecar/listSessions", {})]
     with pytest.raises(RpcError) as caught:
         await side.client.request("sidecar/resumeSession", {"sessionId": sid})
-    assert caught.value.code == -32004 and "deleted" in caught.value.message and "restore" in caught.value.message
+    assert caught.value.code == -32004 and "deleted" in caught.value.message and "Restore it" in caught.value.message
     restored = cli(dirs[0], "sessions", "restore", sid, "--project", dirs[1])
     assert restored.returncode == 0, restored.stderr
     assert sid in [s["sessionId"] for s in await side.client.request("sidecar/listSessions", {})]
@@ -213,6 +218,43 @@ async def test_delete_moves_to_the_trash_and_restore_brings_it_back(fake: Any, d
     assert removed.returncode == 0 and "trash" in removed.stdout
     again = cli(dirs[0], "sessions", "restore", "no-such-id", "--project", dirs[1])
     assert again.returncode == 1 and "No deleted session" in again.stderr
+    await side.client.close()
+
+
+async def test_deleting_a_parent_keeps_its_branch_and_restore_session_brings_it_back(
+    fake: Any, dirs: tuple[str, str]
+) -> None:
+    """Issue 25.7 and 25.9 over the wire: a parent with a branch is deleted, the branch keeps its whole history,
+    sidecar/listDeletedSessions lists it and sidecar/restoreSession brings it back."""
+    side = await started(dirs, fake)
+    await side.say("the parent's first words")
+    parent = (await transcript(side))["sessionId"]
+    fork = await side.client.request("sidecar/forkSession", {})
+    await side.say("said in the branch")
+    await side.client.request("sidecar/newSession", {})
+    deleted = await side.client.request("sidecar/deleteSession", {"sessionId": parent})
+    assert "\u201cthe parent's first words\u201d" in deleted["message"] and parent[:8] in deleted["message"]
+    assert parent not in deleted["message"], "8 characters of the id, not the whole id"
+    trash = await side.client.request("sidecar/listDeletedSessions", {})
+    assert trash["keepDays"] == 30 and [e["sessionId"] for e in trash["sessions"]] == [parent]
+    assert trash["sessions"][0]["title"] == "the parent's first words" and trash["sessions"][0]["deletedAt"]
+    await side.client.request("sidecar/resumeSession", {"sessionId": fork["sessionId"]})
+    texts = [e["text"] for e in users((await transcript(side))["entries"])]
+    assert texts == ["the parent's first words", "said in the branch"]
+    await side.say("and on")
+    assert user_texts_sent(fake)[-3:] == ["the parent's first words", "said in the branch", "and on"]
+    restored = await side.client.request("sidecar/restoreSession", {"sessionId": parent})
+    assert restored["sessionId"] == parent and restored["title"] == "the parent's first words"
+    assert "restored" in restored["message"]
+    listed = {s["sessionId"]: s for s in await side.client.request("sidecar/listSessions", {})}
+    assert parent in listed and listed[fork["sessionId"]]["parentSessionId"] == parent
+    assert (await side.client.request("sidecar/listDeletedSessions", {}))["sessions"] == []
+    with pytest.raises(RpcError) as caught:
+        await side.client.request("sidecar/restoreSession", {"sessionId": parent})
+    assert caught.value.code == -32004 and "No deleted session" in caught.value.message
+    with pytest.raises(RpcError) as caught:
+        await side.client.request("sidecar/restoreSession", {"sessionId": "../../etc/passwd"})
+    assert caught.value.code == -32004 and "invalid session id" in caught.value.message
     await side.client.close()
 
 

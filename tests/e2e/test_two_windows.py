@@ -64,7 +64,8 @@ async def test_second_window_forks_and_both_windows_keep_every_message(fake: Any
     resumed = await b.client.request("sidecar/resumeSession", {"sessionId": session})
     branch = resumed["sessionId"]
     assert branch != session and resumed["forked"] is True and resumed["parentSessionId"] == session
-    assert f"Session {session} {NOTICE} {branch}" in resumed["message"]
+    assert f"({session[:8]}) {NOTICE} ({branch[:8]})" in resumed["message"]
+    assert session not in resumed["message"] and branch not in resumed["message"], "8 characters, not the whole id"
     assert resumed["messageCount"] > 0, "the branch starts with A's history"
     await until_usage(b, branch)
 

@@ -14,6 +14,7 @@ from tests.reliability.proc import records, replay
 FAILED_STATUSES = frozenset(
     {
         "COMPRESSION_FAILED_INFLATED_TOKEN_COUNT",
+        "COMPRESSION_FAILED_INSUFFICIENT_REDUCTION",
         "COMPRESSION_FAILED_TOKEN_COUNT_ERROR",
         "COMPRESSION_FAILED_EMPTY_SUMMARY",
     }

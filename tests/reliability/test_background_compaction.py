@@ -10,6 +10,9 @@ from tests.reliability.conftest import Spawn
 from tests.reliability.proc import RpcError, Sidecar, records
 
 PADDING = " ".join(f"word{i}" for i in range(120))
+#: The summary call the fake holds while a test chats must stay that one call however slow the machine: the suite's
+#: requestTimeoutMs (10 s) would have the sidecar give it up and retry it. The shipped default does not.
+HELD_CALL_TIMEOUT_MS = 120_000
 
 
 async def to_preparation(side: Sidecar, fake: Any) -> list[str]:
@@ -26,7 +29,7 @@ async def to_preparation(side: Sidecar, fake: Any) -> list[str]:
 
 
 async def test_shutdown_during_a_preparation_cancels_it_cleanly_and_records_nothing(spawn: Spawn, fake: Any) -> None:
-    side = await spawn(tokenLimit=12_000)
+    side = await spawn(tokenLimit=12_000, requestTimeoutMs=HELD_CALL_TIMEOUT_MS)
     sent = await to_preparation(side, fake)
     path = side.session_path()
     mark = len(side.stderr)
@@ -41,7 +44,7 @@ async def test_shutdown_during_a_preparation_cancels_it_cleanly_and_records_noth
 
 
 async def test_cancelling_the_turn_that_waits_for_the_preparation_leaves_it_running(spawn: Spawn, fake: Any) -> None:
-    side = await spawn(tokenLimit=12_000)
+    side = await spawn(tokenLimit=12_000, requestTimeoutMs=HELD_CALL_TIMEOUT_MS)
     await to_preparation(side, fake)
     for i in range(40):  # past the threshold, while the summary call is still held
         reply = await side.say(f"more {i} {PADDING}")

@@ -113,7 +113,9 @@ async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
     rec = EditorSpy()
     client = ModelClient(
         ClientConfig(
-            api_key="test-key", base_url=fake.url, timeout_ms=10_000, retry_attempts=0, retry_initial_delay_ms=1
+            # A call the fake holds while a test goes on must still be pending when the test releases it, however
+            # slow the machine: so the shipped requestTimeoutMs, not a short one (issue 31).
+            api_key="test-key", base_url=fake.url, timeout_ms=120_000, retry_attempts=0, retry_initial_delay_ms=1
         )
     )
 

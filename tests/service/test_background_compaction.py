@@ -160,7 +160,8 @@ async def test_cancelling_the_waiting_turn_never_cancels_the_preparation(rig: Ri
 
 async def _undo_setup(rig: Rig) -> None:
     """A compaction to undo, then a history back at the preparation point."""
-    rig.load(conversation(20), prompt_tokens=60_000, source="estimate")
+    history = conversation(20)
+    rig.load(history, prompt_tokens=estimate_history_tokens(history), source="estimate")
     assert (await rig.chat.compress(None)).status == "COMPRESSED"
     # A smaller window, so that the (smaller) history is again most of a prompt at the preparation point.
     rig.set(token_limit=4 * estimate_history_tokens(rig.live.conversation.history))
@@ -309,3 +310,50 @@ async def test_the_preparation_point_follows_the_setting(rig: Rig) -> None:
     assert not rig.live.background.in_flight and rig.summary_requests() == []
     aim(rig, 0.97)
     await start_preparation(rig, hold=False)
+
+
+async def test_after_an_undo_auto_compaction_waits_a_tenth_of_the_window_and_then_does_not_wait(rig: Rig) -> None:
+    """Issue 25.10: the turn after "Undo Last Compaction" does not compact again; automatic compaction holds off until
+    the prompt grows by a further 10% of the window, and the summary prepared meanwhile is applied without waiting."""
+    rig.set(background_compaction=False)
+    for i in range(12):
+        await rig.chat.send_message(f"Step {i}: please work on src/mod_{i}.py." + f" detail-{i}" * 800)
+    history = estimate_history_tokens(rig.live.conversation.history)
+    limit = int(history / 0.55)  # the whole history is 110% of the 50% threshold
+    rig.set(token_limit=limit, compression_threshold=0.5)
+    assert (await rig.chat.compress(None)).status == "COMPRESSED"
+    undone = await rig.services.sessions.undo_compaction()
+    at_undo = rig.live.conversation.last_prompt_tokens
+    assert at_undo >= 0.5 * limit, "the restored history is over the threshold"
+    paused = rig.live.usage().auto_compaction_paused_until
+    assert paused == at_undo + limit // 10
+    assert f"paused until the conversation reaches {paused:,} tokens" in undone.message
+    assert rig.rec.usages[-1].auto_compaction_paused_until == paused, "the status bar is told"
+    rig.set(background_compaction=True)
+    summaries = len(rig.summary_requests())
+    aim(rig, 1.1)
+    await rig.chat.send_message("the first message after the undo")
+    await rig.chat.send_message("still under the pause")
+    assert rig.rec.notices[-1].trigger == "manual", "no automatic compaction during the pause"
+    await until(lambda: rig.live.usage().summary_preparation == "ready", "the summary prepared in the background")
+    assert len(rig.summary_requests()) == summaries + 2
+    aim(rig, 1.35)
+    await rig.chat.send_message("this one grows past the pause")
+    assert rig.live.conversation.last_prompt_tokens >= paused
+    assert rig.rec.notices[-1].trigger == "manual"
+    mark = len(rig.rec.progress_log)
+    await rig.chat.send_message("compacts with the prepared summary")
+    assert [(n.trigger, n.status) for n in rig.rec.notices][-1] == ("auto", "COMPRESSED")
+    assert WAITING not in rig.rec.progress_log[mark:] and len(rig.summary_requests()) == summaries + 2
+    assert rig.live.usage().auto_compaction_paused_until is None
+
+
+async def test_compressing_by_hand_ends_the_pause_after_an_undo(rig: Rig) -> None:
+    rig.set(background_compaction=False)
+    for i in range(6):
+        await rig.chat.send_message(f"Step {i}: please work on src/mod_{i}.py." + f" detail-{i}" * 800)
+    assert (await rig.chat.compress(None)).status == "COMPRESSED"
+    await rig.services.sessions.undo_compaction()
+    assert rig.live.usage().auto_compaction_paused_until is not None
+    await rig.chat.compress(None)
+    assert rig.live.usage().auto_compaction_paused_until is None

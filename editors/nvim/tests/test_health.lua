@@ -19,7 +19,7 @@ T.run('test_health', function()
   local python = T.env('SIDECAR_TEST_PYTHON')
   local version = vim.trim(vim.fn.system({ python, '-m', 'sidecar', '--version' }))
   T.match(version, '^sidecar %d+%.%d+', 'sidecar --version')
-  local sidecar = T.start_sidecar({ settings = { apiKey = 'test-key-SECRET-42' } })
+  local sidecar = T.start_sidecar({ settings = { apiKey = 'test-key-SECRET-42', compresionThreshold = 0.7 } })
   local nvim_version = require('sidecar.compat').version_string()
 
   T.step('while running', function()
@@ -33,6 +33,8 @@ T.run('test_health', function()
     T.contains(text, 'Backend: Gemini API at ' .. T.env('SIDECAR_TEST_BASEURL'), 'the backend named')
     T.contains(text, "credentials: an API key (from sidecar.apiKey in the editor's settings)", "the doctor's checks")
     T.ok(not text:find('SECRET', 1, true), 'the key is never shown')
+    T.contains(text, 'settings.compresionThreshold is not a sidecar setting, so it has no effect; did you mean '
+      .. 'compressionThreshold?', 'a misspelt setting named (settings_schema.lua)')
     T.ok(not text:find('ERROR', 1, true), 'no errors')
   end)
 

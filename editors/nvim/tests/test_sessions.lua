@@ -140,7 +140,7 @@ T.run('test_sessions', function()
       end
     end
     T.eq(branch_of, parent, 'the fork is listed with its parent')
-    -- a session of its own to delete (the parent of a branch cannot be deleted)
+    -- a session of its own to delete
     local live = state.session_id
     sidecar.new_session()
     T.wait(function() return state.session_id ~= live end, 10000, 'a new session')
@@ -158,6 +158,18 @@ T.run('test_sessions', function()
       end
       return true
     end, 'the deleted session gone from the list')
+    -- issue 25.7: :SidecarRestore picks it from the trash and brings it back
+    local offered = answer_select(function(s) return s.sessionId == doomed end)
+    vim.cmd('SidecarRestore')
+    until_answer('sidecar/listSessions', function(r)
+      for _, s in ipairs(r) do
+        if s.sessionId == doomed then
+          return true
+        end
+      end
+      return false
+    end, 'the restored session back in the list')
+    T.contains(offered[1], 'nv to delete', 'the trash was offered, with titles')
   end)
 
   T.step(':SidecarResume of a session another window holds continues in a branch and says so', function()
@@ -173,23 +185,29 @@ T.run('test_sessions', function()
       file }, { on_stdout = function(_, data) if table.concat(data):find('locked') then locked = true end end })
     T.ok(holder > 0, 'the lock holder started')
     T.wait(function() return locked end, 10000, 'the other process holding the lock')
-    local notes = {}
-    local orig = vim.notify
-    vim.notify = function(msg, ...)
-      notes[#notes + 1] = msg
-      return orig(msg, ...)
-    end
+    local before = #vim.split(vim.fn.execute('messages'), '\n', { plain = true })
     local answer
     sidecar.resume(held, function(err, r) answer = err or r end)
     T.wait(function() return answer end, 10000, 'the resume answer')
-    vim.notify = orig
     vim.fn.jobstop(holder)
     T.eq(answer.forked, true, 'a branch, not an unrecorded session')
     T.ok(state.session_id ~= held and state.session_id == answer.sessionId, 'the chat follows the branch')
-    local said = table.concat(notes, '\n')
-    T.contains(said, 'Session ' .. held .. ' is open in another window; continuing in a new branch ' .. answer.sessionId,
-      'the notice in words')
-    T.wait(function() return chat.text():find('open in another window', 1, true) end, 5000, 'the notice in the chat')
+    local notice = '(' .. held:sub(1, 8) .. ') is open in another window; continuing in a new branch ('
+      .. answer.sessionId:sub(1, 8) .. ')'
+    T.wait(function() return chat.text():find(notice, 1, true) end, 5000, 'the notice in words in the chat')
+    -- told once: one line in the messages (the server's notice, shortened to fit: the id may be cut short there),
+    -- once in the chat (issue 30 #8)
+    local lines = vim.split(vim.fn.execute('messages'), '\n', { plain = true })
+    local told = {}
+    for i = before + 1, #lines do
+      if lines[i]:find('(' .. held:sub(1, 6), 1, true) then
+        told[#told + 1] = lines[i]
+      end
+    end
+    T.eq(#told, 1, 'the notice in the messages, once: ' .. vim.inspect(told))
+    T.ok(vim.fn.strdisplaywidth(told[1]) < vim.o.columns, 'the message fits one line (no Press-ENTER): ' .. told[1])
+    local _, in_chat = chat.text():gsub(vim.pesc(notice), '')
+    T.eq(in_chat, 1, 'the notice in the chat, once')
     say('nv said in the branch')
     local texts = vim.tbl_map(function(e) return e.text end, user_entries(transcript()))
     T.eq(texts[#texts], 'nv said in the branch', 'the branch records what is said')

@@ -128,7 +128,7 @@ T.run('test_unit', function()
         T.ok(tags[':' .. name], 'help tag for :' .. name)
       end
     end
-    T.eq(n, 17, 'user commands checked')
+    T.eq(n, 20, 'user commands checked')
     for _, tag in ipairs({ 'sidecar.txt', 'sidecar-setup', 'sidecar-statusline', 'sidecar.statusline()',
       'hl-SidecarStatusWarn', 'sidecar-ide-context', 'sidecar-health' }) do
       T.ok(tags[tag], 'help tag ' .. tag)
@@ -255,6 +255,54 @@ T.run('test_unit', function()
     T.contains(seen.prompt, 'write_file', 'prompt names the tool')
     T.contains(seen.prompt, 'Write 3 lines', 'prompt has the description')
     T.eq(seen.label, 'Allow always', 'item label')
+  end)
+
+  T.step('tool confirmation: an MCP call also offers allow always for its server', function()
+    local confirm = require('sidecar.confirm')
+    local orig = vim.ui.select
+    local labels = {}
+    vim.ui.select = function(items, opts, on_choice)
+      for _, item in ipairs(items) do
+        labels[#labels + 1] = opts.format_item(item)
+      end
+      on_choice(items[3])
+    end
+    local r = confirm.handle(nil, { turnId = 't', callId = 'c', toolName = 'mcp_calc_add', args = { a = 1 },
+      description = 'MCP server calc: add {"a": 1}', mcpServer = 'calc' })
+    vim.ui.select = orig
+    T.eq(r, { decision = 'allowAlwaysServer' }, 'decision')
+    T.eq(labels, { 'Allow', 'Allow always', 'Allow always for this server (calc)', 'Deny' }, 'labels')
+    T.eq(#confirm.choices_for({ toolName = 'write_file' }), 3, 'no server choice for a built-in tool')
+  end)
+
+  T.step('MCP servers: lines, summary and the checkhealth section', function()
+    local mcp = require('sidecar.mcp')
+    local servers = {
+      { name = 'calc', status = 'ready', tools = { 'mcp_calc_add', 'mcp_calc_mul' } },
+      { name = 'docs', status = 'ready', tools = {} },
+      { name = 'bad', status = 'failed', tools = {}, error = 'exited at once: boom' },
+    }
+    T.eq(mcp.summary(servers), 'MCP: 2 ready, 1 failed', 'summary')
+    T.eq(mcp.summary({}), nil, 'no summary without servers')
+    local lines = mcp.lines(servers)
+    T.eq(lines[1], 'calc: ready, 2 tools (mcp_calc_add, mcp_calc_mul)', 'a ready server with its tools')
+    T.eq(lines[3], 'bad: failed, 0 tools', 'a failed server')
+    T.eq(lines[4], '  error: exited at once: boom', 'its error')
+    local seen = {}
+    local h = {}
+    for _, kind in ipairs({ 'ok', 'info', 'warn', 'error' }) do
+      h[kind] = function(msg, advice) seen[#seen + 1] = { kind, msg, advice } end
+    end
+    local state = require('sidecar.state')
+    local saved = state.mcp_servers
+    state.mcp_servers = servers
+    require('sidecar.health').mcp_section(h)
+    state.mcp_servers = saved
+    T.eq(seen[1][2], 'MCP: 2 ready, 1 failed', 'the count line')
+    T.eq(seen[2][1], 'ok', 'a ready server is ok')
+    T.eq(seen[4][1], 'error', 'a failed server is an error')
+    T.contains(seen[4][2], 'boom', 'with its reason')
+    T.contains(seen[4][3][1], ':SidecarMcp restart bad', 'and the restart advice')
   end)
 
   T.step('tool confirmation: the whole command is shown, never cut', function()

@@ -364,6 +364,9 @@ async function main(): Promise<void> {
     });
     await step('send a message from the chat view; the reply streams in', async () => {
       await w.runCommand('Sidecar: Open Chat');
+      // issue 25.2: the empty chat names the backend in use before the first reply
+      const empty = (await w.chat()).locator('#empty #backend');
+      await waitFor('the backend in the empty chat', async () => /^Replies come from \S/.test(await empty.innerText().catch(() => '')), 15_000);
       const reply = await w.send(`Hello! Please look at my selection. ${FILLER}`);
       return `reply: “${reply.replace(/\s+/g, ' ').slice(0, 60)}…”`;
     });
@@ -486,7 +489,9 @@ async function main(): Promise<void> {
       const tip = await w.tooltip('Last compaction:');
       if (!/Source: estimate of the restored history after the undo/.test(tip)) throw new Error(`tooltip after undo: ${tip}`);
       if (!/Last compaction: .* — undone/.test(tip)) throw new Error(`the tooltip does not say the compaction was undone: ${tip}`);
-      return `${low}% → ${u.percent}%; the marker shows “undone”; the tooltip says estimate and undone`;
+      // issue 25.10: the undo lasts; the tooltip says until when automatic compaction waits
+      if (!/Auto-compaction paused after undo until \d+% \([\d,]+ tokens\)/.test(tip)) throw new Error(`the tooltip does not say auto-compaction is paused: ${tip}`);
+      return `${low}% → ${u.percent}%; the marker shows “undone”; the tooltip says estimate, undone and paused`;
     }, { needs: ['undo', 'transcript'] });
     await step('a tool call shows a card; Allow answers sidecar/confirmToolCall', async () => {
       await fake!.script([toolCall(dirs.ws)]);
@@ -620,6 +625,48 @@ async function main(): Promise<void> {
       await w.shot('6-resumed-tools');
       return `cards ${JSON.stringify(names)}; width ${overflow.scroll}/${overflow.client}px`;
     }, { needs: ['resume', 'transcript'] });
+    await step('Delete Session on a parent of branches; Restore on its toast, then Restore Deleted Session, bring it back (issue 25.7, 25.9)', async () => {
+      const sessionFiles = (root: string) => fs.existsSync(root) ? fs.readdirSync(root, { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.jsonl') && !f.includes('parents')).map((f) => path.join(root, f)) : [];
+      const original = sessionFiles(path.join(dirs.home, 'sessions')).find((f) => {
+        const lines = fs.readFileSync(f, 'utf8').split('\n');
+        return !lines[1]?.includes('"type":"fork"') && lines.some((l) => l.includes('Hello! Please look at my selection'));
+      });
+      if (!original) throw new Error('the first session\'s file is missing');
+      const name = path.basename(original);
+      const inTrash = () => sessionFiles(path.join(dirs.home, 'trash')).some((f) => path.basename(f) === name);
+      const deleteOriginal = async () => {
+        await w.runCommand('Sidecar: Delete Session');
+        const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Hello! Please look' }).filter({ hasNotText: 'branch of' }).first();
+        await row.waitFor({ timeout: 10_000 });
+        await row.click();
+        await waitFor('the session in the trash', async () => inTrash() && !fs.existsSync(original), 15_000);
+        const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'moved to the trash' }).last();
+        await toast.waitFor({ state: 'visible', timeout: 15_000 });
+        return toast;
+      };
+      const toast = await deleteOriginal(); // it has branches (Fork from here, the other window's): deleting it works
+      const text = (await toast.innerText()).replace(/\s+/g, ' ');
+      if (text.includes('`') || text.includes('sidecar sessions')) throw new Error(`the delete toast shows a command line: ${text}`);
+      await toast.locator('.monaco-button', { hasText: 'Restore' }).first().click();
+      await waitFor('the session restored by the toast\'s button', async () => fs.existsSync(original) && !inTrash(), 15_000);
+      await deleteOriginal();
+      await page.keyboard.press('Escape');
+      // its branch keeps the beginning it read from the deleted parent
+      await w.runCommand('Sidecar: Resume Session');
+      const branch = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Renamed from the e2e test' }).first();
+      await branch.waitFor({ timeout: 10_000 });
+      await branch.click();
+      const chat = await w.chat();
+      await chat.locator('.note', { hasText: 'Resumed session “Renamed from the e2e test”' }).last().waitFor({ timeout: 15_000 });
+      await chat.locator('.msg.user', { hasText: 'Hello! Please look at my selection' }).first().waitFor({ timeout: 10_000 });
+      await w.runCommand('Sidecar: Restore Deleted Session');
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Hello! Please look' }).filter({ hasText: 'deleted' }).first();
+      await row.waitFor({ timeout: 10_000 });
+      await row.click();
+      await waitFor('the session restored by the command', async () => fs.existsSync(original) && !inTrash(), 15_000);
+      return `${text.slice(0, 100)} → Restore; the branch keeps its beginning; restored again from the trash pick`;
+    }, { needs: ['sessions'] });
     await step('a crashed sidecar is restarted (kill -9) and the chat keeps working', async () => {
       const pids = sidecarPids(python, dirs.home);
       if (pids.length !== 1) throw new Error(`expected one sidecar process, found ${JSON.stringify(pids)}`);

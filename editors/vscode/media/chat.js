@@ -17,6 +17,7 @@
   const send = /** @type {HTMLButtonElement} */ (document.getElementById('send'));
   const stop = /** @type {HTMLButtonElement} */ (document.getElementById('stop'));
   const status = /** @type {HTMLElement} */ (document.getElementById('status'));
+  const backend = /** @type {HTMLElement} */ (document.getElementById('backend'));
   const pins = /** @type {HTMLElement} */ (document.getElementById('pins'));
   let busy = false;
   let connected = false;
@@ -79,7 +80,7 @@
   /** @type {Record<string, string>} */
   const STATUS_LABEL = { pending: 'waiting', running: 'running', done: 'done', error: 'failed', denied: 'denied', cancelled: 'cancelled' };
   /** @type {Record<ToolDecision, string>} */
-  const DECISION_LABEL = { allow: 'Allowed', allowAlways: 'Allowed always', deny: 'Denied' };
+  const DECISION_LABEL = { allow: 'Allowed', allowAlways: 'Allowed always', allowAlwaysServer: 'Allowed always (this server)', deny: 'Denied' };
 
   /** @param {ChatItem} item @returns {HTMLElement} */
   function render(item) {
@@ -121,6 +122,8 @@
           const row = el('div', 'actions');
           /** @type {Array<[ToolDecision, string, string]>} */
           const choices = [['allow', 'Allow', ''], ['allowAlways', 'Allow always', 'secondary'], ['deny', 'Deny', 'secondary']];
+          // an MCP call can also allow every tool of its server for the session
+          if (item.confirm.mcpServer) choices.splice(2, 0, ['allowAlwaysServer', 'Allow always for this server', 'secondary']);
           for (const [decision, label, cls] of choices) {
             const b = /** @type {HTMLButtonElement} */ (el('button', cls, label));
             b.type = 'button';
@@ -244,6 +247,9 @@
         status.title = msg.text;
         // connected: one line (the usage); not running: the whole reason, wrapped, never cut off
         status.className = 'status ' + msg.level + (msg.connected ? '' : ' down');
+        // the empty state names the backend in use before the first reply (issue 25.2)
+        backend.textContent = msg.backend || '';
+        backend.hidden = !msg.backend;
         setBusy(busy);
         break;
     }

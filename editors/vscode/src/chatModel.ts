@@ -99,7 +99,7 @@ export class ChatModel {
     const id = `tool-${p.callId}`;
     const prev = this.find(id);
     const base = prev && prev.kind === 'tool' ? prev : { kind: 'tool' as const, id, callId: p.callId, name: p.toolName, args: p.args, status: 'pending' };
-    this.upsert({ ...base, confirm: { description: p.description, diff: p.diff } });
+    this.upsert({ ...base, confirm: { description: p.description, diff: p.diff, ...(p.mcpServer ? { mcpServer: p.mcpServer } : {}) } });
   }
 
   decided(callId: string, decision: ToolDecision): void {

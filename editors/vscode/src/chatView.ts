@@ -42,8 +42,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     );
   }
 
-  setStatus(text: string, level: string, connected: boolean): void {
-    this.status = { type: 'status', text, level, connected };
+  setStatus(text: string, level: string, connected: boolean, backend = ''): void {
+    this.status = { type: 'status', text, level, connected, backend };
     this.post(this.status);
   }
 
@@ -141,7 +141,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
   }
 
   private decide(callId: string, decision: ToolDecision): void {
-    if (decision !== 'allow' && decision !== 'allowAlways' && decision !== 'deny') return;
+    if (decision !== 'allow' && decision !== 'allowAlways' && decision !== 'allowAlwaysServer' && decision !== 'deny') return;
     this.confirms.get(callId)?.(decision);
   }
 
@@ -171,6 +171,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 <div id="empty" class="empty">
   <p><strong>Ask Gemini about your code.</strong></p>
   <p>Your open files, cursor and selection go along as context. Long conversations are compacted automatically; you can also run <em>Compress Conversation</em> yourself.</p>
+  <p id="backend" class="backend" hidden></p>
 </div>
 <form id="composer">
   <textarea id="input" rows="3" placeholder="Ask Gemini… (Enter to send, Shift+Enter for a new line)" aria-label="Message to Gemini"></textarea>

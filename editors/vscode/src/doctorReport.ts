@@ -12,7 +12,7 @@ export interface DoctorOptions { project?: string; trusted: boolean; online: boo
 
 /** The server command's own arguments, then the doctor's: it reads the editor's settings from stdin. */
 export function doctorArgs(serverArgs: readonly string[], o: DoctorOptions): string[] {
-  const args = [...serverArgs, 'doctor', '--json', '--editor-settings', '-'];
+  const args = [...serverArgs, 'doctor', '--json', '--editor', 'vscode', '--editor-settings', '-'];
   if (o.project) args.push('--project', o.project);
   if (o.trusted) args.push('--trusted');
   if (o.online) args.push('--online');

@@ -7,8 +7,8 @@ import { Ctx } from './commands/context';
 import { SidecarConnection } from './connection';
 import { trackOpenFiles } from './ideContext';
 import { OpenFilesTracker } from './openFiles';
-import { statusLevel, statusText } from './status';
-import { restartNote } from './wording';
+import { newMcpFailures, statusLevel, statusText } from './status';
+import { backendNote, restartNote } from './wording';
 import { UsageStatusBar } from './statusBar';
 
 let connection: SidecarConnection | undefined;
@@ -25,15 +25,28 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chat, { webviewOptions: { retainContextWhenHidden: true } }));
 
   // the status bar and the chat footer follow the connection and the usage
+  let mcpFailuresTold: Set<string> = new Set(); // each MCP failure is told once, until that server recovers
   const updateChatStatus = () => {
     const u = conn.lastUsage;
     const text = conn.isRunning ? (u ? `${statusText(u).replace('$(pulse) ', '')} of context` : 'Connected') : conn.notRunningMessage();
-    chat.setStatus(text, u && conn.isRunning ? statusLevel(u) : 'normal', conn.isRunning);
+    chat.setStatus(text, u && conn.isRunning ? statusLevel(u) : 'normal', conn.isRunning, conn.isRunning ? backendNote(u?.backend) : '');
   };
   context.subscriptions.push(
     conn.onDidChangeState((s) => { status.setState(s, conn.lastError); updateChatStatus(); }),
     conn.onTokenUsage((u) => { status.setUsage(u); updateChatStatus(); }),
     conn.onCompressed((p) => { ctx.compressedSeen++; status.setCompressed(p); ctx.showOutcome(p.status, p.message); }),
+    conn.onMcpStatus((p) => {
+      status.setMcp(p.servers);
+      const { fresh, told } = newMcpFailures(mcpFailuresTold, p.servers);
+      mcpFailuresTold = told;
+      for (const s of fresh) {
+        void vscode.window.showErrorMessage(`Sidecar: MCP server "${s.name}" failed: ${s.error ?? 'no reason given'}`, 'Show log', 'Restart')
+          .then((pick) => {
+            if (pick === 'Show log') void vscode.commands.executeCommand('sidecar.showLog');
+            else if (pick === 'Restart') void vscode.commands.executeCommand('sidecar.showMcpServers', s.name);
+          });
+      }
+    }),
   );
 
   // IDE context: a new server process knows nothing yet

@@ -23,15 +23,20 @@ export const Method = {
   rewind: 'sidecar/rewind',
   renameSession: 'sidecar/renameSession',
   deleteSession: 'sidecar/deleteSession',
+  listDeletedSessions: 'sidecar/listDeletedSessions',
+  restoreSession: 'sidecar/restoreSession',
   pin: 'sidecar/pin',
   unpin: 'sidecar/unpin',
   listPins: 'sidecar/listPins',
+  listMcpServers: 'sidecar/listMcpServers',
+  restartMcpServer: 'sidecar/restartMcpServer',
   ideContext: 'sidecar/ideContext',
   messageDelta: 'sidecar/messageDelta',
   tokenUsage: 'sidecar/tokenUsage',
   compressed: 'sidecar/compressed',
   toolCall: 'sidecar/toolCall',
   retry: 'sidecar/retry',
+  mcpStatus: 'sidecar/mcpStatus',
   confirmToolCall: 'sidecar/confirmToolCall',
 } as const;
 
@@ -75,21 +80,26 @@ export const MethodInfo = {
   rewind: { kind: 'request', sender: 'client', params: 'RewindParams', result: 'RewindResult' },
   renameSession: { kind: 'request', sender: 'client', params: 'RenameParams', result: 'RenameSessionResult' },
   deleteSession: { kind: 'request', sender: 'client', params: 'ResumeSessionParams', result: 'DeleteSessionResult' },
+  listDeletedSessions: { kind: 'request', sender: 'client', params: 'Empty', result: 'ListDeletedSessionsResult' },
+  restoreSession: { kind: 'request', sender: 'client', params: 'ResumeSessionParams', result: 'RestoreSessionResult' },
   pin: { kind: 'request', sender: 'client', params: 'PinParams', result: 'PinResult' },
   unpin: { kind: 'request', sender: 'client', params: 'UnpinParams', result: 'UnpinResult' },
   listPins: { kind: 'request', sender: 'client', params: 'Empty', result: 'ListPinsResult' },
+  listMcpServers: { kind: 'request', sender: 'client', params: 'Empty', result: 'McpServerInfo[]' },
+  restartMcpServer: { kind: 'request', sender: 'client', params: 'RestartMcpServerParams', result: 'RestartMcpServerResult' },
   ideContext: { kind: 'notification', sender: 'client', params: 'IdeContextParams' },
   messageDelta: { kind: 'notification', sender: 'server', params: 'MessageDeltaParams' },
   tokenUsage: { kind: 'notification', sender: 'server', params: 'TokenUsage' },
   compressed: { kind: 'notification', sender: 'server', params: 'CompressedParams' },
   toolCall: { kind: 'notification', sender: 'server', params: 'ToolCallParams' },
   retry: { kind: 'notification', sender: 'server', params: 'RetryParams' },
+  mcpStatus: { kind: 'notification', sender: 'server', params: 'McpStatusParams' },
   confirmToolCall: { kind: 'request', sender: 'server', params: 'ConfirmToolCallParams', result: 'ConfirmToolCallResult' },
 } as const;
 
 export type UsageSource = 'api' | 'estimate';
 
-export type CompressionStatus = 'COMPRESSED' | 'COMPRESSION_FAILED_INFLATED_TOKEN_COUNT' | 'COMPRESSION_FAILED_TOKEN_COUNT_ERROR' | 'COMPRESSION_FAILED_EMPTY_SUMMARY' | 'NOOP' | 'CONTENT_TRUNCATED';
+export type CompressionStatus = 'COMPRESSED' | 'COMPRESSION_FAILED_INFLATED_TOKEN_COUNT' | 'COMPRESSION_FAILED_INSUFFICIENT_REDUCTION' | 'COMPRESSION_FAILED_TOKEN_COUNT_ERROR' | 'COMPRESSION_FAILED_EMPTY_SUMMARY' | 'NOOP' | 'CONTENT_TRUNCATED';
 
 export type CompactionTrigger = 'auto' | 'manual';
 
@@ -101,9 +111,11 @@ export type MessageKind = 'user' | 'model' | 'toolCall' | 'toolResult' | 'ideCon
 
 export type ToolCallStatus = 'pending' | 'running' | 'done' | 'error' | 'denied' | 'cancelled';
 
-export type ToolDecision = 'allow' | 'allowAlways' | 'deny';
+export type ToolDecision = 'allow' | 'allowAlways' | 'allowAlwaysServer' | 'deny';
 
 export type ListSessionsResult = SessionSummary[] | ListSessionsPage;
+
+export type ListMcpServersResult = McpServerInfo[];
 
 export type TranscriptEntry = TranscriptMessage | TranscriptCompaction | TranscriptFork;
 
@@ -140,6 +152,7 @@ export interface TokenUsage {
   cachedTokenCount?: number | null;
   estimateReason?: EstimateReason | null;
   summaryPreparation?: SummaryPreparation;
+  autoCompactionPausedUntil?: number | null;
 }
 
 export interface SendMessageResult {
@@ -305,6 +318,28 @@ export interface DeleteSessionResult {
   message: string;
 }
 
+/** One entry of sidecar/listDeletedSessions: a session in this project's trash (ISO 8601 times). */
+export interface DeletedSession {
+  sessionId: string;
+  title: string | null;
+  deletedAt: string;
+  lastUpdated: string;
+  messageCount: number;
+  parentSessionId?: string | null;
+}
+
+/** This project's deleted sessions that can still be restored, most recently deleted first. */
+export interface ListDeletedSessionsResult {
+  sessions: DeletedSession[];
+  keepDays: number;
+}
+
+export interface RestoreSessionResult {
+  sessionId: string;
+  title: string | null;
+  message: string;
+}
+
 export interface PinParams {
   text: string;
 }
@@ -330,6 +365,23 @@ export interface PinnedFact {
 
 export interface ListPinsResult {
   pins: PinnedFact[];
+}
+
+/** One configured MCP server: its status, the tool names the model sees, why it failed. */
+export interface McpServerInfo {
+  name: string;
+  status: 'disabled' | 'failed' | 'ready' | 'starting';
+  tools: string[];
+  error?: string;
+}
+
+export interface RestartMcpServerParams {
+  name: string;
+}
+
+/** `restarted` is false when no server has that name. */
+export interface RestartMcpServerResult {
+  restarted: boolean;
 }
 
 /** 1-based line and character. */
@@ -389,6 +441,11 @@ export interface RetryParams {
   text: string;
 }
 
+/** Params of sidecar/mcpStatus: every server, sent whenever a status or a tool list changes. */
+export interface McpStatusParams {
+  servers: McpServerInfo[];
+}
+
 /** Params of sidecar/confirmToolCall: the server asks the user before an edit or a shell command. */
 export interface ConfirmToolCallParams {
   turnId: string;
@@ -397,6 +454,7 @@ export interface ConfirmToolCallParams {
   args: Record<string, unknown>;
   description: string;
   diff?: string;
+  mcpServer?: string;
 }
 
 export interface ConfirmToolCallResult {
@@ -434,11 +492,14 @@ export interface SidecarSettings {
   retryInitialDelayMs?: number;
   maxToolRounds?: number;
   approvalMode?: 'autoEdit' | 'default' | 'yolo';
+  mcpServers?: Record<string, unknown>;
   hooks?: Hooks;
+  loopDetection?: boolean;
+  truncateToolOutputThreshold?: number;
 }
 
 /** Every setting of the `sidecar` section, in the order of docs/settings.md. */
-export const SettingKeys = ['model', 'apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'approvedPlanPath', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'hooks'] as const;
+export const SettingKeys = ['model', 'apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'approvedPlanPath', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'mcpServers', 'hooks', 'loopDetection', 'truncateToolOutputThreshold'] as const;
 
 /** The settings that may be unset: sent as null so a didChangeConfiguration clears an earlier value. */
 export const NullableSettingKeys = ['apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionModel', 'approvedPlanPath'] as const;
@@ -512,6 +573,14 @@ export class SidecarApi {
   deleteSession(params: ResumeSessionParams, token?: unknown): Promise<DeleteSessionResult> {
     return this.request(Method.deleteSession, params, token);
   }
+  /** This project's sessions in the trash (restorable), most recently deleted first. */
+  listDeletedSessions(params: Empty = {}, token?: unknown): Promise<ListDeletedSessionsResult> {
+    return this.request(Method.listDeletedSessions, params, token);
+  }
+  /** Bring a deleted session back from the trash (it is not resumed). */
+  restoreSession(params: ResumeSessionParams, token?: unknown): Promise<RestoreSessionResult> {
+    return this.request(Method.restoreSession, params, token);
+  }
   /** Pin a fact: every request carries it verbatim, every compaction keeps it. */
   pin(params: PinParams, token?: unknown): Promise<PinResult> {
     return this.request(Method.pin, params, token);
@@ -523,6 +592,14 @@ export class SidecarApi {
   /** The live session's pinned facts. */
   listPins(params: Empty = {}, token?: unknown): Promise<ListPinsResult> {
     return this.request(Method.listPins, params, token);
+  }
+  /** The configured MCP servers: status (starting, ready, failed, disabled), their tools, why one failed. */
+  listMcpServers(params: Empty = {}, token?: unknown): Promise<ListMcpServersResult> {
+    return this.request(Method.listMcpServers, params, token);
+  }
+  /** Stop an MCP server and start it again (e.g. after it failed). */
+  restartMcpServer(params: RestartMcpServerParams, token?: unknown): Promise<RestartMcpServerResult> {
+    return this.request(Method.restartMcpServer, params, token);
   }
   /** The editor's open files, cursor, selection and workspace trust. */
   ideContext(params: IdeContextParams): Promise<void> | void {
@@ -537,6 +614,7 @@ export interface ServerNotifications {
   'sidecar/compressed': CompressedParams;
   'sidecar/toolCall': ToolCallParams;
   'sidecar/retry': RetryParams;
+  'sidecar/mcpStatus': McpStatusParams;
 }
 
 /** The params and result of each request the server sends, by method name. */

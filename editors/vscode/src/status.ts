@@ -2,7 +2,7 @@
  * What the status bar item shows: text, colour level and tooltip. Pure functions of the last
  * sidecar/tokenUsage and sidecar/compressed notifications (no vscode import: unit-tested under Node).
  */
-import { CompressedParams, CompressionStatus, TokenUsage } from './protocol';
+import { CompressedParams, CompressionStatus, McpServerInfo, TokenUsage } from './protocol';
 
 /** True when a compression status means the history got smaller. */
 export function compressionSucceeded(status: CompressionStatus): boolean {
@@ -103,7 +103,8 @@ export function statusLabel(status: CompressionStatus): string {
     case 'COMPRESSED': return 'compressed';
     case 'CONTENT_TRUNCATED': return 'truncated';
     case 'NOOP': return 'nothing to compress';
-    case 'COMPRESSION_FAILED_INFLATED_TOKEN_COUNT': return 'failed: the summary was larger';
+    case 'COMPRESSION_FAILED_INFLATED_TOKEN_COUNT': return 'not beneficial: the summary was not smaller';
+    case 'COMPRESSION_FAILED_INSUFFICIENT_REDUCTION': return 'not kept: it saved too little';
     case 'COMPRESSION_FAILED_TOKEN_COUNT_ERROR': return 'failed: could not count tokens';
     case 'COMPRESSION_FAILED_EMPTY_SUMMARY': return 'failed: empty summary';
     default: return String(status);
@@ -111,7 +112,7 @@ export function statusLabel(status: CompressionStatus): string {
 }
 
 /** Markdown tooltip: exact counts, model, threshold, source and the last compaction. */
-export function statusTooltip(usage: TokenUsage, last?: LastCompaction): string {
+export function statusTooltip(usage: TokenUsage, last?: LastCompaction, mcp?: readonly McpServerInfo[]): string {
   const threshold = thresholdPercent(usage.compressionThreshold);
   const thresholdTokens = Math.floor(usage.tokenLimit * usage.compressionThreshold);
   const source = sourceText(usage);
@@ -127,11 +128,21 @@ export function statusTooltip(usage: TokenUsage, last?: LastCompaction): string 
     `Auto-compress at: ${threshold}% (${exact(thresholdTokens)} tokens)`,
     `Source: ${source}`,
     ...preparationLine(usage),
+    ...pauseLine(usage),
     `Last compaction: ${last ? describeCompaction(last) : 'none in this session'}`,
+    ...(mcp && mcp.length ? [mcpSummary(mcp)] : []),
     '',
     'Click to compress the conversation.',
   ];
   return lines.join('  \n');
+}
+
+/** After Undo Last Compaction: until when automatic compaction holds off (issue 25.10). */
+function pauseLine(usage: TokenUsage): string[] {
+  const until = usage.autoCompactionPausedUntil;
+  if (typeof until !== 'number') return [];
+  const pct = Math.floor((100 * until) / usage.tokenLimit);
+  return [`Auto-compaction paused after undo until ${pct}% (${exact(until)} tokens), or until you compress`];
 }
 
 /** Background compaction's state, when there is one to tell: never a popup, only this line. */
@@ -167,4 +178,32 @@ export function plural(n: number, word: string): string {
 /** Information for successes and no-ops, a warning for failed compactions. */
 export function compressedMessageLevel(status: CompressionStatus): 'info' | 'warning' {
   return compressionSucceeded(status) || status === 'NOOP' ? 'info' : 'warning';
+}
+
+const MCP_ORDER: McpServerInfo['status'][] = ['ready', 'starting', 'failed', 'disabled'];
+
+/** The MCP servers in one line, a count per status: "MCP: 2 ready, 1 failed". */
+export function mcpSummary(servers: readonly McpServerInfo[]): string {
+  const parts = MCP_ORDER.map((st) => [st, servers.filter((s) => s.status === st).length] as const)
+    .filter(([, n]) => n > 0).map(([st, n]) => `${n} ${st}`);
+  return `MCP: ${parts.length ? parts.join(', ') : 'no servers'}`;
+}
+
+/**
+ * The failures to tell about, once each: servers failed now that were not failed in `told` (the names told before).
+ * Returns them and the new set of names told (a server that recovers leaves the set, so its next failure is told).
+ */
+export function newMcpFailures(told: ReadonlySet<string>, servers: readonly McpServerInfo[]): { fresh: McpServerInfo[]; told: Set<string> } {
+  const failed = servers.filter((s) => s.status === 'failed');
+  return { fresh: failed.filter((s) => !told.has(s.name)), told: new Set(failed.map((s) => s.name)) };
+}
+
+/** One server in the MCP quick pick: its status and tools, or why it failed. */
+export function mcpPick(s: McpServerInfo): { label: string; description: string; detail: string } {
+  const icon = s.status === 'ready' ? '$(check)' : s.status === 'failed' ? '$(error)' : s.status === 'starting' ? '$(sync~spin)' : '$(circle-slash)';
+  return {
+    label: `${icon} ${s.name}`,
+    description: `${s.status} · ${plural(s.tools.length, 'tool')}`,
+    detail: s.error ? `${s.error}` : (s.tools.length ? s.tools.join(', ') : 'no tools'),
+  };
 }

@@ -1,7 +1,7 @@
 /** The status bar item: token usage from sidecar/tokenUsage; click to compress. */
 import * as vscode from 'vscode';
 import { ConnectionState } from './connection';
-import { CompressedParams, TokenUsage } from './protocol';
+import { CompressedParams, McpServerInfo, TokenUsage } from './protocol';
 import { LastCompaction, exact, lastCompactionFrom, statusLevel, statusText, statusTooltip } from './status';
 
 export class UsageStatusBar implements vscode.Disposable {
@@ -11,6 +11,7 @@ export class UsageStatusBar implements vscode.Disposable {
   private state: ConnectionState = 'stopped';
   private error: string | undefined;
   private compressing = false;
+  private mcp: McpServerInfo[] = [];
 
   constructor() {
     this.item = vscode.window.createStatusBarItem('sidecar.usage', vscode.StatusBarAlignment.Right, 100);
@@ -39,6 +40,12 @@ export class UsageStatusBar implements vscode.Disposable {
   /** The last compaction was undone (the tooltip says so until the next one). */
   setUndone(): void {
     if (this.last) { this.last = { ...this.last, undone: true }; this.render(); }
+  }
+
+  /** The MCP servers of the last sidecar/mcpStatus (a line of the tooltip). */
+  setMcp(servers: McpServerInfo[]): void {
+    this.mcp = servers;
+    this.render();
   }
 
   setCompressing(on: boolean): void {
@@ -84,7 +91,7 @@ export class UsageStatusBar implements vscode.Disposable {
     }
     const u = this.usage;
     item.text = this.compressing ? statusText(u).replace('$(pulse)', '$(sync~spin)') : statusText(u);
-    const md = new vscode.MarkdownString(statusTooltip(u, this.last) + (this.compressing ? '  \n\n$(sync~spin) Compressing…' : ''), true);
+    const md = new vscode.MarkdownString(statusTooltip(u, this.last, this.mcp) + (this.compressing ? '  \n\n$(sync~spin) Compressing…' : ''), true);
     item.tooltip = md;
     const level = statusLevel(u);
     if (level === 'error') item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');

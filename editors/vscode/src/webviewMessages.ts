@@ -10,7 +10,7 @@ export type ChatItem =
   | { kind: 'model'; id: string; text: string; streaming: boolean; messageId?: string; rewound?: boolean }
   | {
       kind: 'tool'; id: string; callId: string; name: string; args: unknown; status: string; summary?: string;
-      confirm?: { description: string; diff?: string; decision?: ToolDecision };
+      confirm?: { description: string; diff?: string; mcpServer?: string; decision?: ToolDecision };
     }
   | { kind: 'compaction'; id: string; text: string; ok: boolean; undone?: boolean }
   | { kind: 'info' | 'error'; id: string; text: string };
@@ -20,7 +20,7 @@ export type ToWebview =
   | { type: 'reset'; items: ChatItem[]; busy: boolean }
   | { type: 'upsert'; item: ChatItem }
   | { type: 'busy'; busy: boolean }
-  | { type: 'status'; text: string; level: string; connected: boolean }
+  | { type: 'status'; text: string; level: string; connected: boolean; backend?: string }
   | { type: 'pins'; pins: PinnedFact[] }
   | { type: 'draft'; text: string };
 

@@ -66,3 +66,24 @@ export function startFailureCause(lastServerLine: string, error: string, exit?: 
   }
   return error;
 }
+
+/** A deleted session in the Restore pick: its title, and when it was deleted and how long it had grown. */
+export function deletedPick(s: { sessionId: string; title: string | null; deletedAt: string; messageCount: number; parentSessionId?: string | null }):
+  { label: string; description: string; sessionId: string } {
+  const count = `${s.messageCount} message${s.messageCount === 1 ? '' : 's'}`;
+  const when = shortTime(s.deletedAt);
+  return {
+    label: `${s.parentSessionId ? '$(repo-forked) ' : ''}${sessionTitle(s.title)}`,
+    description: `${when ? `deleted ${when} · ` : ''}${count} · ${s.sessionId.slice(0, 8)}`,
+    sessionId: s.sessionId,
+  };
+}
+
+/** The chat's empty state names the backend in use before the first reply (issue 25.2); '' while unknown. */
+export function backendNote(backend: string | null | undefined): string {
+  if (!backend) return '';
+  if (/embedded fake/i.test(backend)) {
+    return 'Replies come from the embedded fake Gemini (offline, no API key). Run Sidecar: Set API Key to talk to Gemini.';
+  }
+  return `Replies come from ${backend}.`;
+}

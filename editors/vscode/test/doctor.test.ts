@@ -18,10 +18,10 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 describe('Sidecar: Run Doctor', { timeout: 60_000 }, () => {
-  it('passes the settings on stdin, never on the command line', () => {
+  it('names the editor and passes the settings on stdin, never on the command line', () => {
     assert.deepEqual(doctorArgs(['-m', 'sidecar'], { project: '/w', trusted: true, online: true }),
-      ['-m', 'sidecar', 'doctor', '--json', '--editor-settings', '-', '--project', '/w', '--trusted', '--online']);
-    assert.deepEqual(doctorArgs([], { trusted: false, online: false }), ['doctor', '--json', '--editor-settings', '-']);
+      ['-m', 'sidecar', 'doctor', '--json', '--editor', 'vscode', '--editor-settings', '-', '--project', '/w', '--trusted', '--online']);
+    assert.deepEqual(doctorArgs([], { trusted: false, online: false }), ['doctor', '--json', '--editor', 'vscode', '--editor-settings', '-']);
   });
 
   it('shows what the server would use with the editor\'s key, and never the key', async () => {

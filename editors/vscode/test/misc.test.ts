@@ -93,6 +93,16 @@ describe('chat model', () => {
       assert.equal(card.confirm?.decision, 'allowAlways');
     }
   });
+  it('carries the MCP server of a confirmation to the card (its "Allow always for this server" button)', () => {
+    const m = new ChatModel();
+    m.confirmRequest({ turnId: 't', callId: 'c2', toolName: 'mcp_calc_add', args: { a: 1 }, description: 'MCP server calc: add', mcpServer: 'calc' });
+    m.confirmRequest({ turnId: 't', callId: 'c3', toolName: 'write_file', args: {}, description: 'Write a' });
+    const [mcp, builtin] = m.items;
+    assert.equal(mcp.kind === 'tool' && mcp.confirm?.mcpServer, 'calc');
+    assert.equal(builtin.kind === 'tool' && builtin.confirm && 'mcpServer' in builtin.confirm, false);
+    m.decided('c2', 'allowAlwaysServer');
+    assert.equal(m.items[0].kind === 'tool' && m.items[0].confirm?.decision, 'allowAlwaysServer');
+  });
   it('shows compaction markers from notifications and transcripts', () => {
     const m = new ChatModel();
     m.compaction({ sessionId: 's', status: 'COMPRESSED', originalTokenCount: 9120, newTokenCount: 2310, trigger: 'manual', message: 'Chat history compressed from 9,120 to 2,310 tokens.' });

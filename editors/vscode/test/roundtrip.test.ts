@@ -147,7 +147,13 @@ describe('sidecar protocol round trip (real server over stdio)', { timeout: 60_0
       assert.deepEqual((await api.listPins()).pins, []);
       await assert.rejects(api.deleteSession({ sessionId: fork.sessionId }), (e: unknown) => errorCode(e) === ErrorCode.sessionError);
       await api.newSession();
-      await assert.rejects(api.deleteSession({ sessionId: parent.sessionId }), /branch/, 'a parent of branches stays');
+      const gone = await api.deleteSession({ sessionId: parent.sessionId }); // a parent of branches: its branch keeps its beginning
+      assert.match(gone.message, /trash/);
+      assert.ok(!gone.message.includes('`'), 'no command line in the toast');
+      assert.deepEqual((await api.listDeletedSessions()).sessions.map((s) => s.sessionId), [parent.sessionId]);
+      assert.equal((await api.getTranscript({ sessionId: fork.sessionId })).entries.filter((e) => e.type === 'message' && e.kind === 'user').length, 2);
+      assert.equal((await api.restoreSession({ sessionId: parent.sessionId })).sessionId, parent.sessionId);
+      assert.ok((await listAllSessions(api)).some((s) => s.sessionId === parent.sessionId));
       assert.match((await api.deleteSession({ sessionId: fork.sessionId })).message, /trash/);
       assert.ok(!(await listAllSessions(api)).some((s) => s.sessionId === fork.sessionId));
     });

@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { TokenUsage } from '../src/protocol';
 import {
-  compactPercent, compactTokens, compressedMessageLevel, isNewerUsage, statusLevel, statusText, statusTooltip, thresholdPercent,
+  compactPercent, compactTokens, compressedMessageLevel, isNewerUsage, mcpPick, mcpSummary, newMcpFailures, statusLevel, statusText,
+  statusTooltip, thresholdPercent,
 } from '../src/status';
+import { McpServerInfo } from '../src/protocol';
 
 const usage = (over: Partial<TokenUsage> = {}): TokenUsage => ({
   seq: 1, sessionId: 's-1', model: 'gemini-2.5-flash', promptTokenCount: 471_234, tokenLimit: 1_048_576,
@@ -95,9 +97,14 @@ describe('tooltip', () => {
     assert.doesNotMatch(statusTooltip(usage({ summaryPreparation: 'none' })), /Next compaction/);
     assert.doesNotMatch(statusTooltip(usage()), /Next compaction/);
   });
+  it('says until when automatic compaction is paused after an undo (issue 25.10)', () => {
+    assert.match(statusTooltip(usage({ autoCompactionPausedUntil: 681_575 })), /Auto-compaction paused after undo until 65% \(681,575 tokens\), or until you compress/);
+    assert.doesNotMatch(statusTooltip(usage({ autoCompactionPausedUntil: null })), /paused/);
+    assert.doesNotMatch(statusTooltip(usage()), /paused/);
+  });
   it('describes failed compactions', () => {
     const md = statusTooltip(usage(), { status: 'COMPRESSION_FAILED_INFLATED_TOKEN_COUNT', trigger: 'auto', originalTokenCount: 100, newTokenCount: 120, at: new Date() });
-    assert.match(md, /failed: the summary was larger/);
+    assert.match(md, /not beneficial: the summary was not smaller/);
   });
 });
 
@@ -107,5 +114,36 @@ describe('compressed message level', () => {
     assert.equal(compressedMessageLevel('NOOP'), 'info');
     assert.equal(compressedMessageLevel('CONTENT_TRUNCATED'), 'info');
     assert.equal(compressedMessageLevel('COMPRESSION_FAILED_EMPTY_SUMMARY'), 'warning');
+  });
+});
+
+describe('MCP servers', () => {
+  const servers: McpServerInfo[] = [
+    { name: 'calc', status: 'ready', tools: ['mcp_calc_add', 'mcp_calc_mul'] },
+    { name: 'docs', status: 'ready', tools: [] },
+    { name: 'bad', status: 'failed', tools: [], error: 'exited at once: boom' },
+  ];
+  it('has a tooltip line "MCP: 2 ready, 1 failed" and keeps the other lines', () => {
+    const without = statusTooltip(usage());
+    const withMcp = statusTooltip(usage(), undefined, servers);
+    assert.ok(withMcp.includes('MCP: 2 ready, 1 failed'));
+    assert.ok(!without.includes('MCP:'), 'no line without servers');
+    assert.equal(withMcp.replace('MCP: 2 ready, 1 failed  \n', ''), without, 'every other line kept');
+    assert.equal(statusTooltip(usage(), undefined, []), without);
+  });
+  it('tells each failure once, and again after the server recovered and failed anew', () => {
+    let r = newMcpFailures(new Set(), servers);
+    assert.deepEqual(r.fresh.map((s) => s.name), ['bad']);
+    r = newMcpFailures(r.told, servers);
+    assert.deepEqual(r.fresh, [], 'the same failure is not told twice');
+    r = newMcpFailures(r.told, [{ name: 'bad', status: 'starting', tools: [] }]);
+    assert.deepEqual(r.fresh, []);
+    r = newMcpFailures(r.told, servers);
+    assert.deepEqual(r.fresh.map((s) => s.name), ['bad'], 'a new failure after a restart is told');
+  });
+  it('shows status and tools in the quick pick, the reason for a failed one', () => {
+    assert.deepEqual(mcpPick(servers[0]), { label: '$(check) calc', description: 'ready · 2 tools', detail: 'mcp_calc_add, mcp_calc_mul' });
+    assert.deepEqual(mcpPick(servers[2]), { label: '$(error) bad', description: 'failed · 0 tools', detail: 'exited at once: boom' });
+    assert.equal(mcpSummary([]), 'MCP: no servers');
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sameServerCommand } from '../src/serverCommand';
-import { branchNote, firstWords, pinPick, restartNote, rewoundNote, sessionTitle, startFailureCause, userMessagePick } from '../src/wording';
+import { backendNote, branchNote, deletedPick, firstWords, pinPick, restartNote, rewoundNote, sessionTitle, startFailureCause, userMessagePick } from '../src/wording';
 
 describe('restart note (issue 25.1: every restart resumes the session on screen)', () => {
   it('says whether the session on screen was resumed, for a crash and for a restart the user asked for', () => {
@@ -63,5 +63,28 @@ describe('start failure cause (issue 25.6)', () => {
     assert.equal(startFailureCause('No module named nope', 'Pending response rejected since connection got disposed'), 'No module named nope');
     assert.equal(startFailureCause('', 'Pending response rejected since connection got disposed', 'code 1'), 'the server exited before it answered (code 1), and printed nothing');
     assert.equal(startFailureCause('', 'cannot run /x: ENOENT'), 'cannot run /x: ENOENT');
+  });
+});
+
+describe('Restore Deleted Session (issue 25.7)', () => {
+  it('a deleted session in the pick is its title, when it was deleted and its size; 8 id characters at most', () => {
+    const item = deletedPick({ sessionId: '0123456789abcdef-rest', title: 'Old parser work', deletedAt: '2026-11-25T03:00:00Z', messageCount: 12 });
+    assert.equal(item.label, 'Old parser work');
+    assert.match(item.description, /^deleted .+ · 12 messages · 01234567$/);
+    assert.ok(!item.description.includes('0123456789'), 'never the whole id');
+    assert.equal(item.sessionId, '0123456789abcdef-rest');
+    const branch = deletedPick({ sessionId: 'b', title: null, deletedAt: 'x', messageCount: 1, parentSessionId: 'p' });
+    assert.equal(branch.label, '$(repo-forked) (no title)');
+    assert.equal(branch.description, '1 message · b');
+  });
+});
+
+describe('the backend in the chat\'s empty state (issue 25.2)', () => {
+  it('names the backend before the first reply, and how to leave the fake', () => {
+    assert.equal(backendNote(undefined), '');
+    assert.equal(backendNote(''), '');
+    assert.equal(backendNote('Gemini API'), 'Replies come from Gemini API.');
+    assert.match(backendNote('embedded fake Gemini'), /embedded fake Gemini \(offline, no API key\)\. Run Sidecar: Set API Key/);
+    assert.ok(!backendNote('embedded fake Gemini').includes('sidecar.apiKey'));
   });
 });

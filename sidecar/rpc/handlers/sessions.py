@@ -14,11 +14,13 @@ from sidecar.protocol.sessions import (
     ForkSessionResult,
     GetTranscriptResult,
     ImportSessionResult,
+    ListDeletedSessionsResult,
     ListPinsResult,
     ListSessionsPage,
     NewSessionResult,
     PinResult,
     RenameSessionResult,
+    RestoreSessionResult,
     ResumeSessionResult,
     RewindResult,
     SessionSummary,
@@ -82,6 +84,14 @@ def register(server: LanguageServer, sessions: SessionService, actions: SessionA
     @request(server, methods.DELETE_SESSION)
     async def delete_session(params: ResumeSessionParams) -> DeleteSessionResult:
         return sessions.delete(params.session_id)
+
+    @request(server, methods.LIST_DELETED_SESSIONS)
+    async def list_deleted_sessions(_params: Empty) -> ListDeletedSessionsResult:
+        return sessions.list_deleted()
+
+    @request(server, methods.RESTORE_SESSION)
+    async def restore_session(params: ResumeSessionParams) -> RestoreSessionResult:
+        return sessions.restore(params.session_id)
 
     @request(server, methods.PIN)
     async def pin(params: PinParams) -> PinResult:

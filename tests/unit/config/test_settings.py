@@ -77,3 +77,15 @@ def test_backend_settings_decode_and_bad_values_fall_back() -> None:
     assert (bad.backend, bad.vertex_project, bad.vertex_location) == (None, None, None)
     assert sorted(p.field for p in problems) == ["backend", "vertexLocation", "vertexProject"]
     assert any("a Google Cloud project id" in p.reason for p in problems)
+
+
+@pytest.mark.parametrize("raw", [[], {"sidecar": []}, {"sidecar": {}}, {}])
+def test_an_empty_list_means_no_settings(raw: object) -> None:
+    """Neovim encodes an empty Lua table as `[]`: `setup({})` must not warn that the section is invalid."""
+    settings, problems = decode_settings(raw)
+    assert problems == [] and settings == Settings()
+
+
+def test_a_non_empty_list_is_still_invalid() -> None:
+    settings, problems = decode_settings({"sidecar": [1]})
+    assert settings == Settings() and [p.field for p in problems] == ["(section)"]

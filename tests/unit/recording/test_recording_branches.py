@@ -152,18 +152,73 @@ def test_delete_goes_to_the_trash_restore_brings_it_back_and_old_trash_is_purged
     assert purge(store) == ["p"] and not (trash_directory(store) / "p.jsonl").exists()
 
 
-def test_delete_refuses_a_parent_of_branches_and_a_session_open_elsewhere(store: SessionStore) -> None:
+def test_delete_refuses_a_session_open_elsewhere(store: SessionStore) -> None:
+    chat(store, "p", "one")
+    writer = store.open_for_append("p")
+    with pytest.raises(Exception, match="open in another window"):
+        delete(store, "p")
+    writer.close()
+    delete(store, "p")
+
+
+def test_deleting_a_parent_keeps_its_branches_whole_and_restore_brings_it_back(store: SessionStore) -> None:
+    """Issue 25.9: a parent with branches (and a branch of a branch) can be deleted; every branch keeps its whole
+    history, also after the trash is emptied, and can still be forked; restore brings the parent back."""
+    chat(store, "g", "one", "two")
+    g = store.load("g")
+    branch(store, "p", Cut("g", g.valid_size, g.last_message_id))
+    writer = store.open_for_append("p")
+    writer.message(text_content("user", "three in p"), kind="user")
+    writer.close()
+    p = store.load("p")
+    branch(store, "b", Cut("p", p.valid_size, p.last_message_id))
+    branch(store, "early", locate(store.directory, "p", "m3"), before="m3")  # reads only g's first turn
+    writer = store.open_for_append("b")
+    writer.message(text_content("user", "four in b"), kind="user")
+    writer.close()
+    expected = {sid: texts_of(store.load(sid).history) for sid in ("p", "b", "early")}
+    writer = store.open_for_append("b")  # open in another window: a branch being written is kept whole too
+    delete(store, "g")
+    delete(store, "p")
+    writer.close()
+    assert {i.session_id for i in store.list()} == {"b", "early"}
+    for marker in trash_directory(store).glob("*.deleted"):
+        old = time.time() - 31 * 86400
+        os.utime(marker, (old, old))
+    assert sorted(purge(store)) == ["g", "p"] and not list(trash_directory(store).glob("*.jsonl"))
+    assert (
+        texts_of(store.load("b").history)
+        == expected["b"]
+        == ["one", "re: one", "two", "re: two", "three in p", "four in b"]
+    )
+    assert texts_of(store.load("early").history) == expected["early"] == ["one", "re: one"]
+    assert store.load("b").transcript[-1].id == "m6"  # type: ignore[union-attr]
+    cut = locate(store.directory, "b", "m3")  # in g's part, which only b's copy holds now
+    assert cut.session_id == "g" and cut.copy_folder is not None
+    deleted_b = store.load("b")
+    delete(store, "b")  # a branch of copies can itself be deleted and restored
+    restore(store, "b")
+    assert texts_of(store.load("b").history) == texts_of(deleted_b.history)
+
+
+def test_restoring_a_deleted_parent_brings_it_back_beside_its_branches(store: SessionStore) -> None:
     chat(store, "p", "one")
     loaded = store.load("p")
     branch(store, "b", Cut("p", loaded.valid_size, loaded.last_message_id))
-    with pytest.raises(Exception, match="1 branch"):
-        delete(store, "p")
-    writer = store.open_for_append("b")
-    with pytest.raises(Exception, match="open in another window"):
-        delete(store, "b")
-    writer.close()
-    delete(store, "b")
+    branch(store, "gone", Cut("p", loaded.valid_size, loaded.last_message_id))
+    delete(store, "gone")  # a deleted branch keeps its beginning too, for when it is restored
     delete(store, "p")
+    restore(store, "p")
+    infos = {i.session_id: i for i in store.list()}
+    assert infos["b"].parent_session_id == "p" and store.load("p").message_count == 2
+    delete(store, "p")
+    marker = trash_directory(store) / "p.deleted"
+    old = time.time() - 31 * 86400
+    os.utime(marker, (old, old))
+    (trash_directory(store) / "gone.deleted").touch()
+    assert purge(store) == ["p"]
+    restore(store, "gone")
+    assert texts_of(store.load("gone").history) == texts_of(store.load("b").history) == ["one", "re: one"]
 
 
 def test_paging_is_newest_first_and_stable(store: SessionStore) -> None:
@@ -190,4 +245,3 @@ def texts_of(history: list[object]) -> list[str]:
     from sidecar.core.transcript import display_text
 
     return [display_text(c) for c in history]  # type: ignore[arg-type]
-

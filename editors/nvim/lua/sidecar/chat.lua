@@ -95,7 +95,18 @@ function M.ensure()
     require('sidecar').cancel()
   end, { buffer = buf, desc = 'sidecar: cancel the running turn' })
   turns, unbound, order = {}, {}, {}
+  M.hint()
   return buf
+end
+
+--- What to do here, atop an empty chat (and after a new session).
+M.HINT = 'Type a message on the `> ` line below and press Enter (Ctrl-C cancels a reply). '
+  .. '/compress [focus], /new, /resume, /undo, /transcript; :help sidecar-chat'
+
+function M.hint()
+  if valid() and vim.api.nvim_buf_line_count(buf) <= 1 then
+    M.note(M.HINT)
+  end
 end
 
 function M.window()
@@ -143,6 +154,11 @@ local function render_lines(turn)
       for _, l in ipairs(split_lines(seg.text)) do
         lines[#lines + 1] = l
       end
+    elseif seg.kind == 'note' then
+      if #lines > 0 and lines[#lines] ~= '' then
+        lines[#lines + 1] = ''
+      end
+      vim.list_extend(lines, M.note_lines(seg.text))
     else
       lines[#lines + 1] = seg.line
     end
@@ -151,8 +167,9 @@ local function render_lines(turn)
     lines = { turn.done and '' or '…' }
   end
   if turn.error then
+    -- not `> …`: that is what the input line looks like
     lines[#lines + 1] = ''
-    lines[#lines + 1] = '> ' .. turn.error
+    lines[#lines + 1] = (turn.error == 'cancelled' and '⊘ ' or '✗ ') .. turn.error
   end
   return lines
 end
@@ -300,6 +317,13 @@ function M.finish(turn, err, result)
   end
   turn.done = true
   if err then
+    -- the server's notice of this error, put in the turn as a note, is said again by the error line below
+    for i = #turn.segments, 1, -1 do
+      local seg = turn.segments[i]
+      if seg.kind == 'note' and type(err.message) == 'string' and seg.text:find(err.message, 1, true) then
+        table.remove(turn.segments, i)
+      end
+    end
     if err.code == protocol.error.requestCancelled then
       turn.error = 'cancelled'
     else
@@ -310,9 +334,9 @@ function M.finish(turn, err, result)
       turn.turnId = result.turnId
       turns[result.turnId] = turn
     end
-    local has_tools = false -- (or retry lines: they stay shown)
+    local has_tools = false -- (or retry lines and notes: they stay shown, in the order they came)
     for _, seg in ipairs(turn.segments) do
-      has_tools = has_tools or seg.kind == 'tool' or seg.kind == 'retry'
+      has_tools = has_tools or seg.kind ~= 'text'
     end
     if not has_tools and type(result.text) == 'string' then
       turn.segments = { { kind = 'text', text = result.text } }
@@ -321,17 +345,47 @@ function M.finish(turn, err, result)
   render(turn)
 end
 
---- An informational line in the chat (compaction results, session changes, restarts).
-function M.note(text)
-  if not valid() then
-    return
-  end
-  local lines = {}
+--- A note's lines: prose in italics, a fenced block (```diff … ```) as it is.
+function M.note_lines(text)
+  local lines, fenced = {}, false
   for _, l in ipairs(split_lines(text)) do
-    lines[#lines + 1] = '_' .. l .. '_'
+    if l:match('^```') then
+      fenced = not fenced
+      lines[#lines + 1] = l
+    elseif fenced or vim.trim(l) == '' then
+      lines[#lines + 1] = l
+    else
+      lines[#lines + 1] = '_' .. l .. '_'
+    end
   end
   lines[#lines + 1] = ''
-  insert(lines)
+  return lines
+end
+
+--- The turn running now (the newest one not answered yet), or nil.
+local function running_turn()
+  for i = #order, 1, -1 do
+    if not order[i].done then
+      return order[i]
+    end
+  end
+  return nil
+end
+
+--- An informational line in the chat (compaction results, session changes, restarts, a tool's diff). While a turn
+--- runs it goes into that turn where it happened (before the reply that follows it); the chat buffer is made if
+--- there is none yet, so that :SidecarChat shows it later.
+function M.note(text)
+  text = tostring(text or '')
+  M.ensure()
+  local turn = running_turn()
+  if turn then
+    turn.segments[#turn.segments + 1] = { kind = 'note', text = text }
+    turn.segments[#turn.segments + 1] = { kind = 'text', text = '' }
+    render(turn)
+    return
+  end
+  insert(M.note_lines(text))
   vim.bo[buf].modified = false
   follow()
 end

@@ -15,9 +15,17 @@ local request_keys = {} -- LSP request id -> inflight key
 local id_of = {} -- inflight key -> LSP request id
 local next_key = 0
 
+--- An options table as a JSON object: an empty Lua table would be encoded as `[]` (vim.json.encode({}) == '[]').
+function M.as_object(t)
+  if type(t) ~= 'table' or next(t) == nil then
+    return vim.empty_dict()
+  end
+  return t
+end
+
 local function notify(msg, level)
   vim.schedule(function()
-    vim.notify('sidecar: ' .. msg, level or vim.log.levels.INFO)
+    require('sidecar.ui').tell(msg, level) -- one line (a longer text goes whole to the chat): never a prompt
   end)
 end
 M.user_notify = notify
@@ -191,10 +199,22 @@ M.handlers = {
   [protocol.method.compressed] = function(_, params)
     require('sidecar.ui').on_compressed(params)
   end,
+  -- MCP servers' statuses, kept for whoever shows them (a failing server is also told in words by the server).
+  [protocol.method.mcpStatus] = function(_, params)
+    require('sidecar.state').mcp_servers = type(params) == 'table' and params.servers or {}
+  end,
   [protocol.method.confirmToolCall] = function(err, params, ctx)
     return require('sidecar.confirm').handle(err, params, ctx)
   end,
   ['$/progress'] = on_progress,
+  -- Neovim's default shows a long text as a multi-line message that waits behind a Press-ENTER prompt.
+  ['window/showMessage'] = function(_, params)
+    if type(params) == 'table' and type(params.message) == 'string' then
+      local levels = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
+      require('sidecar.ui').tell(params.message:gsub('^Sidecar: ', ''), levels[params.type] or vim.log.levels.INFO)
+    end
+    return vim.NIL
+  end,
   ['workspace/applyEdit'] = function(err, params, ctx, cfg)
     return require('sidecar.edits').handler(err, params, ctx, cfg)
   end,
@@ -251,10 +271,10 @@ function M.start(opts)
   state.resuming = nil
   state.progress = {}
   state.usage_seq = nil -- a new server process counts TokenUsage.seq from 1 again
-  local settings = vim.deepcopy(cfg.settings or {})
+  local settings = M.as_object(vim.deepcopy(cfg.settings or {}))
   local client_config = {
     name = 'sidecar',
-    cmd = cmd,
+    cmd = vim.list_extend(vim.deepcopy(cmd), config.log_args(cfg)),
     cmd_cwd = root,
     cmd_env = (cmd[1] == require('sidecar.install').python())
         and vim.tbl_extend('force', require('sidecar.install').clean_env, cfg.cmd_env or {})
@@ -300,8 +320,10 @@ function M.start(opts)
           local hint = (not cfg.cmd and not require('sidecar.install').installed())
               and ' — run :SidecarInstall to install the server (or set cmd in setup())'
             or ''
+          local log_args = config.log_args(cfg)
+          local where = vim.lsp.get_log_path() .. (log_args[2] and (' and its log in ' .. log_args[2]) or '')
           notify(string.format('%s exited during start-up (code %s, signal %s); its stderr is in %s%s',
-            table.concat(state.cmd or {}, ' '), code, signal, vim.lsp.get_log_path(), hint), vim.log.levels.ERROR)
+            table.concat(state.cmd or {}, ' '), code, signal, where, hint), vim.log.levels.ERROR)
           return
         end
         schedule_restart(code, signal)

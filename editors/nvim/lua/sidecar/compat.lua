@@ -1,4 +1,11 @@
 -- Version shims: the plugin runs on Neovim 0.7.2 (Debian 12) up to 0.11+.
+--
+-- When the 0.7 layer can go: once Neovim 0.7.2 need not be supported, i.e. when the project drops Debian 12
+-- (bookworm ships 0.7.2; its LTS support ends 2028-06-30) — the next floor is then Debian 13's 0.10.x. What goes
+-- with it: the vim.lsp.start_client branch of start_client (0.7 has no vim.lsp.start), require('health') in
+-- health(), the missing `data` in exec_user_autocmd (0.8+), and NVIM_VERSIONS=0.7 with the apt step of
+-- tests/install-nvim.sh. The dot-call client methods, str_utfindex's old signature and the confirm_timeout_ms wait
+-- in sidecar/confirm.lua (before 0.11 a server request is answered synchronously) stay until the floor is 0.11.
 local M = {}
 
 M.uv = vim.uv or vim.loop

@@ -11,12 +11,17 @@ M.defaults = {
   python = nil,
   -- Extra environment for the server process (merged into Neovim's environment).
   cmd_env = nil,
+  -- The server's log file when `cmd` is not set (its stderr, which Neovim's LSP log shows as [ERROR], then gets
+  -- real errors only). Default: stdpath('log')/sidecar.log (0.7: stdpath('cache')); false: log to stderr.
+  log_file = nil,
   -- Workspace root: a path, or a function returning one. Default: the nearest ancestor of the
   -- current directory holding one of `root_markers`, else the current directory.
   root_dir = nil,
   root_markers = { '.git', '.hg', '.svn', 'pyproject.toml', 'package.json', 'go.mod', 'Cargo.toml', 'Makefile' },
-  -- The `sidecar` settings section (see docs/settings.md): model, apiKey, baseUrl, tokenLimit,
-  -- compressionThreshold, ... Sent as initializationOptions and workspace/didChangeConfiguration.
+  -- The `sidecar` settings section (see docs/settings.md; names, types and defaults in the generated
+  -- sidecar/settings_schema.lua): model, apiKey, baseUrl, tokenLimit, compressionThreshold, ... Sent as
+  -- initializationOptions and workspace/didChangeConfiguration.
+  ---@type sidecar.Settings
   settings = {},
   statusline = {
     icon = '✦',
@@ -122,6 +127,66 @@ function M.cmd(cfg)
     return { 'sidecar' }
   end
   return { 'python3', '-m', 'sidecar' }
+end
+
+--- `--log-file PATH` for the default server command; {} when `cmd` is set (it has its own options) or log_file = false.
+function M.log_args(cfg)
+  if cfg.cmd or cfg.log_file == false then
+    return {}
+  end
+  local path = cfg.log_file
+  if type(path) ~= 'string' or path == '' then
+    local ok, dir = pcall(vim.fn.stdpath, 'log')
+    if not ok or type(dir) ~= 'string' or dir == '' then
+      dir = vim.fn.stdpath('cache')
+    end
+    vim.fn.mkdir(dir, 'p')
+    path = dir .. '/sidecar.log'
+  end
+  return { '--log-file', path }
+end
+
+--- Edit distance of two short names (for "did you mean").
+local function distance(a, b)
+  local prev = {}
+  for j = 0, #b do
+    prev[j] = j
+  end
+  for i = 1, #a do
+    local cur = { [0] = i }
+    for j = 1, #b do
+      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+    end
+    prev = cur
+  end
+  return prev[#b]
+end
+
+--- Names in `settings` that are no sidecar setting (the server ignores them silently), each with the setting it
+--- most likely meant: { {name = 'compresionThreshold', suggestion = 'compressionThreshold'}, ... }.
+function M.unknown_settings(settings)
+  local known = {}
+  for _, s in ipairs(require('sidecar.settings_schema').settings) do
+    known[#known + 1] = s.name
+  end
+  local out = {}
+  for name in pairs(type(settings) == 'table' and settings or {}) do
+    if type(name) == 'string' and not vim.tbl_contains(known, name) then
+      local best, best_d = nil, math.huge
+      for _, k in ipairs(known) do
+        local d = distance(name:lower(), k:lower())
+        if d < best_d then
+          best, best_d = k, d
+        end
+      end
+      out[#out + 1] = { name = name, suggestion = best_d <= math.max(2, math.floor(#name / 4)) and best or nil }
+    end
+  end
+  table.sort(out, function(a, b)
+    return a.name < b.name
+  end)
+  return out
 end
 
 return M

@@ -9,6 +9,16 @@ M.choices = {
   { label = 'Deny', decision = 'deny' },
 }
 
+--- The choices for one request: an MCP call (params.mcpServer set) also offers to allow every tool of its server.
+function M.choices_for(params)
+  if type(params.mcpServer) ~= 'string' or params.mcpServer == '' then
+    return M.choices
+  end
+  return { M.choices[1], M.choices[2],
+    { label = 'Allow always for this server (' .. params.mcpServer .. ')', decision = 'allowAlwaysServer' },
+    M.choices[3] }
+end
+
 -- The whole description, never cut: it holds the full shell command the user approves (long text wraps).
 local function one_line(s)
   return (tostring(s or ''):gsub('%s+', ' '))
@@ -53,7 +63,7 @@ function M.ask(params)
       end
     end
   end
-  local ok, err = pcall(vim.ui.select, M.choices, {
+  local ok, err = pcall(vim.ui.select, M.choices_for(params), {
     prompt = M.prompt(params),
     kind = 'sidecar.confirmToolCall',
     format_item = function(item)
@@ -82,7 +92,9 @@ end
 function M.handle(_, params)
   params = type(params) == 'table' and params or {}
   pcall(show_details, params)
+  local close = require('sidecar.confirm_view').open(params, M.prompt(params)) -- the diff stays in sight
   local choice = M.ask(params)
+  close()
   local decision = (type(choice) == 'table' and choice.decision) or 'deny'
   pcall(require('sidecar.chat').note, string.format('tool %s: %s', tostring(params.toolName or '?'), decision))
   return { decision = decision }

@@ -47,6 +47,11 @@ function M.handler(err, params, ctx, config)
       end
     end
   end
+  -- Neovim prints `Workspace edit <label>` for a labelled edit: the chat already shows the tool call.
+  if type(params) == 'table' and params.label ~= nil then
+    params = vim.tbl_extend('force', {}, params)
+    params.label = nil
+  end
   local result = vim.lsp.handlers['workspace/applyEdit'](err, params, ctx, config)
   if type(result) == 'table' and result.applied then
     for _, uri in ipairs(empty) do

@@ -59,7 +59,7 @@ end
 --- `<cmd> doctor --json` with the plugin's settings on stdin (never on the command line: they may hold apiKey) and
 --- the server's environment: the server's own verdict on these settings. Returns the report, or nil and why not.
 function M.run_doctor(cmd, cfg, root, timeout_ms)
-  local argv = vim.list_extend(vim.deepcopy(cmd), { 'doctor', '--json', '--editor-settings', '-', '--project', root })
+  local argv = vim.list_extend(vim.deepcopy(cmd), { 'doctor', '--json', '--editor', 'nvim', '--editor-settings', '-', '--project', root })
   local out = {}
   local opts = {
     cwd = root,
@@ -194,7 +194,7 @@ function M.check()
     local usage = state.usage
     if backend == require('sidecar.status').FAKE_BACKEND then
       h.warn('Backend: the embedded fake Gemini (no Gemini API key and no Vertex AI configured)', {
-        'set $GEMINI_API_KEY or settings.apiKey for the Gemini API',
+        'set $GEMINI_API_KEY in the environment Neovim starts from for the Gemini API (not settings.apiKey: a key in a config file is easily shared)',
         'or GOOGLE_GENAI_USE_VERTEXAI=true (settings.backend = "vertex") with a project and '
           .. '`gcloud auth application-default login` for Vertex AI',
       })
@@ -214,17 +214,44 @@ function M.check()
     h.info('API key: not set; requests to ' .. base .. ' carry a placeholder key')
   else
     h.warn('API key: not set: the embedded fake Gemini answers', {
-      'set $GEMINI_API_KEY, or settings.apiKey in setup()',
+      'set $GEMINI_API_KEY in the environment Neovim starts from (not settings.apiKey in setup(): config files get shared)',
     })
   end
   h.info('Model: ' .. tostring(cfg.settings and cfg.settings.model or (state.usage and state.usage.model) or 'default'))
+  for _, u in ipairs(config.unknown_settings(cfg.settings)) do -- the server ignores them without a word
+    h.warn(string.format('settings.%s is not a sidecar setting, so it has no effect%s', u.name,
+      u.suggestion and ('; did you mean ' .. u.suggestion .. '?') or ''), { 'docs/settings.md lists the settings' })
+  end
   if base then
     h.info('Base URL: ' .. base)
   end
   if state.usage then
     h.info(string.format('Token usage: %s (session %s)', require('sidecar.status').text(), tostring(state.session_id)))
   end
+  M.mcp_section(h)
   M.doctor_section(h, cmd, cfg, state.root or config.root_dir(cfg))
+end
+
+--- The MCP servers' states, from the last sidecar/mcpStatus (or :SidecarMcp) answer.
+function M.mcp_section(h)
+  local servers = state.mcp_servers or {}
+  if #servers == 0 then
+    h.info('MCP servers: none reported (settings.mcpServers; :SidecarMcp lists them)')
+    return
+  end
+  h.info(require('sidecar.mcp').summary(servers))
+  for _, s in ipairs(servers) do
+    local tools = type(s.tools) == 'table' and s.tools or {}
+    local line = string.format('MCP server %s: %s, %d tools', tostring(s.name), tostring(s.status), #tools)
+    if s.status == 'failed' then
+      h.error(line .. (type(s.error) == 'string' and (': ' .. s.error) or ''),
+        { ':SidecarMcp restart ' .. tostring(s.name) .. ' starts it again' })
+    elseif s.status == 'ready' then
+      h.ok(line)
+    else
+      h.info(line)
+    end
+  end
 end
 
 return M

@@ -12,13 +12,7 @@ local M = {}
 M.state = state
 
 local function notify(msg, level)
-  vim.notify('sidecar: ' .. msg, level or vim.log.levels.INFO)
-end
-
-local function on_err(what)
-  return function(err)
-    notify(what .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
-  end
+  require('sidecar.ui').tell(msg, level)
 end
 
 --- Start the sidecar for the workspace root with the given options (see :help sidecar-setup).
@@ -47,8 +41,8 @@ function M.setup(opts)
   return M
 end
 
---- setup() with defaults when a command is used before setup().
-local function ensure()
+--- setup() with defaults when a command is used before setup(); start again a server that stopped.
+function M.ensure()
   if not state.cfg then
     M.setup({})
   elseif not client.get() and (state.status == 'stopped' or state.status == 'failed') then
@@ -58,9 +52,10 @@ end
 
 --- Send new settings (layered over the ones given to setup) with workspace/didChangeConfiguration.
 function M.update_settings(settings)
-  ensure()
+  M.ensure()
   state.cfg.settings = config.merge(state.cfg.settings or {}, settings or {})
-  return client.notify('workspace/didChangeConfiguration', { settings = { sidecar = state.cfg.settings } })
+  local section = client.as_object(state.cfg.settings)
+  return client.notify('workspace/didChangeConfiguration', { settings = { sidecar = section } })
 end
 
 -- Statusline --------------------------------------------------------------------------------------
@@ -96,7 +91,7 @@ end
 -- Chat ---------------------------------------------------------------------------------------------
 
 function M.chat()
-  ensure()
+  M.ensure()
   require('sidecar.chat').open({ focus = true })
 end
 
@@ -105,7 +100,7 @@ local current_turn = nil -- {turn, request_id}
 --- Send a user message (opts.line1/line2: a range to send as the selected text).
 function M.send(text, opts)
   opts = opts or {}
-  ensure()
+  M.ensure()
   text = vim.trim(text or '')
   if text == '' then
     notify('nothing to send', vim.log.levels.WARN)
@@ -141,7 +136,8 @@ function M.send(text, opts)
       state.session_id = result.usage.sessionId or state.session_id
     end
     chat.finish(turn, err, result)
-    if err and err.code ~= protocol.error.requestCancelled then
+    -- A model error was already told by the server (window/showMessage) and is in the chat: not a third time.
+    if err and err.code ~= protocol.error.requestCancelled and err.code ~= protocol.error.modelError then
       notify(err.message or vim.inspect(err), vim.log.levels.ERROR)
     end
   end)
@@ -156,147 +152,30 @@ function M.cancel()
   end
 end
 
--- Compaction and sessions -----------------------------------------------------------------------
+-- Compaction, sessions, transcripts, pins: sidecar/actions.lua ---------------------------------------
 
--- Every command below takes an optional cb(err, result), called after the plugin handled the answer.
-local function done(cb, err, result)
-  if cb then
-    cb(err, result)
-  end
-end
+local actions = require('sidecar.actions')
+M.compress = actions.compress
+M.undo_compaction = actions.undo_compaction
+M.new_session = actions.new_session
+M.resume = actions.resume
+M.transcript = actions.transcript
+M.fork = actions.fork
+M.rewind = actions.rewind
+M.rename = actions.rename
+M.delete = actions.delete
+M.restore = actions.restore
+M.pin = actions.pin
+M.unpin = actions.unpin
+M.pins = actions.pins
 
-function M.compress(instructions, cb)
-  ensure()
-  local params = vim.empty_dict()
-  if instructions and vim.trim(instructions) ~= '' then
-    params = { instructions = vim.trim(instructions) }
-  end
-  client.request(protocol.method.compress, params, function(err, result)
-    require('sidecar.ui').on_compress_result(err, result)
-    done(cb, err, result)
-  end)
-end
-
-function M.undo_compaction(cb)
-  ensure()
-  client.request(protocol.method.undoCompaction, vim.empty_dict(), function(err, result)
-    if err then
-      on_err('undo compaction')(err)
-      return done(cb, err)
-    end
-    local msg = result.message or (result.restored and 'compaction undone' or 'nothing to undo')
-    notify(msg, result.restored and vim.log.levels.INFO or vim.log.levels.WARN)
-    require('sidecar.chat').note(msg)
-    done(cb, nil, result)
-  end)
-end
-
-function M.new_session(cb)
-  ensure()
-  client.request(protocol.method.newSession, vim.empty_dict(), function(err, result)
-    if err then
-      on_err('new session')(err)
-      return done(cb, err)
-    end
-    state.session_id = result.sessionId or state.session_id
-    local chat = require('sidecar.chat')
-    chat.clear()
-    chat.note('new session ' .. tostring(result.sessionId))
-    notify('new session ' .. tostring(result.sessionId))
-    require('sidecar.context').reset_sent()
-    require('sidecar.context').flush(true)
-    done(cb, nil, result)
-  end)
-end
-
-local function load_into_chat(session_id, cb)
-  client.request(protocol.method.getTranscript, { sessionId = session_id }, function(err, t)
-    if err then
-      on_err('transcript')(err)
-      return done(cb, err)
-    end
-    require('sidecar.chat').load(t)
-    done(cb, nil, t)
-  end)
-end
-
---- Resume a session: the given id, or one picked with vim.ui.select from sidecar/listSessions.
---- cb gets the resumeSession answer once the chat holds the session's transcript.
-function M.resume(session_id, cb)
-  ensure()
-  local function resume(id)
-    client.request(protocol.method.resumeSession, { sessionId = id }, function(err, result)
-      if err then
-        on_err('resume')(err)
-        return done(cb, err)
-      end
-      state.session_id = result.sessionId or id
-      if result.forked and result.message then
-        -- open in another window: this one continues in a new branch (both keep every message)
-        notify(result.message, vim.log.levels.WARN)
-      else
-        notify(string.format('resumed session %s (%s messages)', state.session_id, tostring(result.messageCount)))
-      end
-      require('sidecar.context').reset_sent()
-      require('sidecar.context').flush(true)
-      load_into_chat(state.session_id, function()
-        if result.forked and result.message then
-          require('sidecar.chat').note(result.message)
-        end
-        done(cb, nil, result)
-      end)
-    end)
-  end
-  if session_id and session_id ~= '' then
-    return resume(session_id)
-  end
-  client.request(protocol.method.listSessions, vim.empty_dict(), function(err, sessions)
-    if err then
-      on_err('list sessions')(err)
-      return done(cb, err)
-    end
-    if type(sessions) ~= 'table' or #sessions == 0 then
-      notify('no sessions to resume', vim.log.levels.WARN)
-      return done(cb, { message = 'no sessions' })
-    end
-    vim.ui.select(sessions, {
-      prompt = 'Resume sidecar session',
-      kind = 'sidecar.session',
-      format_item = function(s)
-        return string.format(
-          '%s  %s  (%d messages%s)%s',
-          tostring(s.lastUpdated or s.startTime or ''),
-          tostring(s.title or s.sessionId),
-          tonumber(s.messageCount) or 0,
-          (tonumber(s.compactionCount) or 0) > 0 and (', ' .. s.compactionCount .. ' compactions') or '',
-          s.sessionId == state.session_id and '  [current]' or ''
-        )
-      end,
-    }, function(choice)
-      if choice then
-        resume(choice.sessionId)
-      else
-        done(cb, { message = 'no session chosen' })
-      end
-    end)
-  end)
-end
-
-function M.transcript(session_id, cb)
-  ensure()
-  local params = (session_id and session_id ~= '') and { sessionId = session_id } or vim.empty_dict()
-  client.request(protocol.method.getTranscript, params, function(err, t)
-    if err then
-      on_err('transcript')(err)
-      return done(cb, err)
-    end
-    local buf = require('sidecar.transcript').show(t)
-    done(cb, nil, { transcript = t, bufnr = buf })
-  end)
+--- :SidecarStatus: what the statusline's short text stands for.
+function M.status()
+  require('sidecar.status_detail').show()
 end
 
 function M.restart()
-  ensure()
+  M.ensure()
   return client.restart()
 end
 
@@ -315,17 +194,6 @@ function M.refresh_usage(cb)
     end
   end)
 end
-
--- Branches, rewind, names, trash and pins: sidecar/sessions.lua
-local sessions = require('sidecar.sessions')
-sessions.bind({ ensure = ensure, notify = notify, on_err = on_err, done = done, load_into_chat = load_into_chat })
-M.fork = sessions.fork
-M.rewind = sessions.rewind
-M.rename = sessions.rename
-M.delete = sessions.delete
-M.pin = sessions.pin
-M.unpin = sessions.unpin
-M.pins = sessions.pins
 
 M.version = compat.version_string
 M.client = client

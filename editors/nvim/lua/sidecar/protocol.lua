@@ -21,20 +21,25 @@ M.method = {
   rewind = 'sidecar/rewind',
   renameSession = 'sidecar/renameSession',
   deleteSession = 'sidecar/deleteSession',
+  listDeletedSessions = 'sidecar/listDeletedSessions',
+  restoreSession = 'sidecar/restoreSession',
   pin = 'sidecar/pin',
   unpin = 'sidecar/unpin',
   listPins = 'sidecar/listPins',
+  listMcpServers = 'sidecar/listMcpServers',
+  restartMcpServer = 'sidecar/restartMcpServer',
   ideContext = 'sidecar/ideContext',
   messageDelta = 'sidecar/messageDelta',
   tokenUsage = 'sidecar/tokenUsage',
   compressed = 'sidecar/compressed',
   toolCall = 'sidecar/toolCall',
   retry = 'sidecar/retry',
+  mcpStatus = 'sidecar/mcpStatus',
   confirmToolCall = 'sidecar/confirmToolCall',
 }
 
 -- What the server sends (notifications and requests): a client handles each of them.
-M.from_server = { 'sidecar/messageDelta', 'sidecar/tokenUsage', 'sidecar/compressed', 'sidecar/toolCall', 'sidecar/retry', 'sidecar/confirmToolCall' }
+M.from_server = { 'sidecar/messageDelta', 'sidecar/tokenUsage', 'sidecar/compressed', 'sidecar/toolCall', 'sidecar/retry', 'sidecar/mcpStatus', 'sidecar/confirmToolCall' }
 
 -- Titles of the server's work-done progress.
 M.progress = {
@@ -61,7 +66,7 @@ M.fields = {
   ModelErrorData = { 'kind', 'status', 'turnId', 'reason', 'blockReason' },
   ContextOverflowData = { 'estimatedRequestTokenCount', 'remainingTokenCount' },
   SendMessageParams = { 'text' },
-  TokenUsage = { 'seq', 'sessionId', 'model', 'promptTokenCount', 'tokenLimit', 'percentUsed', 'compressionThreshold', 'source', 'backend', 'cachedTokenCount', 'estimateReason', 'summaryPreparation' },
+  TokenUsage = { 'seq', 'sessionId', 'model', 'promptTokenCount', 'tokenLimit', 'percentUsed', 'compressionThreshold', 'source', 'backend', 'cachedTokenCount', 'estimateReason', 'summaryPreparation', 'autoCompactionPausedUntil' },
   SendMessageResult = { 'turnId', 'text', 'finishReason', 'usage' },
   Empty = {},
   CompressParams = { 'instructions' },
@@ -88,12 +93,18 @@ M.fields = {
   RenameParams = { 'sessionId', 'title' },
   RenameSessionResult = { 'sessionId', 'title' },
   DeleteSessionResult = { 'sessionId', 'message' },
+  DeletedSession = { 'sessionId', 'title', 'deletedAt', 'lastUpdated', 'messageCount', 'parentSessionId' },
+  ListDeletedSessionsResult = { 'sessions', 'keepDays' },
+  RestoreSessionResult = { 'sessionId', 'title', 'message' },
   PinParams = { 'text' },
   PinResult = { 'pinId', 'warning' },
   UnpinParams = { 'pinId' },
   UnpinResult = { 'pinId', 'removed' },
   PinnedFact = { 'pinId', 'text' },
   ListPinsResult = { 'pins' },
+  McpServerInfo = { 'name', 'status', 'tools', 'error' },
+  RestartMcpServerParams = { 'name' },
+  RestartMcpServerResult = { 'restarted' },
   Cursor = { 'line', 'character' },
   OpenFile = { 'path', 'timestamp', 'isActive', 'cursor', 'selectedText' },
   IdeContextParams = { 'openFiles', 'isTrusted' },
@@ -101,21 +112,23 @@ M.fields = {
   CompressedParams = { 'sessionId', 'status', 'originalTokenCount', 'newTokenCount', 'trigger', 'message' },
   ToolCallParams = { 'turnId', 'callId', 'name', 'args', 'status', 'summary' },
   RetryParams = { 'turnId', 'attempt', 'maxAttempts', 'reason', 'message', 'delayMs', 'text' },
-  ConfirmToolCallParams = { 'turnId', 'callId', 'toolName', 'args', 'description', 'diff' },
+  McpStatusParams = { 'servers' },
+  ConfirmToolCallParams = { 'turnId', 'callId', 'toolName', 'args', 'description', 'diff', 'mcpServer' },
   ConfirmToolCallResult = { 'decision' },
 }
 
 -- Types (LuaCATS, for lua-language-server): every params/result type of the contract.
 ---@alias sidecar.UsageSource 'api'|'estimate'
----@alias sidecar.CompressionStatus 'COMPRESSED'|'COMPRESSION_FAILED_INFLATED_TOKEN_COUNT'|'COMPRESSION_FAILED_TOKEN_COUNT_ERROR'|'COMPRESSION_FAILED_EMPTY_SUMMARY'|'NOOP'|'CONTENT_TRUNCATED'
+---@alias sidecar.CompressionStatus 'COMPRESSED'|'COMPRESSION_FAILED_INFLATED_TOKEN_COUNT'|'COMPRESSION_FAILED_INSUFFICIENT_REDUCTION'|'COMPRESSION_FAILED_TOKEN_COUNT_ERROR'|'COMPRESSION_FAILED_EMPTY_SUMMARY'|'NOOP'|'CONTENT_TRUNCATED'
 ---@alias sidecar.CompactionTrigger 'auto'|'manual'
 ---@alias sidecar.EstimateReason 'newSession'|'undo'|'resume'|'fork'|'rewind'
 ---@alias sidecar.SummaryPreparation 'none'|'preparing'|'ready'
 ---@alias sidecar.MessageKind 'user'|'model'|'toolCall'|'toolResult'|'ideContext'|'env'|'summary'|'info'|'error'
 ---@alias sidecar.ToolCallStatus 'pending'|'running'|'done'|'error'|'denied'|'cancelled'
----@alias sidecar.ToolDecision 'allow'|'allowAlways'|'deny'
+---@alias sidecar.ToolDecision 'allow'|'allowAlways'|'allowAlwaysServer'|'deny'
 ---@alias sidecar.TranscriptEntry sidecar.TranscriptMessage|sidecar.TranscriptCompaction|sidecar.TranscriptFork
 ---@alias sidecar.ListSessionsResult sidecar.SessionSummary[]|sidecar.ListSessionsPage
+---@alias sidecar.ListMcpServersResult sidecar.McpServerInfo[]
 
 --- `data` of a ModelError: what failed (ModelError kinds of sidecar.gemini.client) and the HTTP status.
 ---@class sidecar.ModelErrorData
@@ -147,6 +160,7 @@ M.fields = {
 ---@field cachedTokenCount? integer
 ---@field estimateReason? sidecar.EstimateReason
 ---@field summaryPreparation? sidecar.SummaryPreparation
+---@field autoCompactionPausedUntil? integer
 
 ---@class sidecar.SendMessageResult
 ---@field turnId string
@@ -286,6 +300,25 @@ M.fields = {
 ---@field sessionId string
 ---@field message string
 
+--- One entry of sidecar/listDeletedSessions: a session in this project's trash (ISO 8601 times).
+---@class sidecar.DeletedSession
+---@field sessionId string
+---@field title string?
+---@field deletedAt string
+---@field lastUpdated string
+---@field messageCount integer
+---@field parentSessionId? string
+
+--- This project's deleted sessions that can still be restored, most recently deleted first.
+---@class sidecar.ListDeletedSessionsResult
+---@field sessions sidecar.DeletedSession[]
+---@field keepDays integer
+
+---@class sidecar.RestoreSessionResult
+---@field sessionId string
+---@field title string?
+---@field message string
+
 ---@class sidecar.PinParams
 ---@field text string
 
@@ -306,6 +339,20 @@ M.fields = {
 
 ---@class sidecar.ListPinsResult
 ---@field pins sidecar.PinnedFact[]
+
+--- One configured MCP server: its status, the tool names the model sees, why it failed.
+---@class sidecar.McpServerInfo
+---@field name string
+---@field status 'disabled'|'failed'|'ready'|'starting'
+---@field tools string[]
+---@field error? string
+
+---@class sidecar.RestartMcpServerParams
+---@field name string
+
+--- `restarted` is false when no server has that name.
+---@class sidecar.RestartMcpServerResult
+---@field restarted boolean
 
 --- 1-based line and character.
 ---@class sidecar.Cursor
@@ -357,6 +404,10 @@ M.fields = {
 ---@field delayMs integer
 ---@field text string
 
+--- Params of sidecar/mcpStatus: every server, sent whenever a status or a tool list changes.
+---@class sidecar.McpStatusParams
+---@field servers sidecar.McpServerInfo[]
+
 --- Params of sidecar/confirmToolCall: the server asks the user before an edit or a shell command.
 ---@class sidecar.ConfirmToolCallParams
 ---@field turnId string
@@ -365,6 +416,7 @@ M.fields = {
 ---@field args table<string, any>
 ---@field description string
 ---@field diff? string
+---@field mcpServer? string
 
 ---@class sidecar.ConfirmToolCallResult
 ---@field decision sidecar.ToolDecision

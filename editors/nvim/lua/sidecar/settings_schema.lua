@@ -31,7 +31,10 @@
 ---@field retryInitialDelayMs? integer First retry delay in milliseconds; doubles on each retry (±25% jitter); a 429's `retryDelay` wins. Also the base of the waits between attempts at an unusable reply (×1, ×2, ×4; docs/protocol.md).
 ---@field maxToolRounds? integer Tool-call rounds per user turn.
 ---@field approvalMode? 'autoEdit'|'default'|'yolo' Which tool calls ask for confirmation (docs/tools.md).
+---@field mcpServers? table<string, any> MCP servers whose tools the agent may use, by name: each `{command, args, env, cwd}` (stdio), `{url, type: http|sse, headers}` or `{httpUrl, headers}`, plus `timeout` (ms), `trust`, `includeTools`, `excludeTools`, `description` (docs/mcp.md). A workspace file's servers start only in a trusted workspace, and never with `trust`.
 ---@field hooks? sidecar.Hooks Commands run before a compaction, e.g. `{"PreCompress": [{"command": "./save-notes.sh"}]}`; each may set `timeout` (milliseconds, default 60000) and `matcher` (`auto` or `manual`) (docs/compaction.md).
+---@field loopDetection? boolean Loop detection within a turn: the same 1–5 tool calls repeated 5 times, or the same text repeated 10 times close together. The first time the model is warned (in that request only); the second time the turn stops with finish reason `LOOP_DETECTED` and you are told what repeated (docs/tools.md).
+---@field truncateToolOutputThreshold? integer Shell output longer than this many characters (or 4 × the tokens left in the window, if less) is saved in full and shown to the model as its first 20% and last 80%, with the file to read the rest (docs/tools.md). `0` turns it off.
 
 local M = {}
 
@@ -55,7 +58,10 @@ M.settings = {
   { name = 'retryInitialDelayMs', type = 'integer 0…60,000', default = 1000, description = 'First retry delay in milliseconds; doubles on each retry (±25% jitter); a 429\'s `retryDelay` wins. Also the base of the waits between attempts at an unusable reply (×1, ×2, ×4; docs/protocol.md).' },
   { name = 'maxToolRounds', type = 'integer 1…1,000', default = 25, description = 'Tool-call rounds per user turn.' },
   { name = 'approvalMode', type = 'default | autoEdit | yolo', default = 'default', description = 'Which tool calls ask for confirmation (docs/tools.md).' },
+  { name = 'mcpServers', type = 'object', default = {}, description = 'MCP servers whose tools the agent may use, by name: each `{command, args, env, cwd}` (stdio), `{url, type: http|sse, headers}` or `{httpUrl, headers}`, plus `timeout` (ms), `trust`, `includeTools`, `excludeTools`, `description` (docs/mcp.md). A workspace file\'s servers start only in a trusted workspace, and never with `trust`.' },
   { name = 'hooks', type = 'object', default = { PreCompress = {} }, description = 'Commands run before a compaction, e.g. `{"PreCompress": [{"command": "./save-notes.sh"}]}`; each may set `timeout` (milliseconds, default 60000) and `matcher` (`auto` or `manual`) (docs/compaction.md).' },
+  { name = 'loopDetection', type = 'boolean', default = true, description = 'Loop detection within a turn: the same 1–5 tool calls repeated 5 times, or the same text repeated 10 times close together. The first time the model is warned (in that request only); the second time the turn stops with finish reason `LOOP_DETECTED` and you are told what repeated (docs/tools.md).' },
+  { name = 'truncateToolOutputThreshold', type = 'integer ≥ 0', default = 40000, description = 'Shell output longer than this many characters (or 4 × the tokens left in the window, if less) is saved in full and shown to the model as its first 20% and last 80%, with the file to read the rest (docs/tools.md). `0` turns it off.' },
 }
 
 -- The defaults the server uses for the settings that have one.
@@ -70,7 +76,10 @@ M.defaults = {
   retryInitialDelayMs = 1000,
   maxToolRounds = 25,
   approvalMode = 'default',
+  mcpServers = {},
   hooks = { PreCompress = {} },
+  loopDetection = true,
+  truncateToolOutputThreshold = 40000,
 }
 
 return M

@@ -12,6 +12,7 @@ return {
   progress = {}, -- token -> {title, message, percentage, done}
   last_compressed = nil, -- last sidecar/compressed params, plus `at` (ms)
   restarts = {}, -- times (ms) of automatic restarts
+  mcp_servers = {}, -- last sidecar/mcpStatus servers: {name, status, tools, error?}
   turns_in_flight = 0, -- sendMessage requests not answered yet
   status = 'stopped', -- 'stopped' | 'starting' | 'running' | 'restarting' | 'failed'
   exiting = false,

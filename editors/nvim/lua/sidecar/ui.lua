@@ -1,4 +1,4 @@
--- User-facing reports: compaction progress and results.
+-- User-facing reports: short notices that never wait behind a Press-ENTER prompt, compaction progress and results.
 local compat = require('sidecar.compat')
 local state = require('sidecar.state')
 local protocol = require('sidecar.protocol')
@@ -8,20 +8,49 @@ local M = {}
 local COMPRESS_TITLE = protocol.progress.compress
 local DEDUPE_MS = 10000
 
-local function notify(msg, level)
-  vim.notify('sidecar: ' .. msg, level or vim.log.levels.INFO)
+--- `text` cut to `width` screen cells (with … when cut).
+function M.fit(text, width)
+  if vim.fn.strdisplaywidth(text) <= width then
+    return text
+  end
+  local n = vim.fn.strchars(text)
+  local cut = vim.fn.strcharpart(text, 0, math.max(width - 1, 1))
+  while n > 1 and vim.fn.strdisplaywidth(cut) > width - 1 do
+    n = n - 1
+    cut = vim.fn.strcharpart(cut, 0, vim.fn.strchars(cut) - 1)
+  end
+  return cut .. '…'
 end
 
---- $/progress from the server (begin/report/end of a work-done progress).
+--- Tell the user something: one line that fits the command line goes to vim.notify; a longer text is shortened
+--- there (a message longer than the command line waits behind a Press-ENTER prompt) and shown whole in the chat.
+--- Returns true when the text went to the chat.
+function M.tell(msg, level)
+  msg = tostring(msg or '')
+  local line = 'sidecar: ' .. msg
+  local room = math.max((tonumber(vim.v.echospace) or 80) - 1, 20)
+  if not msg:find('\n', 1, true) and vim.fn.strdisplaywidth(line) <= room then
+    vim.notify(line, level or vim.log.levels.INFO)
+    return false
+  end
+  local more = ' (:SidecarChat shows all)'
+  local first = line:match('^[^\n]*')
+  vim.notify(M.fit(first, math.max(room - vim.fn.strdisplaywidth(more), 10)) .. more, level or vim.log.levels.INFO)
+  require('sidecar.chat').note(msg)
+  return true
+end
+
+--- $/progress from the server (begin/report/end of a work-done progress). The statusline shows that a compaction
+--- runs; the chat says where it happened; the command line only its steps (one line each, never a prompt).
 function M.on_progress(p, kind)
   if p.title ~= COMPRESS_TITLE then
     return
   end
   if kind == 'begin' then
-    notify(COMPRESS_TITLE .. '…')
     require('sidecar.chat').note(COMPRESS_TITLE .. '…')
   elseif kind == 'report' and p.message then
-    vim.api.nvim_echo({ { 'sidecar: ' .. COMPRESS_TITLE .. ': ' .. p.message, 'MoreMsg' } }, false, {})
+    local room = math.max((tonumber(vim.v.echospace) or 80) - 1, 20)
+    vim.api.nvim_echo({ { M.fit('sidecar: ' .. COMPRESS_TITLE .. ': ' .. p.message, room), 'MoreMsg' } }, false, {})
   end
 end
 
@@ -39,8 +68,9 @@ local function show(result)
     return -- the notification and the request answer carry the same message
   end
   state.last_compressed = vim.tbl_extend('force', {}, result, { at = now })
-  notify(result.message or tostring(result.status), level_for(result.status))
-  require('sidecar.chat').note(result.message or tostring(result.status))
+  if not M.tell(result.message or tostring(result.status), level_for(result.status)) then
+    require('sidecar.chat').note(result.message or tostring(result.status))
+  end
 end
 
 --- sidecar/compressed notification (manual or automatic compaction).
@@ -56,9 +86,9 @@ end
 function M.on_compress_result(err, result)
   if err then
     if err.code == protocol.error.busy then
-      notify(err.message or 'already compressing', vim.log.levels.WARN)
+      M.tell(err.message or 'already compressing', vim.log.levels.WARN)
     else
-      notify('compression failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      M.tell('compression failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
     end
     return
   end

@@ -3,10 +3,12 @@ import { compress, undoCompaction } from './compaction';
 import { CommandFactory } from './context';
 import { runDoctor, runDoctorOnline } from './doctor';
 import { forkSession, rewind } from './history';
+import { showMcpServers } from './mcp';
 import { pin, showPins, unpin } from './pins';
 import { clearApiKey, openChat, reinstallServer, restartServer, setApiKey, showLog } from './server';
 import { deleteSession, newSession, renameSession, resumeSession } from './sessions';
 import { showTranscript } from './transcript';
+import { restoreDeletedSession } from './trash';
 
 export const COMMANDS: Record<string, CommandFactory> = {
   'sidecar.compress': compress,
@@ -19,6 +21,7 @@ export const COMMANDS: Record<string, CommandFactory> = {
   'sidecar.rewind': rewind,
   'sidecar.renameSession': renameSession,
   'sidecar.deleteSession': deleteSession,
+  'sidecar.restoreDeletedSession': restoreDeletedSession,
   'sidecar.pin': pin,
   'sidecar.unpin': unpin,
   'sidecar.showPins': showPins,
@@ -29,4 +32,5 @@ export const COMMANDS: Record<string, CommandFactory> = {
   'sidecar.reinstallServer': reinstallServer,
   'sidecar.runDoctor': runDoctor,
   'sidecar.runDoctorOnline': runDoctorOnline,
+  'sidecar.showMcpServers': showMcpServers,
 };

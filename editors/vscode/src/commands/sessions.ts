@@ -1,10 +1,11 @@
-/** New, Resume, Rename and Delete Session, and the session pick they share. */
+/** New, Resume, Rename and Delete Session, and the session pick they share (Restore: trash.ts). */
 import * as vscode from 'vscode';
 import { errorMessage, listAllSessions } from '../api';
 import { SessionSummary } from '../protocol';
 import { plural, sessionDescription } from '../status';
 import { branchNote, sessionTitle } from '../wording';
 import { Cmd, Ctx } from './context';
+import { deletedToast } from './trash';
 
 export function newSession(ctx: Ctx): Cmd {
   return async () => {
@@ -55,7 +56,7 @@ export function deleteSession(ctx: Ctx): Cmd {
     if (!others.length) { void vscode.window.showInformationMessage('Sidecar: no other saved session to delete (the live one cannot be).'); return; }
     const pick = await vscode.window.showQuickPick(others.map((s) => sessionPickItem(s, ctx.conn.sessionId)), { title: 'Delete Session', placeHolder: 'It goes to the trash for 30 days' });
     if (!pick) return;
-    void vscode.window.showInformationMessage((await api.deleteSession({ sessionId: pick.session.sessionId })).message);
+    void deletedToast(api, await api.deleteSession({ sessionId: pick.session.sessionId }));
   };
 }
 
@@ -102,7 +103,7 @@ function pickSession(ctx: Ctx, sessions: SessionSummary[], title: string, placeH
         } else if (button === DELETE_BUTTON) {
           const ok = await vscode.window.showWarningMessage(
             `Delete session “${sessionTitle(item.session.title)}”? It goes to the trash for 30 days.`, { modal: true }, 'Delete');
-          if (ok === 'Delete') void vscode.window.showInformationMessage((await api.deleteSession({ sessionId: item.session.sessionId })).message);
+          if (ok === 'Delete') void deletedToast(api, await api.deleteSession({ sessionId: item.session.sessionId }));
         }
       } catch (e) {
         void vscode.window.showErrorMessage(`Sidecar: ${errorMessage(e)}`);

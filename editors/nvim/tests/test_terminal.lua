@@ -1,0 +1,141 @@
+-- What a user sees, in a real terminal: a second Neovim (this version) runs in tmux with the documented setup and is
+-- driven by keys; the screen is read with `tmux capture-pane` and every wait is on what the screen shows.
+-- Issue 30: setup({}) starts without a warning or a Press-ENTER prompt (#1, #2: the embedded fake's long notice);
+-- the chat; a tool confirmation with its diff in sight above the choices (#5); no prompt after the edit (#15).
+local T = require('sidecar_test')
+
+local SOCKET = 'sidecar-test-' .. vim.fn.getpid()
+local PROMPT = 'Press ENTER'
+
+local function tmux(args)
+  local out = vim.fn.system(vim.list_extend({ 'tmux', '-L', SOCKET }, args))
+  return out, vim.v.shell_error
+end
+
+local function screen()
+  return (tmux({ 'capture-pane', '-p', '-t', 'nv' }))
+end
+
+--- Wait until the screen shows `text` (plain); returns the screen.
+local function wait_screen(text, ms, what)
+  local last = ''
+  local ok, err = pcall(T.wait, function()
+    last = screen()
+    return last:find(text, 1, true) and last
+  end, ms or 20000, what or text)
+  if not ok then
+    error(tostring(err) .. '\n---- screen ----\n' .. last, 2)
+  end
+  return last
+end
+
+local function keys(...)
+  tmux(vim.list_extend({ 'send-keys', '-t', 'nv' }, { ... }))
+end
+
+--- The screen must hold no hit-enter prompt and no error message.
+local function calm(s, what)
+  T.ok(not s:find(PROMPT, 1, true), what .. ': no Press-ENTER prompt\n' .. s)
+  T.ok(not s:match('E%d+:'), what .. ': no error message\n' .. s)
+end
+
+local function write(path, lines)
+  vim.fn.mkdir(vim.fn.fnamemodify(path, ':h'), 'p')
+  vim.fn.writefile(lines, path)
+end
+
+T.run('test_terminal', function()
+  T.ok(vim.fn.executable('tmux') == 1, 'tmux is installed (editors/nvim/tests/install-nvim.sh installs it)')
+  local home = vim.fn.tempname() .. '-term'
+  local plugin = vim.fn.fnamemodify(vim.api.nvim_get_runtime_file('plugin/sidecar.lua', false)[1], ':p:h:h')
+  -- `sidecar` on PATH, as after `pipx install`: the documented setup({}) finds it
+  write(home .. '/bin/sidecar', { '#!/bin/sh', 'exec ' .. vim.fn.shellescape(T.env('SIDECAR_TEST_PYTHON'))
+    .. ' -m sidecar "$@"' })
+  vim.fn.setfperm(home .. '/bin/sidecar', 'rwxr-xr-x')
+  -- init.lua as docs/neovim.md tells users: the plugin on 'runtimepath', the statusline from the help file, setup({})
+  write(home .. '/init.lua', {
+    'vim.opt.rtp:append(' .. vim.inspect(plugin) .. ')',
+    "vim.cmd('runtime plugin/sidecar.lua')",
+    'vim.opt.swapfile = false',
+    'vim.opt.laststatus = 2',
+    [[vim.cmd([=[set statusline=%f\ %m%=%{%v:lua.require'sidecar'.statusline({'highlight':v:true})%}]=])]],
+    "require('sidecar').setup({})",
+  })
+  local project = home .. '/project'
+  write(project .. '/main.py', { 'def greet(name):', '    message = "hello " + name', '    return message', '' })
+  vim.fn.mkdir(project .. '/.git', 'p')
+
+  local function start(extra_env)
+    local env = {
+      'PATH=' .. home .. '/bin:' .. vim.env.PATH,
+      'XDG_CONFIG_HOME=' .. home .. '/config', 'XDG_DATA_HOME=' .. home .. '/data',
+      'XDG_STATE_HOME=' .. home .. '/state', 'XDG_CACHE_HOME=' .. home .. '/cache',
+      'SIDECAR_HOME=' .. home .. '/sidecar-home', 'PYTHONPATH=' .. (vim.env.PYTHONPATH or ''),
+      'TERM=xterm-256color',
+    }
+    vim.list_extend(env, extra_env or {})
+    local cmd = 'cd ' .. vim.fn.shellescape(project) .. ' && exec env -u GEMINI_API_KEY -u GOOGLE_API_KEY '
+      .. table.concat(vim.tbl_map(vim.fn.shellescape, env), ' ') .. ' ' .. vim.fn.shellescape(vim.v.progpath)
+      .. ' --clean -n -u ' .. vim.fn.shellescape(home .. '/init.lua') .. ' main.py'
+    local _, code = tmux({ 'new-session', '-d', '-s', 'nv', '-x', '100', '-y', '40', cmd })
+    T.eq(code, 0, 'tmux started')
+  end
+
+  local function stop()
+    tmux({ 'kill-server' })
+  end
+
+  local ok, err = pcall(function()
+    T.step('#1 #2 the documented setup({}) starts with no warning and no prompt; the chat answers', function()
+      start()
+      -- the statusline shows the usage once the server runs; "(fake)": the embedded fake answers
+      local s = wait_screen('(fake)', 30000, 'the statusline with the usage')
+      T.log('the screen after start-up:\n%s', s)
+      T.ok(s:match('✦ %d+%%'), 'the statusline: ' .. s)
+      calm(s, 'after start-up')
+      keys(':SidecarSend hello there', 'Enter')
+      s = wait_screen('you said "hello there"', 30000, 'the reply in the chat')
+      -- the embedded fake's ~260-character notice came with the first reply: one line at most, never a prompt
+      s = wait_screen('embedded offline fake', 10000, 'the notice, whole, in the chat')
+      calm(s, 'after the first reply')
+      keys(':messages', 'Enter')
+      s = wait_screen('sidecar:', 10000, 'the messages')
+      T.ok(not s:find('invalid', 1, true), 'no settings warning in :messages\n' .. s)
+      keys('Escape')
+      -- :SidecarStatus is a report the user asked for (it may end in a prompt, like :ls)
+      keys(':SidecarStatus', 'Enter')
+      s = wait_screen('Auto-compress at:', 10000, ':SidecarStatus')
+      T.ok(s:find('Source: api', 1, true), 'the source\n' .. s)
+      keys('Enter')
+      T.wait(function() return not screen():find(PROMPT, 1, true) end, 10000, 'the report dismissed')
+      keys(':qa!', 'Enter')
+      stop()
+    end)
+
+    T.step('#5 #15 a confirmation shows the diff above the choices; no prompt after the edit', function()
+      T.fake_reset()
+      T.http('POST', '/_control/script', { steps = { { kind = 'function_call', match = 'chat', name = 'replace',
+        args = { path = 'main.py', old_string = '    return message', new_string = '    return message.upper()' },
+        id = 'call-t1' } } })
+      start({ 'GEMINI_API_KEY=dummy', 'GOOGLE_GEMINI_BASE_URL=' .. T.env('SIDECAR_TEST_BASEURL') })
+      local s = wait_screen('✦', 30000, 'the statusline')
+      calm(s, 'after start-up with a backend')
+      keys(':SidecarSend shout the greeting', 'Enter')
+      s = wait_screen('Allow always', 30000, 'the choices')
+      T.log('the screen while asked:\n%s', s)
+      T.ok(s:find('+    return message.upper()', 1, true), 'the diff in sight while choosing\n' .. s)
+      T.ok(s:find('-    return message', 1, true), 'the removed line too\n' .. s)
+      keys('1', 'Enter')
+      s = wait_screen('I received the tool result', 30000, 'the reply after the tool')
+      T.ok(not s:find('Allow always', 1, true), 'the question is gone\n' .. s)
+      T.ok(not s:find('Workspace edit', 1, true), 'no edit label printed\n' .. s)
+      calm(s, 'after the edit')
+      keys(':qa!', 'Enter')
+      stop()
+    end)
+  end)
+  stop()
+  if not ok then
+    error(err, 0)
+  end
+end)

@@ -1,0 +1,220 @@
+"""The configured MCP servers: started in parallel in the background, restarted on change, their tools by name."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sidecar.mcp.config import ServerConfig, parse_servers
+from sidecar.mcp.connection import CallFailed, Connection, RemoteTool, Status
+from sidecar.mcp.naming import clean_schema, qualified_name, tool_enabled
+from sidecar.mcp.results import Converted, convert, convert_resource
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class McpTool:
+    """A server's tool under the name the model calls it by."""
+
+    name: str
+    server: ServerConfig
+    tool: RemoteTool
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """One row of sidecar/listMcpServers."""
+
+    name: str
+    status: Status
+    tools: list[str]
+    error: str | None = None
+
+
+class McpManager:
+    """Starts, restarts and stops servers without ever making a caller wait for one to start.
+
+    `on_change()` runs after any status or tool list change; `inform(message)` is told each new problem once
+    (a failing server with its stderr tail, a name clash).
+    """
+
+    def __init__(self, on_change: Callable[[], None] | None = None, inform: Callable[[str], None] | None = None):
+        #: Called after any status or tool list change (settable: the ACP session hooks in after building).
+        self.on_change: Callable[[], None] = on_change or (lambda: None)
+        self._inform = inform or (lambda message: log.warning("%s", message))
+        self._connections: dict[str, Connection] = {}
+        self._tools: dict[str, McpTool] = {}
+        self._told: set[str] = set()
+        self._closing: set[asyncio.Task[None]] = set()
+
+    # -- configuration --------------------------------------------------------------------------------
+    def configure(self, servers: dict[str, ServerConfig]) -> None:
+        """Apply a new set of servers: removed and changed ones stop, new, changed and failed ones start."""
+        for name, connection in list(self._connections.items()):
+            wanted = servers.get(name)
+            if wanted is None or wanted != connection.config or connection.status == "failed":
+                del self._connections[name]
+                self._stop(connection)
+        for name, config in servers.items():
+            if name not in self._connections:
+                self._start(config)
+        self._changed()
+
+    def apply_settings(self, raw: Any, extra: dict[str, ServerConfig] | None = None, *, retry: bool = True) -> None:
+        """The `mcpServers` setting (problems told once each) plus `extra` servers (an ACP session's). With
+        `retry` false nothing happens while the servers wanted are the ones already configured."""
+        servers, problems = parse_servers(raw)
+        for problem in problems:
+            self._tell(problem)
+        wanted = {**servers, **(extra or {})}
+        if not retry and wanted == {name: c.config for name, c in self._connections.items()}:
+            return
+        self.configure(wanted)
+
+    def _start(self, config: ServerConfig) -> None:
+        connection = Connection(config, self._changed)
+        self._connections[config.name] = connection
+        connection.start()
+
+    def _stop(self, connection: Connection) -> None:
+        task = asyncio.create_task(connection.aclose())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def restart(self, name: str) -> bool:
+        """sidecar/restartMcpServer: False when no server has that name."""
+        connection = self._connections.pop(name, None)
+        if connection is None:
+            return False
+        self._told = {m for m in self._told if not m.startswith(f"MCP server {name!r}")}
+        await connection.aclose()
+        self._start(connection.config)
+        self._changed()
+        return True
+
+    async def aclose(self) -> None:
+        """Stop every server (their process groups end) and wait for it."""
+        connections, self._connections = list(self._connections.values()), {}
+        closing = [c.aclose() for c in connections] + list(self._closing)
+        if closing:
+            await asyncio.gather(*closing, return_exceptions=True)
+        self._tools = {}
+
+    # -- state ----------------------------------------------------------------------------------------
+    def servers(self) -> list[ServerState]:
+        """Every configured server with its status and tool names."""
+        by_server: dict[str, list[str]] = {}
+        for tool in self._tools.values():
+            by_server.setdefault(tool.server.name, []).append(tool.name)
+        return [
+            ServerState(name, c.status, by_server.get(name, []), c.error)
+            for name, c in sorted(self._connections.items())
+        ]
+
+    def connection(self, name: str) -> Connection | None:
+        """The live connection to a server, if it runs."""
+        return self._connections.get(name)
+
+    def _changed(self) -> None:
+        self._tools = self._table()
+        for connection in self._connections.values():
+            if connection.error is not None:
+                self._tell(connection.error)
+        with contextlib.suppress(Exception):
+            self.on_change()
+
+    def _tell(self, message: str) -> None:
+        if message not in self._told:
+            self._told.add(message)
+            self._inform(message)
+
+    def _table(self) -> dict[str, McpTool]:
+        """Ready servers' enabled tools by model-facing name, servers in name order; a clash leaves the later out
+        and is reported (never a silent overwrite)."""
+        table: dict[str, McpTool] = {}
+        for name, connection in sorted(self._connections.items()):
+            if connection.status != "ready":
+                continue
+            for tool in connection.tools:
+                if not tool.name or not tool_enabled(connection.config, tool.name):
+                    continue
+                qualified = qualified_name(name, tool.name)
+                other = table.get(qualified)
+                if other is not None:
+                    self._tell(
+                        f"MCP tool {tool.name!r} of server {name!r} and tool {other.tool.name!r} of server "
+                        f"{other.server.name!r} both become {qualified!r}; the first is kept. Rename a server or "
+                        "use excludeTools."
+                    )
+                    continue
+                table[qualified] = McpTool(qualified, connection.config, tool)
+        return table
+
+    # -- tools ----------------------------------------------------------------------------------------
+    def tool(self, name: str) -> McpTool | None:
+        """The MCP tool declared under this name."""
+        return self._tools.get(name)
+
+    def tool_names(self) -> list[str]:
+        """The names of every MCP tool declared to the model."""
+        return list(self._tools)
+
+    def declarations(self) -> list[dict[str, Any]]:
+        """FunctionDeclarations with the schema as `parametersJsonSchema` (after the reference's one cleanup)."""
+        return [
+            {
+                "name": t.name,
+                "description": t.tool.description or f"{t.tool.name} ({t.server.name} MCP server)",
+                "parametersJsonSchema": clean_schema(t.tool.input_schema),
+            }
+            for t in self._tools.values()
+        ]
+
+    def resources(self) -> list[tuple[str, str, str]]:
+        """(server, uri, name) of every ready server's listed resources."""
+        return [
+            (name, r.uri, r.name)
+            for name, c in sorted(self._connections.items())
+            if c.status == "ready"
+            for r in c.resources
+        ]
+
+    async def read_resource(self, uri: str, server: str | None = None) -> Converted:
+        """resources/read on the server that lists `uri` (or the one named): text wrapped as untrusted, blobs as
+        inline data."""
+        owners = [s for s, u, _ in self.resources() if u == uri and (server is None or s == server)]
+        if server is not None and not owners and server in self._connections:
+            owners = [server]
+        if not owners:
+            listed = ", ".join(u for _, u, _ in self.resources()[:20]) or "none"
+            return Converted(f"No MCP server lists the resource {uri!r}. Listed resources: {listed}.", True)
+        try:
+            result = await self._connections[owners[0]].read(uri)
+        except CallFailed as exc:
+            self._changed()
+            return Converted(str(exc), True)
+        return convert_resource(uri, result)
+
+    async def call(self, name: str, args: dict[str, Any]) -> Converted:
+        """Run a tool; every failure comes back in words (a cancelled turn raises CancelledError, after the SDK
+        has told the server)."""
+        entry = self._tools.get(name)
+        if entry is None:
+            return Converted(f"MCP tool {name!r} is not available (its server stopped or no longer lists it).", True)
+        connection = self._connections.get(entry.server.name)
+        if connection is None:
+            return Converted(f"MCP server {entry.server.name!r} is not running.", True)
+        try:
+            result = await connection.call(entry.tool.name, args)
+        except CallFailed as exc:
+            self._changed()
+            return Converted(str(exc), True)
+        except Exception as exc:  # a result the SDK could not read, say
+            log.exception("MCP call %s failed", name)
+            return Converted(f"MCP tool {name!r} failed: {exc}", True)
+        return convert(entry.tool.name, args, result)

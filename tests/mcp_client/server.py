@@ -1,0 +1,94 @@
+"""A small real MCP server for the tests, written with the SDK's server side: `python server.py MODE [DIR]`.
+
+MODE: basic (tools), silent (never answers initialize), garbage (prints non-MCP lines first), dies (exits at once
+with a message on stderr), http PORT (basic over streamable HTTP). DIR receives pid and cancellation marker files.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+MODE = sys.argv[1]
+DIR = Path(sys.argv[2]) if len(sys.argv) > 2 and MODE != "http" else Path(os.environ.get("MCP_TEST_DIR", "."))
+
+if MODE == "silent":
+    sys.stdin.read()  # reads its input and never answers
+    sys.exit(0)
+if MODE == "dies":
+    sys.stderr.write("fatal: cannot open the database at /nowhere\n")
+    sys.exit(3)
+
+import anyio  # noqa: E402
+from mcp.server.mcpserver import Context, Image, MCPServer  # noqa: E402
+from mcp_types import ToolAnnotations  # noqa: E402
+
+(DIR / f"pid-{os.getpid()}").write_text(str(os.getpgrp()))
+server = MCPServer("test")
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def add(a: int, b: int | None = None) -> str:
+    """Add two numbers."""
+    return f"sum={a + (b or 0)} env_key={os.environ.get('GEMINI_API_KEY', '-')} extra={os.environ.get('EXTRA', '-')}"
+
+
+@server.tool()
+def picture() -> Image:
+    """A tiny picture."""
+    return Image(data=b"\x89PNG-test-bytes", format="png")
+
+
+@server.tool()
+def fail(reason: str) -> str:
+    """Always fails."""
+    raise ValueError(reason)
+
+
+@server.tool()
+async def slow() -> str:
+    """Never finishes; notes that it runs, and its cancellation."""
+    (DIR / "running").write_text("yes")
+    try:
+        await anyio.sleep(3600)
+    except anyio.get_cancelled_exc_class():
+        (DIR / "cancelled").write_text("yes")
+        raise
+    return "done"
+
+
+@server.tool()
+def crash() -> str:
+    """Dies mid-call."""
+    sys.stderr.write("crashing on purpose\n")
+    sys.stderr.flush()
+    os._exit(5)
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Adds a tool and says so (notifications/tools/list_changed)."""
+    server.add_tool(lambda: "new", name="newtool", description="Added later.")
+    await ctx.session.send_tool_list_changed()
+    return "grown"
+
+
+@server.resource("test://greeting", name="greeting", mime_type="text/plain")
+def greeting() -> str:
+    return "hello from a resource"
+
+
+@server.prompt()
+def review(code: str, focus: str = "anything") -> str:
+    """Ask for a review."""
+    return f"Please review {code} focusing on {focus}"
+
+
+if MODE == "garbage":
+    sys.stdout.write("this is not JSON\n{\"neither\": is this}\n")
+    sys.stdout.flush()
+if MODE == "http":
+    server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+else:
+    server.run()

@@ -1,0 +1,191 @@
+"""MCP servers through the real sidecar process: settings, the model's calls, confirmation, status, lifecycle."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sidecar.protocol import errors
+from sidecar.rpc.client import RpcError
+from sidecar.tools.shell import group_alive
+from tests.e2e.harness import EditorClient, notes, request
+from tests.waiting import until
+
+SERVER = str(Path(__file__).with_name("server.py"))
+
+
+def stdio(mode: str, where: Path, **extra: Any) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [SERVER, mode, str(where)], **extra}
+
+
+def call(name: str, **args: Any) -> dict[str, Any]:
+    return {"kind": "function_call", "name": name, "args": args, "match": "chat"}
+
+
+def streams(fake: Any) -> list[Any]:
+    return [r for r in fake.requests() if r.kind == "stream"]
+
+
+def declared(fake: Any, index: int = 0) -> list[str]:
+    body = streams(fake)[index].body
+    return [d["name"] for t in body["tools"] for d in t["functionDeclarations"]]
+
+
+async def servers(client: EditorClient) -> dict[str, dict[str, Any]]:
+    rows = await request(client, "sidecar/listMcpServers", {})
+    return {row["name"]: row for row in rows}
+
+
+async def status_is(client: EditorClient, name: str, status: str) -> dict[str, Any] | None:
+    row = (await servers(client)).get(name)
+    return row if row is not None and row["status"] == status else None
+
+
+def groups(where: Path) -> list[int]:
+    return [int(p.read_text()) for p in where.glob("pid-*")]
+
+
+@pytest.fixture
+def dirs() -> Any:
+    root = Path(os.path.realpath(tempfile.mkdtemp(prefix="sidecar-mcp-ws-")))
+    marks = Path(tempfile.mkdtemp(prefix="sidecar-mcp-marks-"))
+    yield root, marks
+    shutil.rmtree(root, ignore_errors=True)
+    shutil.rmtree(marks, ignore_errors=True)
+
+
+@pytest.fixture
+async def editor(dirs: Any) -> AsyncIterator[EditorClient]:
+    client = EditorClient("visual-studio-code", str(dirs[0]))
+    await client.start()
+    try:
+        yield client
+    finally:
+        await client.stop()
+
+
+async def test_a_stdio_server_from_settings_is_declared_confirmed_called_and_its_results_reach_the_model(
+    editor: EditorClient, fake: Any, dirs: Any
+) -> None:
+    _, marks = dirs
+    await editor.initialize(fake.url, mcpServers={"calc": stdio("basic", marks)})
+    await until(lambda: status_is(editor, "calc", "ready"), "the server to be ready", timeout=30)
+    assert any(n["servers"][0]["status"] == "ready" for n in notes(editor, "sidecar/mcpStatus"))
+    fake.script([call("mcp_calc_add", a=2, b=40), call("mcp_calc_picture")])
+    editor.decisions.extend(["allow", "allowAlways"])
+    await request(editor, "sidecar/sendMessage", {"text": "add and draw"})
+    assert "mcp_calc_add" in declared(fake) and "read_file" in declared(fake)
+    asked = editor.confirmations[0]
+    assert asked["toolName"] == "mcp_calc_add" and asked["args"] == {"a": 2, "b": 40}
+    assert "MCP server calc" in asked["description"] and '"b": 40' in asked["description"]
+    assert asked["mcpServer"] == "calc"
+    contents = streams(fake)[-1].body["contents"]
+    parts = [p for c in contents if c["role"] == "user" for p in c["parts"]]
+    outputs = [p["functionResponse"]["response"].get("output", "") for p in parts if "functionResponse" in p]
+    assert any("<untrusted_context>\nsum=42" in o for o in outputs), outputs
+    assert any("image data with mime-type: image/png" in o for o in outputs)
+    assert any(p.get("inlineData", {}).get("mimeType") == "image/png" for p in parts)
+    fake.script([call("mcp_calc_picture")])
+    await request(editor, "sidecar/sendMessage", {"text": "draw again"})
+    assert len(editor.confirmations) == 2, "allow always for the tool: not asked again"
+    fake.script([call("mcp_calc_fail", reason="x")])
+    editor.decisions.append("allowAlwaysServer")
+    await request(editor, "sidecar/sendMessage", {"text": "fail"})
+    fake.script([call("mcp_calc_add", a=1), call("mcp_calc_grow")])
+    await request(editor, "sidecar/sendMessage", {"text": "more"})
+    assert [c["toolName"] for c in editor.confirmations] == ["mcp_calc_add", "mcp_calc_picture", "mcp_calc_fail"]
+    contents = streams(fake)[-1].body["contents"]
+    responses = [p["functionResponse"] for c in contents for p in c["parts"] if "functionResponse" in p]
+    failed = next(r["response"] for r in responses if r["name"] == "mcp_calc_fail")
+    assert "reported tool error" in failed["error"], "isError: the model is told the tool failed"
+
+
+async def test_settings_changes_add_and_remove_servers_and_the_children_go_with_the_sidecar(
+    editor: EditorClient, fake: Any, dirs: Any
+) -> None:
+    _, marks = dirs
+    first, second = marks / "a", marks / "b"
+    first.mkdir()
+    second.mkdir()
+    await editor.initialize(fake.url, mcpServers={"a": stdio("basic", first)})
+    await until(lambda: status_is(editor, "a", "ready"), "server a", timeout=30)
+    editor.notify("workspace/didChangeConfiguration", {"settings": {"sidecar": {"mcpServers": {
+        "b": stdio("basic", second), "bad": {"args": []}}}}})
+    await until(lambda: status_is(editor, "b", "ready"), "server b", timeout=30)
+    assert "a" not in await servers(editor)
+    (group_a,) = groups(first)
+    await until(lambda: not group_alive(group_a), "server a's process group to end")
+    warnings = [m["message"] for m in notes(editor, "window/showMessage")]
+    assert any("'bad'" in m and "missing `httpUrl`" in m for m in warnings), warnings
+    (group_b,) = groups(second)
+    await editor.close()
+    await until(lambda: not group_alive(group_b), "server b's group to end with the sidecar")
+
+
+async def test_a_server_is_gone_after_the_sidecar_is_killed(editor: EditorClient, fake: Any, dirs: Any) -> None:
+    _, marks = dirs
+    await editor.initialize(fake.url, mcpServers={"s": stdio("basic", marks)})
+    await until(lambda: status_is(editor, "s", "ready"), "the server", timeout=30)
+    (group,) = groups(marks)
+    editor.kill()
+    await editor.wait_exit()
+    await until(lambda: not group_alive(group), "the server's group to end after SIGKILL of the sidecar")
+
+
+async def test_a_cancelled_turn_cancels_the_call_and_a_failed_server_is_reported_and_restarted(
+    editor: EditorClient, fake: Any, dirs: Any
+) -> None:
+    _, marks = dirs
+    await editor.initialize(fake.url, mcpServers={"s": stdio("basic", marks, trust=True)})
+    await until(lambda: status_is(editor, "s", "ready"), "the server", timeout=30)
+    fake.script([call("mcp_s_slow")])
+    future = editor.request_now("sidecar/sendMessage", {"text": "go slow"}, msg_id="slow-1")
+    await until(lambda: any(n["status"] == "running" for n in notes(editor, "sidecar/toolCall")), "the call")
+    editor.cancel("slow-1")
+    with pytest.raises(RpcError) as caught:
+        await asyncio.wait_for(future, 10)
+    assert caught.value.code == errors.REQUEST_CANCELLED
+    await until(lambda: (marks / "cancelled").exists(), "the server to see the MCP cancellation")
+    assert editor.confirmations == [], "trust: true from the user's settings: not asked"
+    fake.script([call("mcp_s_crash")])
+    await request(editor, "sidecar/sendMessage", {"text": "crash it"})
+    response = streams(fake)[-1].body["contents"][-1]["parts"][0]["functionResponse"]["response"]
+    assert "stopped during the call" in response["error"] and "crashing on purpose" in response["error"]
+    failed = await until(lambda: status_is(editor, "s", "failed"), "the failed status")
+    assert "crashing on purpose" in failed["error"]
+    assert (await request(editor, "sidecar/restartMcpServer", {"name": "s"}))["restarted"] is True
+    await until(lambda: status_is(editor, "s", "ready"), "the restarted server", timeout=30)
+    assert (await request(editor, "sidecar/restartMcpServer", {"name": "nope"}))["restarted"] is False
+
+
+async def test_a_workspace_files_servers_start_only_when_trusted_and_never_trusted(
+    editor: EditorClient, fake: Any, dirs: Any
+) -> None:
+    root, marks = dirs
+    (root / ".sidecar").mkdir()
+    entry = stdio("basic", marks, trust=True)
+    (root / ".sidecar" / "settings.json").write_text(json.dumps({"mcpServers": {"repo": entry}}))
+    await editor.initialize(fake.url)
+    fake.script([call("mcp_repo_add", a=1)])
+    await request(editor, "sidecar/sendMessage", {"text": "hello"})
+    assert await servers(editor) == {}
+    assert not any(n.startswith("mcp_") for n in declared(fake))
+    assert "Unknown tool" in streams(fake)[-1].body["contents"][-1]["parts"][0]["functionResponse"]["response"]["error"]
+    assert groups(marks) == [], "an untrusted workspace's server never started"
+    editor.notify("sidecar/ideContext", {"openFiles": [], "isTrusted": True})
+    await until(lambda: status_is(editor, "repo", "ready"), "the server once the workspace is trusted", timeout=30)
+    fake.script([call("mcp_repo_add", a=1)])
+    editor.decisions.append("deny")
+    await request(editor, "sidecar/sendMessage", {"text": "use it"})
+    assert editor.confirmations and editor.confirmations[0]["toolName"] == "mcp_repo_add", "trust is ignored"
+    warnings = [m["message"] for m in notes(editor, "window/showMessage")]
+    assert any("cannot set `trust`" in m for m in warnings), warnings

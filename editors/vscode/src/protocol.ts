@@ -334,6 +334,7 @@ export interface ListDeletedSessionsResult {
   keepDays: number;
 }
 
+/** A session brought back from the trash (listed again, not resumed). */
 export interface RestoreSessionResult {
   sessionId: string;
   title: string | null;

@@ -314,6 +314,7 @@ M.fields = {
 ---@field sessions sidecar.DeletedSession[]
 ---@field keepDays integer
 
+--- A session brought back from the trash (listed again, not resumed).
 ---@class sidecar.RestoreSessionResult
 ---@field sessionId string
 ---@field title string?

@@ -34,6 +34,7 @@ _REDIRECT = "<>|&;0123456789"
 
 
 def too_large(size: int, limit: int) -> str:
+    """The skip reason of a file over checkpointMaxFileBytes."""
     return f"too large to save ({size:,} bytes; checkpointMaxFileBytes is {limit:,})"
 
 

@@ -112,7 +112,7 @@ async def test_edits_are_saved_before_they_run_and_restored_with_created_files_r
     second = rig.user("change a again")
     await rig.tool("write_file", path="a.txt", content="second edit\n")
     loaded = rig.recorder.reload()
-    listed = rig.service.list(loaded)
+    listed = rig.service.list_of(loaded, "s")
     files = {c.message_id: [(f.path, f.change) for f in c.files] for c in listed.checkpoints}
     a, b = str(rig.root / "a.txt"), str(rig.root / "sub" / "b.txt")
     assert files == {first: [(a, "modified"), (b, "created")], second: [(a, "modified")]}
@@ -162,7 +162,7 @@ async def test_shell_commands_are_checked_for_the_files_they_name(tmp_path: Path
     (rig.root / "kept.txt").write_text("untouched\n")
     first = rig.user("run the shell")
     await rig.tool("run_shell_command", command="rm gone.txt && echo made > made.txt && cat kept.txt")
-    listed = rig.service.list(rig.recorder.reload())
+    listed = rig.service.list_of(rig.recorder.reload(), "s")
     [checkpoint] = listed.checkpoints
     assert {(f.path, f.change) for f in checkpoint.files} == {
         (str(rig.root / "gone.txt"), "deleted"),
@@ -180,7 +180,7 @@ async def test_files_over_the_limit_are_skipped_and_named(tmp_path: Path) -> Non
     first = rig.user("truncate the big file")
     await rig.tool("run_shell_command", command="truncate -s 10 big.bin")
     loaded = rig.recorder.reload()
-    [checkpoint] = rig.service.list(loaded).checkpoints
+    [checkpoint] = rig.service.list_of(loaded, "s").checkpoints
     [listed] = checkpoint.files
     assert listed.change == "modified" and listed.skipped is not None and "too large" in listed.skipped
     done = await rig.rewind_files(first)

@@ -3,6 +3,7 @@ commands, putting files back (disk, conflicts, force, protected paths, skipped f
 
 from __future__ import annotations
 
+import os
 import stat
 import time
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from sidecar.checkpoints.prune import prune, session_files
+from sidecar.checkpoints.prune import Pruner, prune, session_files
 from sidecar.checkpoints.service import CheckpointService
 from sidecar.checkpoints.store import BlobStore, digest_of
 from sidecar.core.checkpoints import rewind_targets, turn_files
@@ -213,3 +214,26 @@ async def test_pruning_removes_unnamed_blobs_and_keeps_what_an_open_session_need
     rig.recorder.close()  # no longer open anywhere: over the cap, its blobs may go, oldest first
     assert set(prune(blobs, files, cap_bytes=1, now=later)) == named
 
+
+
+async def test_blobs_of_a_purged_session_go_with_it_and_a_deleted_ones_stay(tmp_path: Path) -> None:
+    from sidecar.recording import trash
+
+    rig = Rig(tmp_path)
+    (rig.root / "a.txt").write_text("kept by the trash\n")
+    rig.user("edit")
+    await rig.tool("write_file", path="a.txt", content="changed\n")
+    old = rig.recorder.session_id
+    assert old is not None
+    rig.recorder.start("0f0f0f0f-0000-4000-8000-000000000002")
+    rig.user("another session, no edits")
+    store, blobs = rig.recorder.store, rig.service.blobs()
+    saved = {b.digest for b in blobs.blobs()}
+    assert len(saved) == 2
+    trash.delete(store, old)
+    pruner = Pruner(rig.session, rig.recorder, rig.service.blobs)
+    for blob in blobs.blobs():  # old enough to be pruned
+        os.utime(blobs.path(blob.digest), (time.time() - 7200, time.time() - 7200))
+    assert pruner.run() == [], "a deleted session can be restored from the trash: its contents stay"
+    assert trash.purge(store, now=time.time() + 31 * 86400) == [old]
+    assert set(pruner.run()) == saved, "purged for good: the contents only it named go too"

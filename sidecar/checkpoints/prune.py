@@ -44,6 +44,8 @@ def digests_in(path: Path) -> set[str]:
         data = path.read_bytes()
     except OSError:
         return set()
+    if not any(marker in data for marker in _MARKERS):
+        return set()  # most sessions: no line to look at
     records: list[FileChangeRecord | FilesRestoredRecord] = []
     for line in data.splitlines():
         if any(marker in line for marker in _MARKERS):

@@ -173,6 +173,8 @@ async def test_without_restore_files_the_files_stay_and_checkpointing_off_saves_
     listed = await side.client.request("sidecar/listCheckpoints", {})
     assert listed["checkpointing"] is False and [c["files"] for c in listed["checkpoints"]] == [[]]
     first = (await users(side))[0]
+    preview = await side.client.request("sidecar/previewRewind", {"messageId": first["id"]})
+    assert "Checkpointing is off" in preview["message"] and preview["restored"] == []
     result = await side.client.request("sidecar/rewind", {"messageId": first["id"]})
     assert "Files the agent changed were not touched" in result["message"] and result["restored"] == []
     assert (root / "a.txt").read_text() == "edited\n"

@@ -1,11 +1,14 @@
-"""Which settings win: defaults < initializationOptions < didChangeConfiguration < the workspace settings file."""
+"""Which settings win, lowest first: defaults < the user's file < initializationOptions < didChangeConfiguration <
+the workspace settings file < front-end overrides (an ACP session mode). One pipeline for both front-ends."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from sidecar.config.files import MISSING, read_json_file
 from sidecar.config.mcp_servers import merge_servers
 from sidecar.config.settings import Hooks, Settings, concat_hooks, decode_settings
 from sidecar.config.workspace_file import read_workspace_settings
@@ -13,13 +16,20 @@ from sidecar.logging_setup import register_secret
 
 
 class SettingsLayers:
-    """The raw settings sources as the editor sent them, layered into one Settings on demand."""
+    """The raw settings sources as they arrived, layered into one Settings on demand (Session.reload_settings)."""
 
-    def __init__(self) -> None:
+    def __init__(self, user_file: Path | None = None) -> None:
+        #: The user's own settings file, which may set anything (ACP has no settings channel); None: not read.
+        self.user_file = user_file
         #: The `initializationOptions` of `initialize`.
         self.init_options: Any = None
         #: The `settings` of the latest `workspace/didChangeConfiguration`.
         self.config_section: Any = None
+        #: Settings a front-end chose for this session (wire names, e.g. {"approvalMode": "yolo"}); they win.
+        self.overrides: dict[str, Any] = {}
+        #: False where the front-end cannot ask the user whether to trust the workspace (ACP): its file's hooks stay
+        #: off whatever the editor says about trust.
+        self.workspace_trust = True
         #: The hooks of the workspace file as last resolved (none when it is not trusted): the tail of each event's
         #: list in the resolved settings, which runs only once the user approved it (sidecar/hooks/approval.py).
         self.workspace_hooks = Hooks()
@@ -28,21 +38,47 @@ class SettingsLayers:
     def resolve(self, workspace_folders: list[str], trusted: bool) -> tuple[Settings, list[str]]:
         """The settings, and the problems not reported by the previous call (each is told once until it goes away).
 
-        The workspace file is read from disk each time; its hooks count only in a trusted workspace."""
-        settings, problems = decode_settings(self.init_options)
-        settings, more = decode_settings(self.config_section, base=settings)
-        section, file_problems = read_workspace_settings(workspace_folders, trusted)
-        user_servers, user_hooks = settings.mcp_servers, settings.hooks
-        settings, from_file = decode_settings(section, base=settings)
-        # A workspace file adds servers and hooks; it never replaces the user's.
-        self.workspace_hooks = settings.hooks if settings.hooks is not user_hooks else Hooks()
+        The files are read from disk each time; the workspace file's hooks and MCP servers count only in a trusted
+        workspace, and it can never set the keys a hostile repository must not (workspace_file.FORBIDDEN_KEYS).
+        Hooks are not replaced but concatenated, each event's list in this order: the editor's (a later
+        didChangeConfiguration replaces initializationOptions' as a whole), the user file's, the workspace file's."""
+        messages: list[str] = []
+        settings = Settings()
+        file_hooks = Hooks()
+        if self.user_file is not None:
+            raw, problem = read_json_file(self.user_file)
+            settings, bad = decode_settings(None if raw is MISSING else raw, base=settings)
+            file_hooks = settings.hooks
+            messages += [problem] if problem else []
+            messages += [p.message() + f" (in {self.user_file})" for p in bad]
+        editor_hooks = Hooks()
+        for source in (self.init_options, self.config_section):
+            before = settings.hooks
+            settings, bad = decode_settings(source, base=settings)
+            editor_hooks = settings.hooks if settings.hooks is not before else editor_hooks
+            messages += [p.message() for p in bad]
+        section, file_problems = read_workspace_settings(workspace_folders, trusted and self.workspace_trust)
+        user_servers = settings.mcp_servers  # a workspace file adds servers; it never replaces the user's
+        before = settings.hooks
+        settings, bad = decode_settings(section, base=settings)
+        self.workspace_hooks = settings.hooks if settings.hooks is not before else Hooks()
         settings = msgspec.structs.replace(
             settings,
             mcp_servers=merge_servers(user_servers, settings.mcp_servers),
-            hooks=concat_hooks(user_hooks, self.workspace_hooks),
+            hooks=concat_hooks(editor_hooks, file_hooks, self.workspace_hooks),
         )
-        register_secret(settings.api_key)
-        messages = [p.message() for p in [*problems, *more, *from_file]] + file_problems
+        messages += file_problems + [p.message() for p in bad]
+        settings, bad = decode_settings(self.overrides, base=settings)
+        messages += [p.message() for p in bad]
+        register_secret(settings.api_key)  # never in a log line
         new = [message for message in messages if message not in self._last_problems]
         self._last_problems = set(messages)
         return settings, new
+
+
+def acp_layers(user_file: Path) -> SettingsLayers:
+    """The sources of a `sidecar acp` session (and of `sidecar doctor --acp`): the user's file, no editor channel, and
+    the workspace file always as untrusted — ACP has no way to ask the user whether to trust a repository."""
+    layers = SettingsLayers(user_file)
+    layers.workspace_trust = False
+    return layers

@@ -103,7 +103,7 @@ export type CompressionStatus = 'COMPRESSED' | 'COMPRESSION_FAILED_INFLATED_TOKE
 
 export type CompactionTrigger = 'auto' | 'manual';
 
-export type EstimateReason = 'newSession' | 'undo' | 'resume';
+export type EstimateReason = 'newSession' | 'undo' | 'resume' | 'fork' | 'rewind';
 
 export type SummaryPreparation = 'none' | 'preparing' | 'ready';
 
@@ -334,6 +334,7 @@ export interface ListDeletedSessionsResult {
   keepDays: number;
 }
 
+/** A session brought back from the trash (listed again, not resumed). */
 export interface RestoreSessionResult {
   sessionId: string;
   title: string | null;
@@ -346,7 +347,7 @@ export interface PinParams {
 
 export interface PinResult {
   pinId: string;
-  warning?: string | null;
+  warning?: string;
 }
 
 export interface UnpinParams {

@@ -44,9 +44,12 @@ class ProjectData(Protocol):
     """Where the project's data lives (sidecar.recording.store.SessionStore)."""
 
     @property
-    def home(self) -> Path: ...
+    def home(self) -> Path:
+        """The data home."""
+
     @property
-    def project_id(self) -> str: ...
+    def project_id(self) -> str:
+        """The project's short id."""
 
 
 class HookApproval:
@@ -62,6 +65,7 @@ class HookApproval:
         self._lock = asyncio.Lock()
 
     def store_path(self) -> Path:
+        """Where this project's approvals are kept."""
         project = self._project()
         return project.home / APPROVALS_DIR / f"{project.project_id}.json"
 

@@ -37,6 +37,7 @@ class HookRun:
 
     @property
     def ok(self) -> bool:
+        """It ran to exit 0 within its time."""
         return self.exit_code == 0 and not self.timed_out
 
     @property

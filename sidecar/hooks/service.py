@@ -24,7 +24,8 @@ class SessionFile(Protocol):
     """Where the current session is recorded (sidecar.recording.recorder.Recorder)."""
 
     @property
-    def path(self) -> Path | None: ...
+    def path(self) -> Path | None:
+        """The session file (None before the session is recorded)."""
 
 
 def matches(spec: HookSpec, value: str | None) -> bool:
@@ -39,7 +40,8 @@ class HookService:
 
     A workspace file's hooks run only after the user approved that list (`approval`; None where they never count,
     as in ACP). A hook that fails (cannot start, exits non-zero other than 2, times out) never stops the work: the
-    log has its stderr and the user is told in words once per hook and kind of failure."""
+    log has its stderr and the user is told in words once per hook and kind of failure (`warn`). A hook's
+    `systemMessage` is shown with `inform`."""
 
     def __init__(
         self,
@@ -47,10 +49,12 @@ class HookService:
         recording: SessionFile,
         inform: Callable[[str], None],
         approval: HookApproval | None = None,
+        warn: Callable[[str], None] | None = None,
     ) -> None:
         self._session = session
         self._recording = recording
         self._inform = inform
+        self._warn = warn or inform
         self._approval = approval
         self._told: set[tuple[str, str, str]] = set()
 
@@ -133,8 +137,9 @@ class HookService:
             "BeforeAgent": "your message was sent without it",
             "SessionStart": "the session started without its context",
         }[event]
-        self._inform(f"The {event} hook `{run.command}` {failure}; {goes_on} (the sidecar's log has its output).")
+        self._warn(f"The {event} hook `{run.command}` {failure}; {goes_on} (the sidecar's log has its output).")
 
     def transcript_path(self) -> str:
+        """The session file the hooks are told about ("" until it exists)."""
         path = self._recording.path
         return str(path) if path is not None and path.exists() else ""

@@ -69,7 +69,7 @@ def folder_tree(root: Path, *, max_entries: int = MAX_ENTRIES) -> str:
             f" Folders or files indicated with {MORE} contain more items not shown, were ignored, or the display "
             f"limit ({max_entries} items) was reached."
         )
-    return f"{header}\n\n{real}{os.sep}\n" + "\n".join(lines)
+    return f"{header}\n\n{real.rstrip(os.sep)}{os.sep}\n" + "\n".join(lines)
 
 
 @dataclass

@@ -37,6 +37,26 @@ class Hooks(
 HOOK_EVENTS = {"PreCompress": "pre_compress", "BeforeAgent": "before_agent", "SessionStart": "session_start"}
 
 
+def flat_hooks(value: Any) -> Any:
+    """The `hooks` value with Gemini CLI's nested entries `{matcher, hooks: [{type, command, timeout}]}` spelled
+    as this project's flat `{command, timeout, matcher}` ones (anything else is left for the decoder to judge)."""
+    if not isinstance(value, Mapping):
+        return value
+    flat: dict[Any, Any] = {}
+    for event, entries in value.items():
+        if not isinstance(entries, list):
+            flat[event] = entries
+            continue
+        flat[event] = []
+        for entry in entries:
+            if isinstance(entry, Mapping) and "command" not in entry and isinstance(entry.get("hooks"), list):
+                group = {"matcher": entry["matcher"]} if "matcher" in entry else {}
+                flat[event] += [{**inner, **group} if isinstance(inner, Mapping) else inner for inner in entry["hooks"]]
+            else:
+                flat[event].append(entry)
+    return flat
+
+
 def concat_hooks(*sections: Hooks) -> Hooks:
     """Hooks of several sources run one after another: each event's lists joined, in the order given."""
     return Hooks(**{a: [spec for section in sections for spec in getattr(section, a)] for a in HOOK_EVENTS.values()})
@@ -306,6 +326,8 @@ def decode_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, l
         if name is None:
             continue
         wire = _WIRE_NAMES[name]
+        if name == "hooks":
+            value = flat_hooks(value)
         try:
             single = msgspec.convert({wire: value}, Settings)
             decoded = getattr(single, name)

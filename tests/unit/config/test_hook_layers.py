@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from sidecar.config.layers import SettingsLayers, acp_layers
-from sidecar.config.settings import Hooks
+from sidecar.config.settings import Hooks, decode_settings
 
 
 def commands(hooks: Hooks) -> dict[str, list[str]]:
@@ -71,3 +71,26 @@ def test_a_bad_hooks_value_is_reported_and_adds_nothing(tmp_path: Path) -> None:
     settings, problems = layers.resolve([str(tmp_path)], trusted=True)
     assert commands(settings.hooks)["BeforeAgent"] == ["editor"]
     assert len(problems) == 1 and "hooks" in problems[0]
+
+
+def test_gemini_cli_nested_hook_entries_are_accepted() -> None:
+    """Hooks copied from Gemini CLI's settings ({matcher, hooks: [{type, command, timeout}]}) work as they are."""
+    settings, problems = decode_settings(
+        {
+            "hooks": {
+                "SessionStart": [
+                    {
+                        "matcher": "resume",
+                        "hooks": [{"type": "command", "command": "a", "timeout": 5}, {"command": "b"}],
+                    },
+                    {"command": "c"},
+                ]
+            }
+        }
+    )
+    assert problems == []
+    assert [(h.command, h.matcher, h.timeout) for h in settings.hooks.session_start] == [
+        ("a", "resume", 5),
+        ("b", "resume", None),
+        ("c", None, None),
+    ]

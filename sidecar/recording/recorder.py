@@ -152,10 +152,11 @@ class Recorder:
         self._warn(text)
 
     # -- records -------------------------------------------------------------------------------------
-    def message(self, content: Content, kind: str, turn_id: str | None = None) -> str:
-        message_id = self._open().message(content, kind=kind, turn_id=turn_id)
+    def message(self, content: Content, kind: str, turn_id: str | None = None, shown: str | None = None) -> str:
+        """Record a model-facing message; `shown`: the transcript's text when it is not the content's text."""
+        message_id = self._open().message(content, kind=kind, turn_id=turn_id, text=shown)
         if kind == "user":
-            self.user_message_id = message_id
+            self.user_message_id = message_id  # the turn checkpoints belong to (sidecar/checkpoints/)
         return message_id
 
     def file_record(self, record: FileChangeRecord | FilesRestoredRecord) -> None:

@@ -16,6 +16,7 @@ from sidecar.compaction.service import Trigger
 from sidecar.compaction.tool_outputs import ToolOutputSaver
 from sidecar.config.settings import Settings
 from sidecar.gemini.client import ClientConfig, ModelClient
+from sidecar.protocol import errors
 from sidecar.protocol.ide import OpenFile
 from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams
 from sidecar.session import Session
@@ -152,3 +153,25 @@ async def test_a_fork_rewinds_the_files_its_parent_changed(make: Any) -> None:
     assert preview.restored == [str(rig.root / "a.txt")] and (rig.root / "a.txt").read_text() == "x\n"
     result = await rig.services.actions.rewind(first, restore_files=True)
     assert result.restored == preview.restored and (rig.root / "a.txt").read_text() == "original\n"
+
+
+async def test_bad_requests_are_answered_in_words(make: Any) -> None:
+    rig: Rig = make("yolo")
+    assert rig.services.actions.checkpoints.list_checkpoints(None).checkpoints == [], "nothing recorded yet"
+    with pytest.raises(errors.SidecarError) as caught:
+        await rig.services.actions.checkpoints.preview_rewind("m1")
+    assert caught.value.code == errors.SESSION_ERROR and "nothing has been recorded" in caught.value.message
+    (rig.root / "a.txt").write_text("original\n")
+    await rig.say("edit a", {"name": "write_file", "args": {"path": "a.txt", "content": "agent\n"}})
+    [first] = rig.user_ids()
+    with pytest.raises(errors.SidecarError) as caught:
+        rig.services.actions.checkpoints.list_checkpoints("00000000-0000-4000-8000-00000000dead")
+    assert caught.value.code == errors.SESSION_ERROR and "Cannot read session" in caught.value.message
+    with pytest.raises(errors.SidecarError) as caught:
+        await rig.services.actions.checkpoints.preview_rewind("m999")
+    assert "Cannot rewind to m999" in caught.value.message
+    await rig.services.actions.rewind(first, restore_files=True)
+    with pytest.raises(errors.SidecarError) as caught:
+        await rig.services.actions.checkpoints.preview_rewind(first)
+    assert "already rewound" in caught.value.message
+    assert (rig.root / "a.txt").read_text() == "original\n"

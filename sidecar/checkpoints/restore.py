@@ -151,7 +151,7 @@ def plan_restore(
                 )
                 continue
         shown = target.path in open_files or now.in_buffer  # an edit applied in the editor: its buffer holds it
-        via_editor = editor and shown and data is not None and now.text is not None and _is_text(data)
+        via_editor = editor and shown and (data is None or (now.text is not None and _is_text(data)))
         plan.steps.append(Step(target.path, data, wanted, now, via_editor))
     return plan
 
@@ -176,7 +176,7 @@ def write_step(step: Step, buffers: EditorBuffers) -> str | None:
         if current_of(path, buffers).digest != step.current.digest:
             return "it changed while the rewind ran; it was left as it is"
         if step.data is None:
-            path.unlink()
+            path.unlink(missing_ok=True)  # an unsaved file the agent created in the editor may not be on disk
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_regular(path, step.data, step.path)
@@ -190,9 +190,20 @@ def write_step(step: Step, buffers: EditorBuffers) -> str | None:
 
 async def editor_step(step: Step, buffers: EditorBuffers, apply_edit: ApplyEdit) -> bool:
     """Put an open file back through workspace/applyEdit (its buffer, undo history and dirty state stay the
-    editor's); False when the editor did not apply it (the caller writes the disk instead)."""
-    assert step.data is not None and step.current.text is not None
-    path, text = Path(step.path), step.data.decode("utf-8")
+    editor's), or delete a file the agent created there; False when the editor did not apply it (the caller writes
+    the disk instead)."""
+    path = Path(step.path)
+    if step.data is None:
+        delete = {"kind": "delete", "uri": path.as_uri(), "options": {"ignoreIfNotExists": True}}
+        try:
+            ok, _why = await apply_edit({"documentChanges": [delete]})
+        except Exception:
+            return False
+        if ok:
+            buffers.forget(path)
+        return ok and not path.exists()  # else the disk path removes it (and checks it is still the agent's)
+    assert step.current.text is not None
+    text = step.data.decode("utf-8")
     try:
         disk_before = read_regular(path, step.path, READ_LIMIT, "restore")
     except ToolError:

@@ -189,7 +189,7 @@ class CheckpointService:
         outcome = FilesOutcome(conflicts=plan.conflicts, skipped=plan.skipped, off=off)
         for step in plan.steps:
             (outcome.restored if step.data is not None else outcome.removed).append(step.path)
-        outcome.in_editor = sum(1 for step in plan.steps if step.via_editor)
+        outcome.in_editor = sum(1 for step in plan.steps if step.via_editor and step.data is not None)
         return outcome
 
     async def restore(self, plan: RestorePlan, to_id: str) -> FilesOutcome:
@@ -199,8 +199,11 @@ class CheckpointService:
         apply_edit = self._apply_edit()
         for step in plan.steps:
             if step.via_editor and apply_edit is not None and await editor_step(step, self._buffers, apply_edit):
-                done.restored.append(step.path)
-                done.in_editor += 1
+                if step.data is None:
+                    done.removed.append(step.path)
+                else:
+                    done.restored.append(step.path)
+                    done.in_editor += 1
                 done.now[step.path] = step.digest
                 continue
             problem = await off_loop(

@@ -185,13 +185,23 @@ async def test_without_restore_files_the_files_stay_and_checkpointing_off_saves_
 async def test_an_edit_made_in_the_editor_is_put_back_through_apply_edit(client: EditorClient, fake: Any) -> None:
     root = Path(client.workspace_root)
     (root / "notes.txt").write_text("alpha\nbeta\n")
-    fake.script([call("replace", path="notes.txt", old_string="beta", new_string="BETA")])
-    await request(client, "sidecar/sendMessage", {"text": "capitalise beta"})
-    assert len(client.edits) == 1 and (root / "notes.txt").read_text() == "alpha\nbeta\n", "the editor has the edit"
+    fake.script(
+        [
+            call("replace", path="notes.txt", old_string="beta", new_string="BETA"),
+            call("write_file", path="made.txt", content="unsaved in the editor\n"),
+        ]
+    )
+    await request(client, "sidecar/sendMessage", {"text": "capitalise beta, make a file"})
+    assert len(client.edits) == 2 and (root / "notes.txt").read_text() == "alpha\nbeta\n", "the editor has the edits"
+    assert not (root / "made.txt").exists()
     transcript = await request(client, "sidecar/getTranscript", {})
     first = next(e for e in transcript["entries"] if e.get("kind") == "user")
     result = await request(client, "sidecar/rewind", {"messageId": first["id"], "restoreFiles": True})
     assert result["restored"] == [str(root / "notes.txt")] and "in the editor" in result["message"]
-    assert len(client.edits) == 2, "the restore went to the editor's buffer, not around it"
-    new_texts = [e["newText"] for change in client.edits[1]["documentChanges"] for e in change["edits"]]
+    assert result["removed"] == [str(root / "made.txt")] and result["skipped"] == []
+    assert len(client.edits) == 4, "the restore went to the editor's buffers, not around them"
+    new_texts = [e["newText"] for change in client.edits[2]["documentChanges"] for e in change["edits"]]
     assert new_texts == ["beta\n"]
+    assert client.edits[3]["documentChanges"] == [
+        {"kind": "delete", "uri": (root / "made.txt").as_uri(), "options": {"ignoreIfNotExists": True}}
+    ]

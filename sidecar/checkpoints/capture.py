@@ -87,8 +87,6 @@ class Checkpointer:
         self._on_write = on_write or (lambda _size: None)
         #: (session id, user message id, path): the file's content before this turn is saved already.
         self._seen: set[tuple[str, str, str]] = set()
-        #: Blobs written by this process since the last pruning check (sidecar/checkpoints/prune.py).
-        self.written = 0
 
     # -- when --------------------------------------------------------------------------------------
     def _turn(self) -> str | None:
@@ -113,8 +111,7 @@ class Checkpointer:
         if not first:
             return digest_of(data), None
         digest = (store or self._store()).put(data)
-        self.written += len(data)
-        self._on_write(len(data))
+        self._on_write(len(data))  # the pruner counts what was written (sidecar/checkpoints/prune.py)
         return digest, None
 
     # -- edits --------------------------------------------------------------------------------------

@@ -6,7 +6,17 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from sidecar.protocol.ide import IdeContextParams
-from sidecar.protocol.mcp import McpServerInfo, McpStatusParams, RestartMcpServerParams, RestartMcpServerResult
+from sidecar.protocol.mcp import (
+    GetMcpPromptParams,
+    GetMcpPromptResult,
+    McpPromptInfo,
+    McpServerInfo,
+    McpStatusParams,
+    RestartMcpServerParams,
+    RestartMcpServerResult,
+    SetMcpServerEnabledParams,
+    SetMcpServerEnabledResult,
+)
 from sidecar.protocol.sessions import (
     DeleteSessionResult,
     ForkSessionResult,
@@ -151,6 +161,18 @@ RESTART_MCP_SERVER = Method(
     "sidecar/restartMcpServer", "request", "client", RestartMcpServerParams, RestartMcpServerResult,
     "Stop an MCP server and start it again (e.g. after it failed).",
 )
+SET_MCP_SERVER_ENABLED = Method(
+    "sidecar/setMcpServerEnabled", "request", "client", SetMcpServerEnabledParams, SetMcpServerEnabledResult,
+    "Disable an MCP server (its process stops, its tools leave the model) or enable it again, until the sidecar exits.",
+)
+LIST_MCP_PROMPTS = Method(
+    "sidecar/listMcpPrompts", "request", "client", Empty, list[McpPromptInfo],
+    "The ready MCP servers' prompts by command name, with their arguments.",
+)
+GET_MCP_PROMPT = Method(
+    "sidecar/getMcpPrompt", "request", "client", GetMcpPromptParams, GetMcpPromptResult,
+    "Expand an MCP prompt with its arguments: the text for the editor to send as the user's turn, or why not.",
+)
 
 # -- notifications (client -> server) -----------------------------------------------------------------------
 IDE_CONTEXT = Method(
@@ -212,6 +234,9 @@ ALL: tuple[Method, ...] = (
     LIST_PINS,
     LIST_MCP_SERVERS,
     RESTART_MCP_SERVER,
+    SET_MCP_SERVER_ENABLED,
+    LIST_MCP_PROMPTS,
+    GET_MCP_PROMPT,
     IDE_CONTEXT,
     MESSAGE_DELTA,
     TOKEN_USAGE,

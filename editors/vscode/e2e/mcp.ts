@@ -111,6 +111,48 @@ export async function mcpSteps(h: McpHarness): Promise<void> {
       const response = JSON.stringify(answered.body.contents).match(/"functionResponse":\{"name":"mcp_calc_add"[^}]*/)?.[0] ?? '';
       return `the model got ${response.slice(0, 110)}`;
     });
+    await step('… Sidecar: Run MCP Prompt… asks for the prompt\'s arguments and sends the expanded prompt as your message', async () => {
+      await fake.reset();
+      const chat = await w.chat();
+      const replies = await chat.locator('.msg.model').count();
+      await w.runCommand('Sidecar: Run MCP Prompt…');
+      await page.locator('.quick-input-widget .quick-input-title', { hasText: 'Run MCP Prompt' }).waitFor({ state: 'visible', timeout: 15_000 });
+      await row('review').click();
+      await w.quickInput('app.py', { title: 'review (1/2)' });
+      await w.quickInput('', { title: 'review (2/2)' }); // optional: the server's default
+      const sent = 'Please review app.py focusing on anything';
+      await chat.locator('.msg.user', { hasText: sent }).first().waitFor({ timeout: 15_000 });
+      await waitFor('the reply to the prompt', async () => (await chat.locator('.msg.model').count()) > replies && !(await chat.locator('.msg.model.streaming').count()), 60_000);
+      const reqs = (await fake.requests()).filter((r) => r.kind === 'stream' || r.kind === 'generate');
+      if (!reqs.some((r) => JSON.stringify(r.body.contents ?? []).includes(sent))) throw new Error('the expanded prompt did not reach the model');
+      await w.shot('12-mcp-prompt');
+      return `“${sent}” sent and answered`;
+    });
+    await step('… Disable in the MCP Servers pick stops the server and takes its tools from the model; picking it again enables it', async () => {
+      await openPick();
+      const calc = row(/calc/);
+      await calc.waitFor({ timeout: 15_000 });
+      await calc.hover();
+      await calc.locator('.action-label[aria-label="Disable"], a[title="Disable"]').first().click();
+      await w.toast(/MCP server "calc" disabled/);
+      await waitFor('the calc process gone', async () => livePids(dir).length === 0, 30_000);
+      await fake.reset();
+      await w.send('Which tools do you have now?');
+      const reqs = (await fake.requests()).filter((r) => r.kind === 'stream' || r.kind === 'generate');
+      const declared = reqs.map((r) => JSON.stringify((r.body as { tools?: unknown }).tools ?? []));
+      if (!declared.length || declared.some((d) => !d.includes('read_file'))) throw new Error(`the requests declare no tools: ${declared[0]?.slice(0, 200)}`);
+      if (declared.some((d) => d.includes('mcp_calc_add'))) throw new Error('a disabled server\'s tool was still declared to the model');
+      await openPick();
+      const disabled = row(/calc/);
+      await disabled.waitFor({ timeout: 15_000 });
+      const text = (await disabled.innerText()).replace(/\s+/g, ' ');
+      if (!/disabled/.test(text)) throw new Error(`the calc row after Disable: ${text}`);
+      await disabled.click(); // picking a disabled server enables it
+      await w.toast(/MCP server "calc" enabled/);
+      await waitFor('a calc process again', async () => livePids(dir).length === 1, 30_000);
+      await waitFor('calc ready again', () => w.tooltip('MCP: 1 ready, 1 failed').catch(() => undefined), 60_000, 500);
+      return `row “${text.slice(0, 40)}”; no process, no mcp_calc_* declared; enabled again`;
+    });
   } finally {
     editSettings(h.userData, (json) => { delete json['sidecar.mcpServers']; });
     await waitFor('the MCP servers stopped', async () => livePids(dir).length === 0, 30_000).catch(() => undefined);

@@ -140,6 +140,7 @@ class Connection:
 
     @property
     def started(self) -> bool:
+        """Whether `start()` ran (a disabled server's connection never starts)."""
         return self._task is not None
 
     async def aclose(self) -> None:
@@ -355,6 +356,7 @@ class Connection:
 
     # -- reporting ------------------------------------------------------------------------------------
     def stderr_tail(self) -> str:
+        """The last lines the server printed on stderr (for a failure's reason)."""
         if self._stderr is None or self._stderr.closed:
             return ""
         try:

@@ -149,8 +149,9 @@ class Recorder:
         self._warn(text)
 
     # -- records -------------------------------------------------------------------------------------
-    def message(self, content: Content, kind: str, turn_id: str | None = None) -> str:
-        return self._open().message(content, kind=kind, turn_id=turn_id)
+    def message(self, content: Content, kind: str, turn_id: str | None = None, shown: str | None = None) -> str:
+        """Record a model-facing message; `shown`: the transcript's text when it is not the content's text."""
+        return self._open().message(content, kind=kind, turn_id=turn_id, text=shown)
 
     def note(self, kind: str, text: str, turn_id: str | None = None) -> None:
         """A display-only message (info, error): in the transcript, never sent to the model."""

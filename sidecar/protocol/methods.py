@@ -6,7 +6,17 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from sidecar.protocol.ide import IdeContextParams
-from sidecar.protocol.mcp import McpServerInfo, McpStatusParams, RestartMcpServerParams, RestartMcpServerResult
+from sidecar.protocol.mcp import (
+    GetMcpPromptParams,
+    GetMcpPromptResult,
+    McpPromptInfo,
+    McpServerInfo,
+    McpStatusParams,
+    RestartMcpServerParams,
+    RestartMcpServerResult,
+    SetMcpServerEnabledParams,
+    SetMcpServerEnabledResult,
+)
 from sidecar.protocol.sessions import (
     DeleteSessionResult,
     ForkSessionResult,
@@ -168,6 +178,18 @@ RESTART_MCP_SERVER: Method[RestartMcpServerParams, RestartMcpServerResult] = Met
     "sidecar/restartMcpServer", "request", "client", RestartMcpServerParams, RestartMcpServerResult,
     "Stop an MCP server and start it again (e.g. after it failed).",
 )
+SET_MCP_SERVER_ENABLED: Method[SetMcpServerEnabledParams, SetMcpServerEnabledResult] = Method(
+    "sidecar/setMcpServerEnabled", "request", "client", SetMcpServerEnabledParams, SetMcpServerEnabledResult,
+    "Disable an MCP server (its process stops, its tools leave the model) or enable it again, until the sidecar exits.",
+)
+LIST_MCP_PROMPTS: Method[Empty, list[McpPromptInfo]] = Method(
+    "sidecar/listMcpPrompts", "request", "client", Empty, list[McpPromptInfo],
+    "The ready MCP servers' prompts by command name, with their arguments.",
+)
+GET_MCP_PROMPT: Method[GetMcpPromptParams, GetMcpPromptResult] = Method(
+    "sidecar/getMcpPrompt", "request", "client", GetMcpPromptParams, GetMcpPromptResult,
+    "Expand an MCP prompt with its arguments: the text for the editor to send as the user's turn, or why not.",
+)
 
 # checkpoints: the files the agent changed, put back with the conversation (docs/checkpoints.md)
 LIST_CHECKPOINTS: Method[ListCheckpointsParams, ListCheckpointsResult] = Method(
@@ -239,6 +261,9 @@ ALL: tuple[Method[Any, Any], ...] = (
     LIST_PINS,
     LIST_MCP_SERVERS,
     RESTART_MCP_SERVER,
+    SET_MCP_SERVER_ENABLED,
+    LIST_MCP_PROMPTS,
+    GET_MCP_PROMPT,
     LIST_CHECKPOINTS,
     PREVIEW_REWIND,
     IDE_CONTEXT,

@@ -313,6 +313,33 @@ T.run('test_unit', function()
     T.contains(seen[4][3][1], ':SidecarMcp restart bad', 'and the restart advice')
   end)
 
+  -- ---- MCP (issue 28): :SidecarMcp disable/enable/prompt completion and the prompt lines ----
+  T.step('MCP: :SidecarMcp completes subcommands, servers by state, prompts and their arguments', function()
+    local mcp = require('sidecar.mcp')
+    local state = require('sidecar.state')
+    local saved_servers, saved_prompts = state.mcp_servers, state.mcp_prompts
+    state.mcp_servers = {
+      { name = 'calc', status = 'ready', tools = {} },
+      { name = 'docs', status = 'disabled', tools = {} },
+    }
+    state.mcp_prompts = {
+      { name = 'review', server = 'rev', prompt = 'review', description = 'Ask for a review.',
+        arguments = { { name = 'code', required = true }, { name = 'focus' } } },
+    }
+    T.eq(mcp.complete('', 'SidecarMcp '), { 'restart', 'disable', 'enable', 'prompt' }, 'subcommands')
+    T.eq(mcp.complete('d', 'SidecarMcp d'), { 'disable' }, 'a subcommand by its start')
+    T.eq(mcp.complete('', 'SidecarMcp disable '), { 'calc' }, 'disable: the enabled servers')
+    T.eq(mcp.complete('', 'SidecarMcp enable '), { 'docs' }, 'enable: the disabled ones')
+    T.eq(mcp.complete('', 'SidecarMcp restart '), { 'calc' }, 'restart: not a disabled one')
+    T.eq(mcp.complete('r', 'SidecarMcp prompt r'), { 'review' }, 'prompt names')
+    T.eq(mcp.complete('', 'SidecarMcp prompt review x.py '), { '--code=', '--focus=' }, 'a prompt\'s arguments')
+    T.eq(mcp.complete('--f', 'SidecarMcp prompt review --f'), { '--focus=' }, 'an argument by its start')
+    T.eq(mcp.prompt_lines(state.mcp_prompts), { 'review (rev): code [focus] — Ask for a review.' }, 'prompt lines')
+    T.eq(mcp.prompt_lines({}), { 'MCP: no ready server offers prompts' }, 'no prompts')
+    state.mcp_servers, state.mcp_prompts = saved_servers, saved_prompts
+  end)
+  -- ---- end MCP ----
+
   T.step('tool confirmation: the whole command is shown, never cut', function()
     local confirm = require('sidecar.confirm')
     local command = "echo '" .. string.rep('harmless ', 60) .. "'; touch PAYLOAD"

@@ -20,6 +20,7 @@ import { errorCode } from '../src/api';
 import { ErrorCode, Method } from '../src/protocol';
 import { StdioSidecarClient } from '../src/stdioClient';
 import { FakeGemini, REPO, projectPython, requestText, startFakeGemini } from '../test/support/sidecar';
+import { mcpSteps } from './mcp';
 
 const API_KEY = 'e2e-secret-key-7f3a';
 const MARKER = 'SIDECAR_E2E_SELECTED_MARKER_42';
@@ -507,6 +508,9 @@ async function main(): Promise<void> {
       await waitFor('notes.txt', async () => fs.existsSync(path.join(dirs.ws, 'notes.txt')), 10_000);
       return 'card answered Allow; the card shows done; notes.txt exists';
     }, { needs: ['tools'] });
+    // ---- MCP (issue 28): e2e/mcp.ts ----
+    await mcpSteps({ step, w, fake: fake!, python, userData: dirs.ud, waitFor });
+    // ---- end MCP ----
     let firstSession = '';
     await step('Sidecar: New Session, then Sidecar: Resume Session brings the conversation back', async () => {
       await w.runCommand('Sidecar: New Session');

@@ -30,6 +30,9 @@ export const Method = {
   listPins: 'sidecar/listPins',
   listMcpServers: 'sidecar/listMcpServers',
   restartMcpServer: 'sidecar/restartMcpServer',
+  setMcpServerEnabled: 'sidecar/setMcpServerEnabled',
+  listMcpPrompts: 'sidecar/listMcpPrompts',
+  getMcpPrompt: 'sidecar/getMcpPrompt',
   listCheckpoints: 'sidecar/listCheckpoints',
   previewRewind: 'sidecar/previewRewind',
   ideContext: 'sidecar/ideContext',
@@ -89,6 +92,9 @@ export const MethodInfo = {
   listPins: { kind: 'request', sender: 'client', params: 'Empty', result: 'ListPinsResult' },
   listMcpServers: { kind: 'request', sender: 'client', params: 'Empty', result: 'McpServerInfo[]' },
   restartMcpServer: { kind: 'request', sender: 'client', params: 'RestartMcpServerParams', result: 'RestartMcpServerResult' },
+  setMcpServerEnabled: { kind: 'request', sender: 'client', params: 'SetMcpServerEnabledParams', result: 'SetMcpServerEnabledResult' },
+  listMcpPrompts: { kind: 'request', sender: 'client', params: 'Empty', result: 'McpPromptInfo[]' },
+  getMcpPrompt: { kind: 'request', sender: 'client', params: 'GetMcpPromptParams', result: 'GetMcpPromptResult' },
   listCheckpoints: { kind: 'request', sender: 'client', params: 'ListCheckpointsParams', result: 'ListCheckpointsResult' },
   previewRewind: { kind: 'request', sender: 'client', params: 'PreviewRewindParams', result: 'PreviewRewindResult' },
   ideContext: { kind: 'notification', sender: 'client', params: 'IdeContextParams' },
@@ -120,6 +126,8 @@ export type ToolDecision = 'allow' | 'allowAlways' | 'allowAlwaysServer' | 'deny
 export type ListSessionsResult = SessionSummary[] | ListSessionsPage;
 
 export type ListMcpServersResult = McpServerInfo[];
+
+export type ListMcpPromptsResult = McpPromptInfo[];
 
 export type TranscriptEntry = TranscriptMessage | TranscriptCompaction | TranscriptFork;
 
@@ -401,6 +409,45 @@ export interface RestartMcpServerResult {
   restarted: boolean;
 }
 
+/** Disable (stop, tools taken from the model) or enable (start) one server, for the life of the sidecar. */
+export interface SetMcpServerEnabledParams {
+  name: string;
+  enabled: boolean;
+}
+
+/** `applied` is false when no server has that name. */
+export interface SetMcpServerEnabledResult {
+  applied: boolean;
+}
+
+export interface McpPromptArgument {
+  name: string;
+  required?: boolean;
+  description?: string;
+}
+
+/** A ready server's prompt: `name` is the command name (whitespace → `-`), `prompt` the server's own name. */
+export interface McpPromptInfo {
+  name: string;
+  server: string;
+  prompt: string;
+  description: string;
+  arguments?: McpPromptArgument[];
+}
+
+/** The prompt by command name, with `arguments` by name, or `text`: an argument line as the ACP slash command takes it (`--name="value"` or positional in the declared order). */
+export interface GetMcpPromptParams {
+  name: string;
+  arguments?: Record<string, string>;
+  text?: string;
+}
+
+/** `text`: the prompt's first message, for the editor to send as the user's turn; or `error` in words (no such prompt, a missing required argument, the server failed). */
+export interface GetMcpPromptResult {
+  text?: string;
+  error?: string;
+}
+
 export interface ListCheckpointsParams {
   sessionId?: string;
 }
@@ -663,6 +710,18 @@ export class SidecarApi {
   /** Stop an MCP server and start it again (e.g. after it failed). */
   restartMcpServer(params: RestartMcpServerParams, token?: unknown): Promise<RestartMcpServerResult> {
     return this.request(Method.restartMcpServer, params, token);
+  }
+  /** Disable an MCP server (its process stops, its tools leave the model) or enable it again, until the sidecar exits. */
+  setMcpServerEnabled(params: SetMcpServerEnabledParams, token?: unknown): Promise<SetMcpServerEnabledResult> {
+    return this.request(Method.setMcpServerEnabled, params, token);
+  }
+  /** The ready MCP servers' prompts by command name, with their arguments. */
+  listMcpPrompts(params: Empty = {}, token?: unknown): Promise<ListMcpPromptsResult> {
+    return this.request(Method.listMcpPrompts, params, token);
+  }
+  /** Expand an MCP prompt with its arguments: the text for the editor to send as the user's turn, or why not. */
+  getMcpPrompt(params: GetMcpPromptParams, token?: unknown): Promise<GetMcpPromptResult> {
+    return this.request(Method.getMcpPrompt, params, token);
   }
   /** A session's user messages that can be rewound to, with the files each turn changed (default: the live one). */
   listCheckpoints(params: ListCheckpointsParams = {}, token?: unknown): Promise<ListCheckpointsResult> {

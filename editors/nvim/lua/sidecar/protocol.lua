@@ -28,6 +28,9 @@ M.method = {
   listPins = 'sidecar/listPins',
   listMcpServers = 'sidecar/listMcpServers',
   restartMcpServer = 'sidecar/restartMcpServer',
+  setMcpServerEnabled = 'sidecar/setMcpServerEnabled',
+  listMcpPrompts = 'sidecar/listMcpPrompts',
+  getMcpPrompt = 'sidecar/getMcpPrompt',
   listCheckpoints = 'sidecar/listCheckpoints',
   previewRewind = 'sidecar/previewRewind',
   ideContext = 'sidecar/ideContext',
@@ -108,6 +111,12 @@ M.fields = {
   McpServerInfo = { 'name', 'status', 'tools', 'error' },
   RestartMcpServerParams = { 'name' },
   RestartMcpServerResult = { 'restarted' },
+  SetMcpServerEnabledParams = { 'name', 'enabled' },
+  SetMcpServerEnabledResult = { 'applied' },
+  McpPromptArgument = { 'name', 'required', 'description' },
+  McpPromptInfo = { 'name', 'server', 'prompt', 'description', 'arguments' },
+  GetMcpPromptParams = { 'name', 'arguments', 'text' },
+  GetMcpPromptResult = { 'text', 'error' },
   ListCheckpointsParams = { 'sessionId' },
   CheckpointFile = { 'path', 'change', 'skipped' },
   Checkpoint = { 'messageId', 'time', 'firstWords', 'files' },
@@ -138,6 +147,7 @@ M.fields = {
 ---@alias sidecar.TranscriptEntry sidecar.TranscriptMessage|sidecar.TranscriptCompaction|sidecar.TranscriptFork
 ---@alias sidecar.ListSessionsResult sidecar.SessionSummary[]|sidecar.ListSessionsPage
 ---@alias sidecar.ListMcpServersResult sidecar.McpServerInfo[]
+---@alias sidecar.ListMcpPromptsResult sidecar.McpPromptInfo[]
 
 --- `data` of a ModelError: what failed (ModelError kinds of sidecar.gemini.client) and the HTTP status.
 ---@class sidecar.ModelErrorData
@@ -374,6 +384,39 @@ M.fields = {
 --- `restarted` is false when no server has that name.
 ---@class sidecar.RestartMcpServerResult
 ---@field restarted boolean
+
+--- Disable (stop, tools taken from the model) or enable (start) one server, for the life of the sidecar.
+---@class sidecar.SetMcpServerEnabledParams
+---@field name string
+---@field enabled boolean
+
+--- `applied` is false when no server has that name.
+---@class sidecar.SetMcpServerEnabledResult
+---@field applied boolean
+
+---@class sidecar.McpPromptArgument
+---@field name string
+---@field required? boolean
+---@field description? string
+
+--- A ready server's prompt: `name` is the command name (whitespace → `-`), `prompt` the server's own name.
+---@class sidecar.McpPromptInfo
+---@field name string
+---@field server string
+---@field prompt string
+---@field description string
+---@field arguments? sidecar.McpPromptArgument[]
+
+--- The prompt by command name, with `arguments` by name, or `text`: an argument line as the ACP slash command takes it (`--name="value"` or positional in the declared order).
+---@class sidecar.GetMcpPromptParams
+---@field name string
+---@field arguments? table<string, string>
+---@field text? string
+
+--- `text`: the prompt's first message, for the editor to send as the user's turn; or `error` in words (no such prompt, a missing required argument, the server failed).
+---@class sidecar.GetMcpPromptResult
+---@field text? string
+---@field error? string
 
 ---@class sidecar.ListCheckpointsParams
 ---@field sessionId? string

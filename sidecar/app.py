@@ -12,6 +12,7 @@ from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService, Notifier
 from sidecar.chat.sessions import SessionService
 from sidecar.chat.tool_runner import ToolRunner
+from sidecar.checkpoints.service import CheckpointService
 from sidecar.compaction.service import Compactor, PreCompressHook
 from sidecar.compaction.tool_outputs import SessionToolOutputs
 from sidecar.gemini.client import ModelClient
@@ -107,6 +108,7 @@ def build_services(
     registry: ToolRegistry | None = None
     runner: ToolRunner | None = None
     mcp: McpManager | None = None
+    checkpoints = CheckpointService(session, recorder)
     if tools is not None:
         mcp = McpManager(on_change=on_mcp_change, inform=warn or inform)
         registry = registry_cls(
@@ -116,8 +118,10 @@ def build_services(
             editor_text=editor_text,
             saved_outputs=outputs.root if isinstance(outputs, SessionToolOutputs) else None,
             extra=McpTools(mcp),
+            watch=checkpoints.checkpointer,  # every edit and shell command, whichever front-end runs it
         )
         runner = tools(registry, session)
+        checkpoints.use_tools(registry, runner.host.apply_edit)
     live = LiveConversation(
         session, recorder, compactor, notifier,
         declarations=runner.declarations if runner is not None else None,
@@ -130,7 +134,7 @@ def build_services(
         live=live,
         chat=ChatService(live, source, notifier, compactor, runner, hooks=hooks),
         sessions=SessionService(live),
-        actions=SessionActions(live),
+        actions=SessionActions(live, checkpoints),
         hooks=hooks,
         backend=backend,
         registry=registry,

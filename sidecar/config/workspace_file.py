@@ -12,8 +12,14 @@ from sidecar.config.mcp_servers import untrusted_entries
 log = logging.getLogger(__name__)
 
 RELATIVE_PATH = os.path.join(".sidecar", "settings.json")
-#: A repository must not redirect requests (and the API key) elsewhere, supply a key, or turn confirmations off.
-FORBIDDEN_KEYS = frozenset({"apiKey", "baseUrl", "approvalMode", "backend", "vertexProject", "vertexLocation"})
+#: A repository must not redirect requests (and the API key) elsewhere, supply a key, turn confirmations off, or turn
+#: off (or shrink until pruned) the checkpoints that let the user take the agent's edits back.
+FORBIDDEN_KEYS = frozenset(
+    {
+        "apiKey", "baseUrl", "approvalMode", "backend", "vertexProject", "vertexLocation",
+        "checkpointing", "checkpointMaxFileBytes", "checkpointStoreMb",
+    }
+)
 
 
 def settings_path(root: str) -> str:

@@ -22,11 +22,13 @@ from sidecar.protocol.sessions import (
     ForkSessionResult,
     GetTranscriptResult,
     ImportSessionResult,
+    ListCheckpointsResult,
     ListDeletedSessionsResult,
     ListPinsResult,
     ListSessionsPage,
     NewSessionResult,
     PinResult,
+    PreviewRewindResult,
     RenameSessionResult,
     RestoreSessionResult,
     ResumeSessionResult,
@@ -44,9 +46,11 @@ from sidecar.protocol.types import (
     ForkParams,
     GetTranscriptParams,
     ImportParams,
+    ListCheckpointsParams,
     ListSessionsParams,
     MessageDeltaParams,
     PinParams,
+    PreviewRewindParams,
     RenameParams,
     ResumeSessionParams,
     RetryParams,
@@ -137,7 +141,8 @@ FORK_SESSION: Method[ForkParams, ForkSessionResult] = Method(
 )
 REWIND: Method[RewindParams, RewindResult] = Method(
     "sidecar/rewind", "request", "client", RewindParams, RewindResult,
-    "Drop a user message and everything after it from the model's history (the transcript keeps them).",
+    "Drop a user message and everything after it from the model's history (the transcript keeps them); with "
+    "restoreFiles, also put back the files the agent changed since.",
 )
 RENAME_SESSION: Method[RenameParams, RenameSessionResult] = Method(
     "sidecar/renameSession", "request", "client", RenameParams, RenameSessionResult, "Give a session a title."
@@ -184,6 +189,16 @@ LIST_MCP_PROMPTS: Method[Empty, list[McpPromptInfo]] = Method(
 GET_MCP_PROMPT: Method[GetMcpPromptParams, GetMcpPromptResult] = Method(
     "sidecar/getMcpPrompt", "request", "client", GetMcpPromptParams, GetMcpPromptResult,
     "Expand an MCP prompt with its arguments: the text for the editor to send as the user's turn, or why not.",
+)
+
+# checkpoints: the files the agent changed, put back with the conversation (docs/checkpoints.md)
+LIST_CHECKPOINTS: Method[ListCheckpointsParams, ListCheckpointsResult] = Method(
+    "sidecar/listCheckpoints", "request", "client", ListCheckpointsParams, ListCheckpointsResult,
+    "A session's user messages that can be rewound to, with the files each turn changed (default: the live one).",
+)
+PREVIEW_REWIND: Method[PreviewRewindParams, PreviewRewindResult] = Method(
+    "sidecar/previewRewind", "request", "client", PreviewRewindParams, PreviewRewindResult,
+    "What sidecar/rewind with restoreFiles would put back, remove, leave (conflicts) and skip; nothing is changed.",
 )
 
 # -- notifications (client -> server) -----------------------------------------------------------------------
@@ -249,6 +264,8 @@ ALL: tuple[Method[Any, Any], ...] = (
     SET_MCP_SERVER_ENABLED,
     LIST_MCP_PROMPTS,
     GET_MCP_PROMPT,
+    LIST_CHECKPOINTS,
+    PREVIEW_REWIND,
     IDE_CONTEXT,
     MESSAGE_DELTA,
     TOKEN_USAGE,

@@ -124,6 +124,7 @@ LAYERS = [
     ["sidecar.gemini", "sidecar.hooks"],
     ["sidecar.compaction"],
     ["sidecar.recording"],
+    ["sidecar.checkpoints"],
     ["sidecar.chat"],
     ["sidecar.app"],
     ["sidecar.rpc", "sidecar.acp"],

@@ -33,6 +33,8 @@ export const Method = {
   setMcpServerEnabled: 'sidecar/setMcpServerEnabled',
   listMcpPrompts: 'sidecar/listMcpPrompts',
   getMcpPrompt: 'sidecar/getMcpPrompt',
+  listCheckpoints: 'sidecar/listCheckpoints',
+  previewRewind: 'sidecar/previewRewind',
   ideContext: 'sidecar/ideContext',
   messageDelta: 'sidecar/messageDelta',
   tokenUsage: 'sidecar/tokenUsage',
@@ -93,6 +95,8 @@ export const MethodInfo = {
   setMcpServerEnabled: { kind: 'request', sender: 'client', params: 'SetMcpServerEnabledParams', result: 'SetMcpServerEnabledResult' },
   listMcpPrompts: { kind: 'request', sender: 'client', params: 'Empty', result: 'McpPromptInfo[]' },
   getMcpPrompt: { kind: 'request', sender: 'client', params: 'GetMcpPromptParams', result: 'GetMcpPromptResult' },
+  listCheckpoints: { kind: 'request', sender: 'client', params: 'ListCheckpointsParams', result: 'ListCheckpointsResult' },
+  previewRewind: { kind: 'request', sender: 'client', params: 'PreviewRewindParams', result: 'PreviewRewindResult' },
   ideContext: { kind: 'notification', sender: 'client', params: 'IdeContextParams' },
   messageDelta: { kind: 'notification', sender: 'server', params: 'MessageDeltaParams' },
   tokenUsage: { kind: 'notification', sender: 'server', params: 'TokenUsage' },
@@ -303,12 +307,24 @@ export interface ForkSessionResult {
 
 export interface RewindParams {
   messageId: string;
+  restoreFiles?: boolean;
+  force?: boolean;
+}
+
+/** A file a rewind left as it is: a conflict (changed since the agent's edit) or skipped (too large, binary, outside the workspace, protected, not saved); `reason` says which, in words. */
+export interface FileProblem {
+  path: string;
+  reason: string;
 }
 
 export interface RewindResult {
   messageCount: number;
   text: string;
   message: string;
+  restored: string[];
+  removed: string[];
+  conflicts: FileProblem[];
+  skipped: FileProblem[];
 }
 
 export interface RenameParams {
@@ -432,6 +448,47 @@ export interface GetMcpPromptResult {
   error?: string;
 }
 
+export interface ListCheckpointsParams {
+  sessionId?: string;
+}
+
+/** A file the agent changed in one turn, and how: "modified", "created" or "deleted" (against its content before the turn). */
+export interface CheckpointFile {
+  path: string;
+  change: 'created' | 'deleted' | 'modified';
+  skipped?: string | null;
+}
+
+/** One user message that can be rewound to (sidecar/listCheckpoints), with the files its turn changed. */
+export interface Checkpoint {
+  messageId: string;
+  time: string;
+  firstWords: string;
+  files: CheckpointFile[];
+}
+
+/** The session's user messages that can be rewound to, oldest first; `checkpointing` is false when the setting is off (no file contents are being saved). */
+export interface ListCheckpointsResult {
+  sessionId: string;
+  checkpoints: Checkpoint[];
+  checkpointing: boolean;
+}
+
+export interface PreviewRewindParams {
+  messageId: string;
+}
+
+/** sidecar/previewRewind: what sidecar/rewind with restoreFiles would do now, without doing it (the same lists; `conflicts` are what force would overwrite). */
+export interface PreviewRewindResult {
+  messageId: string;
+  text: string;
+  restored: string[];
+  removed: string[];
+  conflicts: FileProblem[];
+  skipped: FileProblem[];
+  message: string;
+}
+
 /** 1-based line and character. */
 export interface Cursor {
   line: number;
@@ -545,11 +602,14 @@ export interface SidecarSettings {
   mcpServers?: Record<string, unknown>;
   hooks?: Hooks;
   loopDetection?: boolean;
+  checkpointing?: boolean;
+  checkpointMaxFileBytes?: number;
+  checkpointStoreMb?: number;
   truncateToolOutputThreshold?: number;
 }
 
 /** Every setting of the `sidecar` section, in the order of docs/settings.md. */
-export const SettingKeys = ['model', 'apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'approvedPlanPath', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'mcpServers', 'hooks', 'loopDetection', 'truncateToolOutputThreshold'] as const;
+export const SettingKeys = ['model', 'apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'approvedPlanPath', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'mcpServers', 'hooks', 'loopDetection', 'checkpointing', 'checkpointMaxFileBytes', 'checkpointStoreMb', 'truncateToolOutputThreshold'] as const;
 
 /** The settings that may be unset: sent as null so a didChangeConfiguration clears an earlier value. */
 export const NullableSettingKeys = ['apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionModel', 'approvedPlanPath'] as const;
@@ -611,7 +671,7 @@ export class SidecarApi {
   forkSession(params: ForkParams = {}, token?: unknown): Promise<ForkSessionResult> {
     return this.request(Method.forkSession, params, token);
   }
-  /** Drop a user message and everything after it from the model's history (the transcript keeps them). */
+  /** Drop a user message and everything after it from the model's history (the transcript keeps them); with restoreFiles, also put back the files the agent changed since. */
   rewind(params: RewindParams, token?: unknown): Promise<RewindResult> {
     return this.request(Method.rewind, params, token);
   }
@@ -662,6 +722,14 @@ export class SidecarApi {
   /** Expand an MCP prompt with its arguments: the text for the editor to send as the user's turn, or why not. */
   getMcpPrompt(params: GetMcpPromptParams, token?: unknown): Promise<GetMcpPromptResult> {
     return this.request(Method.getMcpPrompt, params, token);
+  }
+  /** A session's user messages that can be rewound to, with the files each turn changed (default: the live one). */
+  listCheckpoints(params: ListCheckpointsParams = {}, token?: unknown): Promise<ListCheckpointsResult> {
+    return this.request(Method.listCheckpoints, params, token);
+  }
+  /** What sidecar/rewind with restoreFiles would put back, remove, leave (conflicts) and skip; nothing is changed. */
+  previewRewind(params: PreviewRewindParams, token?: unknown): Promise<PreviewRewindResult> {
+    return this.request(Method.previewRewind, params, token);
   }
   /** The editor's open files, cursor, selection and workspace trust. */
   ideContext(params: IdeContextParams): Promise<void> | void {

@@ -31,6 +31,8 @@ M.method = {
   setMcpServerEnabled = 'sidecar/setMcpServerEnabled',
   listMcpPrompts = 'sidecar/listMcpPrompts',
   getMcpPrompt = 'sidecar/getMcpPrompt',
+  listCheckpoints = 'sidecar/listCheckpoints',
+  previewRewind = 'sidecar/previewRewind',
   ideContext = 'sidecar/ideContext',
   messageDelta = 'sidecar/messageDelta',
   tokenUsage = 'sidecar/tokenUsage',
@@ -91,8 +93,9 @@ M.fields = {
   UndoCompactionResult = { 'restored', 'message' },
   ForkParams = { 'sessionId', 'beforeMessageId' },
   ForkSessionResult = { 'sessionId', 'parentSessionId', 'messageCount' },
-  RewindParams = { 'messageId' },
-  RewindResult = { 'messageCount', 'text', 'message' },
+  RewindParams = { 'messageId', 'restoreFiles', 'force' },
+  FileProblem = { 'path', 'reason' },
+  RewindResult = { 'messageCount', 'text', 'message', 'restored', 'removed', 'conflicts', 'skipped' },
   RenameParams = { 'sessionId', 'title' },
   RenameSessionResult = { 'sessionId', 'title' },
   DeleteSessionResult = { 'sessionId', 'message' },
@@ -114,6 +117,12 @@ M.fields = {
   McpPromptInfo = { 'name', 'server', 'prompt', 'description', 'arguments' },
   GetMcpPromptParams = { 'name', 'arguments', 'text' },
   GetMcpPromptResult = { 'text', 'error' },
+  ListCheckpointsParams = { 'sessionId' },
+  CheckpointFile = { 'path', 'change', 'skipped' },
+  Checkpoint = { 'messageId', 'time', 'firstWords', 'files' },
+  ListCheckpointsResult = { 'sessionId', 'checkpoints', 'checkpointing' },
+  PreviewRewindParams = { 'messageId' },
+  PreviewRewindResult = { 'messageId', 'text', 'restored', 'removed', 'conflicts', 'skipped', 'message' },
   Cursor = { 'line', 'character' },
   OpenFile = { 'path', 'timestamp', 'isActive', 'cursor', 'selectedText' },
   IdeContextParams = { 'openFiles', 'isTrusted' },
@@ -292,11 +301,22 @@ M.fields = {
 
 ---@class sidecar.RewindParams
 ---@field messageId string
+---@field restoreFiles? boolean
+---@field force? boolean
+
+--- A file a rewind left as it is: a conflict (changed since the agent's edit) or skipped (too large, binary, outside the workspace, protected, not saved); `reason` says which, in words.
+---@class sidecar.FileProblem
+---@field path string
+---@field reason string
 
 ---@class sidecar.RewindResult
 ---@field messageCount integer
 ---@field text string
 ---@field message string
+---@field restored string[]
+---@field removed string[]
+---@field conflicts sidecar.FileProblem[]
+---@field skipped sidecar.FileProblem[]
 
 ---@class sidecar.RenameParams
 ---@field sessionId string
@@ -397,6 +417,41 @@ M.fields = {
 ---@class sidecar.GetMcpPromptResult
 ---@field text? string
 ---@field error? string
+
+---@class sidecar.ListCheckpointsParams
+---@field sessionId? string
+
+--- A file the agent changed in one turn, and how: "modified", "created" or "deleted" (against its content before the turn).
+---@class sidecar.CheckpointFile
+---@field path string
+---@field change 'created'|'deleted'|'modified'
+---@field skipped? string
+
+--- One user message that can be rewound to (sidecar/listCheckpoints), with the files its turn changed.
+---@class sidecar.Checkpoint
+---@field messageId string
+---@field time string
+---@field firstWords string
+---@field files sidecar.CheckpointFile[]
+
+--- The session's user messages that can be rewound to, oldest first; `checkpointing` is false when the setting is off (no file contents are being saved).
+---@class sidecar.ListCheckpointsResult
+---@field sessionId string
+---@field checkpoints sidecar.Checkpoint[]
+---@field checkpointing boolean
+
+---@class sidecar.PreviewRewindParams
+---@field messageId string
+
+--- sidecar/previewRewind: what sidecar/rewind with restoreFiles would do now, without doing it (the same lists; `conflicts` are what force would overwrite).
+---@class sidecar.PreviewRewindResult
+---@field messageId string
+---@field text string
+---@field restored string[]
+---@field removed string[]
+---@field conflicts sidecar.FileProblem[]
+---@field skipped sidecar.FileProblem[]
+---@field message string
 
 --- 1-based line and character.
 ---@class sidecar.Cursor

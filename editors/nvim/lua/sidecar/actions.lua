@@ -228,24 +228,73 @@ function M.fork(message_id, cb)
   end)
 end
 
---- :SidecarRewind [MESSAGE_ID]: drop that message and everything after it from the model's history; its text goes
---- back into the chat input line.
-function M.rewind(message_id, cb)
+--- After a rewind: the chat reloaded (the rewound messages marked), the note, the message back on the input line.
+local function rewound(result, note, cb)
+  M.load_into_chat(state.session_id, function()
+    say(note)
+    chat().set_input(result.text)
+    done(cb, nil, result)
+  end)
+end
+
+--- :SidecarRewind! : the files the agent changed from that message on are listed in a float while vim.ui.select asks
+--- whether to restore them (and, when the user changed some since, whether to keep or overwrite those); then the
+--- conversation and the files are rewound together.
+local function rewind_files(id, cb)
+  local rf = require('sidecar.rewind_files')
+  local root = vim.fn.getcwd()
+  local function run(force)
+    client.request(protocol.method.rewind, { messageId = id, restoreFiles = true, force = force },
+      function(err, result)
+        if err then
+          on_err('rewind')(err)
+          return done(cb, err)
+        end
+        rewound(result, rf.summary(result.text, result, root), cb)
+      end)
+  end
+  client.request(protocol.method.previewRewind, { messageId = id }, function(err, plan)
+    if err then
+      if err.code == protocol.error.methodNotFound then
+        err = { code = err.code, message = 'this sidecar cannot restore files (update it); nothing was rewound' }
+      end
+      on_err('rewind')(err)
+      return done(cb, err)
+    end
+    if not rf.touches(plan) then
+      return run(false) -- nothing to ask about: the conversation is rewound and the note says no file needed it
+    end
+    local question, items = rf.choices(plan)
+    local close = require('sidecar.confirm_view').open_lines(vim.list_extend({ question, '' }, rf.lines(plan, root)))
+    vim.ui.select(items, { prompt = question, kind = 'sidecar.rewindFiles',
+      format_item = function(it) return it.label end }, function(choice)
+      close()
+      if not choice or choice.cancel then
+        tell('rewind cancelled: nothing changed')
+        return done(cb, { message = 'cancelled' })
+      end
+      run(choice.force)
+    end)
+  end)
+end
+
+--- :SidecarRewind[!] [MESSAGE_ID]: drop that message and everything after it from the model's history; its text goes
+--- back into the chat input line. With `opts.files` (the !), also restore the files the agent changed since.
+function M.rewind(message_id, cb, opts)
   ensure()
   pick_message(message_id, 'Rewind to before', false, function(id)
     if not id then
       return done(cb, { message = 'no message chosen' })
+    end
+    if opts and opts.files then
+      return rewind_files(id, cb)
     end
     client.request(protocol.method.rewind, { messageId = id }, function(err, result)
       if err then
         on_err('rewind')(err)
         return done(cb, err)
       end
-      M.load_into_chat(state.session_id, function()
-        say(result.message)
-        chat().set_input(result.text)
-        done(cb, nil, result)
-      end)
+      rewound(result, result.message, cb)
     end)
   end)
 end

@@ -195,6 +195,30 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
             "turn stops with finish reason `LOOP_DETECTED` and you are told what repeated (docs/tools.md)."
         ),
     ] = True
+    checkpointing: Annotated[
+        bool,
+        _about(
+            "Save a file's content before the agent's first change to it in a turn (write_file, replace, files a "
+            "shell command names), in every approval mode, so that a rewind can put the files back with the "
+            "conversation (docs/checkpoints.md). Off: nothing is saved, and a rewind restores no files."
+        ),
+    ] = True
+    checkpoint_max_file_bytes: Annotated[
+        int,
+        _about(
+            "Files larger than this many bytes (and binary files) are not saved by checkpoints; a rewind names them "
+            "as skipped.",
+            schema={"minimum": 0},
+        ),
+    ] = 5 * 1024 * 1024
+    checkpoint_store_mb: Annotated[
+        int,
+        _about(
+            "The most the project's checkpoint store may hold, in megabytes; past it the contents saved longest ago "
+            "are removed first, never those a session open in a sidecar still needs (docs/checkpoints.md).",
+            schema={"minimum": 1},
+        ),
+    ] = 500
     truncate_tool_output_threshold: Annotated[
         int,
         _about(
@@ -234,6 +258,8 @@ _RANGES: dict[str, tuple[Any, str]] = {
     "retry_attempts": (lambda v: 0 <= v <= 10, "an integer from 0 to 10"),
     "retry_initial_delay_ms": (lambda v: 0 <= v <= 60_000, "between 0 and 60000 milliseconds"),
     "max_tool_rounds": (lambda v: 1 <= v <= 1_000, "an integer from 1 to 1000"),
+    "checkpoint_max_file_bytes": (lambda v: v >= 0, "0 or a positive number of bytes"),
+    "checkpoint_store_mb": (lambda v: v >= 1, "a positive number of megabytes"),
     "truncate_tool_output_threshold": (lambda v: v >= 0, "0 (off) or a positive number of characters"),
     "model": (lambda v: bool(v.strip()), "a non-empty model name"),
     "vertex_project": (lambda v: v is None or _RESOURCE_ID.fullmatch(v) is not None, "a Google Cloud project id"),

@@ -13,8 +13,9 @@ from sidecar.core.transcript import title_of as title_of
 from sidecar.core.transcript import tool_calls_from_meta, tool_calls_of
 from sidecar.protocol.sessions import TranscriptMessage
 
-#: 2 added the fork, pin, unpin and rename records (a format-1 reader would refuse them as damaged lines).
-FORMAT_VERSION = 2
+#: 2 added the fork, pin, unpin and rename records (a format-1 reader would refuse them as damaged lines); 3 the
+#: fileChange and filesRestored records of checkpoints (docs/checkpoints.md).
+FORMAT_VERSION = 3
 
 MODEL_FACING_KINDS = frozenset({"user", "model", "toolCall", "toolResult", "ideContext", "env"})
 DISPLAY_KINDS = frozenset({"info", "error"})
@@ -133,6 +134,30 @@ class RenameRecord(_Record, tag="rename"):
     title: str
 
 
+class FileChangeRecord(_Record, tag="fileChange"):
+    """The agent changed file `path` (real, absolute) in the turn of user message `message_id`: a checkpoint.
+
+    `before` / `after` are the sha256 of its content before and after the change (the saved blobs are in the
+    project's checkpoint store, sidecar/checkpoints/store.py); None = the file did not exist then. `skipped` says
+    why its content before was not saved (too large, binary, unreadable): a rewind then cannot put it back.
+    """
+
+    message_id: str
+    path: str
+    before: str | None = None
+    after: str | None = None
+    existed: bool = True  # the file existed before the change (`before` may still be None: skipped)
+    tool: str | None = None
+    skipped: str | None = None
+
+
+class FilesRestoredRecord(_Record, tag="filesRestored"):
+    """A rewind with restoreFiles put files back: path -> the sha256 of what it holds now (None: removed)."""
+
+    to_id: str
+    files: dict[str, str | None]
+
+
 class StatsRecord(_Record, tag="stats"):
     """Counters written at turn and compaction boundaries, so listing sessions reads only a file's tail."""
 
@@ -153,6 +178,8 @@ Record = (
     | PinRecord
     | UnpinRecord
     | RenameRecord
+    | FileChangeRecord
+    | FilesRestoredRecord
 )
 
 
@@ -168,6 +195,8 @@ FileRecord = (
     | PinRecord
     | UnpinRecord
     | RenameRecord
+    | FileChangeRecord
+    | FilesRestoredRecord
 )  # what a file's lines are decoded as: Record, but messages keep their content's JSON
 
 

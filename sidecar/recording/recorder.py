@@ -11,7 +11,7 @@ from typing import Any
 
 from sidecar.compaction.service import Outcome, Status
 from sidecar.core.history import Content
-from sidecar.core.recording import ForkRecord, head_ids
+from sidecar.core.recording import FileChangeRecord, FilesRestoredRecord, ForkRecord, head_ids
 from sidecar.protocol.sessions import TranscriptEntry
 from sidecar.recording.branches import Cut, inherit_copies
 from sidecar.recording.reader import now_iso
@@ -40,6 +40,8 @@ class Recorder:
         self._writer: SessionWriter | None = None
         self._session_id: str | None = None
         self._current_store: SessionStore | None = None
+        #: The id of the live session's latest user message: the turn a checkpoint belongs to.
+        self.user_message_id: str | None = None
 
     def _store(self) -> SessionStore:
         """The store of the current project (the workspace folders are only known after `initialize`)."""
@@ -111,6 +113,7 @@ class Recorder:
         return self._store().load(self._session_id)
 
     def close(self) -> None:
+        self.user_message_id = None  # a new turn of whichever session comes next sets it
         if self._writer is not None:
             self._writer.close()
             self._writer = None
@@ -150,7 +153,17 @@ class Recorder:
 
     # -- records -------------------------------------------------------------------------------------
     def message(self, content: Content, kind: str, turn_id: str | None = None) -> str:
-        return self._open().message(content, kind=kind, turn_id=turn_id)
+        message_id = self._open().message(content, kind=kind, turn_id=turn_id)
+        if kind == "user":
+            self.user_message_id = message_id
+        return message_id
+
+    def file_record(self, record: FileChangeRecord | FilesRestoredRecord) -> None:
+        """A checkpoint record (docs/checkpoints.md); a files-restored one is fsynced at once."""
+        writer = self._open()
+        writer.append(record)
+        if isinstance(record, FilesRestoredRecord):
+            writer.sync()
 
     def note(self, kind: str, text: str, turn_id: str | None = None) -> None:
         """A display-only message (info, error): in the transcript, never sent to the model."""

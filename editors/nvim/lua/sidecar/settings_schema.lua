@@ -33,6 +33,9 @@
 ---@field mcpServers? table<string, any> MCP servers whose tools the agent may use, by name: each `{command, args, env, cwd}` (stdio), `{url, type: http|sse, headers}` or `{httpUrl, headers}`, plus `timeout` (ms), `trust`, `includeTools`, `excludeTools`, `description` (docs/mcp.md). A workspace file's servers start only in a trusted workspace, and never with `trust`.
 ---@field hooks? sidecar.Hooks Commands run before a compaction, e.g. `{"PreCompress": [{"command": "./save-notes.sh"}]}`; each may set `timeout` (milliseconds, default 60000) and `matcher` (`auto` or `manual`) (docs/compaction.md).
 ---@field loopDetection? boolean Loop detection within a turn: the same 1–5 tool calls repeated 5 times, or the same text repeated 10 times close together. The first time the model is warned (in that request only); the second time the turn stops with finish reason `LOOP_DETECTED` and you are told what repeated (docs/tools.md).
+---@field checkpointing? boolean Save a file's content before the agent's first change to it in a turn (write_file, replace, files a shell command names), in every approval mode, so that a rewind can put the files back with the conversation (docs/checkpoints.md). Off: nothing is saved, and a rewind restores no files.
+---@field checkpointMaxFileBytes? integer Files larger than this many bytes (and binary files) are not saved by checkpoints; a rewind names them as skipped.
+---@field checkpointStoreMb? integer The most the project's checkpoint store may hold, in megabytes; past it the contents saved longest ago are removed first, never those a session open in a sidecar still needs (docs/checkpoints.md).
 ---@field truncateToolOutputThreshold? integer Shell output longer than this many characters (or 4 × the tokens left in the window, if less) is saved in full and shown to the model as its first 20% and last 80%, with the file to read the rest (docs/tools.md). `0` turns it off.
 
 local M = {}
@@ -60,6 +63,9 @@ M.settings = {
   { name = 'mcpServers', type = 'object', default = {}, description = 'MCP servers whose tools the agent may use, by name: each `{command, args, env, cwd}` (stdio), `{url, type: http|sse, headers}` or `{httpUrl, headers}`, plus `timeout` (ms), `trust`, `includeTools`, `excludeTools`, `description` (docs/mcp.md). A workspace file\'s servers start only in a trusted workspace, and never with `trust`.' },
   { name = 'hooks', type = 'object', default = { PreCompress = {} }, description = 'Commands run before a compaction, e.g. `{"PreCompress": [{"command": "./save-notes.sh"}]}`; each may set `timeout` (milliseconds, default 60000) and `matcher` (`auto` or `manual`) (docs/compaction.md).' },
   { name = 'loopDetection', type = 'boolean', default = true, description = 'Loop detection within a turn: the same 1–5 tool calls repeated 5 times, or the same text repeated 10 times close together. The first time the model is warned (in that request only); the second time the turn stops with finish reason `LOOP_DETECTED` and you are told what repeated (docs/tools.md).' },
+  { name = 'checkpointing', type = 'boolean', default = true, description = 'Save a file\'s content before the agent\'s first change to it in a turn (write_file, replace, files a shell command names), in every approval mode, so that a rewind can put the files back with the conversation (docs/checkpoints.md). Off: nothing is saved, and a rewind restores no files.' },
+  { name = 'checkpointMaxFileBytes', type = 'integer ≥ 0', default = 5242880, description = 'Files larger than this many bytes (and binary files) are not saved by checkpoints; a rewind names them as skipped.' },
+  { name = 'checkpointStoreMb', type = 'integer ≥ 1', default = 500, description = 'The most the project\'s checkpoint store may hold, in megabytes; past it the contents saved longest ago are removed first, never those a session open in a sidecar still needs (docs/checkpoints.md).' },
   { name = 'truncateToolOutputThreshold', type = 'integer ≥ 0', default = 40000, description = 'Shell output longer than this many characters (or 4 × the tokens left in the window, if less) is saved in full and shown to the model as its first 20% and last 80%, with the file to read the rest (docs/tools.md). `0` turns it off.' },
 }
 
@@ -78,6 +84,9 @@ M.defaults = {
   mcpServers = {},
   hooks = { PreCompress = {} },
   loopDetection = true,
+  checkpointing = true,
+  checkpointMaxFileBytes = 5242880,
+  checkpointStoreMb = 500,
   truncateToolOutputThreshold = 40000,
 }
 

@@ -138,7 +138,12 @@ T.run('test_rewind_files', function()
     T.wait(function() return uv.fs_stat(path('new.txt')) == nil end, 10000, 'new.txt removed from disk')
     T.wait(function() return chat.text():find('restored a.txt; removed new.txt', 1, true) end, 10000,
       'the note names what was restored and removed')
+    local _, times = chat.text():gsub('rewound to before “nv edit files”', '')
+    T.eq(times, 1, 'the note is in the chat once')
     T.contains(chat.text(), 'rewound to before “nv edit files”', 'the note names the message by its words')
+    -- once the answer is in (the note is shown), no buffer is left holding the removed file: a :w would bring it back
+    local nb = vim.fn.bufnr(path('new.txt'))
+    T.ok(nb < 0 or not vim.api.nvim_buf_is_loaded(nb), 'no buffer left holding the removed file')
   end)
 
   T.step('a file the user changed since is listed as a conflict and kept', function()

@@ -172,7 +172,7 @@ def write_step(step: Step, buffers: EditorBuffers) -> str | None:
         if current_of(path, buffers).digest != step.current.digest:
             return "it changed while the rewind ran; it was left as it is"
         if step.data is None:
-            path.unlink()
+            path.unlink(missing_ok=True)  # a file the agent created may only ever have been in an editor buffer
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_regular(path, step.data, step.path)

@@ -248,18 +248,6 @@ local function forget_removed(paths)
   end
 end
 
---- A restored file the server wrote to disk (not through the editor) whose buffer is loaded and unmodified: read it
---- again, so the buffer shows what was put back (a modified buffer is the user's, or was restored in place).
-local function reload_restored(paths)
-  for _, path in ipairs(paths or {}) do
-    local buf = vim.fn.bufnr(path)
-    if buf > 0 and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified and vim.fn.filereadable(path) == 1
-      and not vim.deep_equal(vim.fn.readfile(path), vim.api.nvim_buf_get_lines(buf, 0, -1, false)) then
-      pcall(vim.api.nvim_buf_call, buf, function() vim.cmd('silent! edit!') end)
-    end
-  end
-end
-
 --- :SidecarRewind! : the files the agent changed from that message on are listed in a float while vim.ui.select asks
 --- whether to restore them (and, when the user changed some since, whether to keep or overwrite those); then the
 --- conversation and the files are rewound together.
@@ -274,7 +262,6 @@ local function rewind_files(id, cb)
           return done(cb, err)
         end
         forget_removed(result.removed)
-        reload_restored(result.restored)
         rewound(result, rf.summary(result.text, result, root), cb)
       end)
   end

@@ -74,7 +74,7 @@ export function rewind(ctx: Ctx): Cmd {
     if (plan && touchesFiles(plan)) {
       const choice = await vscode.window.showQuickPick(rewindChoices(plan), {
         title: `Rewind to before “${firstWords(plan.text || target.text)}”`,
-        placeHolder: 'The agent changed files from this message on: rewind the conversation only, or the files too?',
+        placeHolder: 'The agent changed files since: the conversation only, or the files too?',
       });
       if (!choice) return;
       mode = choice.mode;

@@ -1,10 +1,13 @@
-"""Slash commands offered through available_commands_update: compress, undo-compaction, transcript, new."""
+"""Slash commands offered through available_commands_update: compress, undo-compaction, transcript, new, rewind and
+pins."""
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
 from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput
+
+from sidecar.protocol.sessions import RewindResult
 
 TRANSCRIPT_TEXT_MAX = 4_000
 
@@ -19,16 +22,38 @@ COMMANDS: list[tuple[str, str, str | None]] = [
      None),
     ("transcript", "Show this session's full recorded transcript, including what compaction summarised.", None),
     ("new", "Start a new conversation in this chat (the current one stays recorded and can be loaded).", None),
+    (
+        "rewind",
+        "Take back your last message and everything after it: the model no longer sees them (the transcript keeps "
+        "them). `/rewind 3` goes back three of your messages; `/rewind --files` also puts back the files the agent "
+        "changed since (files changed since the agent's edit are left as they are; `--force` overwrites them too).",
+        "optional: how many of your messages to take back (default 1), --files, --force",
+    ),
+    ("pin", "Pin a fact: every request carries it verbatim and every compaction keeps it.", "the fact to pin"),
+    ("pins", "List this session's pinned facts.", None),
+    ("unpin", "Remove a pinned fact.", "the pin id, as /pins shows it"),
 ]
 
 
+def render_rewound_files(result: RewindResult) -> str:
+    """The files a `/rewind --files` put back, removed, left (conflicts) and could not restore, as Markdown lines."""
+    lines = [f"\n- restored `{p}`" for p in result.restored]
+    lines += [f"\n- removed `{p}` (the agent created it)" for p in result.removed]
+    lines += [f"\n- left as it is: `{c.path}`, {c.reason}" for c in result.conflicts]
+    lines += [f"\n- not restored: `{s.path}`, {s.reason}" for s in result.skipped]
+    return "\n" + "".join(lines) if lines else ""
+
+
 class Command(NamedTuple):
+    """A slash command the user typed, and the text after its name."""
+
     name: str
     argument: str
 
 
 def available_commands(extra: list[tuple[str, str, str | None]] | None = None) -> AvailableCommandsUpdate:
-    """The built-in commands, then `extra` (MCP prompts: name, description, hint)."""
+    """The available_commands_update listing the built-in slash commands, then `extra` (MCP prompts: name,
+    description, hint)."""
     commands = [
         AvailableCommand(
             name=name,
@@ -74,3 +99,12 @@ def render_transcript(result: dict[str, Any], path: str | None) -> str:
         label = who if kind in ("user", "model") else f"{who} [{kind}]"
         lines.append(f"\n**{label}:** {text}")
     return "\n".join(lines) + "\n"
+
+
+def render_pins(pins: list[tuple[str, str]]) -> str:
+    """The pinned facts as Markdown: id and text, one a line."""
+    if not pins:
+        return "No pinned facts in this session. `/pin <fact>` pins one."
+    lines = [f"**Pinned facts** ({len(pins)}):"]
+    lines += [f"- `{pin_id}`: {text}" for pin_id, text in pins]
+    return "\n".join(lines)

@@ -26,12 +26,15 @@ from sidecar.tools.safe_io import PLAN_SECONDS, off_loop, read_regular
 
 log = logging.getLogger(__name__)
 
+#: Edits whose texts (before and after) are at most this long are saved on the loop: ~0.2 ms per 100 KB.
+INLINE_CHARS = 1024 * 1024
 #: How many of a shell command's words are looked at as file names.
 SHELL_WORDS = 64
 _REDIRECT = "<>|&;0123456789"
 
 
 def too_large(size: int, limit: int) -> str:
+    """The skip reason of a file over checkpointMaxFileBytes."""
     return f"too large to save ({size:,} bytes; checkpointMaxFileBytes is {limit:,})"
 
 
@@ -102,34 +105,40 @@ class Checkpointer:
     def _first(self, message_id: str, path: str) -> bool:
         return (self._recorder.session_id or "", message_id, path) not in self._seen
 
-    def _keep(self, data: bytes, first: bool) -> tuple[str | None, str | None]:
+    def _keep(self, data: bytes, first: bool, store: BlobStore | None = None) -> tuple[str | None, str | None]:
         """(digest, skipped): the content saved when it is the turn's first look at the file, else only hashed."""
         skipped = skip_reason(data, self._limit)
         if skipped is not None:
             return None, skipped
         if not first:
             return digest_of(data), None
-        digest = self._store().put(data)
+        digest = (store or self._store()).put(data)
         self.written += len(data)
         self._on_write(len(data))
         return digest, None
 
     # -- edits --------------------------------------------------------------------------------------
     async def before_edit(self, plan: EditPlan, tool: str) -> Saved | None:
-        """Save the content the edit starts from (and the one it leaves, for conflict summaries) before it runs."""
+        """Save the content the edit starts from (and the one it leaves, for conflict summaries) before it runs.
+        Small files are saved right here (a thread hop would cost more than the write); large ones off the loop."""
         message_id = self._turn()
         if message_id is None:
             return None
         path = str(plan.path)
         first = self._first(message_id, path)
+        store = self._store()
 
         def save() -> Saved:
-            before, skipped = (None, None) if plan.before is None else self._keep(plan.before.encode("utf-8"), first)
+            before, skipped = (
+                (None, None) if plan.before is None else self._keep(plan.before.encode("utf-8"), first, store)
+            )
             after = plan.after.encode("utf-8")
-            after_digest = self._keep(after, True)[0] or digest_of(after)
+            after_digest = self._keep(after, True, store)[0] or digest_of(after)
             return Saved(path, message_id, tool, plan.before is not None, before, skipped, after_digest)
 
         try:
+            if len(plan.after) + len(plan.before or "") <= INLINE_CHARS:
+                return save()
             return await off_loop(save, seconds=PLAN_SECONDS, what=f"Saving a checkpoint of {plan.shown}")
         except (OSError, ToolError) as exc:
             log.warning("checkpoint of %s not saved: %s", path, exc)

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import msgspec
 
-from sidecar.checkpoints.store import BlobStore, store_folder
+from sidecar.checkpoints.store import BlobStore
 from sidecar.core.checkpoints import referenced
 from sidecar.core.recording import FileChangeRecord, FilesRestoredRecord
 from sidecar.recording.recorder import Recorder
+from sidecar.recording.trash import trash_directory
 from sidecar.session import Session
 
 log = logging.getLogger(__name__)
@@ -43,6 +44,8 @@ def digests_in(path: Path) -> set[str]:
         data = path.read_bytes()
     except OSError:
         return set()
+    if not any(marker in data for marker in _MARKERS):
+        return set()  # most sessions: no line to look at
     records: list[FileChangeRecord | FilesRestoredRecord] = []
     for line in data.splitlines():
         if any(marker in line for marker in _MARKERS):
@@ -113,13 +116,6 @@ def prune(
     return removed
 
 
-def after_purge(project_directory: Path, trash_directory: Path) -> None:
-    """Sessions left the trash for good: the blobs only they named go too."""
-    blobs = BlobStore(store_folder(project_directory))
-    if blobs.objects.is_dir():
-        prune(blobs, session_files(project_directory, trash_directory), cap_bytes=None)
-
-
 class Pruner:
     """Runs `prune` in a background thread once this process has written enough new blobs (a twentieth of the cap,
     and once at the first write), so the store never grows far past its cap."""
@@ -134,9 +130,11 @@ class Pruner:
 
     @property
     def cap_bytes(self) -> int:
+        """checkpointStoreMb in bytes."""
         return self._session.settings.checkpoint_store_mb * 1024 * 1024
 
     def wrote(self, size: int) -> None:
+        """This process stored `size` more bytes: prune in the background once enough have been."""
         self._since += size
         if self._checked and self._since < self.cap_bytes // 20:
             return
@@ -148,8 +146,6 @@ class Pruner:
 
     def run(self) -> list[str]:
         """One pruning pass over the current project (also called directly by tests and `sidecar` commands)."""
-        from sidecar.recording.trash import trash_directory
-
         store = self._recorder.store
         try:
             files = session_files(store.directory, trash_directory(store))

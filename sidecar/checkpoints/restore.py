@@ -47,6 +47,8 @@ class Step:
 
 @dataclass
 class RestorePlan:
+    """What a rewind would do: the files to put back, and those it would leave (conflicts) or cannot (skipped)."""
+
     steps: list[Step] = field(default_factory=list)
     conflicts: list[FileProblem] = field(default_factory=list)
     skipped: list[FileProblem] = field(default_factory=list)
@@ -54,6 +56,8 @@ class RestorePlan:
 
 @dataclass
 class Restored:
+    """What a restore did."""
+
     restored: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     skipped: list[FileProblem] = field(default_factory=list)

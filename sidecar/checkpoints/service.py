@@ -14,13 +14,23 @@ from sidecar.checkpoints.restore import Restored, RestorePlan, editor_step, plan
 from sidecar.checkpoints.store import BlobStore, store_folder
 from sidecar.core.checkpoints import rewind_targets, turn_files
 from sidecar.core.recording import FilesRestoredRecord
-from sidecar.protocol.sessions import Checkpoint, CheckpointFile, FileProblem, ListCheckpointsResult, TranscriptMessage
+from sidecar.protocol import errors
+from sidecar.protocol.sessions import (
+    Checkpoint,
+    CheckpointFile,
+    FileProblem,
+    ListCheckpointsResult,
+    PreviewRewindResult,
+    TranscriptMessage,
+)
+from sidecar.recording.branches import turn_start
 from sidecar.recording.reader import now_iso
 from sidecar.recording.recorder import Recorder
-from sidecar.recording.store import LoadedSession
+from sidecar.recording.store import LoadedSession, RecordingError
 from sidecar.session import Session
 from sidecar.tools.edits import ApplyEdit, EditorBuffers
-from sidecar.tools.paths import Workspace
+from sidecar.tools.paths import ToolError, Workspace
+from sidecar.tools.registry import ToolRegistry
 from sidecar.tools.safe_io import PLAN_SECONDS, off_loop
 
 log = logging.getLogger(__name__)
@@ -77,13 +87,59 @@ class CheckpointService:
         self.pruner = Pruner(session, recorder, self.blobs)
         self.checkpointer = Checkpointer(session, recorder, self.blobs, self.pruner.wrote)
 
+    def use_tools(self, registry: ToolRegistry, apply_edit: Callable[[], ApplyEdit | None]) -> None:
+        """Restore through the registry's workspace and buffers (what the agent sees) and the front-end's editor."""
+        self._workspace, self._buffers, self._apply_edit = registry.workspace, registry.buffers, apply_edit
+
     def blobs(self) -> BlobStore:
         """The current project's store (the workspace folders are only known after `initialize`)."""
         return BlobStore(store_folder(self._recorder.store.directory))
 
+    # -- the methods ---------------------------------------------------------------------------------
+    def list_checkpoints(self, session_id: str | None) -> ListCheckpointsResult:
+        """sidecar/listCheckpoints: a session (default: the live one) by user message, with each turn's files."""
+        recorder = self._recorder
+        live = session_id is None or session_id == recorder.session_id
+        try:
+            if live and not recorder.recording:  # nothing recorded yet: no message to rewind to
+                return self.list_of(None, recorder.session_id or "")
+            if live:
+                recorder.sync()
+                loaded = recorder.reload()
+            else:
+                assert session_id is not None
+                loaded = recorder.store.load(session_id)
+        except (RecordingError, ValueError) as exc:
+            raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot read session {session_id}: {exc}") from None
+        return self.list_of(loaded, loaded.session_id)
+
+    async def preview_rewind(self, message_id: str) -> PreviewRewindResult:
+        """sidecar/previewRewind: what a rewind to `message_id` with restoreFiles would do now; nothing changes."""
+        recorder = self._recorder
+        if not recorder.recording:
+            reason = recorder.problem or "nothing has been recorded in this session yet"
+            raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind: {reason}.")
+        recorder.sync()
+        try:
+            loaded = recorder.reload()
+            _first, entry = turn_start(loaded.transcript, message_id)
+            if entry.rewound:
+                raise ValueError(f"message {message_id} was already rewound")
+            files = self.preview(await self.plan(loaded, message_id, force=False))
+        except (RecordingError, ValueError, ToolError) as exc:
+            raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind to {message_id}: {exc}") from None
+        return PreviewRewindResult(
+            message_id=message_id, text=entry.text, restored=files.restored, removed=files.removed,
+            conflicts=files.conflicts, skipped=files.skipped, message=files.sentence(done=False),
+        )
+
     # -- listing ------------------------------------------------------------------------------------
-    def list(self, loaded: LoadedSession) -> ListCheckpointsResult:
+    def list_of(self, loaded: LoadedSession | None, session_id: str) -> ListCheckpointsResult:
         """Every user message of `loaded` that can be rewound to, oldest first, with the files its turn changed."""
+        if loaded is None:
+            return ListCheckpointsResult(
+                session_id=session_id, checkpoints=[], checkpointing=self._session.settings.checkpointing
+            )
         files = turn_files(loaded.file_records)
         checkpoints = [
             Checkpoint(
@@ -98,7 +154,7 @@ class CheckpointService:
             if isinstance(entry, TranscriptMessage) and entry.kind == "user" and not entry.rewound
         ]
         return ListCheckpointsResult(
-            session_id=loaded.session_id, checkpoints=checkpoints, checkpointing=self._session.settings.checkpointing
+            session_id=session_id, checkpoints=checkpoints, checkpointing=self._session.settings.checkpointing
         )
 
     # -- preview and restore ------------------------------------------------------------------------
@@ -121,6 +177,7 @@ class CheckpointService:
 
     @staticmethod
     def preview(plan: RestorePlan) -> FilesOutcome:
+        """A plan's lists, as the answer of sidecar/previewRewind shows them."""
         outcome = FilesOutcome(conflicts=plan.conflicts, skipped=plan.skipped)
         for step in plan.steps:
             (outcome.restored if step.data is not None else outcome.removed).append(step.path)

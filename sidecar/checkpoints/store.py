@@ -23,6 +23,7 @@ _DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 def digest_of(data: bytes) -> str:
+    """The sha256 of `data`, in hex: a blob's name."""
     return hashlib.sha256(data).hexdigest()
 
 
@@ -33,6 +34,8 @@ def store_folder(project_directory: Path) -> Path:
 
 @dataclass(frozen=True, slots=True)
 class Blob:
+    """One stored content: its digest, size and last use."""
+
     digest: str
     size: int
     #: Last written or used (seconds since the epoch): pruning removes the oldest first.
@@ -47,6 +50,7 @@ class BlobStore:
         self.objects = root / "objects"
 
     def path(self, digest: str) -> Path:
+        """Where a blob lives; ValueError for anything but a sha256 digest (never a path out of the store)."""
         if not _DIGEST.fullmatch(digest):
             raise ValueError(f"not a sha256 digest: {digest!r}")
         return self.objects / digest[:2] / digest
@@ -84,6 +88,7 @@ class BlobStore:
         return data if digest_of(data) == digest else None
 
     def has(self, digest: str) -> bool:
+        """Whether the blob is stored."""
         try:
             return self.path(digest).is_file()
         except ValueError:
@@ -108,5 +113,6 @@ class BlobStore:
         return found
 
     def remove(self, digest: str) -> None:
+        """Delete a blob (gone already: nothing happens)."""
         with contextlib.suppress(OSError, ValueError):
             self.path(digest).unlink()

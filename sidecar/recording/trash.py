@@ -35,10 +35,7 @@ def delete(store: SessionStore, session_id: str) -> Path:
         raise RecordingError(f"No session {session_id} in this project.")
     trash = trash_directory(store)
     make_private_dirs(trash)
-    if purge(store):
-        from sidecar.checkpoints.prune import after_purge  # the blobs only purged sessions named go too
-
-        after_purge(store.directory, trash)
+    purge(store)
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
         try:

@@ -160,15 +160,17 @@ class ToolRegistry:
         output_threshold: Callable[[], int],
         editor_text: EditorText | None = None,
         saved_outputs: Callable[[], Path | None] | None = None,
+        extra: ExtraTools | None = None,
+        watch: FileWatch | None = None,
     ) -> None:
         self.workspace = Workspace(workspace_folders, saved_outputs)
         self.buffers = EditorBuffers(editor_text)
         self._save_output = save_output
         self._output_threshold = output_threshold
-        #: The MCP servers' tools (sidecar/mcp/gate.py), when the server wires them in.
-        self.extra: ExtraTools | None = None
+        #: The MCP servers' tools (sidecar/mcp/gate.py), when the composition root wires them in.
+        self.extra = extra
         #: Checkpoints of the files edits and shell commands change (sidecar/checkpoints/), when wired in.
-        self.watch: FileWatch | None = None
+        self.watch = watch
 
     # -- declarations ---------------------------------------------------------------------------------
     def declarations(self, trusted: bool) -> list[dict[str, Any]]:

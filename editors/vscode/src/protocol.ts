@@ -107,7 +107,7 @@ export type CompressionStatus = 'COMPRESSED' | 'COMPRESSION_FAILED_INFLATED_TOKE
 
 export type CompactionTrigger = 'auto' | 'manual';
 
-export type EstimateReason = 'newSession' | 'undo' | 'resume';
+export type EstimateReason = 'newSession' | 'undo' | 'resume' | 'fork' | 'rewind';
 
 export type SummaryPreparation = 'none' | 'preparing' | 'ready';
 
@@ -350,6 +350,7 @@ export interface ListDeletedSessionsResult {
   keepDays: number;
 }
 
+/** A session brought back from the trash (listed again, not resumed). */
 export interface RestoreSessionResult {
   sessionId: string;
   title: string | null;
@@ -362,7 +363,7 @@ export interface PinParams {
 
 export interface PinResult {
   pinId: string;
-  warning?: string | null;
+  warning?: string;
 }
 
 export interface UnpinParams {
@@ -525,6 +526,7 @@ export interface HookSpec {
   matcher?: string | null;
 }
 
+/** The hooks section: commands run before a compaction (PreCompress). */
 export interface Hooks {
   PreCompress?: HookSpec[];
 }
@@ -551,11 +553,14 @@ export interface SidecarSettings {
   mcpServers?: Record<string, unknown>;
   hooks?: Hooks;
   loopDetection?: boolean;
+  checkpointing?: boolean;
+  checkpointMaxFileBytes?: number;
+  checkpointStoreMb?: number;
   truncateToolOutputThreshold?: number;
 }
 
 /** Every setting of the `sidecar` section, in the order of docs/settings.md. */
-export const SettingKeys = ['model', 'apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'approvedPlanPath', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'mcpServers', 'hooks', 'loopDetection', 'truncateToolOutputThreshold'] as const;
+export const SettingKeys = ['model', 'apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'approvedPlanPath', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'mcpServers', 'hooks', 'loopDetection', 'checkpointing', 'checkpointMaxFileBytes', 'checkpointStoreMb', 'truncateToolOutputThreshold'] as const;
 
 /** The settings that may be unset: sent as null so a didChangeConfiguration clears an earlier value. */
 export const NullableSettingKeys = ['apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionModel', 'approvedPlanPath'] as const;

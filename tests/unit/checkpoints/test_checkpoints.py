@@ -3,6 +3,7 @@ commands, putting files back (disk, conflicts, force, protected paths, skipped f
 
 from __future__ import annotations
 
+import os
 import stat
 import time
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from sidecar.checkpoints.prune import prune, session_files
+from sidecar.checkpoints.prune import Pruner, prune, session_files
 from sidecar.checkpoints.service import CheckpointService
 from sidecar.checkpoints.store import BlobStore, digest_of
 from sidecar.core.checkpoints import rewind_targets, turn_files
@@ -112,7 +113,7 @@ async def test_edits_are_saved_before_they_run_and_restored_with_created_files_r
     second = rig.user("change a again")
     await rig.tool("write_file", path="a.txt", content="second edit\n")
     loaded = rig.recorder.reload()
-    listed = rig.service.list(loaded)
+    listed = rig.service.list_of(loaded, "s")
     files = {c.message_id: [(f.path, f.change) for f in c.files] for c in listed.checkpoints}
     a, b = str(rig.root / "a.txt"), str(rig.root / "sub" / "b.txt")
     assert files == {first: [(a, "modified"), (b, "created")], second: [(a, "modified")]}
@@ -162,7 +163,7 @@ async def test_shell_commands_are_checked_for_the_files_they_name(tmp_path: Path
     (rig.root / "kept.txt").write_text("untouched\n")
     first = rig.user("run the shell")
     await rig.tool("run_shell_command", command="rm gone.txt && echo made > made.txt && cat kept.txt")
-    listed = rig.service.list(rig.recorder.reload())
+    listed = rig.service.list_of(rig.recorder.reload(), "s")
     [checkpoint] = listed.checkpoints
     assert {(f.path, f.change) for f in checkpoint.files} == {
         (str(rig.root / "gone.txt"), "deleted"),
@@ -180,7 +181,7 @@ async def test_files_over_the_limit_are_skipped_and_named(tmp_path: Path) -> Non
     first = rig.user("truncate the big file")
     await rig.tool("run_shell_command", command="truncate -s 10 big.bin")
     loaded = rig.recorder.reload()
-    [checkpoint] = rig.service.list(loaded).checkpoints
+    [checkpoint] = rig.service.list_of(loaded, "s").checkpoints
     [listed] = checkpoint.files
     assert listed.change == "modified" and listed.skipped is not None and "too large" in listed.skipped
     done = await rig.rewind_files(first)
@@ -213,3 +214,26 @@ async def test_pruning_removes_unnamed_blobs_and_keeps_what_an_open_session_need
     rig.recorder.close()  # no longer open anywhere: over the cap, its blobs may go, oldest first
     assert set(prune(blobs, files, cap_bytes=1, now=later)) == named
 
+
+
+async def test_blobs_of_a_purged_session_go_with_it_and_a_deleted_ones_stay(tmp_path: Path) -> None:
+    from sidecar.recording import trash
+
+    rig = Rig(tmp_path)
+    (rig.root / "a.txt").write_text("kept by the trash\n")
+    rig.user("edit")
+    await rig.tool("write_file", path="a.txt", content="changed\n")
+    old = rig.recorder.session_id
+    assert old is not None
+    rig.recorder.start("0f0f0f0f-0000-4000-8000-000000000002")
+    rig.user("another session, no edits")
+    store, blobs = rig.recorder.store, rig.service.blobs()
+    saved = {b.digest for b in blobs.blobs()}
+    assert len(saved) == 2
+    trash.delete(store, old)
+    pruner = Pruner(rig.session, rig.recorder, rig.service.blobs)
+    for blob in blobs.blobs():  # old enough to be pruned
+        os.utime(blobs.path(blob.digest), (time.time() - 7200, time.time() - 7200))
+    assert pruner.run() == [], "a deleted session can be restored from the trash: its contents stay"
+    assert trash.purge(store, now=time.time() + 31 * 86400) == [old]
+    assert set(pruner.run()) == saved, "purged for good: the contents only it named go too"

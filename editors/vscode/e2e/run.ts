@@ -573,9 +573,23 @@ async function main(): Promise<void> {
       return 'rewound (input box refilled, message struck through, named by its words); forked before “Anything pinned?” (back in the input box)';
     }, { needs: ['branches'] });
     await step('Rewind to here → “Rewind conversation and files” lists the files, then puts the edited file back in its editor and on disk and removes the one the agent created (issue 29)', async () => {
-      await page.keyboard.press('Control+P');
-      await w.quickInput('restore_me.py', { row: 'restore_me.py' });
       const editorLine = (needle: string) => page.locator('.editor-instance .view-line', { hasText: needle }).first();
+      // Quick Open right after the previous step's pickers: one still closing leaves the new input inert, so close
+      // whatever is open and open it again until its input takes the text (as runCommand does for the palette)
+      const quickOpen = page.locator('.quick-input-widget input');
+      for (let attempt = 1; ; attempt++) {
+        await page.keyboard.press('Escape');
+        await quickOpen.waitFor({ state: 'hidden', timeout: 5_000 }).catch(() => undefined);
+        await page.keyboard.press('Control+P');
+        try {
+          await quickOpen.fill('restore_me.py', { timeout: 5_000 });
+          break;
+        } catch (e) {
+          if (attempt >= 4) throw e;
+        }
+      }
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'restore_me.py' }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Enter');
       await editorLine('VALUE = "before the agent"').waitFor({ timeout: 20_000 });
       await fake!.script([
         { kind: 'function_call', match: 'chat', name: 'replace', args: { path: 'src/restore_me.py', old_string: '"before the agent"', new_string: '"set by the agent"' } },

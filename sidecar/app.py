@@ -13,12 +13,12 @@ from sidecar.chat.service import ChatService, Notifier
 from sidecar.chat.sessions import SessionService
 from sidecar.chat.tool_runner import ToolRunner
 from sidecar.checkpoints.service import CheckpointService
-from sidecar.compaction.hook_approval import Ask, HookApproval
-from sidecar.compaction.hooks import PreCompressHooks
 from sidecar.compaction.service import Compactor, PreCompressHook
 from sidecar.compaction.tool_outputs import SessionToolOutputs
 from sidecar.gemini.client import ModelClient
 from sidecar.gemini.endpoint import Backend
+from sidecar.hooks.approval import Ask, HookApproval
+from sidecar.hooks.service import HookService
 from sidecar.mcp.gate import McpTools
 from sidecar.mcp.manager import McpManager
 from sidecar.recording.recorder import Recorder
@@ -44,6 +44,8 @@ class Services:
     chat: ChatService
     sessions: SessionService
     actions: SessionActions
+    #: The user's hooks (BeforeAgent, SessionStart, PreCompress), one service for both front-ends (docs/hooks.md).
+    hooks: HookService
     #: The settings-driven client (None when the caller supplied its own model source and owns its closing).
     backend: Backend | None
     #: The tool registry (None when the services run without tools, as the service tests and benchmarks do).
@@ -89,7 +91,7 @@ def build_services(
     `inform`). `tools` builds the runner over the registry (None: no tools are offered). `model`,
     `pre_compress`, `save_tool_output` and `home` replace the settings-driven client, the user's PreCompress hooks,
     the session's tool-output folder and the data home (the service tests and benchmarks use them). `ask_hooks`
-    asks the user to approve a workspace file's PreCompress hooks (None: they never count, as in ACP).
+    asks the user to approve a workspace file's hooks (None: they never count, as in ACP).
     `on_mcp_change` runs after an MCP server's status or tool list changes (the front-end tells its client).
     """
     backend: Backend | None = None
@@ -101,8 +103,8 @@ def build_services(
     recorder = Recorder(session, warn or inform, home=home)
     outputs = save_tool_output if save_tool_output is not None else SessionToolOutputs(recorder)
     approval = HookApproval(session, ask_hooks, lambda: recorder.store) if ask_hooks is not None else None
-    hooks = pre_compress if pre_compress is not None else PreCompressHooks(session, recorder, approval)
-    compactor = Compactor(session, source, outputs, hooks)
+    hooks = HookService(session, recorder, inform, approval, warn=warn)
+    compactor = Compactor(session, source, outputs, pre_compress if pre_compress is not None else hooks)
     registry: ToolRegistry | None = None
     runner: ToolRunner | None = None
     mcp: McpManager | None = None
@@ -130,9 +132,10 @@ def build_services(
         recorder=recorder,
         compactor=compactor,
         live=live,
-        chat=ChatService(live, source, notifier, compactor, runner),
+        chat=ChatService(live, source, notifier, compactor, runner, hooks=hooks),
         sessions=SessionService(live),
         actions=SessionActions(live, checkpoints),
+        hooks=hooks,
         backend=backend,
         registry=registry,
         mcp=mcp,

@@ -48,11 +48,19 @@ class FilesOutcome:
     conflicts: list[FileProblem] = field(default_factory=list)
     skipped: list[FileProblem] = field(default_factory=list)
     in_editor: int = 0
+    #: The checkpointing setting is off: the sentence says that edits made meanwhile were not saved.
+    off: bool = False
 
     def sentence(self, done: bool) -> str:
         """The files part of a rewind's message, in words."""
+        off = (
+            " Checkpointing is off (setting checkpointing): edits made while it is off are not saved and cannot be "
+            "restored."
+            if self.off
+            else ""
+        )
         if not (self.restored or self.removed or self.conflicts or self.skipped):
-            return "No file the agent changed needed restoring." if done else "No file needs restoring."
+            return ("No file the agent changed needed restoring." if done else "No file needs restoring.") + off
         parts = []
         if self.restored:
             where = f" ({self.in_editor} in the editor, unsaved)" if self.in_editor else ""
@@ -64,7 +72,7 @@ class FilesOutcome:
             parts.append(f"{len(self.conflicts)} changed since the agent's edit {left} (force overwrites them)")
         if self.skipped:
             parts.append(f"{len(self.skipped)} cannot be restored")
-        return "Files: " + "; ".join(parts) + "."
+        return "Files: " + "; ".join(parts) + "." + off
 
 
 class CheckpointService:
@@ -175,10 +183,10 @@ class CheckpointService:
             what="Checking the files to restore",
         )
 
-    @staticmethod
-    def preview(plan: RestorePlan) -> FilesOutcome:
+    def preview(self, plan: RestorePlan) -> FilesOutcome:
         """A plan's lists, as the answer of sidecar/previewRewind shows them."""
-        outcome = FilesOutcome(conflicts=plan.conflicts, skipped=plan.skipped)
+        off = not self._session.settings.checkpointing
+        outcome = FilesOutcome(conflicts=plan.conflicts, skipped=plan.skipped, off=off)
         for step in plan.steps:
             (outcome.restored if step.data is not None else outcome.removed).append(step.path)
         outcome.in_editor = sum(1 for step in plan.steps if step.via_editor)
@@ -207,7 +215,8 @@ class CheckpointService:
             done.now[step.path] = step.digest
         if done.now:
             self._recorder.file_record(FilesRestoredRecord(time=now_iso(), to_id=to_id, files=done.now))
-        return FilesOutcome(done.restored, done.removed, plan.conflicts, done.skipped, done.in_editor)
+        off = not self._session.settings.checkpointing
+        return FilesOutcome(done.restored, done.removed, plan.conflicts, done.skipped, done.in_editor, off)
 
 
 def first_words(text: str) -> str:

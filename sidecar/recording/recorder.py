@@ -152,10 +152,11 @@ class Recorder:
         self._warn(text)
 
     # -- records -------------------------------------------------------------------------------------
-    def message(self, content: Content, kind: str, turn_id: str | None = None) -> str:
-        message_id = self._open().message(content, kind=kind, turn_id=turn_id)
+    def message(self, content: Content, kind: str, turn_id: str | None = None, shown: str | None = None) -> str:
+        """Record a model-facing message; `shown`: the transcript's text when it is not the content's text."""
+        message_id = self._open().message(content, kind=kind, turn_id=turn_id, text=shown)
         if kind == "user":
-            self.user_message_id = message_id
+            self.user_message_id = message_id  # the turn checkpoints belong to (sidecar/checkpoints/)
         return message_id
 
     def file_record(self, record: FileChangeRecord | FilesRestoredRecord) -> None:
@@ -169,8 +170,11 @@ class Recorder:
         """A display-only message (info, error): in the transcript, never sent to the model."""
         self._open().message(None, kind=kind, text=text, turn_id=turn_id)
 
-    def usage(self, prompt_tokens: int, source: str, message_id: str | None, raw: dict[str, Any] | None) -> None:
-        self._open().usage(prompt_tokens, source, message_id=message_id or None, raw=raw)
+    def usage(
+        self, prompt_tokens: int, source: str, message_id: str | None, raw: dict[str, Any] | None,
+        paused_until: int | None = None,
+    ) -> None:
+        self._open().usage(prompt_tokens, source, message_id=message_id or None, raw=raw, paused_until=paused_until)
 
     def rewind(self, message_id: str, undoable: Sequence[str] | None = None) -> None:
         if message_id:

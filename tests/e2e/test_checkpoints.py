@@ -154,7 +154,8 @@ async def test_a_rewind_after_a_compaction_that_summarised_the_edits_still_resto
     assert compressed["status"] == "COMPRESSED"
     await side.say("after the compaction")
     sent = [r for r in fake.requests() if r.kind == "stream"][-1].body["contents"]
-    assert "edited long ago" not in str(sent), "the edit's turn is summarised, not sent verbatim"
+    calls = [p["functionCall"]["name"] for c in sent for p in c["parts"] if "functionCall" in p]
+    assert "write_file" not in calls, "the edit's turn is summarised, not sent verbatim"
     first = (await users(side))[0]
     result = await side.client.request("sidecar/rewind", {"messageId": first["id"], "restoreFiles": True})
     assert result["restored"] == [str(root / "a.txt")] and (root / "a.txt").read_text() == "original\n"
@@ -172,6 +173,8 @@ async def test_without_restore_files_the_files_stay_and_checkpointing_off_saves_
     listed = await side.client.request("sidecar/listCheckpoints", {})
     assert listed["checkpointing"] is False and [c["files"] for c in listed["checkpoints"]] == [[]]
     first = (await users(side))[0]
+    preview = await side.client.request("sidecar/previewRewind", {"messageId": first["id"]})
+    assert "Checkpointing is off" in preview["message"] and preview["restored"] == []
     result = await side.client.request("sidecar/rewind", {"messageId": first["id"]})
     assert "Files the agent changed were not touched" in result["message"] and result["restored"] == []
     assert (root / "a.txt").read_text() == "edited\n"

@@ -121,7 +121,7 @@ LAYERS = [
     ["sidecar.core"],
     ["sidecar.config", "sidecar.tools", "sidecar.fakegemini"],
     ["sidecar.session", "sidecar.watcher", "sidecar.mcp"],
-    ["sidecar.gemini"],
+    ["sidecar.gemini", "sidecar.hooks"],
     ["sidecar.compaction"],
     ["sidecar.recording"],
     ["sidecar.checkpoints"],

@@ -519,16 +519,18 @@ export interface ConfirmToolCallResult {
   decision: ToolDecision;
 }
 
-/** One PreCompress hook command. */
+/** One hook command (docs/hooks.md). */
 export interface HookSpec {
   command: string;
   timeout?: number | null;
   matcher?: string | null;
 }
 
-/** The hooks section: commands run before a compaction (PreCompress). */
+/** The hooks section: commands run before a compaction, before each user turn, when a session starts. */
 export interface Hooks {
   PreCompress?: HookSpec[];
+  BeforeAgent?: HookSpec[];
+  SessionStart?: HookSpec[];
 }
 
 /** Every documented setting with its default (docs/settings.md). */

@@ -8,6 +8,7 @@ T.run('test_rewind_files', function()
   T.fake_reset()
   local dir = T.workspace({
     ['a.txt'] = 'original a\n', ['c.txt'] = 'original c\n', ['d.txt'] = 'original d\n', ['e.txt'] = 'original e\n',
+    ['f.txt'] = 'original f\n',
   })
   -- autoEdit: the agent's edits run without asking (they are checkpointed in every approval mode)
   local sidecar = T.start_sidecar({ settings = { tokenLimit = 100000, approvalMode = 'autoEdit' } })
@@ -198,5 +199,22 @@ T.run('test_rewind_files', function()
     T.wait(function() return chat.text():find('Files the agent changed were not touched', 1, true) end, 10000,
       'the note says files were not touched')
     T.eq(seen('e.txt'), 'agent e\n', 'e.txt keeps the agent\'s edit')
+  end)
+
+  T.step('with the checkpointing setting off, :SidecarRewind! says so (the edits made meanwhile cannot come back)', function()
+    chat.set_input('')
+    sidecar.update_settings({ checkpointing = false })
+    T.wait(function()
+      local got
+      sidecar.client.request('sidecar/listCheckpoints', vim.empty_dict(), function(_, r) got = r or false end)
+      T.wait(function() return got ~= nil end, 10000, 'sidecar/listCheckpoints')
+      return got and got.checkpointing == false
+    end, 10000, 'checkpointing off in the server')
+    say('nv edit f', { { 'replace', { path = 'f.txt', old_string = 'original f', new_string = 'agent f' } } })
+    local asked = rewind('SidecarRewind!', 'nv edit f')
+    T.eq(#asked, 1, 'nothing saved, nothing to confirm: only the message was asked')
+    T.wait(function() return chat.text():find('checkpointing is off (setting checkpointing)', 1, true) end, 10000,
+      'the note says checkpointing is off')
+    T.eq(seen('f.txt'), 'agent f\n', 'f.txt keeps the agent\'s edit')
   end)
 end)

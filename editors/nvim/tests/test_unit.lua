@@ -431,5 +431,8 @@ T.run('test_unit', function()
       .. 'could not restore big (over 1 MB)', 'note')
     T.contains(rf.summary('x', { restored = {}, removed = {}, conflicts = {}, skipped = {} }, '/w'),
       'no file needed restoring', 'nothing to restore')
+    T.ok(not rf.summary('x', {}, '/w', true):find('checkpointing is off', 1, true), 'on: not said')
+    T.contains(rf.summary('x', {}, '/w', false), 'no file needed restoring; checkpointing is off (setting checkpointing)',
+      'off: said')
   end)
 end)

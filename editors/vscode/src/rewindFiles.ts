@@ -3,7 +3,7 @@
  * confirmation that lists the files before anything changes, and the note after. Pure (no vscode import): unit-tested.
  */
 import type { FileProblem } from './protocol';
-import { firstWords } from './wording';
+import { firstWords, rewoundNote } from './wording';
 
 /** What a rewind with restoreFiles would do (sidecar/previewRewind) or did (sidecar/rewind). */
 export interface FilePlan {
@@ -137,4 +137,13 @@ export function withFileCount(description: string, files: number | undefined): s
   if (!files) return description;
   const count = `${plural(files, 'file')} changed from here on`;
   return description ? `${description} · ${count}` : count;
+}
+
+/** Said after a rewind when the checkpointing setting is off (sidecar/listCheckpoints `checkpointing: false`). */
+export const CHECKPOINTING_OFF = 'Checkpointing is off (setting sidecar.checkpointing): the agent\'s edits made while it is off were not saved and cannot be restored.';
+
+/** The chat note after any rewind: the files part for a rewind with files, and whether checkpointing is off. */
+export function rewindNote(mode: RewindMode, text: string, r: FilePlan, roots: readonly string[], checkpointing: boolean | undefined): string {
+  const note = mode === 'files' ? rewoundFilesNote(text, r, roots) : rewoundNote(text);
+  return checkpointing === false ? `${note} ${CHECKPOINTING_OFF}` : note;
 }

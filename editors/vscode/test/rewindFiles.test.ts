@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  LIST_MAX, confirmFiles, filesDone, filesFromHere, planCounts, planLines, rewindChoices, rewoundFilesNote, shortPath,
+  CHECKPOINTING_OFF, LIST_MAX, confirmFiles, rewindNote, filesDone, filesFromHere, planCounts, planLines, rewindChoices, rewoundFilesNote, shortPath,
   touchesFiles, withFileCount,
 } from '../src/rewindFiles';
 
@@ -96,5 +96,15 @@ describe('the Rewind pick shows the files changed from each message on', () => {
     assert.equal(withFileCount('10:02', 2), '10:02 · 2 files changed from here on');
     assert.equal(withFileCount('10:02', 0), '10:02');
     assert.equal(withFileCount('', 1), '1 file changed from here on');
+  });
+});
+
+describe('the note after any rewind says when checkpointing is off', () => {
+  it('conversation only: files not touched; with files: what happened; either: checkpointing off when it is', () => {
+    assert.match(rewindNote('conversation', 'Fix it', {}, [], true), /Files the agent changed were not touched\.[^]*input box\.$/);
+    assert.match(rewindNote('files', 'Fix it', { restored: ['/w/a'] }, ['/w'], undefined), /Restored a\. Its text is back in the input box\.$/);
+    assert.ok(rewindNote('files', 'Fix it', {}, [], false).endsWith(` ${CHECKPOINTING_OFF}`));
+    assert.ok(rewindNote('conversation', 'Fix it', {}, [], false).endsWith(` ${CHECKPOINTING_OFF}`));
+    assert.match(CHECKPOINTING_OFF, /sidecar\.checkpointing/);
   });
 });

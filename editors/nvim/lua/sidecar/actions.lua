@@ -254,6 +254,7 @@ end
 local function rewind_files(id, cb)
   local rf = require('sidecar.rewind_files')
   local root = vim.fn.getcwd()
+  local checkpointing -- false: the setting is off (said in the note); nil: unknown
   local function run(force)
     client.request(protocol.method.rewind, { messageId = id, restoreFiles = true, force = force },
       function(err, result)
@@ -262,31 +263,39 @@ local function rewind_files(id, cb)
           return done(cb, err)
         end
         forget_removed(result.removed)
-        rewound(result, rf.summary(result.text, result, root), cb)
+        rewound(result, rf.summary(result.text, result, root, checkpointing), cb)
       end)
   end
-  client.request(protocol.method.previewRewind, { messageId = id }, function(err, plan)
-    if err then
-      if err.code == protocol.error.methodNotFound then
-        err = { code = err.code, message = 'this sidecar cannot restore files (update it); nothing was rewound' }
+  local function preview()
+    client.request(protocol.method.previewRewind, { messageId = id }, function(err, plan)
+      if err then
+        if err.code == protocol.error.methodNotFound then
+          err = { code = err.code, message = 'this sidecar cannot restore files (update it); nothing was rewound' }
+        end
+        on_err('rewind')(err)
+        return done(cb, err)
       end
-      on_err('rewind')(err)
-      return done(cb, err)
-    end
-    if not rf.touches(plan) then
-      return run(false) -- nothing to ask about: the conversation is rewound and the note says no file needed it
-    end
-    local question, items = rf.choices(plan)
-    local close = require('sidecar.confirm_view').open_lines(vim.list_extend({ question, '' }, rf.lines(plan, root)))
-    vim.ui.select(items, { prompt = question, kind = 'sidecar.rewindFiles',
-      format_item = function(it) return it.label end }, function(choice)
-      close()
-      if not choice or choice.cancel then
-        tell('rewind cancelled: nothing changed')
-        return done(cb, { message = 'cancelled' })
+      if not rf.touches(plan) then
+        return run(false) -- nothing to ask about: the conversation is rewound and the note says no file needed it
       end
-      run(choice.force)
+      local question, items = rf.choices(plan)
+      local close = require('sidecar.confirm_view').open_lines(vim.list_extend({ question, '' }, rf.lines(plan, root)))
+      vim.ui.select(items, { prompt = question, kind = 'sidecar.rewindFiles',
+        format_item = function(it) return it.label end }, function(choice)
+        close()
+        if not choice or choice.cancel then
+          tell('rewind cancelled: nothing changed')
+          return done(cb, { message = 'cancelled' })
+        end
+        run(choice.force)
+      end)
     end)
+  end
+  client.request(protocol.method.listCheckpoints, vim.empty_dict(), function(err, list)
+    if not err and type(list) == 'table' then
+      checkpointing = list.checkpointing
+    end
+    preview()
   end)
 end
 

@@ -111,11 +111,17 @@ function M.done(result, root)
   return table.concat(out, '; ')
 end
 
---- The note after :SidecarRewind!: which message (its words), and what happened to each file.
-function M.summary(text, result, root)
+--- Said after a rewind when the checkpointing setting is off (sidecar/listCheckpoints `checkpointing: false`).
+M.CHECKPOINTING_OFF = "checkpointing is off (setting checkpointing): the agent's edits made while it is off were not "
+  .. 'saved and cannot be restored'
+
+--- The note after :SidecarRewind!: which message (its words), what happened to each file, and whether checkpointing
+--- is off (`checkpointing` false).
+function M.summary(text, result, root, checkpointing)
   local files = M.done(result, root)
   return 'rewound to before “' .. pickers.first_words(text) .. '”: the model no longer sees it or anything after it; '
     .. (files ~= '' and files or 'no file needed restoring')
+    .. (checkpointing == false and ('; ' .. M.CHECKPOINTING_OFF) or '')
 end
 
 return M

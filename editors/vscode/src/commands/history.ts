@@ -1,9 +1,9 @@
 /** Fork Session and Rewind Session: both start at one of the user's messages. */
 import * as vscode from 'vscode';
 import { errorCode } from '../api';
-import { ErrorCode, PreviewRewindResult, SidecarApi, TranscriptMessage } from '../protocol';
-import { confirmFiles, filesDone, filesFromHere, RewindMode, rewindChoices, rewoundFilesNote, touchesFiles, withFileCount } from '../rewindFiles';
-import { firstWords, rewoundNote, userMessagePick } from '../wording';
+import { ErrorCode, ListCheckpointsResult, PreviewRewindResult, SidecarApi, TranscriptMessage } from '../protocol';
+import { confirmFiles, filesDone, filesFromHere, RewindMode, rewindChoices, rewindNote, touchesFiles, withFileCount } from '../rewindFiles';
+import { firstWords, userMessagePick } from '../wording';
 import { Cmd, Ctx } from './context';
 
 /** A user message of the live session: the argument (its id), or picked from the transcript; null: the whole
@@ -37,9 +37,9 @@ export function forkSession(ctx: Ctx): Cmd {
   };
 }
 
-/** The files changed from each message on, for the Rewind pick (undefined: a server without checkpoints). */
-async function checkpointCounts(api: SidecarApi): Promise<Map<string, number> | undefined> {
-  try { return filesFromHere((await api.listCheckpoints()).checkpoints); } catch { return undefined; }
+/** The live session's checkpoints (undefined: a server without them). */
+async function listCheckpoints(api: SidecarApi): Promise<ListCheckpointsResult | undefined> {
+  try { return await api.listCheckpoints(); } catch { return undefined; }
 }
 
 /** What a rewind with files would do now; undefined from a server that cannot restore files. */
@@ -64,7 +64,8 @@ function workspaceRoots(): string[] {
 export function rewind(ctx: Ctx): Cmd {
   return async (messageIdArg?: unknown) => {
     const api = ctx.api();
-    const counts = typeof messageIdArg === 'string' ? undefined : await checkpointCounts(api);
+    const checkpoints = await listCheckpoints(api);
+    const counts = checkpoints && typeof messageIdArg !== 'string' ? filesFromHere(checkpoints.checkpoints) : undefined;
     const target = await pickUserMessage(ctx, messageIdArg, 'Rewind to before…', false, counts);
     if (!target) return;
     const roots = workspaceRoots();
@@ -87,12 +88,8 @@ export function rewind(ctx: Ctx): Cmd {
     }
     const r = await api.rewind(mode === 'files' ? { messageId: target.id, restoreFiles: true, force } : { messageId: target.id });
     await ctx.loadTranscript();
-    if (mode === 'files') {
-      ctx.chat.model.info(rewoundFilesNote(r.text, r, roots));
-      if (r.conflicts?.length || r.skipped?.length) void vscode.window.showWarningMessage(`Sidecar: ${filesDone(r, roots)}`);
-    } else {
-      ctx.chat.model.info(rewoundNote(r.text)); // the server's message names the message by its id
-    }
+    ctx.chat.model.info(rewindNote(mode, r.text, r, roots, checkpoints?.checkpointing)); // not the server's message: it names the message by its id
+    if (mode === 'files' && (r.conflicts?.length || r.skipped?.length)) void vscode.window.showWarningMessage(`Sidecar: ${filesDone(r, roots)}`);
     ctx.chat.model.setDraft(r.text);
     await ctx.chat.reveal();
   };

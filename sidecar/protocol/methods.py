@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from sidecar.protocol.ide import IdeContextParams
 from sidecar.protocol.mcp import McpServerInfo, McpStatusParams, RestartMcpServerParams, RestartMcpServerResult
+from sidecar.protocol.memory import AddMemoryParams, MemoryInfo
 from sidecar.protocol.sessions import (
     DeleteSessionResult,
     ForkSessionResult,
@@ -152,6 +153,19 @@ RESTART_MCP_SERVER = Method(
     "Stop an MCP server and start it again (e.g. after it failed).",
 )
 
+GET_MEMORY = Method(
+    "sidecar/getMemory", "request", "client", Empty, MemoryInfo,
+    "The context files loaded (GEMINI.md, AGENTS.md: global, project, subfolders) and their text.",
+)
+REFRESH_MEMORY = Method(
+    "sidecar/refreshMemory", "request", "client", Empty, MemoryInfo,
+    "Read the context files again (subfolder files are delivered again when a tool touches them).",
+)
+ADD_MEMORY = Method(
+    "sidecar/addMemory", "request", "client", AddMemoryParams, MemoryInfo,
+    "Append `- <text>` under `## Gemini Added Memories` in ~/.gemini/GEMINI.md or the project GEMINI.md; refresh.",
+)
+
 # -- notifications (client -> server) -----------------------------------------------------------------------
 IDE_CONTEXT = Method(
     "sidecar/ideContext", "notification", "client", IdeContextParams,
@@ -178,6 +192,11 @@ TOOL_CALL = Method(
 MCP_STATUS = Method(
     "sidecar/mcpStatus", "notification", "server", McpStatusParams,
     summary="An MCP server's status or tool list changed; carries every server, as sidecar/listMcpServers.",
+)
+
+MEMORY_CHANGED = Method(
+    "sidecar/memoryChanged", "notification", "server", MemoryInfo,
+    summary="The context files loaded changed (start, refresh, addMemory, a file edited, a subfolder file delivered).",
 )
 
 RETRY = Method(
@@ -212,6 +231,9 @@ ALL: tuple[Method, ...] = (
     LIST_PINS,
     LIST_MCP_SERVERS,
     RESTART_MCP_SERVER,
+    GET_MEMORY,
+    REFRESH_MEMORY,
+    ADD_MEMORY,
     IDE_CONTEXT,
     MESSAGE_DELTA,
     TOKEN_USAGE,
@@ -219,5 +241,6 @@ ALL: tuple[Method, ...] = (
     TOOL_CALL,
     RETRY,
     MCP_STATUS,
+    MEMORY_CHANGED,
     CONFIRM_TOOL_CALL,
 )

@@ -30,6 +30,9 @@ export const Method = {
   listPins: 'sidecar/listPins',
   listMcpServers: 'sidecar/listMcpServers',
   restartMcpServer: 'sidecar/restartMcpServer',
+  getMemory: 'sidecar/getMemory',
+  refreshMemory: 'sidecar/refreshMemory',
+  addMemory: 'sidecar/addMemory',
   ideContext: 'sidecar/ideContext',
   messageDelta: 'sidecar/messageDelta',
   tokenUsage: 'sidecar/tokenUsage',
@@ -37,6 +40,7 @@ export const Method = {
   toolCall: 'sidecar/toolCall',
   retry: 'sidecar/retry',
   mcpStatus: 'sidecar/mcpStatus',
+  memoryChanged: 'sidecar/memoryChanged',
   confirmToolCall: 'sidecar/confirmToolCall',
 } as const;
 
@@ -87,6 +91,9 @@ export const MethodInfo = {
   listPins: { kind: 'request', sender: 'client', params: 'Empty', result: 'ListPinsResult' },
   listMcpServers: { kind: 'request', sender: 'client', params: 'Empty', result: 'McpServerInfo[]' },
   restartMcpServer: { kind: 'request', sender: 'client', params: 'RestartMcpServerParams', result: 'RestartMcpServerResult' },
+  getMemory: { kind: 'request', sender: 'client', params: 'Empty', result: 'MemoryInfo' },
+  refreshMemory: { kind: 'request', sender: 'client', params: 'Empty', result: 'MemoryInfo' },
+  addMemory: { kind: 'request', sender: 'client', params: 'AddMemoryParams', result: 'MemoryInfo' },
   ideContext: { kind: 'notification', sender: 'client', params: 'IdeContextParams' },
   messageDelta: { kind: 'notification', sender: 'server', params: 'MessageDeltaParams' },
   tokenUsage: { kind: 'notification', sender: 'server', params: 'TokenUsage' },
@@ -94,6 +101,7 @@ export const MethodInfo = {
   toolCall: { kind: 'notification', sender: 'server', params: 'ToolCallParams' },
   retry: { kind: 'notification', sender: 'server', params: 'RetryParams' },
   mcpStatus: { kind: 'notification', sender: 'server', params: 'McpStatusParams' },
+  memoryChanged: { kind: 'notification', sender: 'server', params: 'MemoryInfo' },
   confirmToolCall: { kind: 'request', sender: 'server', params: 'ConfirmToolCallParams', result: 'ConfirmToolCallResult' },
 } as const;
 
@@ -384,6 +392,28 @@ export interface RestartMcpServerResult {
   restarted: boolean;
 }
 
+/** One context file the model has: its absolute path, where it comes from, its size in (estimated) tokens. */
+export interface MemoryFile {
+  path: string;
+  scope: 'global' | 'project' | 'subdirectory';
+  tokens: number;
+}
+
+/** Every context file loaded, in the order the model sees them, and their wrapped text. */
+export interface MemoryInfo {
+  files: MemoryFile[];
+  text: string;
+  tokens: number;
+  skippedProjectFiles: number;
+  skippedReason?: string;
+}
+
+/** Params of sidecar/addMemory: one fact, appended as `- <text>` under `## Gemini Added Memories`. */
+export interface AddMemoryParams {
+  text: string;
+  scope?: 'global' | 'project';
+}
+
 /** 1-based line and character. */
 export interface Cursor {
   line: number;
@@ -600,6 +630,18 @@ export class SidecarApi {
   restartMcpServer(params: RestartMcpServerParams, token?: unknown): Promise<RestartMcpServerResult> {
     return this.request(Method.restartMcpServer, params, token);
   }
+  /** The context files loaded (GEMINI.md, AGENTS.md: global, project, subfolders) and their text. */
+  getMemory(params: Empty = {}, token?: unknown): Promise<MemoryInfo> {
+    return this.request(Method.getMemory, params, token);
+  }
+  /** Read the context files again (subfolder files are delivered again when a tool touches them). */
+  refreshMemory(params: Empty = {}, token?: unknown): Promise<MemoryInfo> {
+    return this.request(Method.refreshMemory, params, token);
+  }
+  /** Append `- <text>` under `## Gemini Added Memories` in ~/.gemini/GEMINI.md or the project GEMINI.md; refresh. */
+  addMemory(params: AddMemoryParams, token?: unknown): Promise<MemoryInfo> {
+    return this.request(Method.addMemory, params, token);
+  }
   /** The editor's open files, cursor, selection and workspace trust. */
   ideContext(params: IdeContextParams): Promise<void> | void {
     return this.rpc.sendNotification(Method.ideContext, params);
@@ -614,6 +656,7 @@ export interface ServerNotifications {
   'sidecar/toolCall': ToolCallParams;
   'sidecar/retry': RetryParams;
   'sidecar/mcpStatus': McpStatusParams;
+  'sidecar/memoryChanged': MemoryInfo;
 }
 
 /** The params and result of each request the server sends, by method name. */

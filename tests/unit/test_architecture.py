@@ -121,6 +121,7 @@ LAYERS = [
     ["sidecar.core"],
     ["sidecar.config", "sidecar.tools", "sidecar.fakegemini"],
     ["sidecar.session", "sidecar.watcher", "sidecar.mcp"],
+    ["sidecar.memory"],
     ["sidecar.gemini"],
     ["sidecar.compaction"],
     ["sidecar.recording"],

@@ -1,4 +1,5 @@
-"""Slash commands offered through available_commands_update: compress, undo-compaction, transcript, new."""
+"""Slash commands offered through available_commands_update: compress, undo-compaction, transcript, new, rewind and
+pins."""
 
 from __future__ import annotations
 
@@ -19,16 +20,28 @@ COMMANDS: list[tuple[str, str, str | None]] = [
      None),
     ("transcript", "Show this session's full recorded transcript, including what compaction summarised.", None),
     ("new", "Start a new conversation in this chat (the current one stays recorded and can be loaded).", None),
+    (
+        "rewind",
+        "Take back your last message and everything after it: the model no longer sees them (the transcript keeps "
+        "them; files are not touched). `/rewind 3` goes back three of your messages.",
+        "optional: how many of your messages to take back (default 1)",
+    ),
+    ("pin", "Pin a fact: every request carries it verbatim and every compaction keeps it.", "the fact to pin"),
+    ("pins", "List this session's pinned facts.", None),
+    ("unpin", "Remove a pinned fact.", "the pin id, as /pins shows it"),
 ]
 
 
 class Command(NamedTuple):
+    """A slash command the user typed, and the text after its name."""
+
     name: str
     argument: str
 
 
 def available_commands(extra: list[tuple[str, str, str | None]] | None = None) -> AvailableCommandsUpdate:
-    """The built-in commands, then `extra` (MCP prompts: name, description, hint)."""
+    """The available_commands_update listing the built-in slash commands, then `extra` (MCP prompts: name,
+    description, hint)."""
     commands = [
         AvailableCommand(
             name=name,
@@ -74,3 +87,12 @@ def render_transcript(result: dict[str, Any], path: str | None) -> str:
         label = who if kind in ("user", "model") else f"{who} [{kind}]"
         lines.append(f"\n**{label}:** {text}")
     return "\n".join(lines) + "\n"
+
+
+def render_pins(pins: list[tuple[str, str]]) -> str:
+    """The pinned facts as Markdown: id and text, one a line."""
+    if not pins:
+        return "No pinned facts in this session. `/pin <fact>` pins one."
+    lines = [f"**Pinned facts** ({len(pins)}):"]
+    lines += [f"- `{pin_id}`: {text}" for pin_id, text in pins]
+    return "\n".join(lines)

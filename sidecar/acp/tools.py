@@ -82,6 +82,7 @@ class PlanMemoRegistry(ToolRegistry):
         return plan
 
 
+@dataclass
 class AcpToolRunner(ToolRunner):
     """The shared ToolRunner, with the client's buffers read before a call and edits written through the client."""
 
@@ -118,10 +119,11 @@ class AcpToolRunner(ToolRunner):
 class AcpToolHost:
     """Implements sidecar.chat.tool_runner.ToolHost: tool calls become tool_call / tool_call_update updates."""
 
-    def __init__(self, outbox: Outbox, conn: AgentSideConnection) -> None:
+    def __init__(self, outbox: Outbox, conn: AgentSideConnection, registry: PlanMemoRegistry | None = None) -> None:
         self._outbox = outbox
         self._conn = conn
-        self.registry: PlanMemoRegistry | None = None  # set once the services are built
+        #: The registry whose last plan the tool_call update shows (kind, locations, diff).
+        self.registry = registry
         #: callId -> what the start update showed (kind, diff), for the permission request and the end update.
         self._shown: dict[str, tuple[str, list[updates.ToolContent]]] = {}
 

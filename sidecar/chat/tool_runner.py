@@ -21,12 +21,26 @@ DENIED = "The user denied this tool call. Do not retry it; ask the user how to p
 CANCELLED = "The tool call was cancelled by the user before it finished."
 
 
+class CallsCancelled(asyncio.CancelledError):
+    """The turn was cancelled while its tool calls ran: `answered` holds one response per call (the unfinished ones
+    answer that they were cancelled), so the history can stay valid. Propagates as a cancellation."""
+
+    def __init__(self, answered: list[Part], *args: object) -> None:
+        super().__init__(*args)
+        self.answered = answered
+
+
 class ToolHost(Protocol):
     """What the runner needs from the editor side (implemented by sidecar.rpc.editor.ToolHost)."""
 
-    def tool_call(self, notice: ToolCallParams) -> None: ...
-    async def confirm(self, request: ConfirmToolCallParams) -> Decision: ...
-    def apply_edit(self) -> ApplyEdit | None: ...
+    def tool_call(self, notice: ToolCallParams) -> None:
+        """A call's status changed: show it."""
+
+    async def confirm(self, request: ConfirmToolCallParams) -> Decision:
+        """Ask the user whether the call may run."""
+
+    def apply_edit(self) -> ApplyEdit | None:
+        """How edits are applied through the editor (None: the registry writes the files itself)."""
 
 
 @dataclass
@@ -43,27 +57,30 @@ class ToolRunner:
 
     @property
     def always_allowed(self) -> set[str]:
+        """The tools / allow keys the user answered "allow always" for (kept in the session)."""
         return self.session.always_allowed
 
     def declarations(self) -> list[dict[str, Any]]:
+        """The tool declarations to send, as the workspace's trust allows."""
         return self.registry.declarations(self.session.trusted)
 
     async def answer(self, turn_id: str, calls: list[FunctionCall]) -> list[Part]:
         """One functionResponse part per call, in order. On cancellation the unanswered calls are answered
-        with a cancellation error before CancelledError propagates (use `answered_so_far` to get them)."""
-        self.answered_so_far: list[Part] = []
+        with a cancellation error and CallsCancelled (a CancelledError) carries all the answers."""
+        answered: list[Part] = []
         for index, call in enumerate(calls):
             call_id = call.id or f"{turn_id}-call-{index + 1}"
             try:
                 part = await self._one(turn_id, call_id, call)
-            except asyncio.CancelledError:
+            except asyncio.CancelledError as exc:
                 for pending in calls[index:]:
-                    self.answered_so_far.append(_response(pending, {"error": CANCELLED}))
+                    answered.append(_response(pending, {"error": CANCELLED}))
                     self._notify(turn_id, pending.id or call_id, pending, "cancelled", "Cancelled")
-                raise
-            self.answered_so_far.append(part)
+                self._media.pop(turn_id, None)
+                raise CallsCancelled(answered, *exc.args) from exc
+            answered.append(part)
         # Media a tool returned (MCP images, audio) follow all the responses, in the same user turn.
-        return self.answered_so_far + [p for p in self._media.pop(turn_id, [])]
+        return answered + self._media.pop(turn_id, [])
 
     async def _one(self, turn_id: str, call_id: str, call: FunctionCall) -> Part:
         name, args = call.name or "", call.args or {}

@@ -291,11 +291,6 @@ async def _drain(timeout: float = 5.0) -> None:
             await asyncio.wait(still, timeout=1.0)
 
 
-def lsp_message_type(method: str) -> Any:
-    """The lsprotocol type of an LSP method's params (used by tests and the dispatcher)."""
-    return lsp.METHOD_TO_TYPES.get(method, (None,))[0]
-
-
 def run_stdio(server: Any, stdin: Any, stdout: Any) -> None:
     """Run the server's protocol on binary stdio streams until EOF or exit."""
     from pygls.io_ import StdoutWriter

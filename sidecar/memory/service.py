@@ -167,12 +167,22 @@ class MemoryService:
             self.loaded = True
 
     async def load(self) -> MemoryInfo:
-        """(Re)read every context file; subfolder files will be delivered again. Tells the editor."""
-        snap = await asyncio.to_thread(self._scan)
-        self._install(snap)
-        with self._lock:
-            self._pending.clear()
-            self._pending_global.clear()
+        """(Re)read every context file and tell the editor; subfolder files will be delivered again. Files that
+        changed since the model saw them are told to it at its next turn (refresh and addMemory included)."""
+        if not self.loaded:
+            snap = await asyncio.to_thread(self._scan)
+            self._install(snap)
+            return self._changed()
+        async with self._checking:
+            await asyncio.to_thread(self._rescan)
+            with self._lock:
+                self._jit = []
+                self._jit_stamps = {}
+                self._delivered = {
+                    ident
+                    for f in (*self._snap.global_files, *self._snap.project_files)
+                    if (ident := discovery.file_id(Path(f.path))) is not None
+                }
         return self._changed()
 
     async def refresh(self) -> MemoryInfo:

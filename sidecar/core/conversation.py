@@ -127,8 +127,11 @@ class Conversation:
         self._mark_estimate()
 
     def put_first(self, content: Content, *, replace: bool, msg_id: str = "") -> None:
-        """Put `content` at the head of the history: in place of the first item (`replace`) or before it."""
+        """Put `content` at the head of the history: in place of the first item (`replace`) or before it. The
+        prompt's token count moves by the estimated difference and keeps its source (a resumed session's API count
+        stays the basis of the compaction threshold)."""
         measure = measure_content(content)
+        before = self._total_quarters
         if replace and self._wire:
             self._total_quarters -= self._quarters[0]
             self._wire[0] = encode_content(content)
@@ -140,7 +143,7 @@ class Conversation:
             self._quarters.insert(0, measure.quarters)
             self._sizes.insert(0, measure.json_length)
         self._total_quarters += measure.quarters
-        self._mark_estimate()
+        self.last_prompt_tokens = max(0, self.last_prompt_tokens + (self._total_quarters - before) // 4)
 
     def truncate(self, length: int) -> None:
         """Drop everything from `length` on (used to roll back a turn that must leave no trace)."""

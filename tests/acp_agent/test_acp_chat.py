@@ -39,7 +39,8 @@ async def test_prompt_streams_chunks_then_usage_and_ends_the_turn(agent: Agent, 
     assert await agent.prompt(sid, "hello sidecar") == "end_turn"
     chunks = [u for u in agent.client.updates(sid) if u["sessionUpdate"] == "agent_message_chunk"]
     assert len(chunks) >= 2, "the reply arrives in several chunks"
-    assert agent.client.text() == 'Fake Gemini reply #1: you said "hello sidecar" (history: 1 turn)'
+    # two turns: the session context that opens every history, then the message
+    assert agent.client.text() == 'Fake Gemini reply #1: you said "hello sidecar" (history: 2 turns)'
     request = chats(fake)[-1]
     usage = agent.client.updates(sid)[-1]
     assert usage == {"sessionUpdate": "usage_update", "used": prompt_tokens(request.body), "size": 1_048_576}

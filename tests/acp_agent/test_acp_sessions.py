@@ -293,7 +293,8 @@ async def test_undo_compaction_transcript_and_new(fake: Any, home: str, workspac
 
         await agent.prompt(sid, "/new")
         await agent.prompt(sid, "a fresh start")
-        assert [c["parts"][0].get("text") for c in chats(fake)[-1].body["contents"]] == ["a fresh start"]
+        fresh = [c["parts"][0].get("text") for c in chats(fake)[-1].body["contents"]]
+        assert fresh[0].startswith("<session_context>") and fresh[1:] == ["a fresh start"]
         listed = await agent.raw_request("session/list", {"cwd": workspace})
         assert len(listed["sessions"]) == 2 and listed["sessions"][1]["sessionId"] == sid
     finally:

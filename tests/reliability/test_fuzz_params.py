@@ -313,7 +313,9 @@ async def test_huge_strings_elsewhere_are_bounded(target: Fuzzed, selected: str,
         isinstance(answer, RpcError) and answer.code == errors.INVALID_PARAMS
     ), str(answer)[:300]
     await side.say("probe")
-    sent = chat_requests(target.fake)[-1].body["contents"][0]["parts"][0]["text"]
+    contents = chat_requests(target.fake)[-1].body["contents"]
+    assert contents[0]["parts"][0]["text"].startswith("<session_context>")
+    sent = contents[1]["parts"][0]["text"]  # the editor context, after the session context
     assert 16_384 <= len(sent) < 20_000, "the selection is cut to 16 KiB"
 
 

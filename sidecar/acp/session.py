@@ -148,7 +148,7 @@ class AcpSession:
 
     def _memory_changed(self, info: MemoryInfo) -> None:
         """The context files loaded changed: the next usage_update says how many, and their tokens."""
-        self.notifier.memory = (len(info.files), info.tokens)
+        self.notifier.memory = (len(info.files), info.tokens) if info.files else None
 
     async def _memory(self, argument: str) -> None:
         """`/memory show|refresh|add [--global|--project] <text>`."""

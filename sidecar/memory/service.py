@@ -105,6 +105,8 @@ class MemoryService:
         self._warned_skip = 0
         self._checking = asyncio.Lock()
         self.loaded = False
+        #: Counts the changes told (memoryChanged): what was built from the memory is stale when it moved on.
+        self.version = 0
 
     # -- settings ---------------------------------------------------------------------------------------
     def _settings(self) -> Settings:
@@ -195,6 +197,7 @@ class MemoryService:
             await self.load()
 
     def _changed(self) -> MemoryInfo:
+        self.version += 1
         info = self.info()
         if info.skipped_project_files and info.skipped_project_files != self._warned_skip and self._warn is not None:
             self._warn(

@@ -60,6 +60,7 @@ class SessionContext:
         self._session_start = session_start
         self._tree = tree
         self._last_tokens = 0
+        self._last_version = -1
 
     def _static_text(self, extra: list[str]) -> str:
         folders = list(self._session.workspace_folders)
@@ -85,7 +86,7 @@ class SessionContext:
             except Exception:
                 log.exception("SessionStart hooks failed; the session context goes without their context")
         text = await asyncio.to_thread(self._static_text, extra)
-        self._last_tokens = text_quarters(text) // 4
+        self._last_tokens, self._last_version = text_quarters(text) // 4, self.memory.version
         return text
 
     async def turn(self, source: Source) -> Content:
@@ -99,8 +100,8 @@ class SessionContext:
         0 when `conv` already has its fresh one)."""
         if conv.session_context_fresh:
             return 0
-        if not self._last_tokens:
-            self._last_tokens = text_quarters(self._static_text([])) // 4
+        if not self._last_tokens or self._last_version != self.memory.version:
+            self._last_tokens, self._last_version = text_quarters(self._static_text([])) // 4, self.memory.version
         return self._last_tokens
 
     async def ensure(self, conv: Conversation) -> str | None:

@@ -259,7 +259,10 @@ class ChatService:
         if context is None:
             return
         await context.memory.check()
-        if await context.ensure(self._conversation) is not None:
+        def record(content: Content) -> str:
+            return self.live.recorder.message(content, "env", turn_id)
+
+        if await context.ensure(self._conversation, record) is not None:
             return
         changed = context.memory.take_changes()
         if changed is not None:

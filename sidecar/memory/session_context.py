@@ -104,15 +104,21 @@ class SessionContext:
             self._last_tokens, self._last_version = text_quarters(self._static_text([])) // 4, self.memory.version
         return self._last_tokens
 
-    async def ensure(self, conv: Conversation) -> str | None:
+    async def ensure(self, conv: Conversation, record: Callable[[Content], str] | None = None) -> str | None:
         """Put a fresh session context at the head of `conv` unless it has one already (a new, resumed, forked,
-        rewound or undone history gets one at its first turn). Returns the text when one was put there."""
+        rewound or undone history gets one at its first turn). Returns the text when one was put there.
+
+        `record` records it (kind `env`; returns the message id) when it opens an empty history, so that the
+        recording holds what the model saw; one put in place of a resumed history's older one is not recorded
+        (the recording keeps the one its session started with, as every compaction record keeps its own)."""
         if conv.session_context_fresh:
             return None
         has_one = len(conv) > 0 and is_session_context(conv.first_text())
         source: Source = "new" if len(conv) == 0 else "resume"
         text = await self.text(source)
-        conv.put_first(text_content("user", text), replace=has_one)
+        content = text_content("user", text)
+        msg_id = record(content) if record is not None and len(conv) == 0 else ""
+        conv.put_first(content, replace=has_one, msg_id=msg_id)
         conv.session_context_fresh = True
         self.memory.forget_changes()  # the fresh context carries the files as they are now
         return text

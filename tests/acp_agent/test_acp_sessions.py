@@ -277,7 +277,8 @@ async def test_undo_compaction_transcript_and_new(fake: Any, home: str, workspac
         await agent.prompt(sid, "/compress")
         mark = len(agent.client.updates())
         await agent.prompt(sid, "/undo-compaction")
-        assert "Compaction undone: the history is back to 12 messages" in agent.client.text(start=mark)
+        # 13: the session context (recorded, kind env) and the 12 messages of the six turns
+        assert "Compaction undone: the history is back to 13 messages" in agent.client.text(start=mark)
         await agent.prompt(sid, "after the undo")
         contents = chats(fake)[-1].body["contents"]
         assert not any(SNAPSHOT in str(c) for c in contents)

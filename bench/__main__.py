@@ -17,7 +17,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import acp, background, compaction, estimate, first_prompt, long_turns, recording, report, startup, turn
+from bench import (
+    acp,
+    background,
+    checkpoints,
+    compaction,
+    estimate,
+    first_prompt,
+    long_turns,
+    mcp,
+    recording,
+    report,
+    startup,
+    turn,
+)
 from bench.common import REPO, RESULTS, Row
 from bench.reference import ReferenceUnavailable
 
@@ -34,9 +47,13 @@ REPEATS = {
     "background": (3, 1),  # runs per mode (background / synchronous compaction), ~25 s each
     "long_turns": (3, 1),  # runs per mode (uncompacted baseline, background, synchronous), ~15 s each
     "first_prompt": (7, 2),  # fresh processes per protocol (3 prompts each, after a 1.5 s pause)
+    "mcp_startup": (7, 2),  # spawns with 0 and with 3 MCP servers, alternating
+    "mcp_calls": (200, 30),  # MCP call pairs (the SDK's own, through the sidecar)
+    "checkpoints": (50, 10),  # 100 KB edits with a checkpoint (and the restore of 100 files, once)
 }
 BENCHMARKS = (
-    "startup", "turn", "estimate", "compaction", "recording", "acp", "background", "long_turns", "first_prompt",
+    "startup", "turn", "estimate", "compaction", "recording", "acp", "background", "long_turns", "first_prompt", "mcp",
+    "checkpoints",
 )
 
 
@@ -95,10 +112,13 @@ def main(argv: list[str] | None = None) -> int:
             "background": lambda: background.measure(tmp / "background", n["background"]),
             "long_turns": lambda: long_turns.measure(tmp / "long_turns", n["long_turns"]),
             "first_prompt": lambda: first_prompt.run(tmp / "first_prompt", n["first_prompt"]),
+            "mcp": lambda: mcp.measure(tmp / "mcp", n["mcp_startup"], n["mcp_calls"]),
+            "checkpoints": lambda: checkpoints.measure(tmp / "checkpoints", n["checkpoints"]),
         }
         modules = {"startup": startup, "turn": turn, "estimate": estimate, "compaction": compaction,
                    "recording": recording, "acp": acp, "background": background,
-                   "long_turns": long_turns, "first_prompt": first_prompt}  # fmt: skip
+                   "long_turns": long_turns, "first_prompt": first_prompt, "mcp": mcp,
+                   "checkpoints": checkpoints}  # fmt: skip
         for name in selected:
             began = time.perf_counter()
             print(f"bench: {name} ...", flush=True)

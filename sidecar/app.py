@@ -12,13 +12,14 @@ from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService, Notifier
 from sidecar.chat.sessions import SessionService
 from sidecar.chat.tool_runner import ToolRunner
-from sidecar.compaction.hook_approval import Ask, HookApproval
-from sidecar.compaction.hooks import PreCompressHooks
+from sidecar.checkpoints.service import CheckpointService
 from sidecar.compaction.service import Compactor, PreCompressHook
 from sidecar.compaction.tool_outputs import SessionToolOutputs
 from sidecar.core.history import Content
 from sidecar.gemini.client import ModelClient
 from sidecar.gemini.endpoint import Backend
+from sidecar.hooks.approval import Ask, HookApproval
+from sidecar.hooks.service import HookService
 from sidecar.mcp.gate import McpTools
 from sidecar.mcp.manager import McpManager
 from sidecar.memory.service import MemoryService
@@ -47,6 +48,8 @@ class Services:
     chat: ChatService
     sessions: SessionService
     actions: SessionActions
+    #: The user's hooks (BeforeAgent, SessionStart, PreCompress), one service for both front-ends (docs/hooks.md).
+    hooks: HookService
     #: The settings-driven client (None when the caller supplied its own model source and owns its closing).
     backend: Backend | None
     #: The tool registry (None when the services run without tools, as the service tests and benchmarks do).
@@ -98,12 +101,12 @@ def build_services(
     `inform`). `tools` builds the runner over the registry (None: no tools are offered). `model`,
     `pre_compress`, `save_tool_output` and `home` replace the settings-driven client, the user's PreCompress hooks,
     the session's tool-output folder and the data home (the service tests and benchmarks use them). `ask_hooks`
-    asks the user to approve a workspace file's PreCompress hooks (None: they never count, as in ACP).
+    asks the user to approve a workspace file's hooks (None: they never count, as in ACP).
     `on_mcp_change` runs after an MCP server's status or tool list changes (the front-end tells its client);
     `on_memory_change` after the context files loaded changed (sidecar/memoryChanged). `session_start` gives the
-    SessionStart hooks' extra context for the session context turn (None: no such hooks). `memory=False` leaves
-    out the context files and the <session_context> turn (service tests of the turn loop that compare exact
-    histories; the memory has tests of its own).
+    extra context of the session context turn (default: the SessionStart hooks'). `memory=False` leaves out the
+    context files and the <session_context> turn (service tests of the turn loop that compare exact histories;
+    the memory has tests of its own).
     """
     backend: Backend | None = None
     if model is None:
@@ -114,17 +117,23 @@ def build_services(
     recorder = Recorder(session, warn or inform, home=home)
     outputs = save_tool_output if save_tool_output is not None else SessionToolOutputs(recorder)
     approval = HookApproval(session, ask_hooks, lambda: recorder.store) if ask_hooks is not None else None
-    hooks = pre_compress if pre_compress is not None else PreCompressHooks(session, recorder, approval)
+    hooks = HookService(session, recorder, inform, approval, warn=warn)
     memory_service = MemoryService(session, on_memory_change, notifier.warning)
-    context = SessionContext(session, memory_service, session_start)
+    context = SessionContext(
+        session, memory_service, session_start if session_start is not None else hooks.session_start_context
+    )
 
     async def compacted_context() -> Content:
         return await context.turn("compact")
 
-    compactor = Compactor(session, source, outputs, hooks, session_context=compacted_context if memory else None)
+    compactor = Compactor(
+        session, source, outputs, pre_compress if pre_compress is not None else hooks,
+        session_context=compacted_context if memory else None,
+    )
     registry: ToolRegistry | None = None
     runner: ToolRunner | None = None
     mcp: McpManager | None = None
+    checkpoints = CheckpointService(session, recorder)
     if tools is not None:
         mcp = McpManager(on_change=on_mcp_change, inform=warn or inform)
         registry = registry_cls(
@@ -134,8 +143,10 @@ def build_services(
             editor_text=editor_text,
             saved_outputs=outputs.root if isinstance(outputs, SessionToolOutputs) else None,
             extra=McpTools(mcp),
+            watch=checkpoints.checkpointer,  # every edit and shell command, whichever front-end runs it
         )
         runner = tools(registry, session)
+        checkpoints.use_tools(registry, runner.host.apply_edit)
         if memory:  # a subfolder's GEMINI.md arrives with the first tool result under it
             runner.context_files = memory_service.just_in_time
     live = LiveConversation(
@@ -149,9 +160,10 @@ def build_services(
         recorder=recorder,
         compactor=compactor,
         live=live,
-        chat=ChatService(live, source, notifier, compactor, runner),
+        chat=ChatService(live, source, notifier, compactor, runner, hooks=hooks),
         sessions=SessionService(live),
-        actions=SessionActions(live),
+        actions=SessionActions(live, checkpoints),
+        hooks=hooks,
         backend=backend,
         registry=registry,
         mcp=mcp,

@@ -7,6 +7,8 @@ from typing import Any, Literal, NamedTuple
 
 from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput
 
+from sidecar.protocol.sessions import RewindResult
+
 TRANSCRIPT_TEXT_MAX = 4_000
 
 COMMANDS: list[tuple[str, str, str | None]] = [
@@ -23,8 +25,9 @@ COMMANDS: list[tuple[str, str, str | None]] = [
     (
         "rewind",
         "Take back your last message and everything after it: the model no longer sees them (the transcript keeps "
-        "them; files are not touched). `/rewind 3` goes back three of your messages.",
-        "optional: how many of your messages to take back (default 1)",
+        "them). `/rewind 3` goes back three of your messages; `/rewind --files` also puts back the files the agent "
+        "changed since (files changed since the agent's edit are left as they are; `--force` overwrites them too).",
+        "optional: how many of your messages to take back (default 1), --files, --force",
     ),
     ("pin", "Pin a fact: every request carries it verbatim and every compaction keeps it.", "the fact to pin"),
     ("pins", "List this session's pinned facts.", None),
@@ -36,6 +39,15 @@ COMMANDS: list[tuple[str, str, str | None]] = [
         "show | refresh | add [--global|--project] <text>",
     ),
 ]
+
+
+def render_rewound_files(result: RewindResult) -> str:
+    """The files a `/rewind --files` put back, removed, left (conflicts) and could not restore, as Markdown lines."""
+    lines = [f"\n- restored `{p}`" for p in result.restored]
+    lines += [f"\n- removed `{p}` (the agent created it)" for p in result.removed]
+    lines += [f"\n- left as it is: `{c.path}`, {c.reason}" for c in result.conflicts]
+    lines += [f"\n- not restored: `{s.path}`, {s.reason}" for s in result.skipped]
+    return "\n" + "".join(lines) if lines else ""
 
 
 class Command(NamedTuple):

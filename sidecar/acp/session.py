@@ -312,19 +312,24 @@ class AcpSession:
         return "end_turn"
 
     async def _rewind(self, argument: str) -> None:
-        """`/rewind [N]`: take back the user's last N messages (default 1) and everything after them."""
-        count = int(argument) if argument.isdigit() else None
-        if argument and (count is None or count < 1):
+        """`/rewind [--files] [--force] [N]`: take back the user's last N messages (default 1) and everything after
+        them; with --files also put back the files the agent changed since (--force: also those changed since)."""
+        words = argument.split()
+        files, force = "--files" in words or "--force" in words, "--force" in words
+        number = " ".join(w for w in words if w not in ("--files", "--force"))
+        count = int(number) if number.isdigit() else None
+        if number and (count is None or count < 1):
             raise errors.SidecarError(errors.INVALID_PARAMS, f"/rewind takes how many of your messages to take "
-                                      f"back (a number, default 1), not {argument!r}.")
+                                      f"back (a number, default 1) and --files, not {argument!r}.")
         entries = self.services.sessions.transcript(None).entries
         mine = [e.id for e in entries if isinstance(e, TranscriptMessage) and e.kind == "user" and not e.rewound]
         wanted = count or 1
         if len(mine) < wanted:
             raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind {wanted} message(s): this session has "
                                       f"{len(mine)} message(s) of yours the model still sees.")
-        result = await self.services.actions.rewind(mine[-wanted])
-        self.notifier.say(f"{result.message}\n\nYour message was:\n\n> " + result.text.replace("\n", "\n> "))
+        result = await self.services.actions.rewind(mine[-wanted], restore_files=files, force=force)
+        listed = commands.render_rewound_files(result) if files else ""
+        self.notifier.say(f"{result.message}{listed}\n\nYour message was:\n\n> " + result.text.replace("\n", "\n> "))
 
     async def fork_from(self, source: str) -> None:
         """Make this (new) session a fork of the recorded session `source`: its whole history, the parent unchanged."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sidecar.chat.live import LiveConversation
 from sidecar.chat.sessions import conversation_of
+from sidecar.checkpoints.service import CheckpointService, FilesOutcome
 from sidecar.core.pins import Pin, check_pin_text
 from sidecar.core.recording import RewindRecord
 from sidecar.protocol import errors, methods
@@ -19,13 +20,16 @@ from sidecar.protocol.sessions import (
 from sidecar.recording.branches import Cut, locate, turn_start
 from sidecar.recording.reader import loaded_session, now_iso
 from sidecar.recording.store import LoadedSession, RecordingError
+from sidecar.tools.paths import ToolError
 
 
 class SessionActions:
     """Fork, rewind and pins; each history change goes through LiveConversation.switch (full IDE context next)."""
 
-    def __init__(self, live: LiveConversation) -> None:
+    def __init__(self, live: LiveConversation, checkpoints: CheckpointService | None = None) -> None:
         self.live = live
+        #: Puts back the files the agent changed, for a rewind with restoreFiles (docs/checkpoints.md).
+        self.checkpoints = checkpoints or CheckpointService(live.session, live.recorder)
 
     # -- fork ---------------------------------------------------------------------------------------
     async def fork(self, session_id: str | None, before_message_id: str | None) -> ForkSessionResult:
@@ -62,8 +66,10 @@ class SessionActions:
         return locate(recorder.store.directory, source, first)
 
     # -- rewind -------------------------------------------------------------------------------------
-    async def rewind(self, message_id: str) -> RewindResult:
-        """Drop a user message of the live session and everything after it from the model's history."""
+    async def rewind(self, message_id: str, *, restore_files: bool = False, force: bool = False) -> RewindResult:
+        """Drop a user message of the live session and everything after it from the model's history; with
+        `restore_files`, then put back the files the agent changed since (conflicts left as they are unless
+        `force`)."""
         live, recorder = self.live, self.live.recorder
         async with live.lock:
             if not recorder.recording:
@@ -75,8 +81,9 @@ class SessionActions:
                 first, entry = turn_start(loaded.transcript, message_id)
                 if entry.rewound:
                     raise ValueError(f"message {message_id} was already rewound")
+                plan = await self.checkpoints.plan(loaded, message_id, force=force) if restore_files else None
                 after = _rewound(loaded, first)
-            except (RecordingError, ValueError) as exc:
+            except (RecordingError, ValueError, ToolError) as exc:
                 raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind to {message_id}: {exc}") from None
             before = len(live.conversation)
             recorder.rewind(first, after.undoable)
@@ -85,15 +92,21 @@ class SessionActions:
             live.switch(conversation_of(after))
             live.fresh_estimate("rewind")  # a count recorded after the cut belongs to a request that is gone
             dropped = before - len(live.conversation)
+            files = await self.checkpoints.restore(plan, message_id) if plan is not None else FilesOutcome()
         live.push_usage()
+        untouched = "Files the agent changed were not touched."
         return RewindResult(
             message_count=len(live.conversation),
             text=entry.text,
             message=(
                 f"Rewound to before your message {_named(entry)}: {max(dropped, 0)} history item(s) the model will no "
-                "longer see (the transcript keeps them, marked as rewound). Files the agent changed were not "
-                "touched."
+                "longer see (the transcript keeps them, marked as rewound). "
+                + (files.sentence(done=True) if plan is not None else untouched)
             ),
+            restored=files.restored,
+            removed=files.removed,
+            conflicts=files.conflicts,
+            skipped=files.skipped,
         )
 
     # -- pins ---------------------------------------------------------------------------------------

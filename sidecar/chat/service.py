@@ -26,6 +26,7 @@ from sidecar.core.request_size import overhead_upper_tokens
 from sidecar.gemini.attempts import Attempts, Retry, is_function_response, stream_checked, with_nudge
 from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.gemini.stream import Chunk
+from sidecar.hooks.output import HookOutput, hook_context_text
 from sidecar.protocol import error_info, errors
 from sidecar.protocol.ide import OpenFile
 from sidecar.protocol.methods import ProgressKind
@@ -73,6 +74,17 @@ class Notifier(Protocol):
 
 
 
+class TurnHooks(Protocol):
+    """The user's hooks a turn runs (implemented by sidecar.hooks.service.HookService)."""
+
+    async def before_agent(self, prompt: str) -> HookOutput:
+        """BeforeAgent: block the turn (with a reason) or add context to it."""
+
+
+#: finishReason of a turn a BeforeAgent hook blocked (nothing was sent to the model).
+HOOK_BLOCKED = "HOOK_BLOCKED"
+
+
 class ChatService:
     """The turn loop: one user turn (and the compactions it needs) at a time, under the live conversation's lock."""
 
@@ -83,8 +95,12 @@ class ChatService:
         notifier: Notifier,
         compactor: Compactor,
         tools: ToolRunner | None = None,
+        *,
+        hooks: TurnHooks | None = None,
     ) -> None:
         self.live = live
+        #: BeforeAgent runs before each turn (None: no hooks, as in the service tests).
+        self.hooks = hooks
         self._client = client
         self._notify = notifier
         self.compactor = compactor
@@ -193,17 +209,24 @@ class ChatService:
     async def _run_turn(
         self, turn_id: str, text: str, progress: Progress | None, editor: list[OpenFile] | None
     ) -> tuple[str, str | None]:
+        before = await self.hooks.before_agent(text) if self.hooks is not None else HookOutput()
+        if before.blocked:
+            return self._blocked(turn_id, text, before.reason)
         settings = self._settings()
         conv = self._conversation
         self.answer_interrupted_calls()
         await self._memory_turns(turn_id)
         self.loops.start(settings.loop_detection)
         ide = self.live.ide
+        message = text_content("user", text)
+        if before.additional_context:  # for the model, and recorded: a resumed session sends the same
+            message.parts.append(Part(text=hook_context_text(before.additional_context)))
+        sent = "".join(p.text or "" for p in message.parts)
         await self.budget.before_message(  # compaction if due; refused (nothing sent) when it cannot fit
-            conv, settings, self._overhead(), lambda: new_turn_tokens(conv, ide, editor, text), self._auto_compact
+            conv, settings, self._overhead(), lambda: new_turn_tokens(conv, ide, editor, sent), self._auto_compact
         )
         self._add_ide_context(turn_id, editor)
-        self._append(text_content("user", text), "user", turn_id)
+        self._append(message, "user", turn_id, shown=text if len(message.parts) > 1 else None)
         client = await self._client()
         texts: list[str] = []
         nudge: str | None = None
@@ -236,6 +259,13 @@ class ChatService:
                 raise
             await self._fit_continuation(turn_id, settings, parts)
         raise AssertionError("unreachable: the loop returns by the last round")
+
+    def _blocked(self, turn_id: str, text: str, reason: str) -> tuple[str, str]:
+        """A BeforeAgent hook blocked the turn: nothing is sent and the model's history is unchanged; the user is
+        told why, and the transcript keeps the message in a note (it is not lost, and never sent later)."""
+        self.live.recorder.note("info", f"Not sent (a BeforeAgent hook blocked it: {reason}): {text}", turn_id)
+        self._notify.warning(f"Your message was not sent: a BeforeAgent hook blocked it: {reason}")
+        return "", HOOK_BLOCKED
 
     def _stop_for_loop(
         self, turn_id: str, calls: list[FunctionCall], found: LoopFound, texts: list[str]
@@ -364,7 +394,10 @@ class ChatService:
         if usage is not None and usage.prompt_token_count is not None:
             conv.record_api_usage(usage.prompt_token_count)
             self.live.cached_tokens = usage.cached_content_token_count
-            self.live.recorder.usage(usage.prompt_token_count, "api", conv.ids[-1] if conv.ids else None, None)
+            self.live.recorder.usage(
+                usage.prompt_token_count, "api", conv.ids[-1] if conv.ids else None, None,
+                paused_until=conv.auto_compaction_paused_until,
+            )
         notice = cut_short_notice(round_reply.finish_reason, round_reply.finish_message) if reply else None
         if notice is not None:
             self.live.recorder.note("info", notice, turn_id)
@@ -385,9 +418,10 @@ class ChatService:
             self.live.recorder.rewind(conv.ids[-1])
             conv.truncate(len(conv) - 1)
 
-    def _append(self, content: Content, kind: str, turn_id: str | None) -> None:
-        """Add to the model-facing history and to the recording, keeping the two in step."""
-        self._conversation.append(content, self.live.recorder.message(content, kind, turn_id))
+    def _append(self, content: Content, kind: str, turn_id: str | None, shown: str | None = None) -> None:
+        """Add to the model-facing history and to the recording, keeping the two in step (`shown`: the
+        transcript's text, when it is not the content's)."""
+        self._conversation.append(content, self.live.recorder.message(content, kind, turn_id, shown))
 
     def _add_ide_context(self, turn_id: str | None = None, editor: list[OpenFile] | None = None) -> None:
         """Add the editor context turn (full after any history replacement, else a delta) unless a call is pending."""

@@ -10,7 +10,7 @@ import msgspec
 
 from sidecar.config.files import MISSING, read_json_file
 from sidecar.config.mcp_servers import merge_servers
-from sidecar.config.settings import Settings, decode_settings
+from sidecar.config.settings import Hooks, Settings, concat_hooks, decode_settings
 from sidecar.config.workspace_file import read_workspace_settings
 from sidecar.logging_setup import register_secret
 
@@ -30,27 +30,43 @@ class SettingsLayers:
         #: False where the front-end cannot ask the user whether to trust the workspace (ACP): its file's hooks stay
         #: off whatever the editor says about trust.
         self.workspace_trust = True
+        #: The hooks of the workspace file as last resolved (none when it is not trusted): the tail of each event's
+        #: list in the resolved settings, which runs only once the user approved it (sidecar/hooks/approval.py).
+        self.workspace_hooks = Hooks()
         self._last_problems: set[str] = set()
 
     def resolve(self, workspace_folders: list[str], trusted: bool) -> tuple[Settings, list[str]]:
         """The settings, and the problems not reported by the previous call (each is told once until it goes away).
 
         The files are read from disk each time; the workspace file's hooks and MCP servers count only in a trusted
-        workspace, and it can never set the keys a hostile repository must not (workspace_file.FORBIDDEN_KEYS)."""
+        workspace, and it can never set the keys a hostile repository must not (workspace_file.FORBIDDEN_KEYS).
+        Hooks are not replaced but concatenated, each event's list in this order: the editor's (a later
+        didChangeConfiguration replaces initializationOptions' as a whole), the user file's, the workspace file's."""
         messages: list[str] = []
         settings = Settings()
+        file_hooks = Hooks()
         if self.user_file is not None:
             raw, problem = read_json_file(self.user_file)
             settings, bad = decode_settings(None if raw is MISSING else raw, base=settings)
+            file_hooks = settings.hooks
             messages += [problem] if problem else []
             messages += [p.message() + f" (in {self.user_file})" for p in bad]
+        editor_hooks = Hooks()
         for source in (self.init_options, self.config_section):
+            before = settings.hooks
             settings, bad = decode_settings(source, base=settings)
+            editor_hooks = settings.hooks if settings.hooks is not before else editor_hooks
             messages += [p.message() for p in bad]
         section, file_problems = read_workspace_settings(workspace_folders, trusted and self.workspace_trust)
         user_servers = settings.mcp_servers  # a workspace file adds servers; it never replaces the user's
+        before = settings.hooks
         settings, bad = decode_settings(section, base=settings)
-        settings = msgspec.structs.replace(settings, mcp_servers=merge_servers(user_servers, settings.mcp_servers))
+        self.workspace_hooks = settings.hooks if settings.hooks is not before else Hooks()
+        settings = msgspec.structs.replace(
+            settings,
+            mcp_servers=merge_servers(user_servers, settings.mcp_servers),
+            hooks=concat_hooks(editor_hooks, file_hooks, self.workspace_hooks),
+        )
         messages += file_problems + [p.message() for p in bad]
         settings, bad = decode_settings(self.overrides, base=settings)
         messages += [p.message() for p in bad]

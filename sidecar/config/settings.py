@@ -15,16 +15,51 @@ DEFAULT_MODEL = "gemini-2.5-flash"
 
 
 class HookSpec(msgspec.Struct, forbid_unknown_fields=False):
-    """One PreCompress hook command."""
+    """One hook command (docs/hooks.md)."""
 
     command: str
     timeout: int | None = None
     matcher: str | None = None
 
 
-class Hooks(msgspec.Struct, rename={"pre_compress": "PreCompress"}):
-    """The hooks section: commands run before a compaction (PreCompress)."""
+class Hooks(
+    msgspec.Struct,
+    rename={"pre_compress": "PreCompress", "before_agent": "BeforeAgent", "session_start": "SessionStart"},
+):
+    """The hooks section: commands run before a compaction, before each user turn, when a session starts."""
+
     pre_compress: list[HookSpec] = msgspec.field(default_factory=list)
+    before_agent: list[HookSpec] = msgspec.field(default_factory=list)
+    session_start: list[HookSpec] = msgspec.field(default_factory=list)
+
+
+#: The hook events by wire name, with their attribute on Hooks.
+HOOK_EVENTS = {"PreCompress": "pre_compress", "BeforeAgent": "before_agent", "SessionStart": "session_start"}
+
+
+def flat_hooks(value: Any) -> Any:
+    """The `hooks` value with Gemini CLI's nested entries `{matcher, hooks: [{type, command, timeout}]}` spelled
+    as this project's flat `{command, timeout, matcher}` ones (anything else is left for the decoder to judge)."""
+    if not isinstance(value, Mapping):
+        return value
+    flat: dict[Any, Any] = {}
+    for event, entries in value.items():
+        if not isinstance(entries, list):
+            flat[event] = entries
+            continue
+        flat[event] = []
+        for entry in entries:
+            if isinstance(entry, Mapping) and "command" not in entry and isinstance(entry.get("hooks"), list):
+                group = {"matcher": entry["matcher"]} if "matcher" in entry else {}
+                flat[event] += [{**inner, **group} if isinstance(inner, Mapping) else inner for inner in entry["hooks"]]
+            else:
+                flat[event].append(entry)
+    return flat
+
+
+def concat_hooks(*sections: Hooks) -> Hooks:
+    """Hooks of several sources run one after another: each event's lists joined, in the order given."""
+    return Hooks(**{a: [spec for section in sections for spec in getattr(section, a)] for a in HOOK_EVENTS.values()})
 
 
 def _about(
@@ -182,9 +217,11 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
     hooks: Annotated[
         Hooks,
         _about(
-            "Commands run before a compaction, e.g. `{\"PreCompress\": [{\"command\": \"./save-notes.sh\"}]}`; "
-            "each may set `timeout` (milliseconds, default 60000) and `matcher` (`auto` or `manual`) "
-            "(docs/compaction.md).",
+            "Commands run at points of a session, by event: `PreCompress` (before a compaction), `BeforeAgent` "
+            "(before each of your messages: may add context or block it), `SessionStart` (may add context), e.g. "
+            "`{\"BeforeAgent\": [{\"command\": \"./check.sh\"}]}`; each may set `timeout` (milliseconds, default "
+            "60000) and `matcher`. The editor's, the user file's and a trusted workspace file's hooks all run, in "
+            "that order (docs/hooks.md).",
             vscode=_MACHINE,
         ),
     ] = msgspec.field(default_factory=Hooks)
@@ -196,6 +233,30 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
             "turn stops with finish reason `LOOP_DETECTED` and you are told what repeated (docs/tools.md)."
         ),
     ] = True
+    checkpointing: Annotated[
+        bool,
+        _about(
+            "Save a file's content before the agent's first change to it in a turn (write_file, replace, files a "
+            "shell command names), in every approval mode, so that a rewind can put the files back with the "
+            "conversation (docs/checkpoints.md). Off: nothing is saved, and a rewind restores no files."
+        ),
+    ] = True
+    checkpoint_max_file_bytes: Annotated[
+        int,
+        _about(
+            "Files larger than this many bytes (and binary files) are not saved by checkpoints; a rewind names them "
+            "as skipped.",
+            schema={"minimum": 0},
+        ),
+    ] = 5 * 1024 * 1024
+    checkpoint_store_mb: Annotated[
+        int,
+        _about(
+            "The most the project's checkpoint store may hold, in megabytes; past it the contents saved longest ago "
+            "are removed first, never those a session open in a sidecar still needs (docs/checkpoints.md).",
+            schema={"minimum": 1},
+        ),
+    ] = 500
     truncate_tool_output_threshold: Annotated[
         int,
         _about(
@@ -267,6 +328,8 @@ _RANGES: dict[str, tuple[Any, str]] = {
     "retry_attempts": (lambda v: 0 <= v <= 10, "an integer from 0 to 10"),
     "retry_initial_delay_ms": (lambda v: 0 <= v <= 60_000, "between 0 and 60000 milliseconds"),
     "max_tool_rounds": (lambda v: 1 <= v <= 1_000, "an integer from 1 to 1000"),
+    "checkpoint_max_file_bytes": (lambda v: v >= 0, "0 or a positive number of bytes"),
+    "checkpoint_store_mb": (lambda v: v >= 1, "a positive number of megabytes"),
     "truncate_tool_output_threshold": (lambda v: v >= 0, "0 (off) or a positive number of characters"),
     "model": (lambda v: bool(v.strip()), "a non-empty model name"),
     "context_file_names": (lambda v: all(_plain_relative(n) for n in v), "file names relative to a folder, no `..`"),
@@ -320,6 +383,8 @@ def decode_settings(raw: Any, base: Settings | None = None) -> tuple[Settings, l
         if name is None:
             continue
         wire = _WIRE_NAMES[name]
+        if name == "hooks":
+            value = flat_hooks(value)
         try:
             single = msgspec.convert({wire: value}, Settings)
             decoded = getattr(single, name)

@@ -14,8 +14,9 @@ from sidecar.core.transcript import tool_calls_from_meta, tool_calls_of
 from sidecar.protocol.sessions import TranscriptMessage
 from sidecar.protocol.types import UsageSource
 
-#: 2 added the fork, pin, unpin and rename records (a format-1 reader would refuse them as damaged lines).
-FORMAT_VERSION = 2
+#: 2 added the fork, pin, unpin and rename records (a format-1 reader would refuse them as damaged lines); 3 the
+#: fileChange and filesRestored records of checkpoints (docs/checkpoints.md).
+FORMAT_VERSION = 3
 
 MODEL_FACING_KINDS = frozenset({"user", "model", "toolCall", "toolResult", "ideContext", "env"})
 DISPLAY_KINDS = frozenset({"info", "error"})
@@ -81,6 +82,9 @@ class UsageRecord(_Record, tag="usage"):
     source: str
     message_id: str | None = None
     raw: dict[str, Any] | None = None
+    #: After "Undo Last Compaction": no automatic compaction until the prompt reaches this count (or the user
+    #: compresses). Written with the undo and with every count while the pause holds, so a resume keeps it.
+    paused_until: int | None = None
 
 
 class CompactionRecord(_Record, tag="compaction"):
@@ -139,6 +143,30 @@ class RenameRecord(_Record, tag="rename"):
     title: str
 
 
+class FileChangeRecord(_Record, tag="fileChange"):
+    """The agent changed file `path` (real, absolute) in the turn of user message `message_id`: a checkpoint.
+
+    `before` / `after` are the sha256 of its content before and after the change (the saved blobs are in the
+    project's checkpoint store, sidecar/checkpoints/store.py); None = the file did not exist then. `skipped` says
+    why its content before was not saved (too large, binary, unreadable): a rewind then cannot put it back.
+    """
+
+    message_id: str
+    path: str
+    before: str | None = None
+    after: str | None = None
+    existed: bool = True  # the file existed before the change (`before` may still be None: skipped)
+    tool: str | None = None
+    skipped: str | None = None
+
+
+class FilesRestoredRecord(_Record, tag="filesRestored"):
+    """A rewind with restoreFiles put files back: path -> the sha256 of what it holds now (None: removed)."""
+
+    to_id: str
+    files: dict[str, str | None]
+
+
 class StatsRecord(_Record, tag="stats"):
     """Counters written at turn and compaction boundaries, so listing sessions reads only a file's tail."""
 
@@ -159,6 +187,8 @@ Record = (
     | PinRecord
     | UnpinRecord
     | RenameRecord
+    | FileChangeRecord
+    | FilesRestoredRecord
 )
 
 
@@ -174,6 +204,8 @@ FileRecord = (
     | PinRecord
     | UnpinRecord
     | RenameRecord
+    | FileChangeRecord
+    | FilesRestoredRecord
 )  # what a file's lines are decoded as: Record, but messages keep their content's JSON
 
 
@@ -206,6 +238,7 @@ _ROLE = msgspec.json.Decoder(_Role)
 class LastUsage(msgspec.Struct, rename="camel", frozen=True):
     prompt_token_count: int
     source: str
+    paused_until: int | None = None
 
 
 def transcript_message(rec: MessageRecord | RawMessageRecord) -> TranscriptMessage:

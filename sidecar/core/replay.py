@@ -15,7 +15,9 @@ from sidecar.core.recording import (
     COMPACTION_TOKEN_SOURCE,
     DISPLAY_KINDS,
     CompactionRecord,
+    FileChangeRecord,
     FileRecord,
+    FilesRestoredRecord,
     ForkRecord,
     LastUsage,
     MessageRecord,
@@ -86,6 +88,8 @@ class Replay:
         self._entries: dict[str, TranscriptCompaction] = {}
         self._positions: dict[str, int] = {}  # message id -> its place in the transcript log
         self._rewound: set[str] = set()
+        #: Checkpoint records (docs/checkpoints.md) in file order, each with its place in the transcript log.
+        self.file_records: list[tuple[int, FileChangeRecord | FilesRestoredRecord]] = []
 
     @property
     def history(self) -> list[Content]:
@@ -125,7 +129,7 @@ class Replay:
         if isinstance(record, MessageRecord | RawMessageRecord):
             self._message(record)
         elif isinstance(record, UsageRecord):
-            self._usage = LastUsage(record.prompt_token_count, record.source)
+            self._usage = LastUsage(record.prompt_token_count, record.source, record.paused_until)
             self._usage_len = len(self.wire)
         elif isinstance(record, CompactionRecord):
             self._compaction(record)
@@ -142,6 +146,8 @@ class Replay:
                 raise ReplayError(f"unpin of {record.pin_id!r}, which is not pinned")
         elif isinstance(record, RenameRecord):
             self.title = record.title
+        elif isinstance(record, FileChangeRecord | FilesRestoredRecord):
+            self.file_records.append((len(self._log), record))
         elif isinstance(record, ForkRecord):
             self._fork(record)
         elif isinstance(record, SessionRecord):
@@ -151,6 +157,10 @@ class Replay:
             self.title = record.title
         # StatsRecord: counters for listing; replay recounts.
         self.last_time = record.time
+
+    def position(self, message_id: str) -> int | None:
+        """Where a message is in the transcript log (file records before it have smaller positions)."""
+        return self._positions.get(message_id)
 
     def _message(self, rec: MessageRecord | RawMessageRecord) -> None:
         if isinstance(rec, RawMessageRecord):
@@ -275,6 +285,7 @@ class Replay:
         self._applied, self._entries = parent._applied, parent._entries
         self._positions, self._rewound = parent._positions, parent._rewound
         self.pins = parent.pins
+        self.file_records = parent.file_records  # a branch shares its parent's checkpoints up to the fork point
         self.title = self.title or parent.title
         self._log.append(
             TranscriptFork(

@@ -20,6 +20,16 @@ Status = Literal["starting", "ready", "failed", "disabled"]
 STDERR_TAIL = 2_000
 
 
+async def _first(*waits: Any) -> None:
+    """Wait until the first of the awaitables is done; cancel the others."""
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+
+
 def _fail_after(seconds: float) -> Any:
     """anyio's deadline (the SDK's event library), imported when first needed: not on the start-up path."""
     import anyio
@@ -48,15 +58,54 @@ class RemoteResource:
 
 @dataclass(frozen=True)
 class RemotePrompt:
-    """A prompt as the server listed it: its arguments as (name, required)."""
+    """A prompt as the server listed it: its arguments as (name, required), their descriptions in the same order."""
 
     name: str
     description: str
     arguments: tuple[tuple[str, bool], ...]
+    argument_descriptions: tuple[str, ...] = ()
 
 
 class CallFailed(Exception):
     """A call that produced no result: timed out, the server went away, or the server answered with an error."""
+
+
+class _WatchedStream:
+    """The transport's read stream, passed through to the SDK, that sets `ended` at end of input: a server that
+    exits (or closes its stdout) while idle is noticed at once, not at its next call."""
+
+    def __init__(self, inner: Any, ended: asyncio.Event) -> None:
+        self._inner = inner
+        self._ended = ended
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> _WatchedStream:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+    def __aiter__(self) -> _WatchedStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self._inner.__anext__()
+        except StopAsyncIteration:
+            self._ended.set()
+            raise
+
+    async def receive(self) -> Any:
+        import anyio
+
+        try:
+            return await self._inner.receive()
+        except anyio.EndOfStream:
+            self._ended.set()
+            raise
 
 
 class Connection:
@@ -65,9 +114,10 @@ class Connection:
     `on_change()` is called whenever the status or the tool list changes.
     """
 
-    def __init__(self, config: ServerConfig, on_change: Callable[[], None]) -> None:
+    def __init__(self, config: ServerConfig, on_change: Callable[[], None], *, disabled: bool = False) -> None:
         self.config = config
-        self.status: Status = "starting"
+        #: A disabled server's connection is never started: it only holds the config and the status.
+        self.status: Status = "disabled" if disabled else "starting"
         self.error: str | None = None
         self.tools: list[RemoteTool] = []
         self.resources: list[RemoteResource] = []
@@ -75,6 +125,10 @@ class Connection:
         self._on_change = on_change
         self._session: Any = None
         self._stop = asyncio.Event()
+        #: Set when the server's output ends (it exited or closed stdout), whether or not a call was running.
+        self._ended = asyncio.Event()
+        #: The tool of the call in flight, if any (for the words of a failure).
+        self._calling: str | None = None
         self._stderr: IO[bytes] | None = None
         self._task: asyncio.Task[None] | None = None
         self._refresh: asyncio.Task[None] | None = None
@@ -83,6 +137,11 @@ class Connection:
     def start(self) -> None:
         """Connect in the background: nothing waits for it."""
         self._task = asyncio.create_task(self._run(), name=f"mcp-{self.config.name}")
+
+    @property
+    def started(self) -> bool:
+        """Whether `start()` ran (a disabled server's connection never starts)."""
+        return self._task is not None
 
     async def aclose(self) -> None:
         """Close the session; the SDK closes stdin, waits, then ends the server's process group."""
@@ -99,7 +158,10 @@ class Connection:
                 session = await self._connect(stack)
                 self._session = session
                 self._set("ready")
-                await self._stop.wait()
+                await _first(self._stop.wait(), self._ended.wait())
+                if not self._stop.is_set():  # its output ended: it exited while idle (or during a call)
+                    doing = f"during a call to {self._calling}" if self._calling else "while idle"
+                    raise CallFailed(f"it exited {doing}")
         except Exception as exc:
             self._fail(self._describe(exc))
         finally:
@@ -111,6 +173,7 @@ class Connection:
         from mcp import ClientSession  # the SDK loads after `initialize` has been answered
 
         read, write = await stack.enter_async_context(self._transport())
+        read = _WatchedStream(read, self._ended)
         session = await stack.enter_async_context(ClientSession(read, write, message_handler=self._message))
         try:
             with _fail_after(self.config.timeout_s):
@@ -195,7 +258,10 @@ class Connection:
             log.info("MCP server %s: prompts/list failed (%s); no prompts", self.config.name, exc)
             return []
         return [
-            RemotePrompt(p.name, p.description or "", tuple((a.name, bool(a.required)) for a in p.arguments or []))
+            RemotePrompt(
+                p.name, p.description or "", tuple((a.name, bool(a.required)) for a in p.arguments or []),
+                tuple(a.description or "" for a in p.arguments or []),
+            )
             for p in result.prompts
         ]
 
@@ -261,6 +327,7 @@ class Connection:
         session = self._session
         if session is None or self.status != "ready":
             raise CallFailed(f"MCP server {self.config.name!r} is not running ({self.status}).")
+        self._calling = tool
         try:
             return await session.call_tool(tool, args, read_timeout_seconds=self.config.timeout_s)
         except MCPError as exc:
@@ -272,9 +339,20 @@ class Connection:
             if self._stop.is_set():
                 raise CallFailed(f"MCP server {self.config.name!r} was stopped during the call.") from None
             if exc.error.code == CONNECTION_CLOSED:
-                self._fail(f"it stopped during a call to {tool}")
+                await self._settled()
+                self._fail(f"it exited during a call to {tool}")
                 raise CallFailed(f"MCP server {self.config.name!r} stopped during the call. {self.error}") from None
             raise CallFailed(f"MCP server {self.config.name!r} answered with an error: {exc}") from None
+        finally:
+            self._calling = None
+
+    async def _settled(self) -> None:
+        """Wait (bounded) until the connection task has noticed the end and closed the transport, so that the
+        failure carries the whole stderr tail and is told once, in the same words."""
+        task = self._task
+        if task is not None and not task.done():
+            with contextlib.suppress(Exception, asyncio.CancelledError, TimeoutError):
+                await asyncio.wait_for(asyncio.shield(task), 5)
 
     # -- reporting ------------------------------------------------------------------------------------
     def stderr_tail(self) -> str:

@@ -39,18 +39,21 @@ class ServerState:
 class McpManager:
     """Starts, restarts and stops servers without ever making a caller wait for one to start.
 
-    `on_change()` runs after any status or tool list change; `inform(message)` is told each new problem once
-    (a failing server with its stderr tail, a name clash).
+    `on_change()` runs after any status or tool list change; each new problem (a failing server with its stderr
+    tail, a name clash) is logged and given to `inform(message)` once.
     """
 
     def __init__(self, on_change: Callable[[], None] | None = None, inform: Callable[[str], None] | None = None):
         #: Called after any status or tool list change (settable: the ACP session hooks in after building).
         self.on_change: Callable[[], None] = on_change or (lambda: None)
-        self._inform = inform or (lambda message: log.warning("%s", message))
+        self._inform = inform or (lambda message: None)
         self._connections: dict[str, Connection] = {}
         self._tools: dict[str, McpTool] = {}
         self._told: set[str] = set()
         self._closing: set[asyncio.Task[None]] = set()
+        #: Servers the user disabled (sidecar/setMcpServerEnabled): kept for the life of this process, across
+        #: settings changes; not written anywhere.
+        self._disabled: set[str] = set()
 
     # -- configuration --------------------------------------------------------------------------------
     def configure(self, servers: dict[str, ServerConfig]) -> None:
@@ -77,9 +80,12 @@ class McpManager:
         self.configure(wanted)
 
     def _start(self, config: ServerConfig) -> None:
-        connection = Connection(config, self._changed)
+        """Start the server, or (disabled) only hold its config and the status `disabled`."""
+        disabled = config.name in self._disabled
+        connection = Connection(config, self._changed, disabled=disabled)
         self._connections[config.name] = connection
-        connection.start()
+        if not disabled:
+            connection.start()
 
     def _stop(self, connection: Connection) -> None:
         task = asyncio.create_task(connection.aclose())
@@ -87,7 +93,9 @@ class McpManager:
         task.add_done_callback(self._closing.discard)
 
     async def restart(self, name: str) -> bool:
-        """sidecar/restartMcpServer: False when no server has that name."""
+        """sidecar/restartMcpServer: False when no server has that name (or it is disabled)."""
+        if name in self._disabled:
+            return False
         connection = self._connections.pop(name, None)
         if connection is None:
             return False
@@ -95,6 +103,26 @@ class McpManager:
         await connection.aclose()
         self._start(connection.config)
         self._changed()
+        return True
+
+    async def set_enabled(self, name: str, enabled: bool) -> bool:
+        """sidecar/setMcpServerEnabled: disabling stops the server's process and takes its tools from the model;
+        enabling starts it again. False when no server has that name."""
+        connection = self._connections.get(name)
+        if connection is None:
+            return False
+        if enabled == (name not in self._disabled):
+            return True
+        if enabled:
+            self._disabled.discard(name)
+            self._told = {m for m in self._told if not m.startswith(f"MCP server {name!r}")}
+        else:
+            self._disabled.add(name)
+        del self._connections[name]
+        self._start(connection.config)  # a disabled one is not started
+        self._changed()
+        if connection.started:
+            await connection.aclose()
         return True
 
     async def aclose(self) -> None:
@@ -129,8 +157,10 @@ class McpManager:
             self.on_change()
 
     def _tell(self, message: str) -> None:
+        """Each problem once: in the log (an editor's "Show log" finds it there) and to `inform`."""
         if message not in self._told:
             self._told.add(message)
+            log.warning("%s", message)
             self._inform(message)
 
     def _table(self) -> dict[str, McpTool]:

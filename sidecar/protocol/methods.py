@@ -6,18 +6,30 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from sidecar.protocol.ide import IdeContextParams
-from sidecar.protocol.mcp import McpServerInfo, McpStatusParams, RestartMcpServerParams, RestartMcpServerResult
+from sidecar.protocol.mcp import (
+    GetMcpPromptParams,
+    GetMcpPromptResult,
+    McpPromptInfo,
+    McpServerInfo,
+    McpStatusParams,
+    RestartMcpServerParams,
+    RestartMcpServerResult,
+    SetMcpServerEnabledParams,
+    SetMcpServerEnabledResult,
+)
 from sidecar.protocol.memory import AddMemoryParams, MemoryInfo
 from sidecar.protocol.sessions import (
     DeleteSessionResult,
     ForkSessionResult,
     GetTranscriptResult,
     ImportSessionResult,
+    ListCheckpointsResult,
     ListDeletedSessionsResult,
     ListPinsResult,
     ListSessionsPage,
     NewSessionResult,
     PinResult,
+    PreviewRewindResult,
     RenameSessionResult,
     RestoreSessionResult,
     ResumeSessionResult,
@@ -35,9 +47,11 @@ from sidecar.protocol.types import (
     ForkParams,
     GetTranscriptParams,
     ImportParams,
+    ListCheckpointsParams,
     ListSessionsParams,
     MessageDeltaParams,
     PinParams,
+    PreviewRewindParams,
     RenameParams,
     ResumeSessionParams,
     RetryParams,
@@ -128,7 +142,8 @@ FORK_SESSION: Method[ForkParams, ForkSessionResult] = Method(
 )
 REWIND: Method[RewindParams, RewindResult] = Method(
     "sidecar/rewind", "request", "client", RewindParams, RewindResult,
-    "Drop a user message and everything after it from the model's history (the transcript keeps them).",
+    "Drop a user message and everything after it from the model's history (the transcript keeps them); with "
+    "restoreFiles, also put back the files the agent changed since.",
 )
 RENAME_SESSION: Method[RenameParams, RenameSessionResult] = Method(
     "sidecar/renameSession", "request", "client", RenameParams, RenameSessionResult, "Give a session a title."
@@ -163,6 +178,28 @@ LIST_MCP_SERVERS: Method[Empty, list[McpServerInfo]] = Method(
 RESTART_MCP_SERVER: Method[RestartMcpServerParams, RestartMcpServerResult] = Method(
     "sidecar/restartMcpServer", "request", "client", RestartMcpServerParams, RestartMcpServerResult,
     "Stop an MCP server and start it again (e.g. after it failed).",
+)
+SET_MCP_SERVER_ENABLED: Method[SetMcpServerEnabledParams, SetMcpServerEnabledResult] = Method(
+    "sidecar/setMcpServerEnabled", "request", "client", SetMcpServerEnabledParams, SetMcpServerEnabledResult,
+    "Disable an MCP server (its process stops, its tools leave the model) or enable it again, until the sidecar exits.",
+)
+LIST_MCP_PROMPTS: Method[Empty, list[McpPromptInfo]] = Method(
+    "sidecar/listMcpPrompts", "request", "client", Empty, list[McpPromptInfo],
+    "The ready MCP servers' prompts by command name, with their arguments.",
+)
+GET_MCP_PROMPT: Method[GetMcpPromptParams, GetMcpPromptResult] = Method(
+    "sidecar/getMcpPrompt", "request", "client", GetMcpPromptParams, GetMcpPromptResult,
+    "Expand an MCP prompt with its arguments: the text for the editor to send as the user's turn, or why not.",
+)
+
+# checkpoints: the files the agent changed, put back with the conversation (docs/checkpoints.md)
+LIST_CHECKPOINTS: Method[ListCheckpointsParams, ListCheckpointsResult] = Method(
+    "sidecar/listCheckpoints", "request", "client", ListCheckpointsParams, ListCheckpointsResult,
+    "A session's user messages that can be rewound to, with the files each turn changed (default: the live one).",
+)
+PREVIEW_REWIND: Method[PreviewRewindParams, PreviewRewindResult] = Method(
+    "sidecar/previewRewind", "request", "client", PreviewRewindParams, PreviewRewindResult,
+    "What sidecar/rewind with restoreFiles would put back, remove, leave (conflicts) and skip; nothing is changed.",
 )
 
 GET_MEMORY: Method[Empty, MemoryInfo] = Method(
@@ -243,6 +280,11 @@ ALL: tuple[Method[Any, Any], ...] = (
     LIST_PINS,
     LIST_MCP_SERVERS,
     RESTART_MCP_SERVER,
+    SET_MCP_SERVER_ENABLED,
+    LIST_MCP_PROMPTS,
+    GET_MCP_PROMPT,
+    LIST_CHECKPOINTS,
+    PREVIEW_REWIND,
     GET_MEMORY,
     REFRESH_MEMORY,
     ADD_MEMORY,

@@ -53,10 +53,71 @@ class ForkSessionResult(_Wire):
     message_count: int
 
 
+FileChange = Literal["modified", "created", "deleted"]
+
+
+class FileProblem(_Wire):
+    """A file a rewind left as it is: a conflict (changed since the agent's edit) or skipped (too large, binary,
+    outside the workspace, protected, not saved); `reason` says which, in words."""
+
+    path: str
+    reason: str
+
+
 class RewindResult(_Wire):
     message_count: int
     text: str  # the rewound message's text, for the input box
     message: str
+    #: The four lists are empty without restoreFiles.
+    #: With restoreFiles: files put back to their content before the message.
+    restored: list[str]
+    #: With restoreFiles: files the agent created from that message on, removed.
+    removed: list[str]
+    #: With restoreFiles: files changed since the agent's last edit, not overwritten (unless force).
+    conflicts: list[FileProblem]
+    #: With restoreFiles: files that could not be put back (too large or binary when saved, outside the workspace…).
+    skipped: list[FileProblem]
+
+
+class PreviewRewindResult(_Wire):
+    """sidecar/previewRewind: what sidecar/rewind with restoreFiles would do now, without doing it (the same lists;
+    `conflicts` are what force would overwrite)."""
+
+    message_id: str
+    text: str
+    restored: list[str]
+    removed: list[str]
+    conflicts: list[FileProblem]
+    skipped: list[FileProblem]
+    message: str
+
+
+class CheckpointFile(_Wire):
+    """A file the agent changed in one turn, and how: "modified", "created" or "deleted" (against its content
+    before the turn)."""
+
+    path: str
+    change: Annotated[str, shown_as(FileChange)]
+    #: Its content before the turn was not saved (too large or binary): a rewind cannot put it back.
+    skipped: str | None = None
+
+
+class Checkpoint(_Wire):
+    """One user message that can be rewound to (sidecar/listCheckpoints), with the files its turn changed."""
+
+    message_id: str
+    time: str
+    first_words: str
+    files: list[CheckpointFile]
+
+
+class ListCheckpointsResult(_Wire):
+    """The session's user messages that can be rewound to, oldest first; `checkpointing` is false when the setting
+    is off (no file contents are being saved)."""
+
+    session_id: str
+    checkpoints: list[Checkpoint]
+    checkpointing: bool
 
 
 class RenameSessionResult(_Wire):

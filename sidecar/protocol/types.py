@@ -158,6 +158,20 @@ class ForkParams(_Wire, kw_only=True):
 
 class RewindParams(_Wire, kw_only=True):
     message_id: str
+    #: Also put back the files the agent changed from that message on (docs/checkpoints.md); false: the conversation
+    #: only, as before.
+    restore_files: bool = False
+    #: With restoreFiles: overwrite files changed since the agent's last edit too (else they are left as they are
+    #: and listed under `conflicts`).
+    force: bool = False
+
+
+class PreviewRewindParams(_Wire, kw_only=True):
+    message_id: str
+
+
+class ListCheckpointsParams(_Wire, kw_only=True):
+    session_id: str | None = None
 
 
 class RenameParams(_Wire, kw_only=True):

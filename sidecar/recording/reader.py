@@ -20,7 +20,9 @@ from sidecar.core.outcome import Status
 from sidecar.core.pins import Pin
 from sidecar.core.recording import (
     FORMAT_VERSION,
+    FileChangeRecord,
     FileRecord,
+    FilesRestoredRecord,
     ForkRecord,
     Header,
     LastUsage,
@@ -133,6 +135,16 @@ class LoadedSession:
     def transcript(self) -> list[TranscriptEntry]:
         """Every message ever recorded and every compaction attempt, in order (built on first use)."""
         return [] if self._replay is None else self._replay.transcript
+
+    @property
+    def file_records(self) -> list[tuple[int, FileChangeRecord | FilesRestoredRecord]]:
+        """The checkpoint records (a branch's include its parent's up to the fork), each with its place in the
+        transcript log; `position(message_id)` is the same scale (docs/checkpoints.md)."""
+        return [] if self._replay is None else self._replay.file_records
+
+    def position(self, message_id: str) -> int | None:
+        """Where a message is in the transcript log (None: not in this session)."""
+        return None if self._replay is None else self._replay.position(message_id)
 
     def shown(self) -> Iterator[tuple[TranscriptEntry, Content | None]]:
         """Each transcript entry with its message's whole content (None: display-only, or not a message), for a

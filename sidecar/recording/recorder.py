@@ -11,7 +11,7 @@ from typing import Any
 
 from sidecar.core.history import Content
 from sidecar.core.outcome import Outcome, Status
-from sidecar.core.recording import ForkRecord, head_ids
+from sidecar.core.recording import FileChangeRecord, FilesRestoredRecord, ForkRecord, head_ids
 from sidecar.protocol.sessions import TranscriptEntry
 from sidecar.recording.branches import Cut, inherit_copies
 from sidecar.recording.reader import now_iso
@@ -40,6 +40,8 @@ class Recorder:
         self._writer: SessionWriter | None = None
         self._session_id: str | None = None
         self._current_store: SessionStore | None = None
+        #: The id of the live session's latest user message: the turn a checkpoint belongs to.
+        self.user_message_id: str | None = None
 
     def _store(self) -> SessionStore:
         """The store of the current project (the workspace folders are only known after `initialize`)."""
@@ -111,6 +113,7 @@ class Recorder:
         return self._store().load(self._session_id)
 
     def close(self) -> None:
+        self.user_message_id = None  # a new turn of whichever session comes next sets it
         if self._writer is not None:
             self._writer.close()
             self._writer = None
@@ -149,15 +152,29 @@ class Recorder:
         self._warn(text)
 
     # -- records -------------------------------------------------------------------------------------
-    def message(self, content: Content, kind: str, turn_id: str | None = None) -> str:
-        return self._open().message(content, kind=kind, turn_id=turn_id)
+    def message(self, content: Content, kind: str, turn_id: str | None = None, shown: str | None = None) -> str:
+        """Record a model-facing message; `shown`: the transcript's text when it is not the content's text."""
+        message_id = self._open().message(content, kind=kind, turn_id=turn_id, text=shown)
+        if kind == "user":
+            self.user_message_id = message_id  # the turn checkpoints belong to (sidecar/checkpoints/)
+        return message_id
+
+    def file_record(self, record: FileChangeRecord | FilesRestoredRecord) -> None:
+        """A checkpoint record (docs/checkpoints.md); a files-restored one is fsynced at once."""
+        writer = self._open()
+        writer.append(record)
+        if isinstance(record, FilesRestoredRecord):
+            writer.sync()
 
     def note(self, kind: str, text: str, turn_id: str | None = None) -> None:
         """A display-only message (info, error): in the transcript, never sent to the model."""
         self._open().message(None, kind=kind, text=text, turn_id=turn_id)
 
-    def usage(self, prompt_tokens: int, source: str, message_id: str | None, raw: dict[str, Any] | None) -> None:
-        self._open().usage(prompt_tokens, source, message_id=message_id or None, raw=raw)
+    def usage(
+        self, prompt_tokens: int, source: str, message_id: str | None, raw: dict[str, Any] | None,
+        paused_until: int | None = None,
+    ) -> None:
+        self._open().usage(prompt_tokens, source, message_id=message_id or None, raw=raw, paused_until=paused_until)
 
     def rewind(self, message_id: str, undoable: Sequence[str] | None = None) -> None:
         if message_id:

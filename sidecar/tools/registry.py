@@ -29,7 +29,16 @@ from sidecar.tools.edits import (
 from sidecar.tools.paths import ToolError, Workspace
 from sidecar.tools.shell import run_shell
 
-__all__ = ["ExtraTools", "Kind", "ToolPlan", "ToolRegistry", "ToolResult", "allow_always_key", "needs_confirmation"]
+__all__ = [
+    "ExtraTools",
+    "FileWatch",
+    "Kind",
+    "ToolPlan",
+    "ToolRegistry",
+    "ToolResult",
+    "allow_always_key",
+    "needs_confirmation",
+]
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +98,16 @@ class ExtraTools(Protocol):
     async def run(self, plan: ToolPlan, threshold: int, save_output: SaveOutput) -> ToolResult: ...
 
 
+class FileWatch(Protocol):
+    """Checkpoints (sidecar/checkpoints/capture.py): told before and after every edit and shell command the
+    registry runs, in every approval mode and for both front-ends, so the files can be put back on a rewind."""
+
+    async def before_edit(self, plan: EditPlan, tool: str) -> Any: ...
+    def edited(self, saved: Any) -> None: ...
+    async def before_shell(self, command: str, cwd: Path, workspace: Workspace, tool: str) -> Any: ...
+    def after_shell(self, watch: Any) -> None: ...
+
+
 def needs_confirmation(plan: ToolPlan, approval_mode: str, always_allowed: AbstractSet[str]) -> bool:
     """default: edits and shell ask; autoEdit: shell asks; yolo: nothing asks. Reads and refused plans never ask.
     A plan with an `ask_reason` (a protected path, a file with several hard links) asks in every mode but yolo,
@@ -142,6 +161,7 @@ class ToolRegistry:
         editor_text: EditorText | None = None,
         saved_outputs: Callable[[], Path | None] | None = None,
         extra: ExtraTools | None = None,
+        watch: FileWatch | None = None,
     ) -> None:
         self.workspace = Workspace(workspace_folders, saved_outputs)
         self.buffers = EditorBuffers(editor_text)
@@ -149,6 +169,8 @@ class ToolRegistry:
         self._output_threshold = output_threshold
         #: The MCP servers' tools (sidecar/mcp/gate.py), when the composition root wires them in.
         self.extra = extra
+        #: Checkpoints of the files edits and shell commands change (sidecar/checkpoints/), when wired in.
+        self.watch = watch
 
     # -- declarations ---------------------------------------------------------------------------------
     def declarations(self, trusted: bool) -> list[dict[str, Any]]:
@@ -333,7 +355,10 @@ class ToolRegistry:
         edit: EditPlan = plan.payload
         if self.workspace.resolve(str(edit.path)) != edit.path:  # a symlink appeared since planning
             raise ToolError(f"{edit.shown} now resolves to another file; the edit was not applied.")
+        saved = await self.watch.before_edit(edit, plan.name) if self.watch is not None else None
         summary = await apply_edit_plan(edit, self.buffers, apply_edit)
+        if saved is not None and self.watch is not None:
+            self.watch.edited(saved)
         return ToolResult(True, {"output": summary + "."}, summary)
 
     async def _run_shell(self, plan: ToolPlan) -> ToolResult:
@@ -342,7 +367,13 @@ class ToolRegistry:
             raise ToolError(f"{shown} now resolves to another directory; the command was not run.")
         buffers = await safe_io.off_loop(self.buffers.unsaved, seconds=safe_io.PLAN_SECONDS, what="Reading buffers")
         unsaved = sorted(self.workspace.display(Path(p)) for p in buffers)
-        run = await run_shell(command, cwd, timeout)
+        watch = self.watch
+        before = await watch.before_shell(command, cwd, self.workspace, plan.name) if watch is not None else None
+        try:
+            run = await run_shell(command, cwd, timeout)
+        finally:
+            if before is not None and watch is not None:
+                watch.after_shell(before)
         body = run.output or "(no output)"
         threshold = max(0, self._output_threshold())
         saved: Path | None = None

@@ -3,6 +3,7 @@ by the same SessionActions as the editor protocol."""
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -76,6 +77,32 @@ async def test_rewind_takes_back_messages_and_shows_the_text(agent: Agent, fake:
     with pytest.raises(acp.RequestError) as caught:
         await agent.prompt(sid, "/rewind lots")
     assert "not 'lots'" in str(caught.value)
+
+
+async def test_rewind_files_puts_back_what_the_agent_changed(agent: Agent, fake: Any, workspace: str) -> None:
+    await agent.initialize()
+    sid = await agent.new_session(workspace)
+    path = os.path.join(workspace, "notes.txt")
+    with open(path, "w") as handle:
+        handle.write("before the agent\n")
+    await agent.raw_request("session/set_mode", {"sessionId": sid, "modeId": "yolo"})
+    write = {"kind": "function_call", "match": "chat", "name": "write_file"}
+    fake.script([{**write, "args": {"path": "notes.txt", "content": "the agent's\n"}}])
+    await agent.prompt(sid, "rewrite the notes")
+    fake.script([{**write, "args": {"path": "made.txt", "content": "new\n"}}])
+    await agent.prompt(sid, "make a file")
+    with open(path) as handle:
+        assert handle.read() == "the agent's\n"
+    mark = len(agent.client.updates())
+    assert await agent.prompt(sid, "/rewind --files 2") == "end_turn"
+    said = agent.client.text(start=mark)
+    assert f"restored `{path}`" in said and f"removed `{os.path.join(workspace, 'made.txt')}`" in said, said
+    with open(path) as handle:
+        assert handle.read() == "before the agent\n"
+    assert not os.path.exists(os.path.join(workspace, "made.txt"))
+    with pytest.raises(acp.RequestError) as caught:
+        await agent.prompt(sid, "/rewind --files lots")
+    assert "not '--files lots'" in str(caught.value)
 
 
 async def test_pin_pins_and_unpin(agent: Agent, fake: Any, workspace: str) -> None:

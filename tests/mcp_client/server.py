@@ -1,7 +1,8 @@
 """A small real MCP server for the tests, written with the SDK's server side: `python server.py MODE [DIR]`.
 
 MODE: basic (tools), silent (never answers initialize), garbage (prints non-MCP lines first), dies (exits at once
-with a message on stderr), http PORT (basic over streamable HTTP). DIR receives pid and cancellation marker files.
+with a message on stderr), exits (basic, and exits with a message on stderr once DIR/exit-now appears: dies while
+idle), http PORT (basic over streamable HTTP). DIR receives pid and cancellation marker files.
 """
 
 from __future__ import annotations
@@ -85,6 +86,18 @@ def review(code: str, focus: str = "anything") -> str:
     return f"Please review {code} focusing on {focus}"
 
 
+if MODE == "exits":
+    import threading
+    import time
+
+    def exit_when_told() -> None:
+        while not (DIR / "exit-now").exists():
+            time.sleep(0.05)
+        sys.stderr.write("fatal: lost the connection to the license server\n")
+        sys.stderr.flush()
+        os._exit(4)
+
+    threading.Thread(target=exit_when_told, daemon=True).start()
 if MODE == "garbage":
     sys.stdout.write("this is not JSON\n{\"neither\": is this}\n")
     sys.stdout.flush()

@@ -189,3 +189,43 @@ async def test_a_workspace_files_servers_start_only_when_trusted_and_never_trust
     assert editor.confirmations and editor.confirmations[0]["toolName"] == "mcp_repo_add", "trust is ignored"
     warnings = [m["message"] for m in notes(editor, "window/showMessage")]
     assert any("cannot set `trust`" in m for m in warnings), warnings
+
+
+async def test_disable_enable_prompts_and_a_server_dying_while_idle_over_the_wire(
+    editor: EditorClient, fake: Any, dirs: Any
+) -> None:
+    _, marks = dirs
+    (marks / "rev").mkdir()
+    await editor.initialize(fake.url, mcpServers={"lic": stdio("exits", marks), "rev": stdio("basic", marks / "rev")})
+    await until(lambda: status_is(editor, "lic", "ready"), "server lic", timeout=30)
+    await until(lambda: status_is(editor, "rev", "ready"), "server rev", timeout=30)
+    # prompts: both servers offer `review`; the first in name order keeps the name
+    prompts = await request(editor, "sidecar/listMcpPrompts", {})
+    assert [(p["name"], p["server"]) for p in prompts] == [("review", "lic")]
+    assert prompts[0]["arguments"] == [{"name": "code", "required": True}, {"name": "focus"}]
+    expanded = await request(editor, "sidecar/getMcpPrompt", {"name": "review", "arguments": {"code": "a.py"}})
+    assert expanded == {"text": "Please review a.py focusing on anything"}
+    refused = await request(editor, "sidecar/getMcpPrompt", {"name": "review", "text": ""})
+    assert refused == {"error": "Missing required argument(s): --code"}
+    # disable: the process stops, the tools leave the next request, editors are told; enable brings it back
+    (rev_group,) = groups(marks / "rev")
+    assert await request(editor, "sidecar/setMcpServerEnabled", {"name": "rev", "enabled": False}) == {"applied": True}
+    assert await status_is(editor, "rev", "disabled")
+    assert not group_alive(rev_group)
+    assert any(s["name"] == "rev" and s["status"] == "disabled" for n in notes(editor, "sidecar/mcpStatus")
+               for s in n["servers"])
+    await request(editor, "sidecar/sendMessage", {"text": "which tools?"})
+    assert "mcp_lic_add" in declared(fake, -1) and not any(n.startswith("mcp_rev_") for n in declared(fake, -1))
+    assert (await request(editor, "sidecar/restartMcpServer", {"name": "rev"}))["restarted"] is False
+    missing = await request(editor, "sidecar/setMcpServerEnabled", {"name": "nope", "enabled": False})
+    assert missing == {"applied": False}
+    assert await request(editor, "sidecar/setMcpServerEnabled", {"name": "rev", "enabled": True}) == {"applied": True}
+    await until(lambda: status_is(editor, "rev", "ready"), "server rev enabled again", timeout=30)
+    # a server that exits while idle: failed at once with its stderr, told once, the editors notified
+    (marks / "exit-now").write_text("yes")
+    failed = await until(lambda: status_is(editor, "lic", "failed"), "the idle death noticed", timeout=30)
+    assert "exited while idle" in failed["error"] and "license server" in failed["error"]
+    await until(lambda: any(s["name"] == "lic" and s["status"] == "failed" for n in notes(editor, "sidecar/mcpStatus")
+                            for s in n["servers"]), "sidecar/mcpStatus with the failure")
+    warnings = [m["message"] for m in notes(editor, "window/showMessage") if "exited while idle" in m["message"]]
+    assert len(warnings) == 1, warnings

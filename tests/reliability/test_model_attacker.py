@@ -279,8 +279,9 @@ async def test_workspace_hooks_run_only_after_the_user_approved_that_exact_list(
     answer_with(side, "allow")
     await compact(side, "one")
     (question,) = confirmations(side)
-    assert question["toolName"] == "PreCompress hooks"
-    assert f"1. touch {first}" in question["description"] and question["args"] == {"commands": [f"touch {first}"]}
+    assert question["toolName"] == "Workspace hooks"
+    assert f"1. touch {first}  (PreCompress)" in question["description"]
+    assert question["args"] == {"commands": [f"touch {first}"], "events": ["PreCompress"]}
     assert first.exists(), "approved: the hook ran"
     first.unlink()
     await compact(side, "two")

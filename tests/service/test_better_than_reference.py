@@ -7,13 +7,15 @@ import json
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
-from sidecar.compaction import hooks
-from sidecar.config.settings import HookSpec
+from sidecar.config.settings import Hooks, HookSpec, Settings
 from sidecar.core.history import text_content
 from sidecar.core.outcome import Status
+from sidecar.hooks.service import HookService
 from sidecar.protocol import errors
+from sidecar.session import Session
 from tests.service.conftest import Rig, conversation, snapshot_text
 from tests.waiting import until
 
@@ -164,36 +166,46 @@ async def test_pre_compress_hook_fires_for_a_running_compaction(rig: Rig) -> Non
     assert rig.rec.hooks == ["manual"]
 
 
+class _Recording:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+
+def _hook_service(tmp_path: Path, specs: list[HookSpec], told: list[str]) -> tuple[HookService, Session]:
+    session = Session(workspace_folders=[str(tmp_path)])
+    session.settings = msgspec.structs.replace(Settings(), hooks=Hooks(pre_compress=specs))
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text("")
+    return HookService(session, _Recording(transcript), told.append), session
+
+
 async def test_hook_command_gets_the_documented_stdin(tmp_path: Path) -> None:
     out = tmp_path / "payload.json"
-    spec = HookSpec(command=f"cat > {out}")
-    results = await hooks.run_pre_compress(
-        [spec], session_id="s-1", transcript_path="/t.jsonl", cwd=str(tmp_path), trigger="auto"
-    )
-    assert results[0].ok
+    service, session = _hook_service(tmp_path, [HookSpec(command=f"cat > {out}")], told := [])
+    await service.pre_compress("auto")
     payload = json.loads(out.read_text())
     assert {k: payload[k] for k in ("session_id", "transcript_path", "cwd", "hook_event_name", "trigger")} == {
-        "session_id": "s-1",
-        "transcript_path": "/t.jsonl",
+        "session_id": session.conversation.session_id,
+        "transcript_path": str(tmp_path / "t.jsonl"),
         "cwd": str(tmp_path),
         "hook_event_name": "PreCompress",
         "trigger": "auto",
     }
-    assert payload["timestamp"].endswith("Z")
+    assert payload["timestamp"].endswith("Z") and told == []
 
 
 async def test_hook_matcher_and_failures_are_advisory(tmp_path: Path) -> None:
+    ran = tmp_path / "ran"
     specs = [
-        HookSpec(command="exit 3", matcher="manual"),
-        HookSpec(command="echo never", matcher="auto"),
+        HookSpec(command=f"echo manual >> {ran}; exit 3", matcher="manual"),
+        HookSpec(command=f"echo auto >> {ran}", matcher="auto"),
         HookSpec(command=f"{sys.executable} -c 'import time; time.sleep(30)'", timeout=300, matcher="*"),
     ]
-    results = await hooks.run_pre_compress(
-        specs, session_id="s", transcript_path="", cwd=str(tmp_path), trigger="manual"
-    )
-    assert [r.command for r in results] == ["exit 3", specs[2].command]
-    assert results[0].exit_code == 3 and not results[0].ok
-    assert results[1].timed_out
+    service, _ = _hook_service(tmp_path, specs, told := [])
+    await service.pre_compress("manual")  # returns: neither failure stops the compaction
+    assert ran.read_text() == "manual\n"
+    assert [t.split("`")[1] for t in told] == [specs[0].command, specs[2].command]
+    assert "exited with code 3" in told[0] and "timed out after 300 ms" in told[1]
 
 
 # 7. model errors never alter history

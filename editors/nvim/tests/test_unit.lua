@@ -36,6 +36,14 @@ T.run('test_unit', function()
     T.eq(sidecar.statusline(), '✦ 45% 471K/1M summary ready', 'statusline with a summary ready')
     usage.summaryPreparation = 'none'
     T.eq(sidecar.statusline(), '✦ 45% 471K/1M', 'statusline without a preparation')
+    usage.autoCompactionPausedUntil = 576716
+    T.eq(sidecar.statusline(), '✦ 45% 471K/1M auto-compact paused', 'statusline while an undo pauses auto-compaction')
+    local detail = table.concat(require('sidecar.status_detail').lines(usage, nil), '\n')
+    T.ok(detail:find('Auto-compaction: paused after undo until 576,716 tokens, or until you compress', 1, true),
+      ':SidecarStatus says until when auto-compaction is paused: ' .. detail)
+    usage.autoCompactionPausedUntil = nil
+    T.ok(not table.concat(require('sidecar.status_detail').lines(usage, nil), '\n'):find('paused', 1, true),
+      'no pause line without a pause')
     usage.percentUsed = 50.0
     T.eq(sidecar.statusline_hl(), 'SidecarStatusWarn', 'group at the threshold')
     usage.percentUsed = 95.0
@@ -305,6 +313,33 @@ T.run('test_unit', function()
     T.contains(seen[4][3][1], ':SidecarMcp restart bad', 'and the restart advice')
   end)
 
+  -- ---- MCP (issue 28): :SidecarMcp disable/enable/prompt completion and the prompt lines ----
+  T.step('MCP: :SidecarMcp completes subcommands, servers by state, prompts and their arguments', function()
+    local mcp = require('sidecar.mcp')
+    local state = require('sidecar.state')
+    local saved_servers, saved_prompts = state.mcp_servers, state.mcp_prompts
+    state.mcp_servers = {
+      { name = 'calc', status = 'ready', tools = {} },
+      { name = 'docs', status = 'disabled', tools = {} },
+    }
+    state.mcp_prompts = {
+      { name = 'review', server = 'rev', prompt = 'review', description = 'Ask for a review.',
+        arguments = { { name = 'code', required = true }, { name = 'focus' } } },
+    }
+    T.eq(mcp.complete('', 'SidecarMcp '), { 'restart', 'disable', 'enable', 'prompt' }, 'subcommands')
+    T.eq(mcp.complete('d', 'SidecarMcp d'), { 'disable' }, 'a subcommand by its start')
+    T.eq(mcp.complete('', 'SidecarMcp disable '), { 'calc' }, 'disable: the enabled servers')
+    T.eq(mcp.complete('', 'SidecarMcp enable '), { 'docs' }, 'enable: the disabled ones')
+    T.eq(mcp.complete('', 'SidecarMcp restart '), { 'calc' }, 'restart: not a disabled one')
+    T.eq(mcp.complete('r', 'SidecarMcp prompt r'), { 'review' }, 'prompt names')
+    T.eq(mcp.complete('', 'SidecarMcp prompt review x.py '), { '--code=', '--focus=' }, 'a prompt\'s arguments')
+    T.eq(mcp.complete('--f', 'SidecarMcp prompt review --f'), { '--focus=' }, 'an argument by its start')
+    T.eq(mcp.prompt_lines(state.mcp_prompts), { 'review (rev): code [focus] — Ask for a review.' }, 'prompt lines')
+    T.eq(mcp.prompt_lines({}), { 'MCP: no ready server offers prompts' }, 'no prompts')
+    state.mcp_servers, state.mcp_prompts = saved_servers, saved_prompts
+  end)
+  -- ---- end MCP ----
+
   T.step('tool confirmation: the whole command is shown, never cut', function()
     local confirm = require('sidecar.confirm')
     local command = "echo '" .. string.rep('harmless ', 60) .. "'; touch PAYLOAD"
@@ -376,5 +411,55 @@ T.run('test_unit', function()
         newTokenCount = 5, undone = false, snapshot = '<state_snapshot>\n<overall_goal>CSV</overall_goal>\n</state_snapshot>' },
     } }), '\n')
     T.contains(full, '<overall_goal>CSV</overall_goal>', 'the snapshot text')
+  end)
+
+  -- :SidecarRewind! (issue 29) --------------------------------------------------------------------
+  T.step('rewind with files: the float lists the files by group, relative to the working directory', function()
+    local rf = require('sidecar.rewind_files')
+    local plan = { restored = { '/w/src/a.py', '/elsewhere/b.py' }, removed = { '/w/new.txt' },
+      conflicts = { { path = '/w/c.py', reason = "changed since the agent's edit: 2 lines added" } },
+      skipped = { { path = '/w/big.bin', reason = 'binary' } } }
+    T.eq(rf.lines(plan, '/w'), {
+      'Put back as they were before your message:', '  src/a.py', '  /elsewhere/b.py', '',
+      'Removed (the agent created them):', '  new.txt', '',
+      "Changed since the agent's edit (kept unless you overwrite them):", "  c.py — changed since the agent's edit: 2 lines added", '',
+      'Cannot be restored:', '  big.bin — binary',
+    }, 'lines')
+    T.eq(rf.short_path('/w2/a', '/w'), '/w2/a', 'a folder with the same prefix is not a parent')
+    local many = {}
+    for i = 1, rf.LIST_MAX + 2 do
+      many[i] = '/w/f' .. i
+    end
+    local lines = rf.lines({ restored = many }, '/w')
+    T.eq(lines[#lines], '  … and 2 more', 'a long list is cut')
+    T.ok(rf.touches(plan) and not rf.touches({ restored = {}, removed = {}, conflicts = {}, skipped = {} }), 'touches')
+  end)
+
+  T.step('rewind with files: conflicts are kept unless the user chooses to overwrite them', function()
+    local rf = require('sidecar.rewind_files')
+    local q, items = rf.choices({ restored = { '/w/a' }, conflicts = { { path = '/w/c', reason = 'r' } } })
+    T.eq(q, "1 file changed since the agent's edit. Rewind and restore the files?", 'question')
+    T.eq(vim.tbl_map(function(i) return { i.label, i.force or false, i.cancel or false } end, items), {
+      { 'Restore others, keep conflicting files', false, false },
+      { 'Overwrite my changes too', true, false },
+      { 'Cancel', false, true },
+    }, 'the first choice keeps them; only the second forces')
+    q, items = rf.choices({ restored = { '/w/a' }, removed = { '/w/b' } })
+    T.eq(q, 'Rewind the conversation and restore 2 files?', 'no conflict')
+    T.eq(items[1].force, false, 'never force without a conflict')
+  end)
+
+  T.step('rewind with files: the note names the message and what happened to each file', function()
+    local rf = require('sidecar.rewind_files')
+    local note = rf.summary('Fix the parser please', { restored = { '/w/a.py' }, removed = { '/w/n.txt', '/w/m.txt' },
+      conflicts = { { path = '/w/c.py', reason = 'r' } }, skipped = { { path = '/w/big', reason = 'over 1 MB' } } }, '/w')
+    T.eq(note, 'rewound to before “Fix the parser please”: the model no longer sees it or anything after it; '
+      .. "restored a.py; removed n.txt, m.txt (the agent had created them); kept c.py (changed since the agent's edit); "
+      .. 'could not restore big (over 1 MB)', 'note')
+    T.contains(rf.summary('x', { restored = {}, removed = {}, conflicts = {}, skipped = {} }, '/w'),
+      'no file needed restoring', 'nothing to restore')
+    T.ok(not rf.summary('x', {}, '/w', true):find('checkpointing is off', 1, true), 'on: not said')
+    T.contains(rf.summary('x', {}, '/w', false), 'no file needed restoring; checkpointing is off (setting checkpointing)',
+      'off: said')
   end)
 end)

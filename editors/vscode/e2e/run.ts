@@ -20,6 +20,7 @@ import { errorCode } from '../src/api';
 import { ErrorCode, Method } from '../src/protocol';
 import { StdioSidecarClient } from '../src/stdioClient';
 import { FakeGemini, REPO, projectPython, requestText, startFakeGemini } from '../test/support/sidecar';
+import { mcpSteps } from './mcp';
 
 const API_KEY = 'e2e-secret-key-7f3a';
 const MARKER = 'SIDECAR_E2E_SELECTED_MARKER_42';
@@ -76,6 +77,7 @@ async function probeServer(python: string, fake: FakeGemini, home: string): Prom
   await probe('undo', Method.undoCompaction, {});
   await probe('branches', Method.forkSession, { beforeMessageId: 'no-such-message' });
   await probe('pins', Method.listPins, {});
+  await probe('checkpoints', Method.previewRewind, { messageId: 'no-such-message' }); // issue 29: rewind with files
   // tools: does a functionCall from the model reach the editor as a tool call / confirmation?
   const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-probe-ws-'));
   let sawTool = false;
@@ -267,6 +269,9 @@ async function main(): Promise<void> {
     fs.mkdirSync(path.join(dirs.ws, 'src'));
     const appPy = path.join(dirs.ws, 'src', 'app.py');
     fs.writeFileSync(appPy, `"""A tiny module for the sidecar e2e test."""\n\n\ndef answer():\n    ${MARKER} = 42\n    return ${MARKER}\n`);
+    // issue 29: a file the agent edits, and rewinding with files puts back
+    const restoreMe = path.join(dirs.ws, 'src', 'restore_me.py');
+    fs.writeFileSync(restoreMe, 'VALUE = "before the agent"\n');
 
     // defect 1: a Gemini CLI session whose model messages have text *and* tool calls, imported to be resumed
     const imported = spawnSync(python, ['-m', 'sidecar', 'import', path.join(REPO, 'tests', 'fixtures', 'gemini-cli', 'legacy-session.json'), '--project', dirs.ws],
@@ -507,6 +512,9 @@ async function main(): Promise<void> {
       await waitFor('notes.txt', async () => fs.existsSync(path.join(dirs.ws, 'notes.txt')), 10_000);
       return 'card answered Allow; the card shows done; notes.txt exists';
     }, { needs: ['tools'] });
+    // ---- MCP (issue 28): e2e/mcp.ts ----
+    await mcpSteps({ step, w, fake: fake!, python, userData: dirs.ud, waitFor });
+    // ---- end MCP ----
     let firstSession = '';
     await step('Sidecar: New Session, then Sidecar: Resume Session brings the conversation back', async () => {
       await w.runCommand('Sidecar: New Session');
@@ -568,6 +576,81 @@ async function main(): Promise<void> {
       await chat.locator('#input').fill('');
       return 'rewound (input box refilled, message struck through, named by its words); forked before “Anything pinned?” (back in the input box)';
     }, { needs: ['branches'] });
+    await step('Rewind to here → “Rewind conversation and files” lists the files, then puts the edited file back in its editor and on disk and removes the one the agent created (issue 29)', async () => {
+      const editorLine = (needle: string) => page.locator('.editor-instance .view-line', { hasText: needle }).first();
+      // Quick Open right after the previous step's pickers: one still closing leaves the new input inert, so close
+      // whatever is open and open it again until its input takes the text (as runCommand does for the palette)
+      const quickOpen = page.locator('.quick-input-widget input');
+      for (let attempt = 1; ; attempt++) {
+        await page.keyboard.press('Escape');
+        await quickOpen.waitFor({ state: 'hidden', timeout: 5_000 }).catch(() => undefined);
+        await page.keyboard.press('Control+P');
+        try {
+          await quickOpen.fill('restore_me.py', { timeout: 5_000 });
+          break;
+        } catch (e) {
+          if (attempt >= 4) throw e;
+        }
+      }
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'restore_me.py' }).first().waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Enter');
+      await editorLine('VALUE = "before the agent"').waitFor({ timeout: 20_000 });
+      await fake!.script([
+        { kind: 'function_call', match: 'chat', name: 'replace', args: { path: 'src/restore_me.py', old_string: '"before the agent"', new_string: '"set by the agent"' } },
+        { kind: 'function_call', match: 'chat', name: 'write_file', args: { path: 'created_by_agent.txt', content: 'the agent wrote this\n' } },
+      ]);
+      const chat = await w.chat();
+      const created = path.join(dirs.ws, 'created_by_agent.txt');
+      await w.send('REWIND-FILES: set the value and write a file', async (c) => {
+        // Allow whatever the two edits ask (in this approval mode each edit asks), until both are done
+        await waitFor('both edits allowed and applied', async () => {
+          const allow = c.locator('.card.tool button[data-decision="allow"]');
+          if (await allow.count()) await allow.first().click({ timeout: 2_000 }).catch(() => undefined);
+          return fs.existsSync(created) && (await editorLine('VALUE = "set by the agent"').count()) > 0;
+        }, 45_000, 250);
+      });
+      await editorLine('VALUE = "set by the agent"').click({ timeout: 15_000 });
+      await page.keyboard.press('Control+S'); // the user keeps the agent's edit: now it is on disk too
+      await waitFor('the agent\'s edit saved and its file created', async () => fs.readFileSync(restoreMe, 'utf8').includes('set by the agent') && fs.existsSync(created), 15_000);
+      await w.send('REWIND-FILES: a later message');
+
+      const target = chat.locator('.msg.user', { hasText: 'REWIND-FILES: set the value' }).last();
+      await target.hover();
+      await target.locator('button[data-action="rewind"]').click();
+      const choice = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Rewind conversation and files' }).first();
+      await choice.waitFor({ timeout: 15_000 });
+      // and the conversation-only choice next to it (its detail says the files stay)
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'The files stay as they are now.' }).first().waitFor({ timeout: 5_000 });
+      const choiceText = (await choice.innerText()).replace(/\s+/g, ' ');
+      await w.shot('5-rewind-choice');
+      await choice.click();
+      const dialog = page.locator('.monaco-dialog-box').first();
+      await dialog.waitFor({ timeout: 15_000 });
+      const listed = (await dialog.innerText()).replace(/\s+/g, ' ');
+      for (const needle of ['Put back as they were before your message:', 'src/restore_me.py', 'Removed (the agent created them):', 'created_by_agent.txt']) {
+        if (!listed.includes(needle)) throw new Error(`the confirmation lacks “${needle}”: ${listed}`);
+      }
+      await w.shot('6-rewind-files-modal');
+      await dialog.locator('.monaco-button', { hasText: 'Rewind and Restore' }).first().click();
+
+      await waitFor('the text back in the input box', async () => (await chat.locator('#input').inputValue()) === 'REWIND-FILES: set the value and write a file', 20_000);
+      await editorLine('VALUE = "before the agent"').waitFor({ timeout: 15_000 });
+      await waitFor('created_by_agent.txt removed', async () => !fs.existsSync(created), 15_000);
+      // restored through workspace/applyEdit: the editor holds the content before the message; saving keeps it
+      await editorLine('VALUE = "before the agent"').click();
+      await page.keyboard.press('Control+S');
+      await waitFor('restore_me.py back on disk', async () => fs.readFileSync(restoreMe, 'utf8') === 'VALUE = "before the agent"\n', 15_000);
+      // the agent's created file had only been written in the editor (unsaved): Save All must not bring it back
+      await w.runCommand('File: Save All Files');
+      await waitFor('Save All done (no dirty editor left)', async () => !(await page.locator('.tabs-container .tab.dirty').count()), 10_000);
+      if (fs.existsSync(created)) throw new Error(`Save All brought back the removed file: ${JSON.stringify(fs.readFileSync(created, 'utf8'))}`);
+      const note = await chat.locator('.note', { hasText: 'Rewound to before your message “REWIND-FILES' }).last().innerText();
+      for (const needle of ['Restored src/restore_me.py.', 'Removed created_by_agent.txt (the agent had created it).']) {
+        if (!note.includes(needle)) throw new Error(`the rewind note lacks “${needle}”: ${note}`);
+      }
+      await chat.locator('#input').fill('');
+      return `choice “${choiceText.slice(0, 90)}”; modal listed both files; editor and disk back; created file removed`;
+    }, { needs: ['checkpoints', 'tools'] });
     await step('the Resume quick pick renames a session with its Rename button', async () => {
       await w.runCommand('Sidecar: Resume Session');
       const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'current session' }).first();
@@ -783,7 +866,7 @@ async function main(): Promise<void> {
     // ---- the bundled server: no serverCommand, no workspace venv → the extension's own environment ----
     const storage = path.join(dirs.ud, 'User', 'globalStorage', 'sidecar.sidecar-vscode', 'server');
     const privatePython = path.join(storage, 'venv', 'bin', 'python');
-    await step('with no serverCommand the extension installs its bundled wheel into its storage, with progress', async () => {
+    await step('with no serverCommand the extension installs its bundled wheel into its storage, with progress; Cancel is info with Reinstall (issue 25.6)', async () => {
       for (const scope of ['User', 'Machine']) {
         const file = path.join(dirs.ud, scope, 'settings.json');
         const json = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -793,15 +876,31 @@ async function main(): Promise<void> {
       const offer = page.locator('.notifications-toasts .notification-toast', { hasText: 'server command changed' }).first();
       await offer.waitFor({ timeout: 30_000 });
       await offer.locator('.monaco-button', { hasText: 'Restart' }).first().click();
-      await page.locator('.notification-toast, .notifications-center', { hasText: 'installing the server' }).first().waitFor({ timeout: 30_000 });
+      // issue 25.6: Cancel on the install's progress is the user's choice: an information message with Reinstall,
+      // logged as [info], never an [error] with a stack trace; Reinstall then installs.
+      const installing = page.locator('.notifications-toasts .notification-toast', { hasText: 'installing the server' }).first();
+      await installing.waitFor({ timeout: 30_000 });
       await page.locator('.statusbar-item', { hasText: 'installing server' }).first().waitFor({ timeout: 10_000 }).catch(() => undefined);
       await w.shot('8-installing');
+      await installing.locator('.monaco-button', { hasText: 'Cancel' }).first().click();
+      const cancelledToast = page.locator('.notifications-toasts .notification-toast', { hasText: 'was cancelled' }).first();
+      await cancelledToast.waitFor({ timeout: 60_000 });
+      const cancelLog = findFiles(path.join(dirs.ud, 'logs'), /Sidecar\.log$/).map((f) => fs.readFileSync(f, 'utf8')).join('\n');
+      if (!/\[info\] Installing the sidecar server was cancelled/.test(cancelLog)) throw new Error('the cancelled install is not logged as [info]');
+      const cancelErrors = cancelLog.split('\n').filter((l) => /\[error\].*cancel/i.test(l));
+      if (cancelErrors.length) throw new Error(`the cancelled install is logged as an error: ${cancelErrors[0]}`);
+      if (await cancelledToast.locator('.codicon-error').count()) throw new Error('the cancelled install is shown as an error');
+      const cancelledLog = fs.readFileSync(path.join(storage, 'install.log'), 'utf8');
+      if (!/=== failed: Installing the sidecar server was cancelled/.test(cancelledLog)) throw new Error('the install log does not record the cancelled attempt');
+      await w.shot('8-install-cancelled');
+      await cancelledToast.locator('.monaco-button', { hasText: 'Reinstall' }).first().click();
+      await page.locator('.notification-toast, .notifications-center', { hasText: 'installing the server' }).first().waitFor({ timeout: 30_000 });
       const u = await waitFor('usage from the private server', () => w.usage(), 240_000, 500);
       const pids = sidecarPids(privatePython, dirs.home);
       if (pids.length !== 1) throw new Error(`expected the sidecar to run from ${privatePython}: ${JSON.stringify(pids)}`);
       const installLog = fs.readFileSync(path.join(storage, 'install.log'), 'utf8');
       if (!/-m pip install/.test(installLog) || !/=== installed/.test(installLog)) throw new Error(`install log:\n${installLog.slice(-2000)}`);
-      return `“${u.text}”, pid ${pids[0]} runs ${path.relative(dirs.ud, privatePython)}`;
+      return `cancelled once (info + Reinstall), then “${u.text}”, pid ${pids[0]} runs ${path.relative(dirs.ud, privatePython)}`;
     });
     await step('… a turn through the bundled server updates the status bar', async () => {
       await w.runCommand('Sidecar: Open Chat');

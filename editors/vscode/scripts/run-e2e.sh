@@ -13,11 +13,10 @@ bash "$HERE/setup-e2e.sh"
 source "$VSCODE_E2E_CACHE/env.sh"
 cd "$EXT"
 test -d node_modules/playwright-core || { echo "run-e2e: run 'npm ci' in editors/vscode first" >&2; exit 1; }
+npm run --silent compile  # out/e2e/*.js: always from the current sources (packaging only bundles the extension)
 if [ -z "${VSIX:-}" ]; then
   npm run --silent package >/dev/null
   VSIX=$EXT/sidecar.vsix
-else
-  npm run --silent compile
 fi
 export VSIX
 SCRIPT=run

@@ -30,6 +30,11 @@ export const Method = {
   listPins: 'sidecar/listPins',
   listMcpServers: 'sidecar/listMcpServers',
   restartMcpServer: 'sidecar/restartMcpServer',
+  setMcpServerEnabled: 'sidecar/setMcpServerEnabled',
+  listMcpPrompts: 'sidecar/listMcpPrompts',
+  getMcpPrompt: 'sidecar/getMcpPrompt',
+  listCheckpoints: 'sidecar/listCheckpoints',
+  previewRewind: 'sidecar/previewRewind',
   getMemory: 'sidecar/getMemory',
   refreshMemory: 'sidecar/refreshMemory',
   addMemory: 'sidecar/addMemory',
@@ -91,6 +96,11 @@ export const MethodInfo = {
   listPins: { kind: 'request', sender: 'client', params: 'Empty', result: 'ListPinsResult' },
   listMcpServers: { kind: 'request', sender: 'client', params: 'Empty', result: 'McpServerInfo[]' },
   restartMcpServer: { kind: 'request', sender: 'client', params: 'RestartMcpServerParams', result: 'RestartMcpServerResult' },
+  setMcpServerEnabled: { kind: 'request', sender: 'client', params: 'SetMcpServerEnabledParams', result: 'SetMcpServerEnabledResult' },
+  listMcpPrompts: { kind: 'request', sender: 'client', params: 'Empty', result: 'McpPromptInfo[]' },
+  getMcpPrompt: { kind: 'request', sender: 'client', params: 'GetMcpPromptParams', result: 'GetMcpPromptResult' },
+  listCheckpoints: { kind: 'request', sender: 'client', params: 'ListCheckpointsParams', result: 'ListCheckpointsResult' },
+  previewRewind: { kind: 'request', sender: 'client', params: 'PreviewRewindParams', result: 'PreviewRewindResult' },
   getMemory: { kind: 'request', sender: 'client', params: 'Empty', result: 'MemoryInfo' },
   refreshMemory: { kind: 'request', sender: 'client', params: 'Empty', result: 'MemoryInfo' },
   addMemory: { kind: 'request', sender: 'client', params: 'AddMemoryParams', result: 'MemoryInfo' },
@@ -124,6 +134,8 @@ export type ToolDecision = 'allow' | 'allowAlways' | 'allowAlwaysServer' | 'deny
 export type ListSessionsResult = SessionSummary[] | ListSessionsPage;
 
 export type ListMcpServersResult = McpServerInfo[];
+
+export type ListMcpPromptsResult = McpPromptInfo[];
 
 export type TranscriptEntry = TranscriptMessage | TranscriptCompaction | TranscriptFork;
 
@@ -303,12 +315,24 @@ export interface ForkSessionResult {
 
 export interface RewindParams {
   messageId: string;
+  restoreFiles?: boolean;
+  force?: boolean;
+}
+
+/** A file a rewind left as it is: a conflict (changed since the agent's edit) or skipped (too large, binary, outside the workspace, protected, not saved); `reason` says which, in words. */
+export interface FileProblem {
+  path: string;
+  reason: string;
 }
 
 export interface RewindResult {
   messageCount: number;
   text: string;
   message: string;
+  restored: string[];
+  removed: string[];
+  conflicts: FileProblem[];
+  skipped: FileProblem[];
 }
 
 export interface RenameParams {
@@ -391,6 +415,86 @@ export interface RestartMcpServerParams {
 /** `restarted` is false when no server has that name. */
 export interface RestartMcpServerResult {
   restarted: boolean;
+}
+
+/** Disable (stop, tools taken from the model) or enable (start) one server, for the life of the sidecar. */
+export interface SetMcpServerEnabledParams {
+  name: string;
+  enabled: boolean;
+}
+
+/** `applied` is false when no server has that name. */
+export interface SetMcpServerEnabledResult {
+  applied: boolean;
+}
+
+export interface McpPromptArgument {
+  name: string;
+  required?: boolean;
+  description?: string;
+}
+
+/** A ready server's prompt: `name` is the command name (whitespace → `-`), `prompt` the server's own name. */
+export interface McpPromptInfo {
+  name: string;
+  server: string;
+  prompt: string;
+  description: string;
+  arguments?: McpPromptArgument[];
+}
+
+/** The prompt by command name, with `arguments` by name, or `text`: an argument line as the ACP slash command takes it (`--name="value"` or positional in the declared order). */
+export interface GetMcpPromptParams {
+  name: string;
+  arguments?: Record<string, string>;
+  text?: string;
+}
+
+/** `text`: the prompt's first message, for the editor to send as the user's turn; or `error` in words (no such prompt, a missing required argument, the server failed). */
+export interface GetMcpPromptResult {
+  text?: string;
+  error?: string;
+}
+
+export interface ListCheckpointsParams {
+  sessionId?: string;
+}
+
+/** A file the agent changed in one turn, and how: "modified", "created" or "deleted" (against its content before the turn). */
+export interface CheckpointFile {
+  path: string;
+  change: 'created' | 'deleted' | 'modified';
+  skipped?: string | null;
+}
+
+/** One user message that can be rewound to (sidecar/listCheckpoints), with the files its turn changed. */
+export interface Checkpoint {
+  messageId: string;
+  time: string;
+  firstWords: string;
+  files: CheckpointFile[];
+}
+
+/** The session's user messages that can be rewound to, oldest first; `checkpointing` is false when the setting is off (no file contents are being saved). */
+export interface ListCheckpointsResult {
+  sessionId: string;
+  checkpoints: Checkpoint[];
+  checkpointing: boolean;
+}
+
+export interface PreviewRewindParams {
+  messageId: string;
+}
+
+/** sidecar/previewRewind: what sidecar/rewind with restoreFiles would do now, without doing it (the same lists; `conflicts` are what force would overwrite). */
+export interface PreviewRewindResult {
+  messageId: string;
+  text: string;
+  restored: string[];
+  removed: string[];
+  conflicts: FileProblem[];
+  skipped: FileProblem[];
+  message: string;
 }
 
 /** One context file the model has: its absolute path, where it comes from, its size in (estimated) tokens. */
@@ -492,16 +596,18 @@ export interface ConfirmToolCallResult {
   decision: ToolDecision;
 }
 
-/** One PreCompress hook command. */
+/** One hook command (docs/hooks.md). */
 export interface HookSpec {
   command: string;
   timeout?: number | null;
   matcher?: string | null;
 }
 
-/** The hooks section: commands run before a compaction (PreCompress). */
+/** The hooks section: commands run before a compaction, before each user turn, when a session starts. */
 export interface Hooks {
   PreCompress?: HookSpec[];
+  BeforeAgent?: HookSpec[];
+  SessionStart?: HookSpec[];
 }
 
 /** Every documented setting with its default (docs/settings.md). */
@@ -526,6 +632,9 @@ export interface SidecarSettings {
   mcpServers?: Record<string, unknown>;
   hooks?: Hooks;
   loopDetection?: boolean;
+  checkpointing?: boolean;
+  checkpointMaxFileBytes?: number;
+  checkpointStoreMb?: number;
   truncateToolOutputThreshold?: number;
   contextFileNames?: string[];
   memoryBoundaryMarkers?: string[];
@@ -533,7 +642,7 @@ export interface SidecarSettings {
 }
 
 /** Every setting of the `sidecar` section, in the order of docs/settings.md. */
-export const SettingKeys = ['model', 'apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'approvedPlanPath', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'mcpServers', 'hooks', 'loopDetection', 'truncateToolOutputThreshold', 'contextFileNames', 'memoryBoundaryMarkers', 'includeDirectoryTree'] as const;
+export const SettingKeys = ['model', 'apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'approvedPlanPath', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'mcpServers', 'hooks', 'loopDetection', 'checkpointing', 'checkpointMaxFileBytes', 'checkpointStoreMb', 'truncateToolOutputThreshold', 'contextFileNames', 'memoryBoundaryMarkers', 'includeDirectoryTree'] as const;
 
 /** The settings that may be unset: sent as null so a didChangeConfiguration clears an earlier value. */
 export const NullableSettingKeys = ['apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionModel', 'approvedPlanPath'] as const;
@@ -595,7 +704,7 @@ export class SidecarApi {
   forkSession(params: ForkParams = {}, token?: unknown): Promise<ForkSessionResult> {
     return this.request(Method.forkSession, params, token);
   }
-  /** Drop a user message and everything after it from the model's history (the transcript keeps them). */
+  /** Drop a user message and everything after it from the model's history (the transcript keeps them); with restoreFiles, also put back the files the agent changed since. */
   rewind(params: RewindParams, token?: unknown): Promise<RewindResult> {
     return this.request(Method.rewind, params, token);
   }
@@ -634,6 +743,26 @@ export class SidecarApi {
   /** Stop an MCP server and start it again (e.g. after it failed). */
   restartMcpServer(params: RestartMcpServerParams, token?: unknown): Promise<RestartMcpServerResult> {
     return this.request(Method.restartMcpServer, params, token);
+  }
+  /** Disable an MCP server (its process stops, its tools leave the model) or enable it again, until the sidecar exits. */
+  setMcpServerEnabled(params: SetMcpServerEnabledParams, token?: unknown): Promise<SetMcpServerEnabledResult> {
+    return this.request(Method.setMcpServerEnabled, params, token);
+  }
+  /** The ready MCP servers' prompts by command name, with their arguments. */
+  listMcpPrompts(params: Empty = {}, token?: unknown): Promise<ListMcpPromptsResult> {
+    return this.request(Method.listMcpPrompts, params, token);
+  }
+  /** Expand an MCP prompt with its arguments: the text for the editor to send as the user's turn, or why not. */
+  getMcpPrompt(params: GetMcpPromptParams, token?: unknown): Promise<GetMcpPromptResult> {
+    return this.request(Method.getMcpPrompt, params, token);
+  }
+  /** A session's user messages that can be rewound to, with the files each turn changed (default: the live one). */
+  listCheckpoints(params: ListCheckpointsParams = {}, token?: unknown): Promise<ListCheckpointsResult> {
+    return this.request(Method.listCheckpoints, params, token);
+  }
+  /** What sidecar/rewind with restoreFiles would put back, remove, leave (conflicts) and skip; nothing is changed. */
+  previewRewind(params: PreviewRewindParams, token?: unknown): Promise<PreviewRewindResult> {
+    return this.request(Method.previewRewind, params, token);
   }
   /** The context files loaded (GEMINI.md, AGENTS.md: global, project, subfolders) and their text. */
   getMemory(params: Empty = {}, token?: unknown): Promise<MemoryInfo> {

@@ -1,13 +1,23 @@
-"""MCP handlers: sidecar/listMcpServers and sidecar/restartMcpServer."""
+"""MCP handlers: list, restart, enable and disable servers; list and expand their prompts."""
 
 from __future__ import annotations
 
 from pygls.lsp.server import LanguageServer
 
 from sidecar.mcp.manager import McpManager
+from sidecar.mcp.prompts import get_prompt, prompt_infos
 from sidecar.mcp.status import server_rows
 from sidecar.protocol import methods
-from sidecar.protocol.mcp import McpServerInfo, RestartMcpServerParams, RestartMcpServerResult
+from sidecar.protocol.mcp import (
+    GetMcpPromptParams,
+    GetMcpPromptResult,
+    McpPromptInfo,
+    McpServerInfo,
+    RestartMcpServerParams,
+    RestartMcpServerResult,
+    SetMcpServerEnabledParams,
+    SetMcpServerEnabledResult,
+)
 from sidecar.protocol.types import Empty
 from sidecar.rpc.dispatch import request
 
@@ -22,3 +32,15 @@ def register(server: LanguageServer, manager: McpManager) -> None:
     @request(server, methods.RESTART_MCP_SERVER)
     async def restart_mcp_server(params: RestartMcpServerParams) -> RestartMcpServerResult:
         return RestartMcpServerResult(restarted=await manager.restart(params.name))
+
+    @request(server, methods.SET_MCP_SERVER_ENABLED)
+    async def set_mcp_server_enabled(params: SetMcpServerEnabledParams) -> SetMcpServerEnabledResult:
+        return SetMcpServerEnabledResult(applied=await manager.set_enabled(params.name, params.enabled))
+
+    @request(server, methods.LIST_MCP_PROMPTS)
+    async def list_mcp_prompts(_params: Empty) -> list[McpPromptInfo]:
+        return prompt_infos(manager)
+
+    @request(server, methods.GET_MCP_PROMPT)
+    async def get_mcp_prompt(params: GetMcpPromptParams) -> GetMcpPromptResult:
+        return await get_prompt(manager, params)

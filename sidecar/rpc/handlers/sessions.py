@@ -14,11 +14,13 @@ from sidecar.protocol.sessions import (
     ForkSessionResult,
     GetTranscriptResult,
     ImportSessionResult,
+    ListCheckpointsResult,
     ListDeletedSessionsResult,
     ListPinsResult,
     ListSessionsPage,
     NewSessionResult,
     PinResult,
+    PreviewRewindResult,
     RenameSessionResult,
     RestoreSessionResult,
     ResumeSessionResult,
@@ -32,8 +34,10 @@ from sidecar.protocol.types import (
     ForkParams,
     GetTranscriptParams,
     ImportParams,
+    ListCheckpointsParams,
     ListSessionsParams,
     PinParams,
+    PreviewRewindParams,
     RenameParams,
     ResumeSessionParams,
     RewindParams,
@@ -75,7 +79,15 @@ def register(server: LanguageServer, sessions: SessionService, actions: SessionA
 
     @request(server, methods.REWIND)
     async def rewind(params: RewindParams) -> RewindResult:
-        return await actions.rewind(params.message_id)
+        return await actions.rewind(params.message_id, restore_files=params.restore_files, force=params.force)
+
+    @request(server, methods.PREVIEW_REWIND)
+    async def preview_rewind(params: PreviewRewindParams) -> PreviewRewindResult:
+        return await actions.checkpoints.preview_rewind(params.message_id)
+
+    @request(server, methods.LIST_CHECKPOINTS)
+    async def list_checkpoints(params: ListCheckpointsParams) -> ListCheckpointsResult:
+        return actions.checkpoints.list_checkpoints(params.session_id)
 
     @request(server, methods.RENAME_SESSION)
     async def rename_session(params: RenameParams) -> RenameSessionResult:

@@ -13,7 +13,7 @@ local function ensure()
 end
 
 local function tell(msg, level)
-  require('sidecar.ui').tell(msg, level)
+  return require('sidecar.ui').tell(msg, level) -- true: too long for the command line, so it is in the chat already
 end
 
 --- Told on the command line and in the chat, once each (a text too long for the command line is already in the chat).
@@ -228,24 +228,94 @@ function M.fork(message_id, cb)
   end)
 end
 
---- :SidecarRewind [MESSAGE_ID]: drop that message and everything after it from the model's history; its text goes
---- back into the chat input line.
-function M.rewind(message_id, cb)
+--- After a rewind: the chat reloaded (the rewound messages marked), the note, the message back on the input line.
+local function rewound(result, note, cb)
+  M.load_into_chat(state.session_id, function()
+    say(note)
+    chat().set_input(result.text)
+    done(cb, nil, result)
+  end)
+end
+
+--- A file the rewind removed (the agent had created it) may still have the buffer the agent's edit opened: wipe it,
+--- so that no :w brings the file back (the server only removes it when it holds what the agent left).
+local function forget_removed(paths)
+  for _, path in ipairs(paths or {}) do
+    local buf = vim.fn.bufnr(path)
+    if buf > 0 and vim.api.nvim_buf_is_loaded(buf) and vim.fn.filereadable(path) == 0 then
+      pcall(vim.api.nvim_buf_delete, buf, { force = true })
+    end
+  end
+end
+
+--- :SidecarRewind! : the files the agent changed from that message on are listed in a float while vim.ui.select asks
+--- whether to restore them (and, when the user changed some since, whether to keep or overwrite those); then the
+--- conversation and the files are rewound together.
+local function rewind_files(id, cb)
+  local rf = require('sidecar.rewind_files')
+  local root = vim.fn.getcwd()
+  local checkpointing -- false: the setting is off (said in the note); nil: unknown
+  local function run(force)
+    client.request(protocol.method.rewind, { messageId = id, restoreFiles = true, force = force },
+      function(err, result)
+        if err then
+          on_err('rewind')(err)
+          return done(cb, err)
+        end
+        forget_removed(result.removed)
+        rewound(result, rf.summary(result.text, result, root, checkpointing), cb)
+      end)
+  end
+  local function preview()
+    client.request(protocol.method.previewRewind, { messageId = id }, function(err, plan)
+      if err then
+        if err.code == protocol.error.methodNotFound then
+          err = { code = err.code, message = 'this sidecar cannot restore files (update it); nothing was rewound' }
+        end
+        on_err('rewind')(err)
+        return done(cb, err)
+      end
+      if not rf.touches(plan) then
+        return run(false) -- nothing to ask about: the conversation is rewound and the note says no file needed it
+      end
+      local question, items = rf.choices(plan)
+      local close = require('sidecar.confirm_view').open_lines(vim.list_extend({ question, '' }, rf.lines(plan, root)))
+      vim.ui.select(items, { prompt = question, kind = 'sidecar.rewindFiles',
+        format_item = function(it) return it.label end }, function(choice)
+        close()
+        if not choice or choice.cancel then
+          tell('rewind cancelled: nothing changed')
+          return done(cb, { message = 'cancelled' })
+        end
+        run(choice.force)
+      end)
+    end)
+  end
+  client.request(protocol.method.listCheckpoints, vim.empty_dict(), function(err, list)
+    if not err and type(list) == 'table' then
+      checkpointing = list.checkpointing
+    end
+    preview()
+  end)
+end
+
+--- :SidecarRewind[!] [MESSAGE_ID]: drop that message and everything after it from the model's history; its text goes
+--- back into the chat input line. With `opts.files` (the !), also restore the files the agent changed since.
+function M.rewind(message_id, cb, opts)
   ensure()
   pick_message(message_id, 'Rewind to before', false, function(id)
     if not id then
       return done(cb, { message = 'no message chosen' })
+    end
+    if opts and opts.files then
+      return rewind_files(id, cb)
     end
     client.request(protocol.method.rewind, { messageId = id }, function(err, result)
       if err then
         on_err('rewind')(err)
         return done(cb, err)
       end
-      M.load_into_chat(state.session_id, function()
-        say(result.message)
-        chat().set_input(result.text)
-        done(cb, nil, result)
-      end)
+      rewound(result, result.message, cb)
     end)
   end)
 end

@@ -202,6 +202,9 @@ M.handlers = {
   -- MCP servers' statuses, kept for whoever shows them (a failing server is also told in words by the server).
   [protocol.method.mcpStatus] = function(_, params)
     require('sidecar.state').mcp_servers = type(params) == 'table' and params.servers or {}
+    vim.schedule(function()
+      require('sidecar.mcp').refresh_prompts() -- for :SidecarMcp prompt's completion
+    end)
   end,
   [protocol.method.confirmToolCall] = function(err, params, ctx)
     return require('sidecar.confirm').handle(err, params, ctx)

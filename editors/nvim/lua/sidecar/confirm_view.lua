@@ -21,11 +21,16 @@ function M.open(params, question)
   if #lines < 2 then
     return function() end -- no diff: the question itself is the whole prompt
   end
+  return M.open_lines(lines, 'diff')
+end
+
+--- Open a float at the top of the editor holding `lines` (in sight while vim.ui.select asks); returns its closer.
+function M.open_lines(lines, filetype)
   local ok, win = pcall(function()
     local buf = vim.api.nvim_create_buf(false, true)
     vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
     vim.bo[buf].bufhidden = 'wipe'
-    vim.bo[buf].filetype = 'diff'
+    vim.bo[buf].filetype = filetype or ''
     local width = 20
     for _, l in ipairs(lines) do
       width = math.max(width, vim.fn.strdisplaywidth(l))

@@ -28,6 +28,11 @@ M.method = {
   listPins = 'sidecar/listPins',
   listMcpServers = 'sidecar/listMcpServers',
   restartMcpServer = 'sidecar/restartMcpServer',
+  setMcpServerEnabled = 'sidecar/setMcpServerEnabled',
+  listMcpPrompts = 'sidecar/listMcpPrompts',
+  getMcpPrompt = 'sidecar/getMcpPrompt',
+  listCheckpoints = 'sidecar/listCheckpoints',
+  previewRewind = 'sidecar/previewRewind',
   getMemory = 'sidecar/getMemory',
   refreshMemory = 'sidecar/refreshMemory',
   addMemory = 'sidecar/addMemory',
@@ -92,8 +97,9 @@ M.fields = {
   UndoCompactionResult = { 'restored', 'message' },
   ForkParams = { 'sessionId', 'beforeMessageId' },
   ForkSessionResult = { 'sessionId', 'parentSessionId', 'messageCount' },
-  RewindParams = { 'messageId' },
-  RewindResult = { 'messageCount', 'text', 'message' },
+  RewindParams = { 'messageId', 'restoreFiles', 'force' },
+  FileProblem = { 'path', 'reason' },
+  RewindResult = { 'messageCount', 'text', 'message', 'restored', 'removed', 'conflicts', 'skipped' },
   RenameParams = { 'sessionId', 'title' },
   RenameSessionResult = { 'sessionId', 'title' },
   DeleteSessionResult = { 'sessionId', 'message' },
@@ -109,6 +115,18 @@ M.fields = {
   McpServerInfo = { 'name', 'status', 'tools', 'error' },
   RestartMcpServerParams = { 'name' },
   RestartMcpServerResult = { 'restarted' },
+  SetMcpServerEnabledParams = { 'name', 'enabled' },
+  SetMcpServerEnabledResult = { 'applied' },
+  McpPromptArgument = { 'name', 'required', 'description' },
+  McpPromptInfo = { 'name', 'server', 'prompt', 'description', 'arguments' },
+  GetMcpPromptParams = { 'name', 'arguments', 'text' },
+  GetMcpPromptResult = { 'text', 'error' },
+  ListCheckpointsParams = { 'sessionId' },
+  CheckpointFile = { 'path', 'change', 'skipped' },
+  Checkpoint = { 'messageId', 'time', 'firstWords', 'files' },
+  ListCheckpointsResult = { 'sessionId', 'checkpoints', 'checkpointing' },
+  PreviewRewindParams = { 'messageId' },
+  PreviewRewindResult = { 'messageId', 'text', 'restored', 'removed', 'conflicts', 'skipped', 'message' },
   MemoryFile = { 'path', 'scope', 'tokens' },
   MemoryInfo = { 'files', 'text', 'tokens', 'skippedProjectFiles', 'skippedReason' },
   AddMemoryParams = { 'text', 'scope' },
@@ -136,6 +154,7 @@ M.fields = {
 ---@alias sidecar.TranscriptEntry sidecar.TranscriptMessage|sidecar.TranscriptCompaction|sidecar.TranscriptFork
 ---@alias sidecar.ListSessionsResult sidecar.SessionSummary[]|sidecar.ListSessionsPage
 ---@alias sidecar.ListMcpServersResult sidecar.McpServerInfo[]
+---@alias sidecar.ListMcpPromptsResult sidecar.McpPromptInfo[]
 
 --- `data` of a ModelError: what failed (ModelError kinds of sidecar.gemini.client) and the HTTP status.
 ---@class sidecar.ModelErrorData
@@ -289,11 +308,22 @@ M.fields = {
 
 ---@class sidecar.RewindParams
 ---@field messageId string
+---@field restoreFiles? boolean
+---@field force? boolean
+
+--- A file a rewind left as it is: a conflict (changed since the agent's edit) or skipped (too large, binary, outside the workspace, protected, not saved); `reason` says which, in words.
+---@class sidecar.FileProblem
+---@field path string
+---@field reason string
 
 ---@class sidecar.RewindResult
 ---@field messageCount integer
 ---@field text string
 ---@field message string
+---@field restored string[]
+---@field removed string[]
+---@field conflicts sidecar.FileProblem[]
+---@field skipped sidecar.FileProblem[]
 
 ---@class sidecar.RenameParams
 ---@field sessionId string
@@ -361,6 +391,74 @@ M.fields = {
 --- `restarted` is false when no server has that name.
 ---@class sidecar.RestartMcpServerResult
 ---@field restarted boolean
+
+--- Disable (stop, tools taken from the model) or enable (start) one server, for the life of the sidecar.
+---@class sidecar.SetMcpServerEnabledParams
+---@field name string
+---@field enabled boolean
+
+--- `applied` is false when no server has that name.
+---@class sidecar.SetMcpServerEnabledResult
+---@field applied boolean
+
+---@class sidecar.McpPromptArgument
+---@field name string
+---@field required? boolean
+---@field description? string
+
+--- A ready server's prompt: `name` is the command name (whitespace → `-`), `prompt` the server's own name.
+---@class sidecar.McpPromptInfo
+---@field name string
+---@field server string
+---@field prompt string
+---@field description string
+---@field arguments? sidecar.McpPromptArgument[]
+
+--- The prompt by command name, with `arguments` by name, or `text`: an argument line as the ACP slash command takes it (`--name="value"` or positional in the declared order).
+---@class sidecar.GetMcpPromptParams
+---@field name string
+---@field arguments? table<string, string>
+---@field text? string
+
+--- `text`: the prompt's first message, for the editor to send as the user's turn; or `error` in words (no such prompt, a missing required argument, the server failed).
+---@class sidecar.GetMcpPromptResult
+---@field text? string
+---@field error? string
+
+---@class sidecar.ListCheckpointsParams
+---@field sessionId? string
+
+--- A file the agent changed in one turn, and how: "modified", "created" or "deleted" (against its content before the turn).
+---@class sidecar.CheckpointFile
+---@field path string
+---@field change 'created'|'deleted'|'modified'
+---@field skipped? string
+
+--- One user message that can be rewound to (sidecar/listCheckpoints), with the files its turn changed.
+---@class sidecar.Checkpoint
+---@field messageId string
+---@field time string
+---@field firstWords string
+---@field files sidecar.CheckpointFile[]
+
+--- The session's user messages that can be rewound to, oldest first; `checkpointing` is false when the setting is off (no file contents are being saved).
+---@class sidecar.ListCheckpointsResult
+---@field sessionId string
+---@field checkpoints sidecar.Checkpoint[]
+---@field checkpointing boolean
+
+---@class sidecar.PreviewRewindParams
+---@field messageId string
+
+--- sidecar/previewRewind: what sidecar/rewind with restoreFiles would do now, without doing it (the same lists; `conflicts` are what force would overwrite).
+---@class sidecar.PreviewRewindResult
+---@field messageId string
+---@field text string
+---@field restored string[]
+---@field removed string[]
+---@field conflicts sidecar.FileProblem[]
+---@field skipped sidecar.FileProblem[]
+---@field message string
 
 --- One context file the model has: its absolute path, where it comes from, its size in (estimated) tokens.
 ---@class sidecar.MemoryFile

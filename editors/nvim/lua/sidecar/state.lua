@@ -13,6 +13,7 @@ return {
   last_compressed = nil, -- last sidecar/compressed params, plus `at` (ms)
   restarts = {}, -- times (ms) of automatic restarts
   mcp_servers = {}, -- last sidecar/mcpStatus servers: {name, status, tools, error?}
+  mcp_prompts = {}, -- the ready MCP servers' prompts (sidecar/listMcpPrompts), for completion
   turns_in_flight = 0, -- sendMessage requests not answered yet
   status = 'stopped', -- 'stopped' | 'starting' | 'running' | 'restarting' | 'failed'
   exiting = false,

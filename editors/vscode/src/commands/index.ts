@@ -3,7 +3,7 @@ import { compress, undoCompaction } from './compaction';
 import { CommandFactory } from './context';
 import { runDoctor, runDoctorOnline } from './doctor';
 import { forkSession, rewind } from './history';
-import { showMcpServers } from './mcp';
+import { runMcpPrompt, showMcpServers } from './mcp';
 import { pin, showPins, unpin } from './pins';
 import { clearApiKey, openChat, reinstallServer, restartServer, setApiKey, showLog } from './server';
 import { deleteSession, newSession, renameSession, resumeSession } from './sessions';
@@ -33,4 +33,5 @@ export const COMMANDS: Record<string, CommandFactory> = {
   'sidecar.runDoctor': runDoctor,
   'sidecar.runDoctorOnline': runDoctorOnline,
   'sidecar.showMcpServers': showMcpServers,
+  'sidecar.runMcpPrompt': runMcpPrompt,
 };

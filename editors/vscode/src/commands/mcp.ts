@@ -1,24 +1,35 @@
-/** MCP Servers: a quick pick of the sidecar's MCP servers (status, tools, why one failed), each with Restart. */
+/**
+ * MCP Servers: a quick pick of the sidecar's MCP servers (status, tools, why one failed), each with Restart and
+ * Disable (a disabled one: Enable). Run MCP Prompt…: a server's prompt, its arguments, sent as the user's turn.
+ */
 import * as vscode from 'vscode';
-import { McpServerInfo, SidecarApi } from '../protocol';
+import { McpPromptInfo, McpServerInfo, SidecarApi } from '../protocol';
+import { MCP_PICK_PLACEHOLDER, McpAction, mcpActionMessage, mcpArgumentInput, mcpArgumentProblem, mcpPromptPick, mcpServerActions } from '../mcpView';
 import { mcpPick, mcpSummary } from '../status';
 import { Cmd, Ctx } from './context';
 
 type ServerItem = vscode.QuickPickItem & { server: McpServerInfo };
+type ActionButton = vscode.QuickInputButton & { action: McpAction };
 
-const RESTART: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('debug-restart'), tooltip: 'Restart' };
+const BUTTONS: Record<McpAction, ActionButton> = {
+  restart: { iconPath: new vscode.ThemeIcon('debug-restart'), tooltip: 'Restart', action: 'restart' },
+  disable: { iconPath: new vscode.ThemeIcon('circle-slash'), tooltip: 'Disable', action: 'disable' },
+  enable: { iconPath: new vscode.ThemeIcon('play'), tooltip: 'Enable', action: 'enable' },
+};
 
-async function restart(api: SidecarApi, name: string): Promise<void> {
-  const r = await api.restartMcpServer({ name });
-  if (r.restarted) void vscode.window.showInformationMessage(`Sidecar: MCP server "${name}" restarted.`);
-  else void vscode.window.showWarningMessage(`Sidecar: there is no MCP server named "${name}".`);
+async function run(api: SidecarApi, action: McpAction, name: string): Promise<void> {
+  const applied = action === 'restart'
+    ? (await api.restartMcpServer({ name })).restarted
+    : (await api.setMcpServerEnabled({ name, enabled: action === 'enable' })).applied;
+  const message = mcpActionMessage(action, name, applied);
+  if (applied) void vscode.window.showInformationMessage(message); else void vscode.window.showWarningMessage(message);
 }
 
 /** `sidecar.showMcpServers [name]`: with a name (the failure notification's Restart), restart that server at once. */
 export function showMcpServers(ctx: Ctx): Cmd {
   return async (nameArg?: unknown) => {
     const api = ctx.api();
-    if (typeof nameArg === 'string' && nameArg) { await restart(api, nameArg); return; }
+    if (typeof nameArg === 'string' && nameArg) { await run(api, 'restart', nameArg); return; }
     const servers = await api.listMcpServers();
     ctx.status.setMcp(servers);
     if (!servers.length) {
@@ -27,16 +38,55 @@ export function showMcpServers(ctx: Ctx): Cmd {
     }
     const qp = vscode.window.createQuickPick<ServerItem>();
     qp.title = `MCP Servers — ${mcpSummary(servers).replace(/^MCP: /, '')}`;
-    qp.placeholder = 'Pick a server to restart it (or use its Restart button)';
+    qp.placeholder = MCP_PICK_PLACEHOLDER;
     qp.matchOnDescription = true;
     qp.matchOnDetail = true;
-    qp.items = servers.map((s) => ({ ...mcpPick(s), server: s, buttons: [RESTART] }));
-    const chosen = await new Promise<McpServerInfo | undefined>((resolve) => {
-      qp.onDidAccept(() => { resolve(qp.selectedItems[0]?.server); qp.hide(); });
-      qp.onDidTriggerItemButton((e) => { resolve(e.item.server); qp.hide(); });
+    qp.items = servers.map((s) => ({ ...mcpPick(s), server: s, buttons: mcpServerActions(s).map((a) => BUTTONS[a]) }));
+    const chosen = await new Promise<[McpAction, McpServerInfo] | undefined>((resolve) => {
+      qp.onDidAccept(() => { const s = qp.selectedItems[0]?.server; resolve(s && [mcpServerActions(s)[0], s]); qp.hide(); });
+      qp.onDidTriggerItemButton((e) => { resolve([(e.button as ActionButton).action, e.item.server]); qp.hide(); });
       qp.onDidHide(() => { resolve(undefined); qp.dispose(); });
       qp.show();
     });
-    if (chosen) await restart(api, chosen.name);
+    if (chosen) await run(api, chosen[0], chosen[1].name);
+  };
+}
+
+/** Ask for each argument in turn; undefined when the user gives up. */
+async function askArguments(p: McpPromptInfo): Promise<Record<string, string> | undefined> {
+  const values: Record<string, string> = {};
+  const args = p.arguments ?? [];
+  for (let i = 0; i < args.length; i++) {
+    const value = await vscode.window.showInputBox({
+      ...mcpArgumentInput(p, i), ignoreFocusOut: true, validateInput: (v) => mcpArgumentProblem(args[i], v),
+    });
+    if (value === undefined) return undefined;
+    values[args[i].name] = value;
+  }
+  return values;
+}
+
+/** `sidecar.runMcpPrompt`: pick a prompt of a ready MCP server, give its arguments, send it as your message. */
+export function runMcpPrompt(ctx: Ctx): Cmd {
+  return async () => {
+    const api = ctx.api();
+    const prompts = await api.listMcpPrompts();
+    if (!prompts.length) {
+      void vscode.window.showInformationMessage('Sidecar: no ready MCP server offers prompts (see "Sidecar: MCP Servers").');
+      return;
+    }
+    const picked = await vscode.window.showQuickPick(prompts.map((p) => ({ ...mcpPromptPick(p), prompt: p })), {
+      title: 'Run MCP Prompt', placeHolder: 'Pick a prompt; its text is sent as your message', matchOnDescription: true, matchOnDetail: true,
+    });
+    if (!picked) return;
+    const values = await askArguments(picked.prompt);
+    if (!values) return;
+    const r = await api.getMcpPrompt({ name: picked.prompt.name, arguments: values });
+    if (r.error !== undefined || r.text === undefined) {
+      void vscode.window.showErrorMessage(`Sidecar: the MCP prompt “${picked.prompt.name}” failed: ${r.error ?? 'no text'}`);
+      return;
+    }
+    await vscode.commands.executeCommand('sidecar.openChat');
+    await ctx.chat.send(r.text);
   };
 }

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from sidecar.config.settings import HookSpec, decode_settings
+from sidecar.config.settings import HOOK_EVENTS, Hooks, HookSpec
 from sidecar.config.workspace_file import settings_path
 from sidecar.private_files import write_private
 from sidecar.protocol.tools import ConfirmToolCallParams, ToolDecision
@@ -21,35 +21,41 @@ log = logging.getLogger(__name__)
 
 Ask = Callable[[ConfirmToolCallParams], Awaitable[ToolDecision]]
 #: The tool name of the question (sidecar/confirmToolCall) that asks to approve a workspace's hooks.
-QUESTION_NAME = "PreCompress hooks"
+QUESTION_NAME = "Workspace hooks"
 APPROVALS_DIR = "hook-approvals"
 
 
-def commands_hash(specs: Sequence[HookSpec]) -> str:
-    """The key of an approval: sha256 of the commands, in order."""
-    return hashlib.sha256(json.dumps([spec.command for spec in specs]).encode()).hexdigest()
+def hook_list(hooks: Hooks) -> list[tuple[str, HookSpec]]:
+    """Every hook of a hooks section as (event, spec), events in HOOK_EVENTS order."""
+    return [(event, spec) for event, attribute in HOOK_EVENTS.items() for spec in getattr(hooks, attribute)]
 
 
-def user_hooks(session: Session) -> list[HookSpec]:
-    """The PreCompress hooks the editor's own settings give (initializationOptions, didChangeConfiguration)."""
-    settings, _ = decode_settings(session.sources.init_options)
-    settings, _ = decode_settings(session.sources.config_section, base=settings)
-    return settings.hooks.pre_compress
+def commands_hash(pairs: Sequence[tuple[str, HookSpec]]) -> str:
+    """The key of an approval: sha256 of the commands in order (a PreCompress-only list keeps the key it had
+    before the other events existed, so an approval given then still holds), else of the (event, command) pairs."""
+    if all(event == "PreCompress" for event, _ in pairs):
+        data: list[Any] = [spec.command for _, spec in pairs]
+    else:
+        data = [[event, spec.command] for event, spec in pairs]
+    return hashlib.sha256(json.dumps(data).encode()).hexdigest()
 
 
 class ProjectData(Protocol):
     """Where the project's data lives (sidecar.recording.store.SessionStore)."""
 
     @property
-    def home(self) -> Path: ...
+    def home(self) -> Path:
+        """The data home."""
+
     @property
-    def project_id(self) -> str: ...
+    def project_id(self) -> str:
+        """The project's short id."""
 
 
 class HookApproval:
-    """Decides which PreCompress hooks may run: the editor's own ones always; a workspace file's list only after
-    the user approved exactly that list once for this project (a changed list asks again). A refusal holds for
-    the rest of this process; an approval is kept in `<data home>/hook-approvals/<project-id>.json` (0600)."""
+    """Decides whether a workspace file's hooks may run: only after the user approved exactly that list (every
+    event's commands) once for this project; a changed list asks again. A refusal holds for the rest of this
+    process; an approval is kept in `<data home>/hook-approvals/<project-id>.json` (0600)."""
 
     def __init__(self, session: Session, ask: Ask, project: Callable[[], ProjectData]) -> None:
         self._session = session
@@ -59,6 +65,7 @@ class HookApproval:
         self._lock = asyncio.Lock()
 
     def store_path(self) -> Path:
+        """Where this project's approvals are kept."""
         project = self._project()
         return project.home / APPROVALS_DIR / f"{project.project_id}.json"
 
@@ -73,10 +80,11 @@ class HookApproval:
         approved = data.get("approved") if isinstance(data, dict) else None
         return approved if isinstance(approved, dict) else {}
 
-    def _remember(self, key: str, specs: Sequence[HookSpec]) -> None:
+    def _remember(self, key: str, pairs: Sequence[tuple[str, HookSpec]]) -> None:
         approved = self._approved()
         approved[key] = {
-            "commands": [spec.command for spec in specs],
+            "commands": [spec.command for _, spec in pairs],
+            "events": [event for event, _ in pairs],
             "approvedAt": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
         }
         data = {"project": self._session.project_root, "approved": approved}
@@ -85,38 +93,40 @@ class HookApproval:
         except OSError as exc:
             log.warning("cannot keep the hook approval in %s: %s (it holds for this session)", self.store_path(), exc)
 
-    async def allowed(self, specs: list[HookSpec]) -> list[HookSpec]:
-        """The hooks of `specs` that may run now; asks the user when a workspace file's list is not approved."""
-        if not specs or specs == user_hooks(self._session):
-            return specs
-        key = commands_hash(specs)
+    async def approved(self, workspace: Hooks) -> bool:
+        """Whether the workspace file's hooks may run; asks the user when this list is not approved yet."""
+        pairs = hook_list(workspace)
+        if not pairs:
+            return True
+        key = commands_hash(pairs)
         async with self._lock:
             if key in self._refused:
-                return []
+                return False
             if key in self._approved():
-                return specs
-            decision = await self._question(key, specs)
+                return True
+            decision = await self._question(key, pairs)
             if decision in ("allow", "allowAlways"):
-                self._remember(key, specs)
-                log.info("the workspace's PreCompress hooks were approved (%s)", key[:12])
-                return specs
+                self._remember(key, pairs)
+                log.info("the workspace's hooks were approved (%s)", key[:12])
+                return True
             self._refused.add(key)
-            log.warning("the workspace's PreCompress hooks were not approved; they do not run")
-            return []
+            log.warning("the workspace's hooks were not approved; they do not run")
+            return False
 
-    async def _question(self, key: str, specs: Sequence[HookSpec]) -> ToolDecision:
+    async def _question(self, key: str, pairs: Sequence[tuple[str, HookSpec]]) -> ToolDecision:
         files = ", ".join(settings_path(root) for root in self._session.workspace_folders) or "the workspace file"
-        listed = "\n".join(f"  {number}. {spec.command}" for number, spec in enumerate(specs, 1))
+        listed = "\n".join(f"  {number}. {spec.command}  ({event})" for number, (event, spec) in enumerate(pairs, 1))
         description = (
-            f"The workspace settings ({files}) define PreCompress hooks: these commands would run before each "
-            f"compaction:\n{listed}\nA repository can ship such a file, and the agent can write one. Allow them "
+            f"The workspace settings ({files}) define hooks: these commands would run on your machine (PreCompress: "
+            f"before each compaction; BeforeAgent: before each of your messages; SessionStart: when a session "
+            f"starts):\n{listed}\nA repository can ship such a file, and the agent can write one. Allow them "
             "to run in this project? You are asked once for this exact list; a change asks again."
         )
         request = ConfirmToolCallParams(
             turn_id="hooks",
             call_id=f"hooks-{key[:16]}",
             tool_name=QUESTION_NAME,
-            args={"commands": [spec.command for spec in specs]},
+            args={"commands": [spec.command for _, spec in pairs], "events": [event for event, _ in pairs]},
             description=description,
         )
         try:
@@ -124,5 +134,5 @@ class HookApproval:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the editor could not ask: safest is no
-            log.warning("could not ask about the workspace's PreCompress hooks (%s); they do not run", exc)
+            log.warning("could not ask about the workspace's hooks (%s); they do not run", exc)
             return "deny"

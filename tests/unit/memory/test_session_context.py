@@ -63,3 +63,19 @@ async def test_a_history_without_one_gets_it_inserted_before_the_first_message(t
     assert conv.estimated_tokens() > before
     frozen = conv.frozen_copy()
     assert frozen.session_context_fresh and frozen.first_text() == conv.first_text()
+
+
+async def test_the_one_that_opens_a_new_history_is_recorded(tmp_path: Path) -> None:
+    context, _ = _context(tmp_path)
+    recorded: list[str] = []
+
+    def record(content: object) -> str:
+        recorded.append(str(content))
+        return "m1"
+
+    conv = Conversation("s")
+    await context.ensure(conv, record)
+    assert conv.ids == ["m1"] and len(recorded) == 1
+    resumed = Conversation("s", [text_content("user", "hi")], ["m2"])
+    await context.ensure(resumed, record)
+    assert resumed.ids == ["", "m2"] and len(recorded) == 1, "put before a resumed history: not recorded"

@@ -25,9 +25,27 @@ class LoadedFile:
     text: str
 
 
+def safe_text(text: str) -> str:
+    r"""Text that can be encoded and sent: a file name's undecodable bytes (the OS's surrogate escapes) as \xNN,
+    any other lone surrogate as U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(_escape, text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else "\ufffd"
+
+
 def wrap_file(path: str, text: str) -> str:
     """One file between the reference's markers (its text trimmed)."""
-    return f"--- Context from: {path} ---\n{text.strip()}\n--- End of Context from: {path} ---"
+    return safe_text(f"--- Context from: {path} ---\n{text.strip()}\n--- End of Context from: {path} ---")
 
 
 def join_files(files: Sequence[LoadedFile]) -> str:
@@ -89,7 +107,7 @@ def session_context_text(
         parts += ["", project_memory]
     parts += [e.strip() for e in extra if e.strip()]
     parts.append(SESSION_CONTEXT_CLOSE)
-    return "\n".join(parts)
+    return safe_text("\n".join(parts))  # a folder tree may hold file names that are not UTF-8
 
 
 def is_session_context(text: str | None) -> bool:
@@ -114,7 +132,7 @@ def changed_turn_text(changed: Sequence[LoadedFile], removed: Sequence[str], in_
     if body:
         lines += ["", body]
     lines.append("</context_file_changed>")
-    return "\n".join(lines)
+    return safe_text("\n".join(lines))
 
 
 def sanitize_fact(text: str) -> str:

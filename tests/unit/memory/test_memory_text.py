@@ -64,3 +64,13 @@ def test_append_fact_creates_the_section_then_appends_within_it() -> None:
 def test_a_header_inside_a_code_fence_is_not_the_section() -> None:
     doc = f"```\n{ADDED_MEMORIES_HEADER}\n```\n"
     assert append_fact(doc, "x") == f"```\n{ADDED_MEMORIES_HEADER}\n```\n\n{ADDED_MEMORIES_HEADER}\n- x\n"
+
+
+def test_file_names_that_are_not_utf8_cannot_break_the_texts() -> None:
+    name = b"bad-\xff\xfe-name.txt".decode("utf-8", "surrogateescape")
+    text = session_context_text(
+        date="d", os_name="linux", folders=["/w"], trees=[f"/w/\n└───{name}"], project_memory="", extra=["\ud800"]
+    )
+    text.encode("utf-8")
+    assert "bad-\\xff\\xfe-name.txt" in text
+    join_files([LoadedFile(f"/w/{name}/GEMINI.md", "project", "x")]).encode("utf-8")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -221,3 +222,30 @@ async def test_add_memory_in_both_scopes(client: EditorClient, fake: Any, layout
     except Exception as exc:  # RpcError
         error = exc
     assert error is not None and "empty" in str(error)
+
+
+async def test_session_start_hooks_add_to_the_session_context(layout: Layout, fake: Any) -> None:
+    script = layout.home / "session_start.py"
+    script.write_text(
+        "import json, sys\nevent = json.load(sys.stdin)\n"
+        "print(json.dumps({'additionalContext': 'HOOK-NOTE from ' + event['source']}))\n"
+    )
+    hooks = {"SessionStart": [{"command": f"{sys.executable} {script}"}]}
+    client = await _start(layout, fake, hooks=hooks)
+    try:
+        padding = " ".join(f"word{i}" for i in range(100))
+        for i in range(4):
+            await say(client, f"message {i}: {padding}")
+        (opening,) = session_contexts(chats(fake)[-1])
+        assert "HOOK-NOTE from new" in opening and opening.index("ROOT-RULE") < opening.index("HOOK-NOTE")
+        assert (await request(client, "sidecar/compress", {}))["status"] == "COMPRESSED"
+        await say(client, "after the compaction")
+        (opening,) = session_contexts(chats(fake)[-1])
+        assert "HOOK-NOTE from compact" in opening
+        usage = await request(client, "sidecar/getTokenUsage", {})
+        await request(client, "sidecar/resumeSession", {"sessionId": usage["sessionId"]})
+        await say(client, "resumed")
+        (opening,) = session_contexts(chats(fake)[-1])
+        assert "HOOK-NOTE from resume" in opening
+    finally:
+        await client.stop()

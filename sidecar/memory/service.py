@@ -18,6 +18,7 @@ from sidecar.core.memory_text import (
     jit_block,
     join_files,
     project_section,
+    safe_text,
     sanitize_fact,
     system_section,
     wrap_file,
@@ -218,7 +219,10 @@ class MemoryService:
     def info(self) -> MemoryInfo:
         """sidecar/getMemory's answer."""
         files = self.files()
-        listed = [MemoryFile(path=f.path, scope=f.scope, tokens=_tokens(f)) for f in files]  # type: ignore[arg-type]
+        listed = [
+            MemoryFile(path=safe_text(f.path), scope=f.scope, tokens=_tokens(f))  # type: ignore[arg-type]
+            for f in files
+        ]
         skipped = self._snap.skipped
         return MemoryInfo(
             files=listed,

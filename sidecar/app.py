@@ -15,12 +15,16 @@ from sidecar.chat.tool_runner import ToolRunner
 from sidecar.checkpoints.service import CheckpointService
 from sidecar.compaction.service import Compactor, PreCompressHook
 from sidecar.compaction.tool_outputs import SessionToolOutputs
+from sidecar.core.history import Content
 from sidecar.gemini.client import ModelClient
 from sidecar.gemini.endpoint import Backend
 from sidecar.hooks.approval import Ask, HookApproval
 from sidecar.hooks.service import HookService
 from sidecar.mcp.gate import McpTools
 from sidecar.mcp.manager import McpManager
+from sidecar.memory.service import MemoryService
+from sidecar.memory.session_context import SessionContext, SessionStartHook
+from sidecar.protocol.memory import MemoryInfo
 from sidecar.recording.recorder import Recorder
 from sidecar.recording.store import SessionStore
 from sidecar.session import Session
@@ -52,6 +56,9 @@ class Services:
     registry: ToolRegistry | None
     #: The MCP servers whose tools the registry offers (None without tools); started by the front-end.
     mcp: McpManager | None
+    #: The context files (GEMINI.md, AGENTS.md) and the <session_context> turn built with them.
+    memory: MemoryService
+    context: SessionContext
 
     @property
     def store(self) -> SessionStore:
@@ -84,6 +91,9 @@ def build_services(
     home: Path | None = None,
     ask_hooks: Ask | None = None,
     on_mcp_change: Callable[[], None] | None = None,
+    on_memory_change: Callable[[MemoryInfo], None] | None = None,
+    session_start: SessionStartHook | None = None,
+    memory: bool = True,
 ) -> Services:
     """Wire the services of `session`.
 
@@ -92,7 +102,11 @@ def build_services(
     `pre_compress`, `save_tool_output` and `home` replace the settings-driven client, the user's PreCompress hooks,
     the session's tool-output folder and the data home (the service tests and benchmarks use them). `ask_hooks`
     asks the user to approve a workspace file's hooks (None: they never count, as in ACP).
-    `on_mcp_change` runs after an MCP server's status or tool list changes (the front-end tells its client).
+    `on_mcp_change` runs after an MCP server's status or tool list changes (the front-end tells its client);
+    `on_memory_change` after the context files loaded changed (sidecar/memoryChanged). `session_start` gives the
+    extra context of the session context turn (default: the SessionStart hooks'). `memory=False` leaves out the
+    context files and the <session_context> turn (service tests of the turn loop that compare exact histories;
+    the memory has tests of its own).
     """
     backend: Backend | None = None
     if model is None:
@@ -104,7 +118,18 @@ def build_services(
     outputs = save_tool_output if save_tool_output is not None else SessionToolOutputs(recorder)
     approval = HookApproval(session, ask_hooks, lambda: recorder.store) if ask_hooks is not None else None
     hooks = HookService(session, recorder, inform, approval, warn=warn)
-    compactor = Compactor(session, source, outputs, pre_compress if pre_compress is not None else hooks)
+    memory_service = MemoryService(session, on_memory_change, notifier.warning)
+    context = SessionContext(
+        session, memory_service, session_start if session_start is not None else hooks.session_start_context
+    )
+
+    async def compacted_context() -> Content:
+        return await context.turn("compact")
+
+    compactor = Compactor(
+        session, source, outputs, pre_compress if pre_compress is not None else hooks,
+        session_context=compacted_context if memory else None,
+    )
     registry: ToolRegistry | None = None
     runner: ToolRunner | None = None
     mcp: McpManager | None = None
@@ -122,10 +147,13 @@ def build_services(
         )
         runner = tools(registry, session)
         checkpoints.use_tools(registry, runner.host.apply_edit)
+        if memory:  # a subfolder's GEMINI.md arrives with the first tool result under it
+            runner.context_files = memory_service.just_in_time
     live = LiveConversation(
         session, recorder, compactor, notifier,
         declarations=runner.declarations if runner is not None else None,
         backend_label=backend.describe if backend is not None else None,
+        context=context if memory else None,
     )
     return Services(
         session=session,
@@ -139,4 +167,6 @@ def build_services(
         backend=backend,
         registry=registry,
         mcp=mcp,
+        memory=memory_service,
+        context=context,
     )

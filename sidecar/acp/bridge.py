@@ -80,6 +80,8 @@ class AcpNotifier:
         #: Whether a usage_update went out since the last reset (ACP sends one after every turn and compaction
         #: attempt, also when the numbers did not change; the chat service pushes only changes).
         self.usage_sent = False
+        #: The context files loaded and their tokens (sidecar.memory), for usage_update's `_meta`.
+        self.memory: tuple[int, int] | None = None
 
     # -- Notifier -----------------------------------------------------------------------------------
     def message_delta(self, turn_id: str, text: str) -> None:
@@ -97,7 +99,7 @@ class AcpNotifier:
         if current is not None and not current.finished and current.notice is not None:
             current.usage = usage  # sent by finish(), right after "Chat history compressed…"
             return
-        self.outbox.put(updates.usage_update(usage))
+        self.outbox.put(updates.usage_update(usage, self.memory))
 
     def compressed(self, notice: CompressedParams) -> None:
         """A compaction's outcome: kept for the running compaction's finish, else said in words."""
@@ -163,4 +165,4 @@ class AcpNotifier:
             failure = None if status in ("completed", "cancelled") else text
             self.outbox.put(updates.compaction_update(compaction.compaction_id, status, summary=summary, error=failure))
         if compaction.usage is not None:
-            self.outbox.put(updates.usage_update(compaction.usage))
+            self.outbox.put(updates.usage_update(compaction.usage, self.memory))

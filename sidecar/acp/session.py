@@ -39,6 +39,7 @@ from sidecar.mcp.prompts import PromptCommand, prompt_commands
 from sidecar.mcp.prompts import expand as expand_prompt
 from sidecar.protocol import edge, errors
 from sidecar.protocol.ide import OpenFile
+from sidecar.protocol.memory import MemoryInfo
 from sidecar.protocol.sessions import TranscriptMessage
 from sidecar.recording.reader import RecordingError
 from sidecar.session import Session
@@ -80,7 +81,7 @@ class AcpSession:
         self.services: Services = build_services(
             Session(workspace_folders=[self.cwd], sources=acp_layers(user_settings)), notifier=self.notifier,
             inform=self.notifier.say, tools=runner, registry_cls=PlanMemoRegistry, editor_text=files.editor_text,
-            on_mcp_change=self._mcp_changed,
+            on_mcp_change=self._mcp_changed, on_memory_change=self._memory_changed,
         )
         assert self.services.backend is not None and self.services.mcp is not None
         self.backend: Backend = self.services.backend
@@ -144,6 +145,27 @@ class AcpSession:
         if found != self.prompt_commands:
             self.prompt_commands = found
             self.outbox.put(self._available_commands())
+
+    def _memory_changed(self, info: MemoryInfo) -> None:
+        """The context files loaded changed: the next usage_update says how many, and their tokens."""
+        self.notifier.memory = (len(info.files), info.tokens) if info.files else None
+
+    async def _memory(self, argument: str) -> None:
+        """`/memory show|refresh|add [--global|--project] <text>`."""
+        try:
+            parsed = commands.parse_memory(argument)
+        except ValueError as exc:
+            raise errors.SidecarError(errors.INVALID_PARAMS, str(exc)) from None
+        memory = self.services.memory
+        if parsed.action == "show":
+            await memory.ensure_loaded()
+            info, heading = memory.info(), ""
+        elif parsed.action == "refresh":
+            info, heading = await memory.refresh(), "Memory reloaded from the context files."
+        else:
+            info = await memory.add(parsed.text, parsed.scope)
+            heading = f"Remembered in `{memory.add_target(parsed.scope)}`: {parsed.text}"
+        self.notifier.say(commands.render_memory(msgspec.to_builtins(info), heading))
 
     def _available_commands(self) -> Any:
         return commands.available_commands([(c.command, c.description, c.hint) for c in self.prompt_commands.values()])
@@ -282,6 +304,8 @@ class AcpSession:
         elif command.name == "pins":
             listed = self.services.actions.list_pins()
             self.notifier.say(commands.render_pins([(p.pin_id, p.text) for p in listed.pins]))
+        elif command.name == "memory":
+            await self._memory(command.argument)
         elif command.name == "unpin":
             removed = self.services.actions.unpin(command.argument)
             self.notifier.say(f"Removed the pinned fact `{removed.pin_id}`.")

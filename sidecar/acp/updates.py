@@ -56,9 +56,13 @@ def stop_reason(finish_reason: str | None) -> str:
     return "end_turn"
 
 
-def usage_update(usage: TokenUsage) -> UsageUpdate:
-    """The token usage as usage_update: used = the prompt's tokens, size = the context window."""
-    return UsageUpdate(session_update="usage_update", used=usage.prompt_token_count, size=usage.token_limit)
+def usage_update(usage: TokenUsage, memory: tuple[int, int] | None = None) -> UsageUpdate:
+    """The token usage as usage_update: used = the prompt's tokens, size = the context window; `_meta` says how
+    many context files (GEMINI.md, AGENTS.md) and tokens of them are part of it, when known."""
+    meta = {"sidecar": {"memoryFiles": memory[0], "memoryTokens": memory[1]}} if memory is not None else None
+    return UsageUpdate(
+        session_update="usage_update", used=usage.prompt_token_count, size=usage.token_limit, field_meta=meta
+    )
 
 
 def text_content(text: str) -> ContentToolCallContent:

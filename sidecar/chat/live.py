@@ -13,6 +13,7 @@ from sidecar.core.conversation import Conversation
 from sidecar.core.pins import with_pins
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
 from sidecar.core.request_overhead import request_overhead_tokens
+from sidecar.memory.session_context import SessionContext
 from sidecar.protocol import errors
 from sidecar.protocol.ide import OpenFile
 from sidecar.protocol.types import EstimateReason, TokenUsage
@@ -49,8 +50,12 @@ class LiveConversation:
         *,
         declarations: Callable[[], list[dict[str, Any]]] | None = None,
         backend_label: Callable[[], str] | None = None,
+        context: SessionContext | None = None,
     ) -> None:
         self.session = session
+        #: The context files and the <session_context> turn (None: neither, as some service tests run).
+        self.context = context
+        self._memory_check: asyncio.Future[bool] | None = None
         self.recorder = recorder
         self._sink = sink
         self._declarations = declarations
@@ -90,8 +95,11 @@ class LiveConversation:
         self.session.switch(conversation)
 
     def settings_changed(self) -> None:
-        """After a settings reload: e.g. another model makes a prepared summary stale."""
+        """After a settings reload: e.g. another model makes a prepared summary stale; the context files are
+        looked at again (other names, another trust)."""
         self.background.check(self.conversation)
+        if self.context is not None and self.context.memory.loaded:
+            self._memory_check = asyncio.ensure_future(self.context.memory.check(force=True))
 
     def pins_changed(self) -> None:
         """After a pin or unpin: a summary prepared with other pinned facts is stale; the usage changed."""
@@ -149,13 +157,22 @@ class LiveConversation:
         """A warning the user sees in words."""
         self._sink.warning(message)
 
+    def system_instruction(self, tools: bool) -> str | None:
+        """A chat request's system instruction: the agent prompt (when tools are offered), the global memory
+        (~/.gemini/GEMINI.md …), then the pinned facts."""
+        memory = self.context.memory.system_section() if self.context is not None else None
+        base = "\n\n".join(t for t in (AGENT_SYSTEM_PROMPT if tools else None, memory) if t) or None
+        return with_pins(base, self.conversation.pins)
+
     def fresh_estimate(self, reason: EstimateReason | None) -> None:
         """After a history rewrite (new session, undo, resume without a count): estimate what the next request
         sends — history, system instruction (with the pinned facts) and tool declarations — and say why it is an
         estimate."""
         tools = self._declarations() if self._declarations is not None else None
         conv = self.conversation
-        overhead = request_overhead_tokens(with_pins(AGENT_SYSTEM_PROMPT if tools else None, conv.pins), tools)
+        overhead = request_overhead_tokens(self.system_instruction(bool(tools)), tools)
+        if self.context is not None:  # the session context the next turn puts at the head, when not there yet
+            overhead += self.context.estimated_tokens(conv)
         conv.set_prompt_tokens(conv.estimated_tokens() + overhead, "estimate", reason)
 
     # -- editor context -------------------------------------------------------------------------------
@@ -171,3 +188,5 @@ class LiveConversation:
         """Changes seen on disk; tracked files not open in the editor are reported in the next context turn."""
         open_paths = {f.path for f in self.ide.current or []}
         self.ide.changed_on_disk |= {p for p in paths if p in self.ide.tracked and p not in open_paths}
+        if self.context is not None and self.context.memory.concerns(paths):
+            self._memory_check = asyncio.ensure_future(self.context.memory.check())  # the editor's tooltip now

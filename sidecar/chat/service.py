@@ -21,8 +21,6 @@ from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, 
 from sidecar.core.ide_context import context_turn_text
 from sidecar.core.loop_detection import LoopFound, loop_nudge, loop_stop_message
 from sidecar.core.outcome import Outcome, Status, Trigger
-from sidecar.core.pins import with_pins
-from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
 from sidecar.core.reply_check import INTERRUPTED, cut_short_notice
 from sidecar.core.request_size import overhead_upper_tokens
 from sidecar.gemini.attempts import Attempts, Retry, is_function_response, stream_checked, with_nudge
@@ -217,6 +215,7 @@ class ChatService:
         settings = self._settings()
         conv = self._conversation
         self.answer_interrupted_calls()
+        await self._memory_turns(turn_id)
         self.loops.start(settings.loop_detection)
         ide = self.live.ide
         message = text_content("user", text)
@@ -279,9 +278,25 @@ class ChatService:
         return "".join(texts), "LOOP_DETECTED"
 
     def _overhead(self) -> int:
-        """The system instruction (with the pinned facts) and tool declarations of the next request, from above."""
+        """The system instruction (with memory and pinned facts) and tool declarations of the next request."""
         tools = self.tools.declarations() if self.tools is not None else None
-        return overhead_upper_tokens(with_pins(AGENT_SYSTEM_PROMPT if tools else None, self._conversation.pins), tools)
+        return overhead_upper_tokens(self.live.system_instruction(bool(tools)), tools)
+
+    async def _memory_turns(self, turn_id: str) -> None:
+        """Before the user's message: a fresh <session_context> at the head of a history that has none yet (new,
+        resumed, forked, rewound, undone), else a short turn naming the context files changed on disk since."""
+        context = self.live.context
+        if context is None:
+            return
+        await context.memory.check()
+        def record(content: Content) -> str:
+            return self.live.recorder.message(content, "env", turn_id)
+
+        if await context.ensure(self._conversation, record) is not None:
+            return
+        changed = context.memory.take_changes()
+        if changed is not None:
+            self._append(text_content("user", changed), "env", turn_id)
 
     async def _auto_compact(self) -> None:
         await self._compact(force=False, trigger="auto")
@@ -341,7 +356,7 @@ class ChatService:
             progress.report("Waiting for Gemini…")
         current: list[Part] = []  # the attempt under way
         tools = self.tools.declarations() if self.tools is not None else None
-        system = with_pins(AGENT_SYSTEM_PROMPT if tools else None, conv.pins)
+        system = self.live.system_instruction(bool(tools))
 
         def on_retry(retry: Retry) -> None:
             self._notify.retry(RetryParams(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -17,6 +18,8 @@ log = logging.getLogger(__name__)
 
 Decision = ToolDecision
 TRACKED_TOOLS = ("read_file", "write_file", "replace")
+#: Tools after which a subfolder's context files not yet delivered are appended to the result (sidecar.memory).
+CONTEXT_FILE_TOOLS = ("read_file", "list_directory", "write_file", "replace")
 DENIED = "The user denied this tool call. Do not retry it; ask the user how to proceed."
 CANCELLED = "The tool call was cancelled by the user before it finished."
 
@@ -51,6 +54,8 @@ class ToolRunner:
     registry: ToolRegistry
     host: ToolHost
     session: Session
+    #: Given the paths a tool touched, the context files to append to its result ("" for none); set by build_services.
+    context_files: Callable[[list[str]], Awaitable[str]] | None = None
 
     def __post_init__(self) -> None:
         self._media: dict[str, list[Part]] = {}
@@ -104,7 +109,24 @@ class ToolRunner:
         self._notify(turn_id, call_id, call, "done" if result.ok else "error", result.summary)
         if name in TRACKED_TOOLS and result.ok:
             self._track(str(args.get("path", "")))
-        return _response(call, result.response)
+        response = result.response
+        if name in CONTEXT_FILE_TOOLS and result.ok and self.context_files is not None:
+            response = await self._with_context_files(args, response)
+        return _response(call, response)
+
+    async def _with_context_files(self, args: dict[str, Any], response: dict[str, str]) -> dict[str, str]:
+        """The response with the context files newly found between the tool's path and the project root."""
+        raw = args.get("path")
+        if not isinstance(raw, str) or not raw or self.context_files is None:
+            return response
+        try:
+            path = str(self.registry.workspace.resolve(raw))
+        except Exception:
+            return response
+        block = await self.context_files([path])
+        if not block:
+            return response
+        return {**response, "output": response.get("output", "") + block}
 
     async def _ask(self, turn_id: str, call_id: str, plan: ToolPlan) -> Decision:
         request = ConfirmToolCallParams(

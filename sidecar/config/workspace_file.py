@@ -13,11 +13,14 @@ log = logging.getLogger(__name__)
 
 RELATIVE_PATH = os.path.join(".sidecar", "settings.json")
 #: A repository must not redirect requests (and the API key) elsewhere, supply a key, turn confirmations off, or turn
-#: off (or shrink until pruned) the checkpoints that let the user take the agent's edits back.
+#: off (or shrink until pruned) the checkpoints that let the user take the agent's edits back; nor choose which files
+#: are read into the model's context (contextFileNames could name ~/.gemini/oauth_creds.json, memoryBoundaryMarkers
+#: could move the project root to / so that `@/home/you/.ssh/id_rsa` imports).
 FORBIDDEN_KEYS = frozenset(
     {
         "apiKey", "baseUrl", "approvalMode", "backend", "vertexProject", "vertexLocation",
         "checkpointing", "checkpointMaxFileBytes", "checkpointStoreMb",
+        "contextFileNames", "memoryBoundaryMarkers",
     }
 )
 

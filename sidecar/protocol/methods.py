@@ -17,6 +17,7 @@ from sidecar.protocol.mcp import (
     SetMcpServerEnabledParams,
     SetMcpServerEnabledResult,
 )
+from sidecar.protocol.memory import AddMemoryParams, MemoryInfo
 from sidecar.protocol.sessions import (
     DeleteSessionResult,
     ForkSessionResult,
@@ -201,6 +202,19 @@ PREVIEW_REWIND: Method[PreviewRewindParams, PreviewRewindResult] = Method(
     "What sidecar/rewind with restoreFiles would put back, remove, leave (conflicts) and skip; nothing is changed.",
 )
 
+GET_MEMORY: Method[Empty, MemoryInfo] = Method(
+    "sidecar/getMemory", "request", "client", Empty, MemoryInfo,
+    "The context files loaded (GEMINI.md, AGENTS.md: global, project, subfolders) and their text.",
+)
+REFRESH_MEMORY: Method[Empty, MemoryInfo] = Method(
+    "sidecar/refreshMemory", "request", "client", Empty, MemoryInfo,
+    "Read the context files again (subfolder files are delivered again when a tool touches them).",
+)
+ADD_MEMORY: Method[AddMemoryParams, MemoryInfo] = Method(
+    "sidecar/addMemory", "request", "client", AddMemoryParams, MemoryInfo,
+    "Append `- <text>` under `## Gemini Added Memories` in ~/.gemini/GEMINI.md or the project GEMINI.md; refresh.",
+)
+
 # -- notifications (client -> server) -----------------------------------------------------------------------
 IDE_CONTEXT: Method[IdeContextParams, None] = Method(
     "sidecar/ideContext", "notification", "client", IdeContextParams,
@@ -227,6 +241,11 @@ TOOL_CALL: Method[ToolCallParams, None] = Method(
 MCP_STATUS: Method[McpStatusParams, None] = Method(
     "sidecar/mcpStatus", "notification", "server", McpStatusParams,
     summary="An MCP server's status or tool list changed; carries every server, as sidecar/listMcpServers.",
+)
+
+MEMORY_CHANGED: Method[MemoryInfo, None] = Method(
+    "sidecar/memoryChanged", "notification", "server", MemoryInfo,
+    summary="The context files loaded changed (start, refresh, addMemory, a file edited, a subfolder file delivered).",
 )
 
 RETRY: Method[RetryParams, None] = Method(
@@ -266,6 +285,9 @@ ALL: tuple[Method[Any, Any], ...] = (
     GET_MCP_PROMPT,
     LIST_CHECKPOINTS,
     PREVIEW_REWIND,
+    GET_MEMORY,
+    REFRESH_MEMORY,
+    ADD_MEMORY,
     IDE_CONTEXT,
     MESSAGE_DELTA,
     TOKEN_USAGE,
@@ -273,5 +295,6 @@ ALL: tuple[Method[Any, Any], ...] = (
     TOOL_CALL,
     RETRY,
     MCP_STATUS,
+    MEMORY_CHANGED,
     CONFIRM_TOOL_CALL,
 )

@@ -19,10 +19,13 @@ from sidecar.config.workspace_file import settings_path
 from sidecar.gemini.endpoint import key_hint
 from sidecar.mcp.manager import McpManager
 from sidecar.mcp.status import MCP_STATUS, mcp_status
+from sidecar.protocol import methods
+from sidecar.protocol.memory import MemoryInfo
 from sidecar.protocol.types import to_wire
 from sidecar.rpc import editor
 from sidecar.rpc.handlers import chat as chat_handlers
 from sidecar.rpc.handlers import mcp as mcp_handlers
+from sidecar.rpc.handlers import memory as memory_handlers
 from sidecar.rpc.handlers import sessions as session_handlers
 from sidecar.rpc.transport import SidecarProtocol, run_stdio
 from sidecar.session import Session
@@ -50,6 +53,7 @@ class SidecarServer(LanguageServer):
             ask_hooks=host.confirm,
             editor_text=self._editor_text,
             on_mcp_change=self._mcp_changed,
+            on_memory_change=self._memory_changed,
         )
         self.live = self.services.live
         assert self.services.backend is not None and self.services.mcp is not None
@@ -91,6 +95,9 @@ class SidecarServer(LanguageServer):
     def _mcp_changed(self) -> None:
         if self.mcp_started:
             self.protocol.notify(MCP_STATUS.name, to_wire(mcp_status(self.mcp)))
+
+    def _memory_changed(self, info: MemoryInfo) -> None:
+        self.protocol.notify(methods.MEMORY_CHANGED.name, to_wire(info))
 
     def on_files_changed(self, paths: set[str]) -> None:
         """Files changed on disk (watcher thread hopped to the loop): settings reloaded, tracked files noted."""
@@ -151,6 +158,8 @@ def build_server() -> SidecarServer:
         await loop.run_in_executor(None, _warm_imports)
         server.start_mcp()  # in the background: no turn waits for a server it does not use
         server.live.push_usage()
+        await server.services.memory.load()  # the editor hears which context files the model gets (memoryChanged)
+        server.live.push_usage()
         await server.start_watching()
         server.backend.warm_soon()  # the model client too, before the first message needs it (issue 25.12)
 
@@ -169,6 +178,7 @@ def build_server() -> SidecarServer:
     chat_handlers.register(server, server.services.chat, server.live, trust_changed=server.apply_settings)
     session_handlers.register(server, server.services.sessions, server.services.actions)
     mcp_handlers.register(server, server.mcp)
+    memory_handlers.register(server, server.services.memory)
     return server
 
 

@@ -133,8 +133,9 @@ async def test_a_history_that_alone_fills_the_window_ends_the_turn_in_words(clie
     fake.set_token_multiplier(1)
     transcript = await request(client, "sidecar/getTranscript", {})
     kinds = [e["kind"] for e in transcript["entries"]]
-    assert kinds == ["user", "toolCall", "toolResult", "model", "error"], "the call answered, the round closed"
-    assert "For full output see:" in transcript["entries"][2]["text"]
+    # the recorded session context (env) opens it
+    assert kinds == ["env", "user", "toolCall", "toolResult", "model", "error"], "the call answered, the round closed"
+    assert "For full output see:" in transcript["entries"][3]["text"]
 
 
 def nudged(record: Any) -> bool:

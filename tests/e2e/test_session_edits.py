@@ -44,7 +44,10 @@ def users(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def user_texts_sent(fake: Any) -> list[str]:
-    return [c["parts"][0].get("text", "") for c in chat_contents(fake) if c["role"] == "user"]
+    """The user turns' texts of the last request, after the <session_context> that opens every history (checked)."""
+    texts = [c["parts"][0].get("text", "") for c in chat_contents(fake) if c["role"] == "user"]
+    assert texts and texts[0].startswith("<session_context>"), texts[:1]
+    return texts[1:]
 
 
 def last_chat(fake: Any) -> Any:

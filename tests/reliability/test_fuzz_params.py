@@ -313,7 +313,9 @@ async def test_huge_strings_elsewhere_are_bounded(target: Fuzzed, selected: str,
         isinstance(answer, RpcError) and answer.code == errors.INVALID_PARAMS
     ), str(answer)[:300]
     await side.say("probe")
-    sent = chat_requests(target.fake)[-1].body["contents"][0]["parts"][0]["text"]
+    contents = chat_requests(target.fake)[-1].body["contents"]
+    assert contents[0]["parts"][0]["text"].startswith("<session_context>")
+    sent = contents[1]["parts"][0]["text"]  # the editor context, after the session context
     assert 16_384 <= len(sent) < 20_000, "the selection is cut to 16 KiB"
 
 
@@ -337,7 +339,7 @@ async def repeated_workload(side: Sidecar) -> None:
 async def test_the_fuzzed_server_is_responsive_and_its_memory_bounded(target: Fuzzed) -> None:
     """Runs last in this module: every example above went to this one process. The same work done again must not
     make its RSS grow: that would be a leak, or freed multi-megabyte buffers kept in glibc's arenas (before
-    sidecar.memory fixed the mmap threshold, identical rounds swung it by 20-50 MB)."""
+    sidecar.allocator fixed the mmap threshold, identical rounds swung it by 20-50 MB)."""
     side = target.side
     assert side.returncode is None, "the server is still running"
     await side.request("sidecar/newSession", {})

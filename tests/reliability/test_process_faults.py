@@ -211,6 +211,8 @@ async def test_sigkill_during_a_burst_of_recording_writes_then_resume(spawn: Spa
         if r["type"] == "message" and r.get("content")
         for part in r["content"]["parts"]
     ]
+    assert texts[0].startswith("<session_context>"), "the session context opens the recording"
+    texts = texts[1:]
     for i, reply in enumerate(answered):
         assert texts.count(f"burst message {i}") == 1, f"answered turn {i} is recorded exactly once"
         assert texts.count(reply["text"]) == 1

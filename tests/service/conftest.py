@@ -130,6 +130,7 @@ async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
     services = build_services(
         session, notifier=rec, inform=rec.warning, model=get_client, pre_compress=hook,
         save_tool_output=ToolOutputSaver(tmp_path), home=tmp_path / "home",
+        memory=False,  # these tests compare exact histories; the session context has its own (tests/e2e/test_memory*)
     )
     yield Rig(services.chat, rec, fake, tmp_path, services)
     await services.aclose()

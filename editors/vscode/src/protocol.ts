@@ -35,6 +35,9 @@ export const Method = {
   getMcpPrompt: 'sidecar/getMcpPrompt',
   listCheckpoints: 'sidecar/listCheckpoints',
   previewRewind: 'sidecar/previewRewind',
+  getMemory: 'sidecar/getMemory',
+  refreshMemory: 'sidecar/refreshMemory',
+  addMemory: 'sidecar/addMemory',
   ideContext: 'sidecar/ideContext',
   messageDelta: 'sidecar/messageDelta',
   tokenUsage: 'sidecar/tokenUsage',
@@ -42,6 +45,7 @@ export const Method = {
   toolCall: 'sidecar/toolCall',
   retry: 'sidecar/retry',
   mcpStatus: 'sidecar/mcpStatus',
+  memoryChanged: 'sidecar/memoryChanged',
   confirmToolCall: 'sidecar/confirmToolCall',
 } as const;
 
@@ -97,6 +101,9 @@ export const MethodInfo = {
   getMcpPrompt: { kind: 'request', sender: 'client', params: 'GetMcpPromptParams', result: 'GetMcpPromptResult' },
   listCheckpoints: { kind: 'request', sender: 'client', params: 'ListCheckpointsParams', result: 'ListCheckpointsResult' },
   previewRewind: { kind: 'request', sender: 'client', params: 'PreviewRewindParams', result: 'PreviewRewindResult' },
+  getMemory: { kind: 'request', sender: 'client', params: 'Empty', result: 'MemoryInfo' },
+  refreshMemory: { kind: 'request', sender: 'client', params: 'Empty', result: 'MemoryInfo' },
+  addMemory: { kind: 'request', sender: 'client', params: 'AddMemoryParams', result: 'MemoryInfo' },
   ideContext: { kind: 'notification', sender: 'client', params: 'IdeContextParams' },
   messageDelta: { kind: 'notification', sender: 'server', params: 'MessageDeltaParams' },
   tokenUsage: { kind: 'notification', sender: 'server', params: 'TokenUsage' },
@@ -104,6 +111,7 @@ export const MethodInfo = {
   toolCall: { kind: 'notification', sender: 'server', params: 'ToolCallParams' },
   retry: { kind: 'notification', sender: 'server', params: 'RetryParams' },
   mcpStatus: { kind: 'notification', sender: 'server', params: 'McpStatusParams' },
+  memoryChanged: { kind: 'notification', sender: 'server', params: 'MemoryInfo' },
   confirmToolCall: { kind: 'request', sender: 'server', params: 'ConfirmToolCallParams', result: 'ConfirmToolCallResult' },
 } as const;
 
@@ -489,6 +497,28 @@ export interface PreviewRewindResult {
   message: string;
 }
 
+/** One context file the model has: its absolute path, where it comes from, its size in (estimated) tokens. */
+export interface MemoryFile {
+  path: string;
+  scope: 'global' | 'project' | 'subdirectory';
+  tokens: number;
+}
+
+/** Every context file loaded, in the order the model sees them, and their wrapped text. */
+export interface MemoryInfo {
+  files: MemoryFile[];
+  text: string;
+  tokens: number;
+  skippedProjectFiles: number;
+  skippedReason?: string;
+}
+
+/** Params of sidecar/addMemory: one fact, appended as `- <text>` under `## Gemini Added Memories`. */
+export interface AddMemoryParams {
+  text: string;
+  scope?: 'global' | 'project';
+}
+
 /** 1-based line and character. */
 export interface Cursor {
   line: number;
@@ -606,10 +636,13 @@ export interface SidecarSettings {
   checkpointMaxFileBytes?: number;
   checkpointStoreMb?: number;
   truncateToolOutputThreshold?: number;
+  contextFileNames?: string[];
+  memoryBoundaryMarkers?: string[];
+  includeDirectoryTree?: boolean;
 }
 
 /** Every setting of the `sidecar` section, in the order of docs/settings.md. */
-export const SettingKeys = ['model', 'apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'approvedPlanPath', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'mcpServers', 'hooks', 'loopDetection', 'checkpointing', 'checkpointMaxFileBytes', 'checkpointStoreMb', 'truncateToolOutputThreshold'] as const;
+export const SettingKeys = ['model', 'apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'approvedPlanPath', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'mcpServers', 'hooks', 'loopDetection', 'checkpointing', 'checkpointMaxFileBytes', 'checkpointStoreMb', 'truncateToolOutputThreshold', 'contextFileNames', 'memoryBoundaryMarkers', 'includeDirectoryTree'] as const;
 
 /** The settings that may be unset: sent as null so a didChangeConfiguration clears an earlier value. */
 export const NullableSettingKeys = ['apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionModel', 'approvedPlanPath'] as const;
@@ -731,6 +764,18 @@ export class SidecarApi {
   previewRewind(params: PreviewRewindParams, token?: unknown): Promise<PreviewRewindResult> {
     return this.request(Method.previewRewind, params, token);
   }
+  /** The context files loaded (GEMINI.md, AGENTS.md: global, project, subfolders) and their text. */
+  getMemory(params: Empty = {}, token?: unknown): Promise<MemoryInfo> {
+    return this.request(Method.getMemory, params, token);
+  }
+  /** Read the context files again (subfolder files are delivered again when a tool touches them). */
+  refreshMemory(params: Empty = {}, token?: unknown): Promise<MemoryInfo> {
+    return this.request(Method.refreshMemory, params, token);
+  }
+  /** Append `- <text>` under `## Gemini Added Memories` in ~/.gemini/GEMINI.md or the project GEMINI.md; refresh. */
+  addMemory(params: AddMemoryParams, token?: unknown): Promise<MemoryInfo> {
+    return this.request(Method.addMemory, params, token);
+  }
   /** The editor's open files, cursor, selection and workspace trust. */
   ideContext(params: IdeContextParams): Promise<void> | void {
     return this.rpc.sendNotification(Method.ideContext, params);
@@ -745,6 +790,7 @@ export interface ServerNotifications {
   'sidecar/toolCall': ToolCallParams;
   'sidecar/retry': RetryParams;
   'sidecar/mcpStatus': McpStatusParams;
+  'sidecar/memoryChanged': MemoryInfo;
 }
 
 /** The params and result of each request the server sends, by method name. */

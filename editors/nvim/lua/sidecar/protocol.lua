@@ -33,6 +33,9 @@ M.method = {
   getMcpPrompt = 'sidecar/getMcpPrompt',
   listCheckpoints = 'sidecar/listCheckpoints',
   previewRewind = 'sidecar/previewRewind',
+  getMemory = 'sidecar/getMemory',
+  refreshMemory = 'sidecar/refreshMemory',
+  addMemory = 'sidecar/addMemory',
   ideContext = 'sidecar/ideContext',
   messageDelta = 'sidecar/messageDelta',
   tokenUsage = 'sidecar/tokenUsage',
@@ -40,11 +43,12 @@ M.method = {
   toolCall = 'sidecar/toolCall',
   retry = 'sidecar/retry',
   mcpStatus = 'sidecar/mcpStatus',
+  memoryChanged = 'sidecar/memoryChanged',
   confirmToolCall = 'sidecar/confirmToolCall',
 }
 
 -- What the server sends (notifications and requests): a client handles each of them.
-M.from_server = { 'sidecar/messageDelta', 'sidecar/tokenUsage', 'sidecar/compressed', 'sidecar/toolCall', 'sidecar/retry', 'sidecar/mcpStatus', 'sidecar/confirmToolCall' }
+M.from_server = { 'sidecar/messageDelta', 'sidecar/tokenUsage', 'sidecar/compressed', 'sidecar/toolCall', 'sidecar/retry', 'sidecar/mcpStatus', 'sidecar/memoryChanged', 'sidecar/confirmToolCall' }
 
 -- Titles of the server's work-done progress.
 M.progress = {
@@ -123,6 +127,9 @@ M.fields = {
   ListCheckpointsResult = { 'sessionId', 'checkpoints', 'checkpointing' },
   PreviewRewindParams = { 'messageId' },
   PreviewRewindResult = { 'messageId', 'text', 'restored', 'removed', 'conflicts', 'skipped', 'message' },
+  MemoryFile = { 'path', 'scope', 'tokens' },
+  MemoryInfo = { 'files', 'text', 'tokens', 'skippedProjectFiles', 'skippedReason' },
+  AddMemoryParams = { 'text', 'scope' },
   Cursor = { 'line', 'character' },
   OpenFile = { 'path', 'timestamp', 'isActive', 'cursor', 'selectedText' },
   IdeContextParams = { 'openFiles', 'isTrusted' },
@@ -452,6 +459,25 @@ M.fields = {
 ---@field conflicts sidecar.FileProblem[]
 ---@field skipped sidecar.FileProblem[]
 ---@field message string
+
+--- One context file the model has: its absolute path, where it comes from, its size in (estimated) tokens.
+---@class sidecar.MemoryFile
+---@field path string
+---@field scope 'global'|'project'|'subdirectory'
+---@field tokens integer
+
+--- Every context file loaded, in the order the model sees them, and their wrapped text.
+---@class sidecar.MemoryInfo
+---@field files sidecar.MemoryFile[]
+---@field text string
+---@field tokens integer
+---@field skippedProjectFiles integer
+---@field skippedReason? string
+
+--- Params of sidecar/addMemory: one fact, appended as `- <text>` under `## Gemini Added Memories`.
+---@class sidecar.AddMemoryParams
+---@field text string
+---@field scope? 'global'|'project'
 
 --- 1-based line and character.
 ---@class sidecar.Cursor

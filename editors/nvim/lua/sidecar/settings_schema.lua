@@ -40,6 +40,9 @@
 ---@field checkpointMaxFileBytes? integer Files larger than this many bytes (and binary files) are not saved by checkpoints; a rewind names them as skipped.
 ---@field checkpointStoreMb? integer The most the project's checkpoint store may hold, in megabytes; past it the contents saved longest ago are removed first, never those a session open in a sidecar still needs (docs/checkpoints.md).
 ---@field truncateToolOutputThreshold? integer Shell output longer than this many characters (or 4 × the tokens left in the window, if less) is saved in full and shown to the model as its first 20% and last 80%, with the file to read the rest (docs/tools.md). `0` turns it off.
+---@field contextFileNames? string[] Names of the instruction files the agent loads (docs/memory.md): `~/.gemini/<name>` for every workspace, and in a trusted workspace each folder's files from its project root down, plus a subfolder's files when a tool first touches it. `[]` loads none.
+---@field memoryBoundaryMarkers? string[] Files or folders that mark a project root: context files are looked for from each workspace folder up to the first folder holding one of them (none found: the workspace folder only), and `@path` imports stay inside that root (docs/memory.md).
+---@field includeDirectoryTree? boolean The session context that opens every conversation shows each workspace folder's tree (at most 200 entries, `.gitignore` respected) (docs/memory.md).
 
 local M = {}
 
@@ -70,6 +73,9 @@ M.settings = {
   { name = 'checkpointMaxFileBytes', type = 'integer ≥ 0', default = 5242880, description = 'Files larger than this many bytes (and binary files) are not saved by checkpoints; a rewind names them as skipped.' },
   { name = 'checkpointStoreMb', type = 'integer ≥ 1', default = 500, description = 'The most the project\'s checkpoint store may hold, in megabytes; past it the contents saved longest ago are removed first, never those a session open in a sidecar still needs (docs/checkpoints.md).' },
   { name = 'truncateToolOutputThreshold', type = 'integer ≥ 0', default = 40000, description = 'Shell output longer than this many characters (or 4 × the tokens left in the window, if less) is saved in full and shown to the model as its first 20% and last 80%, with the file to read the rest (docs/tools.md). `0` turns it off.' },
+  { name = 'contextFileNames', type = 'array', default = { 'GEMINI.md', 'AGENTS.md' }, description = 'Names of the instruction files the agent loads (docs/memory.md): `~/.gemini/<name>` for every workspace, and in a trusted workspace each folder\'s files from its project root down, plus a subfolder\'s files when a tool first touches it. `[]` loads none.' },
+  { name = 'memoryBoundaryMarkers', type = 'array', default = { '.git' }, description = 'Files or folders that mark a project root: context files are looked for from each workspace folder up to the first folder holding one of them (none found: the workspace folder only), and `@path` imports stay inside that root (docs/memory.md).' },
+  { name = 'includeDirectoryTree', type = 'boolean', default = true, description = 'The session context that opens every conversation shows each workspace folder\'s tree (at most 200 entries, `.gitignore` respected) (docs/memory.md).' },
 }
 
 -- The defaults the server uses for the settings that have one.
@@ -91,6 +97,9 @@ M.defaults = {
   checkpointMaxFileBytes = 5242880,
   checkpointStoreMb = 500,
   truncateToolOutputThreshold = 40000,
+  contextFileNames = { 'GEMINI.md', 'AGENTS.md' },
+  memoryBoundaryMarkers = { '.git' },
+  includeDirectoryTree = true,
 }
 
 return M

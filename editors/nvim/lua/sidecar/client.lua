@@ -203,6 +203,10 @@ M.handlers = {
   [protocol.method.mcpStatus] = function(_, params)
     require('sidecar.state').mcp_servers = type(params) == 'table' and params.servers or {}
   end,
+  -- The context files loaded (issue 27): :SidecarStatus, :checkhealth, an open memory buffer, the skipped notice.
+  [protocol.method.memoryChanged] = function(_, params)
+    require('sidecar.memory').accept(params)
+  end,
   [protocol.method.confirmToolCall] = function(err, params, ctx)
     return require('sidecar.confirm').handle(err, params, ctx)
   end,

@@ -379,7 +379,7 @@ T.run('test_unit', function()
   end)
 
   -- memory (issue 27) ------------------------------------------------------------------------------
-  T.step('memory: summary, per-file contents, the show buffer, the skipped notice once, completion', function()
+  T.step('memory: summary, per-file contents, the show buffer, memoryChanged, :SidecarStatus, completion', function()
     local memory = require('sidecar.memory')
     local wrap = function(p, body)
       return '--- Context from: ' .. p .. ' ---\n' .. body .. '\n--- End of Context from: ' .. p .. ' ---'
@@ -407,23 +407,13 @@ T.run('test_unit', function()
     T.contains(table.concat(memory.lines({ files = m.files, text = 'other', tokens = 1 }), '\n'), '## The text the model gets\n\nother',
       'the whole text when markers are missing')
 
-    -- sidecar/memoryChanged: state, :SidecarStatus line, the notice once (until the files load)
-    local told = {}
-    local orig = require('sidecar.ui').tell
-    require('sidecar.ui').tell = function(msg, level) told[#told + 1] = { msg, level } end
+    -- sidecar/memoryChanged: kept in the state, a line of :SidecarStatus
     local skipped = { files = { m.files[1] }, text = m.text, tokens = 12, skippedProjectFiles = 2,
       skippedReason = 'the workspace is not trusted.' }
     require('sidecar.client').handlers[require('sidecar.protocol').method.memoryChanged](nil, skipped, { client_id = 0 })
     T.eq(state.memory, skipped, 'kept')
-    memory.accept(skipped)
-    T.eq(#told, 1, 'told once')
-    T.eq(told[1][1], '2 project memory files (GEMINI.md / AGENTS.md) were not loaded: the workspace is not trusted '
-      .. '(:SidecarMemory show)', 'how many and why')
-    T.eq(told[1][2], vim.log.levels.WARN, 'a warning')
-    memory.accept(m)
-    memory.accept(skipped)
-    T.eq(#told, 2, 'told again after the files loaded in between')
-    require('sidecar.ui').tell = orig
+    T.eq(memory.skipped_text(skipped), '2 project memory files were not loaded: the workspace is not trusted', 'why')
+    T.contains(table.concat(memory.lines(skipped), '\n'), '> Not loaded: 2 project memory files were not loaded', 'in the buffer')
     state.usage = { sessionId = 's1', model = 'm', promptTokenCount = 10, tokenLimit = 100, percentUsed = 10,
       compressionThreshold = 0.5, source = 'api' }
     T.contains(table.concat(require('sidecar.status_detail').lines(state.usage, nil), '\n'),

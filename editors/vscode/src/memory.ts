@@ -40,13 +40,14 @@ export function contentsByPath(text: string): Map<string, string> {
   return out;
 }
 
-/** The untrusted-workspace sentence: how many project files, why, and what loads them. */
+const DEFAULT_REASON = 'the workspace is not trusted, and they are instructions written by whoever wrote the repository';
+
+/** The untrusted-workspace sentence: how many project files, and why they were not loaded. */
 export function skippedText(m: MemoryInfo): string | undefined {
   if (m.skippedProjectFiles <= 0) return undefined;
   const n = m.skippedProjectFiles;
-  const why = m.skippedReason ? m.skippedReason.replace(/[.\s]+$/, '') : 'the workspace is not trusted';
-  return `${plural(n, 'project memory file')} (GEMINI.md / AGENTS.md) ${n === 1 ? 'was' : 'were'} not loaded: ${why}. `
-    + `${n === 1 ? 'It holds' : 'They hold'} instructions written by whoever wrote this repository; trust the workspace to let the agent read ${n === 1 ? 'it' : 'them'}.`;
+  const why = (m.skippedReason || DEFAULT_REASON).replace(/[.\s]+$/, '');
+  return `${plural(n, 'project memory file')} ${n === 1 ? 'was' : 'were'} not loaded: ${why}.`;
 }
 
 /** Sidecar: Show Memory — every file (path, scope, tokens) and its content, in the order the model sees them. */
@@ -77,7 +78,8 @@ export function memoryMarkdown(m: MemoryInfo): string {
 export function skippedNotice(told: boolean, m: MemoryInfo): { notice?: string; told: boolean } {
   const text = skippedText(m);
   if (!text) return { told: false }; // trusted now (or nothing to skip): a later skip is told again
-  return told ? { told } : { notice: `Sidecar: ${text}`, told: true };
+  const them = m.skippedProjectFiles === 1 ? 'it' : 'them';
+  return told ? { told } : { notice: `Sidecar: ${text} Trust the workspace to load ${them}.`, told: true };
 }
 
 /** The scope pick of Add to Memory. */

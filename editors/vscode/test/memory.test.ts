@@ -76,16 +76,18 @@ describe('memory: Show Memory', () => {
     const md = memoryMarkdown(info({ files: [], text: '', tokens: 0, skippedProjectFiles: 1, skippedReason: 'the workspace is not trusted.' }));
     assert.ok(md.includes('No context files are loaded'));
     assert.ok(md.includes('Sidecar: Add to Memory'));
-    assert.ok(md.includes('> **Not loaded:** 1 project memory file (GEMINI.md / AGENTS.md) was not loaded: the workspace is not trusted. It holds'));
+    assert.ok(md.includes('> **Not loaded:** 1 project memory file was not loaded: the workspace is not trusted.\n'));
   });
 });
 
 describe('memory: the untrusted-workspace notice', () => {
   const skipped = info({ files: [{ path: GLOBAL, scope: 'global', tokens: 12 }], tokens: 12, skippedProjectFiles: 2, skippedReason: 'untrusted workspace' });
   it('says how many, why and how to load them', () => {
-    assert.equal(skippedText(skipped),
-      '2 project memory files (GEMINI.md / AGENTS.md) were not loaded: untrusted workspace. They hold instructions written by whoever wrote this repository; trust the workspace to let the agent read them.');
+    assert.equal(skippedText(skipped), '2 project memory files were not loaded: untrusted workspace.');
+    assert.equal(skippedText({ ...skipped, skippedProjectFiles: 1, skippedReason: undefined }),
+      '1 project memory file was not loaded: the workspace is not trusted, and they are instructions written by whoever wrote the repository.');
     assert.equal(skippedText(info()), undefined);
+    assert.equal(skippedNotice(false, skipped).notice, 'Sidecar: 2 project memory files were not loaded: untrusted workspace. Trust the workspace to load them.');
   });
   it('is told once, and again only after the files loaded in between', () => {
     let s = skippedNotice(false, skipped);

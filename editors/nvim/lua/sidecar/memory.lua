@@ -1,6 +1,6 @@
 -- :SidecarMemory show|refresh|add — the context files (GEMINI.md, AGENTS.md) the agent has: a scratch buffer listing
 -- each file (path, scope, tokens) with its content, a re-read, a fact appended; and, from sidecar/memoryChanged, the
--- state :SidecarStatus and :checkhealth show and a one-time notice when project files were not loaded.
+-- state :SidecarStatus and :checkhealth show.
 local client = require('sidecar.client')
 local protocol = require('sidecar.protocol')
 local state = require('sidecar.state')
@@ -32,9 +32,9 @@ function M.skipped_text(m)
   if n <= 0 then
     return nil
   end
-  local why = type(m.skippedReason) == 'string' and m.skippedReason:gsub('[%.%s]+$', '') or 'the workspace is not trusted'
-  return string.format('%s (GEMINI.md / AGENTS.md) %s not loaded: %s', plural(n, 'project memory file'),
-    n == 1 and 'was' or 'were', why)
+  local why = type(m.skippedReason) == 'string' and m.skippedReason ~= '' and m.skippedReason:gsub('[%.%s]+$', '')
+    or 'the workspace is not trusted'
+  return string.format('%s %s not loaded: %s', plural(n, 'project memory file'), n == 1 and 'was' or 'were', why)
 end
 
 --- Each file's content from the wrapped text the model gets (`--- Context from: P ---` … `--- End of Context from: P ---`).
@@ -149,8 +149,8 @@ local function tell(msg, level)
   require('sidecar.ui').tell(msg, level)
 end
 
---- A MemoryInfo from the server (sidecar/memoryChanged, or an answer): kept for :SidecarStatus and :checkhealth, an
---- open memory buffer follows, and skipped project files are told once (again only after they loaded in between).
+--- A MemoryInfo from the server (sidecar/memoryChanged, or an answer): kept for :SidecarStatus and :checkhealth, and an
+--- open memory buffer follows. (Skipped project files are told by the server itself, in a window/showMessage.)
 function M.accept(m)
   if type(m) ~= 'table' then
     return
@@ -159,13 +159,6 @@ function M.accept(m)
   local buf = memory_buf()
   if buf then
     fill(buf, m)
-  end
-  local skipped = M.skipped_text(m)
-  if not skipped then
-    state.memory_skip_told = false
-  elseif not state.memory_skip_told then
-    state.memory_skip_told = true
-    tell(skipped .. ' (:SidecarMemory show)', vim.log.levels.WARN)
   end
   require('sidecar.status').changed()
 end

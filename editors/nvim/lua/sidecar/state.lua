@@ -14,7 +14,6 @@ return {
   restarts = {}, -- times (ms) of automatic restarts
   mcp_servers = {}, -- last sidecar/mcpStatus servers: {name, status, tools, error?}
   memory = nil, -- last sidecar/memoryChanged (MemoryInfo: files, text, tokens, skippedProjectFiles, skippedReason?)
-  memory_skip_told = false, -- the skipped project files were told (until they load)
   turns_in_flight = 0, -- sendMessage requests not answered yet
   status = 'stopped', -- 'stopped' | 'starting' | 'running' | 'restarting' | 'failed'
   exiting = false,

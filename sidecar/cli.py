@@ -45,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.log_level, args.log_file)
     if getattr(args, "func", None) is not None:
         return int(args.func(args))
-    from sidecar.memory import return_big_buffers_to_the_os
+    from sidecar.allocator import return_big_buffers_to_the_os
 
     return_big_buffers_to_the_os()
     # Collecting while lsprotocol's ~40k type objects are created only costs start-up time: freeze them instead.

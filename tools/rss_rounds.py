@@ -1,7 +1,7 @@
 """Print a real server's RSS after each round of the fuzz test's repeated workload (memory regressions by hand).
 
 Usage: .venv/bin/python tools/rss_rounds.py [ROUNDS] [NAME=VALUE ...]   (NAME=VALUE: extra server environment,
-e.g. MALLOC_ARENA_MAX=1). Identical rounds should leave RSS flat; see sidecar/memory.py.
+e.g. MALLOC_ARENA_MAX=1). Identical rounds should leave RSS flat; see sidecar/allocator.py.
 """
 
 from __future__ import annotations

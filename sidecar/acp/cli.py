@@ -42,7 +42,7 @@ def add_parser(subparsers: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     import gc
 
-    from sidecar.memory import return_big_buffers_to_the_os
+    from sidecar.allocator import return_big_buffers_to_the_os
 
     return_big_buffers_to_the_os()
     gc.disable()  # the SDK's ~300 pydantic models: collecting while they are built only costs start-up time

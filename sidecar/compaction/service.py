@@ -140,8 +140,12 @@ class Compactor:
         client: Callable[[], Awaitable[ModelClient]],
         save_tool_output: Callable[[str, str], str | os.PathLike[str]],
         pre_compress: PreCompressHook,
+        session_context: Callable[[], Awaitable[Content]] | None = None,
     ) -> None:
         self._session = session
+        #: The fresh <session_context> turn a compacted history opens with (sidecar.memory: with the project memory
+        #: and the folder tree); None: the short environment_turn.
+        self._session_context = session_context
         self._client = client
         self._save = save_tool_output
         #: Saves a full tool output and returns its path (also used to cut responses to fit, chat/request_budget.py).
@@ -278,8 +282,12 @@ class Compactor:
         original = conv.last_prompt_tokens
         split, snapshot = summary.split, summary.snapshot
         kept = truncated[split:]
+        if self._session_context is not None:
+            env = await self._session_context()
+        else:
+            env = environment_turn(self._session.workspace_folders)
         new_history = [
-            environment_turn(self._session.workspace_folders),
+            env,
             text_content("user", snapshot),
             text_content("model", ACKNOWLEDGEMENT),
             *kept,

@@ -204,6 +204,29 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
             schema={"minimum": 0},
         ),
     ] = 40_000
+    context_file_names: Annotated[
+        list[str],
+        _about(
+            "Names of the instruction files the agent loads (docs/memory.md): `~/.gemini/<name>` for every "
+            "workspace, and in a trusted workspace each folder's files from its project root down, plus a "
+            "subfolder's files when a tool first touches it. `[]` loads none.",
+        ),
+    ] = msgspec.field(default_factory=lambda: ["GEMINI.md", "AGENTS.md"])
+    memory_boundary_markers: Annotated[
+        list[str],
+        _about(
+            "Files or folders that mark a project root: context files are looked for from each workspace folder "
+            "up to the first folder holding one of them (none found: the workspace folder only), and `@path` "
+            "imports stay inside that root (docs/memory.md).",
+        ),
+    ] = msgspec.field(default_factory=lambda: [".git"])
+    include_directory_tree: Annotated[
+        bool,
+        _about(
+            "The session context that opens every conversation shows each workspace folder's tree (at most 200 "
+            "entries, `.gitignore` respected) (docs/memory.md).",
+        ),
+    ] = True
 
     def __repr__(self) -> str:  # never show the key
         fields = ", ".join(
@@ -223,6 +246,12 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
         return self.token_limit if self.token_limit is not None else model_token_limit(self.model)
 
 
+def _plain_relative(name: str) -> bool:
+    """A non-empty name relative to a folder that cannot climb out of it."""
+    stripped = name.strip()
+    return bool(stripped) and not os.path.isabs(stripped) and ".." not in re.split(r"[\\/]", stripped)
+
+
 _RESOURCE_ID = re.compile(r"[a-z][a-z0-9.:-]{0,62}")
 
 # Value checks msgspec types cannot express: (predicate, human description).
@@ -236,6 +265,8 @@ _RANGES: dict[str, tuple[Any, str]] = {
     "max_tool_rounds": (lambda v: 1 <= v <= 1_000, "an integer from 1 to 1000"),
     "truncate_tool_output_threshold": (lambda v: v >= 0, "0 (off) or a positive number of characters"),
     "model": (lambda v: bool(v.strip()), "a non-empty model name"),
+    "context_file_names": (lambda v: all(_plain_relative(n) for n in v), "file names relative to a folder, no `..`"),
+    "memory_boundary_markers": (lambda v: all(_plain_relative(n) for n in v), "names relative to a folder, no `..`"),
     "vertex_project": (lambda v: v is None or _RESOURCE_ID.fullmatch(v) is not None, "a Google Cloud project id"),
     "vertex_location": (lambda v: v is None or _RESOURCE_ID.fullmatch(v) is not None, "a location such as us-central1"),
 }

@@ -39,6 +39,9 @@ class Conversation:
         self.force_full_ide_context = True
         #: Gemini CLI's latch: after an auto compaction inflated, auto attempts only truncate.
         self.has_failed_compression_attempt = False
+        #: The head of the history is a <session_context> built for this conversation (sidecar.memory): False for
+        #: every new, resumed, forked or undone one, whose first turn puts a fresh one there.
+        self.session_context_fresh = False
         #: After "Undo Last Compaction": automatic compaction waits until the prompt reaches this many tokens (or
         #: the user compresses), so the undo lasts (sidecar.compaction.service.auto_compaction_due).
         self.auto_compaction_paused_until: int | None = None
@@ -67,6 +70,13 @@ class Conversation:
         """Each content's JSON, as a request sends it. The live list: read it, never change it."""
         return self._wire
 
+    def first_text(self) -> str | None:
+        """The text of the history's first item (None when empty or not text)."""
+        if not self._wire:
+            return None
+        parts = decode_content(self._wire[0]).parts
+        return parts[0].text if parts else None
+
     def last(self) -> Content | None:
         return decode_content(self._wire[-1]) if self._wire else None
 
@@ -93,6 +103,7 @@ class Conversation:
         copy.estimate_reason = self.estimate_reason
         copy.force_full_ide_context = self.force_full_ide_context
         copy.has_failed_compression_attempt = self.has_failed_compression_attempt
+        copy.session_context_fresh = self.session_context_fresh
         copy.auto_compaction_paused_until = self.auto_compaction_paused_until
         copy.pins, copy.pinned_tokens = list(self.pins), self.pinned_tokens
         return copy
@@ -114,6 +125,22 @@ class Conversation:
         self.ids.append(msg_id)
         self._quarters.append(measure.quarters)
         self._sizes.append(measure.json_length)
+        self._total_quarters += measure.quarters
+        self._mark_estimate()
+
+    def put_first(self, content: Content, *, replace: bool, msg_id: str = "") -> None:
+        """Put `content` at the head of the history: in place of the first item (`replace`) or before it."""
+        measure = measure_content(content)
+        if replace and self._wire:
+            self._total_quarters -= self._quarters[0]
+            self._wire[0] = encode_content(content)
+            self._quarters[0], self._sizes[0] = measure.quarters, measure.json_length
+            self.ids[0] = msg_id or self.ids[0]
+        else:
+            self._wire.insert(0, encode_content(content))
+            self.ids.insert(0, msg_id)
+            self._quarters.insert(0, measure.quarters)
+            self._sizes.insert(0, measure.json_length)
         self._total_quarters += measure.quarters
         self._mark_estimate()
 

@@ -8,10 +8,11 @@ import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-__all__ = ["context_file_names", "git_hook_folders", "user_settings_file", "why_protected"]
+__all__ = ["context_file_names", "git_hook_folders", "set_context_file_names", "user_settings_file", "why_protected"]
 
-#: The agent's instruction files. Issue 27 adds a `contextFileNames` setting; it plugs in here.
+#: The agent's instruction files; the `contextFileNames` setting adds its names (set_context_file_names).
 DEFAULT_CONTEXT_FILE_NAMES = ("GEMINI.md", "AGENTS.md")
+_configured_names: tuple[str, ...] = ()
 
 _RUNS = "this file can make commands run: "
 
@@ -40,8 +41,16 @@ _GITDIR = re.compile(r"^gitdir:\s*(.+?)\s*$", re.MULTILINE)
 
 
 def context_file_names() -> tuple[str, ...]:
-    """The file names the agent reads as instructions (GEMINI.md, AGENTS.md; later also the configured ones)."""
-    return DEFAULT_CONTEXT_FILE_NAMES
+    """The file names the agent reads as instructions: the configured ones (setting `contextFileNames`, their last
+    path component) and always GEMINI.md and AGENTS.md, which other agents read even when this one does not."""
+    names = [*(os.path.basename(os.path.normpath(n)) for n in _configured_names), *DEFAULT_CONTEXT_FILE_NAMES]
+    return tuple(dict.fromkeys(n for n in names if n and n not in (".", os.sep)))
+
+
+def set_context_file_names(names: Iterable[str]) -> None:
+    """The configured context file names (sidecar.memory calls this whenever it loads with the settings)."""
+    global _configured_names
+    _configured_names = tuple(n for n in names if n.strip())
 
 
 def user_settings_file() -> Path:

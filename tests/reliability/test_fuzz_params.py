@@ -337,7 +337,7 @@ async def repeated_workload(side: Sidecar) -> None:
 async def test_the_fuzzed_server_is_responsive_and_its_memory_bounded(target: Fuzzed) -> None:
     """Runs last in this module: every example above went to this one process. The same work done again must not
     make its RSS grow: that would be a leak, or freed multi-megabyte buffers kept in glibc's arenas (before
-    sidecar.memory fixed the mmap threshold, identical rounds swung it by 20-50 MB)."""
+    sidecar.allocator fixed the mmap threshold, identical rounds swung it by 20-50 MB)."""
     side = target.side
     assert side.returncode is None, "the server is still running"
     await side.request("sidecar/newSession", {})

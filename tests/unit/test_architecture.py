@@ -117,10 +117,11 @@ def test_no_import_cycles_between_folders() -> None:
 
 #: The folders as layers, lowest first: a module may import only from a lower layer (or its own folder).
 LAYERS = [
-    ["sidecar", "sidecar.protocol", "sidecar.logging_setup", "sidecar.memory", "sidecar.private_files"],
+    ["sidecar", "sidecar.protocol", "sidecar.logging_setup", "sidecar.allocator", "sidecar.private_files"],
     ["sidecar.core"],
     ["sidecar.config", "sidecar.tools", "sidecar.fakegemini"],
     ["sidecar.session", "sidecar.watcher", "sidecar.mcp"],
+    ["sidecar.memory"],
     ["sidecar.gemini"],
     ["sidecar.compaction"],
     ["sidecar.recording"],

@@ -6,7 +6,7 @@ import platform
 import subprocess
 import sys
 
-from sidecar.memory import return_big_buffers_to_the_os
+from sidecar.allocator import return_big_buffers_to_the_os
 
 
 def test_this_machine_has_glibc() -> None:
@@ -23,7 +23,7 @@ def test_a_freed_big_buffer_leaves_the_process() -> None:
     size stay in the heap after they are freed: RSS keeps them."""
     code = """
 import sys
-from sidecar.memory import return_big_buffers_to_the_os
+from sidecar.allocator import return_big_buffers_to_the_os
 if sys.argv[1] == "fixed":
     assert return_big_buffers_to_the_os()
 def rss():

@@ -34,6 +34,9 @@
 ---@field hooks? sidecar.Hooks Commands run before a compaction, e.g. `{"PreCompress": [{"command": "./save-notes.sh"}]}`; each may set `timeout` (milliseconds, default 60000) and `matcher` (`auto` or `manual`) (docs/compaction.md).
 ---@field loopDetection? boolean Loop detection within a turn: the same 1–5 tool calls repeated 5 times, or the same text repeated 10 times close together. The first time the model is warned (in that request only); the second time the turn stops with finish reason `LOOP_DETECTED` and you are told what repeated (docs/tools.md).
 ---@field truncateToolOutputThreshold? integer Shell output longer than this many characters (or 4 × the tokens left in the window, if less) is saved in full and shown to the model as its first 20% and last 80%, with the file to read the rest (docs/tools.md). `0` turns it off.
+---@field contextFileNames? string[] Names of the instruction files the agent loads (docs/memory.md): `~/.gemini/<name>` for every workspace, and in a trusted workspace each folder's files from its project root down, plus a subfolder's files when a tool first touches it. `[]` loads none.
+---@field memoryBoundaryMarkers? string[] Files or folders that mark a project root: context files are looked for from each workspace folder up to the first folder holding one of them (none found: the workspace folder only), and `@path` imports stay inside that root (docs/memory.md).
+---@field includeDirectoryTree? boolean The session context that opens every conversation shows each workspace folder's tree (at most 200 entries, `.gitignore` respected) (docs/memory.md).
 
 local M = {}
 
@@ -61,6 +64,9 @@ M.settings = {
   { name = 'hooks', type = 'object', default = { PreCompress = {} }, description = 'Commands run before a compaction, e.g. `{"PreCompress": [{"command": "./save-notes.sh"}]}`; each may set `timeout` (milliseconds, default 60000) and `matcher` (`auto` or `manual`) (docs/compaction.md).' },
   { name = 'loopDetection', type = 'boolean', default = true, description = 'Loop detection within a turn: the same 1–5 tool calls repeated 5 times, or the same text repeated 10 times close together. The first time the model is warned (in that request only); the second time the turn stops with finish reason `LOOP_DETECTED` and you are told what repeated (docs/tools.md).' },
   { name = 'truncateToolOutputThreshold', type = 'integer ≥ 0', default = 40000, description = 'Shell output longer than this many characters (or 4 × the tokens left in the window, if less) is saved in full and shown to the model as its first 20% and last 80%, with the file to read the rest (docs/tools.md). `0` turns it off.' },
+  { name = 'contextFileNames', type = 'array', default = { 'GEMINI.md', 'AGENTS.md' }, description = 'Names of the instruction files the agent loads (docs/memory.md): `~/.gemini/<name>` for every workspace, and in a trusted workspace each folder\'s files from its project root down, plus a subfolder\'s files when a tool first touches it. `[]` loads none.' },
+  { name = 'memoryBoundaryMarkers', type = 'array', default = { '.git' }, description = 'Files or folders that mark a project root: context files are looked for from each workspace folder up to the first folder holding one of them (none found: the workspace folder only), and `@path` imports stay inside that root (docs/memory.md).' },
+  { name = 'includeDirectoryTree', type = 'boolean', default = true, description = 'The session context that opens every conversation shows each workspace folder\'s tree (at most 200 entries, `.gitignore` respected) (docs/memory.md).' },
 }
 
 -- The defaults the server uses for the settings that have one.
@@ -79,6 +85,9 @@ M.defaults = {
   hooks = { PreCompress = {} },
   loopDetection = true,
   truncateToolOutputThreshold = 40000,
+  contextFileNames = { 'GEMINI.md', 'AGENTS.md' },
+  memoryBoundaryMarkers = { '.git' },
+  includeDirectoryTree = true,
 }
 
 return M

@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test test-python test-stress lint typecheck protocol bench clean vsix test-vscode-unit test-vscode-e2e test-nvim nvim-install acpx-install
+.PHONY: help venv demo test test-fast test-python test-stress lint typecheck protocol bench clean vsix test-vscode-unit test-vscode-e2e test-nvim nvim-install acpx-install
 
 help: ## list the targets
 	@echo "sidecar — make targets:"
@@ -27,6 +27,9 @@ demo: $(STAMP) ## a scripted editor session end to end (embedded fake Gemini, or
 	$(PY) -m sidecar.demo
 
 test: lint typecheck test-python test-vscode-unit test-nvim test-vscode-e2e release-check ## everything: lint, types, Python suites, both editors, the release
+
+test-fast: $(STAMP) ## the edit loop: unit tests that start no process (under 30 s); `make test` before pushing
+	$(PY) -m pytest -q -p no:xdist -m "not process" tests/unit $(PYTEST_ARGS)
 
 test-python: $(STAMP) acpx-install ## the pytest suites (two workers: most e2e time is spent waiting on processes)
 	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)

@@ -21,14 +21,13 @@ import msgspec
 
 from bench import reference
 from bench.common import Row, judge, median, sched
+from sidecar.app import Services, build_services
 from sidecar.chat.service import ChatService
-from sidecar.compaction.service import Compactor
 from sidecar.compaction.tool_outputs import ToolOutputSaver
 from sidecar.config.settings import Settings
 from sidecar.core.history import Content, Part
 from sidecar.core.prompts import SNAPSHOT_SECTIONS
 from sidecar.gemini.client import Reply
-from sidecar.recording.recorder import Recorder
 from sidecar.session import Session
 
 LIMIT_MS = 100.0
@@ -72,8 +71,9 @@ class _Notifier:
     def compressed(self, notice: Any) -> None: ...
     def error(self, message: str) -> None: ...
     def warning(self, message: str) -> None: ...
+    def retry(self, notice: Any) -> None: ...
 
-    async def progress(self, title: str) -> _Progress:
+    async def progress(self, kind: Any) -> _Progress:
         return _Progress()
 
 
@@ -86,8 +86,8 @@ def _kind(content: Content) -> str:
     return "user" if content.role == "user" else "model"
 
 
-def _chat(tmp: Path, contents: list[Content]) -> ChatService:
-    """A ChatService holding `contents` as its recorded history, wired like the server's."""
+def _services(tmp: Path, contents: list[Content]) -> Services:
+    """The services holding `contents` as their recorded history, wired by the server's build_services()."""
     tmp.mkdir(parents=True, exist_ok=True)
     session = Session(settings=Settings(), workspace_folders=[str(tmp)])
     model = _Model()
@@ -95,17 +95,18 @@ def _chat(tmp: Path, contents: list[Content]) -> ChatService:
     async def client() -> Any:
         return model
 
-    async def no_hooks(_trigger: Any) -> None:
+    async def no_hooks(trigger: Any) -> None:
         return None
 
-    saver = ToolOutputSaver(tmp / "session")
-    compactor = Compactor(session, client, saver, no_hooks)
-    recorder = Recorder(session, lambda _t: None, home=tmp / "home")
-    chat = ChatService(session, client, _Notifier(), compactor, recorder)
+    services = build_services(
+        session, notifier=_Notifier(), inform=lambda _t: None, model=client, pre_compress=no_hooks,
+        save_tool_output=ToolOutputSaver(tmp / "session"), home=tmp / "home",
+    )
+    recorder = services.recorder
     ids = [recorder.message(c, _kind(c), "turn-0") for c in contents]
     recorder.sync()
-    chat.conversation.replace(contents, ids)
-    return chat
+    services.live.conversation.replace(contents, ids)
+    return services
 
 
 def _compress(chat: ChatService) -> tuple[float, float, float, str]:
@@ -120,7 +121,7 @@ def _compress(chat: ChatService) -> tuple[float, float, float, str]:
 
 
 def _profile(tmp: Path, data: bytes) -> dict[str, float]:
-    chat = _chat(tmp, _decode(data))
+    chat = _services(tmp, _decode(data)).chat
     profile = cProfile.Profile()
     profile.enable()
     asyncio.run(chat.compress(None))
@@ -138,15 +139,15 @@ def measure(tmp: Path, file_1m: Path, repeat: int) -> dict[str, Any]:
     data = file_1m.read_bytes()
     wall, cpu, queued, statuses = [], [], [], set()
     for number in range(repeat):
-        chat = _chat(tmp / f"run-{number}", _decode(data))
-        before = len(chat.conversation)
-        elapsed, used, waited, status = _compress(chat)
+        services = _services(tmp / f"run-{number}", _decode(data))
+        before = len(services.live.conversation)
+        elapsed, used, waited, status = _compress(services.chat)
         wall.append(elapsed)
         cpu.append(used)
         queued.append(waited)
         statuses.add(status)
-        after = len(chat.conversation)
-        chat.recorder.close()
+        after = len(services.live.conversation)
+        services.recorder.close()
     phases = _profile(tmp / "profile", data)
     ref = reference.run({"truncate": {"file": str(file_1m), "repeat": repeat}})["truncate"]
     return {

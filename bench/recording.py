@@ -22,9 +22,9 @@ from bench.common import (
     verdict,
 )
 from bench.timedfake import TimedFake
-from sidecar.compaction.service import Outcome, Status
 from sidecar.config.settings import Settings
 from sidecar.core.history import Content, text_content
+from sidecar.core.outcome import Outcome, Status
 from sidecar.recording.recorder import Recorder
 from sidecar.session import Session
 

@@ -15,6 +15,7 @@ from sidecar.protocol.ide import OpenFile
 
 
 def new_session_id() -> str:
+    """A fresh session id (a UUID)."""
     return str(uuid.uuid4())
 
 
@@ -47,6 +48,7 @@ class Session:
 
     @property
     def project_root(self) -> str:
+        """The first workspace folder (where sessions are recorded), else the current directory."""
         return self.workspace_folders[0] if self.workspace_folders else os.getcwd()
 
     def folders(self) -> list[str]:

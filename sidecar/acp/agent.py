@@ -31,6 +31,7 @@ from acp.schema import (
     ResumeSessionResponse,
     SessionCapabilities,
     SessionCloseCapabilities,
+    SessionForkCapabilities,
     SessionInfo,
     SessionListCapabilities,
     SessionResumeCapabilities,
@@ -41,6 +42,7 @@ from acp.schema import (
 
 from sidecar import __version__
 from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, Handler, NdjsonStdio, in_words
+from sidecar.protocol import edge
 
 if TYPE_CHECKING:  # the services are imported after initialize has been answered (see warm_up)
     from sidecar.acp.session import AcpSession
@@ -65,6 +67,7 @@ class SidecarAgent:
         self.transport: NdjsonStdio | None = None
 
     def on_connect(self, conn: Client) -> None:
+        """Keep the connection: sessions send their updates and requests through it."""
         assert isinstance(conn, AgentSideConnection)
         self.conn = conn
 
@@ -72,6 +75,7 @@ class SidecarAgent:
     async def initialize(
         self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kwargs: Any
     ) -> InitializeResponse:
+        """Record what the client offers (fs, compaction events) and advertise this agent's capabilities."""
         fs = getattr(client_capabilities, "fs", None)
         self.offers.read_text_file = bool(getattr(fs, "read_text_file", False))
         self.offers.write_text_file = bool(getattr(fs, "write_text_file", False))
@@ -81,7 +85,8 @@ class SidecarAgent:
             load_session=True,
             prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
             session_capabilities=SessionCapabilities(
-                list=SessionListCapabilities(), resume=SessionResumeCapabilities(), close=SessionCloseCapabilities()
+                list=SessionListCapabilities(), resume=SessionResumeCapabilities(), close=SessionCloseCapabilities(),
+                fork=SessionForkCapabilities(),
             ),
             mcp_capabilities=McpCapabilities(http=True, sse=True),  # stdio always (sidecar/mcp/)
         )
@@ -94,8 +99,9 @@ class SidecarAgent:
         )
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
-        raise RequestError(INVALID_PARAMS, f"Invalid params for authenticate: unknown method {method_id!r}. The "
-                           "sidecar needs no login: set GEMINI_API_KEY, or apiKey in the user settings file.")
+        """No login is needed (the key comes from the settings or environment): any method is refused in words."""
+        raise RequestError(INVALID_PARAMS, edge.bad_params("authenticate", f"unknown method {method_id!r}. The "
+                           "sidecar needs no login: set GEMINI_API_KEY, or apiKey in the user settings file."))
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
@@ -115,6 +121,7 @@ class SidecarAgent:
         self, cwd: str, additional_directories: list[str] | None = None, mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
+        """A new recorded session for `cwd`; its first updates follow the response that names it."""
         session = self._open(cwd)
         session.use_mcp_servers(mcp_servers)
         self.sessions[session.session_id] = session
@@ -122,13 +129,14 @@ class SidecarAgent:
         session.outbox.hold()  # updates wait until the client has the response that names the session
         self.transport.announce(session.session_id, session.outbox.release)
         session.announce()
-        session.services.backend.warm_soon()  # the model client, before the first prompt needs it (issue 25.12)
+        session.backend.warm_soon()  # the model client, before the first prompt needs it (issue 25.12)
         return NewSessionResponse(session_id=session.session_id, modes=session.modes())
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[McpServer] | None = None,
         additional_directories: list[str] | None = None, **kwargs: Any,
     ) -> LoadSessionResponse | None:
+        """Open a recorded session and replay its (compacted) conversation as updates."""
         session = await self._attach(cwd, session_id, replay=True)
         session.use_mcp_servers(mcp_servers)
         return LoadSessionResponse(modes=session.modes())
@@ -137,6 +145,7 @@ class SidecarAgent:
         self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
         mcp_servers: list[McpServer] | None = None, **kwargs: Any,
     ) -> ResumeSessionResponse:
+        """Open a recorded session without replaying it."""
         session = await self._attach(cwd, session_id, replay=False)
         session.use_mcp_servers(mcp_servers)
         return ResumeSessionResponse(modes=session.modes())
@@ -158,16 +167,17 @@ class SidecarAgent:
             await session.close()
             raise
         self.sessions[session_id] = session
-        session.services.backend.warm_soon()
+        session.backend.warm_soon()
         return session
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
                             ) -> ListSessionsResponse:
+        """Recorded sessions, newest first, of one folder or of all; PAGE_SIZE a page."""
         start = 0
         if cursor is not None:
             if not cursor.isdigit():
-                raise RequestError(INVALID_PARAMS, f"Invalid params for session/list: cursor {cursor!r} is not one "
-                                   "this agent gave out.")
+                raise RequestError(INVALID_PARAMS, edge.bad_params("session/list", f"cursor {cursor!r} is not one "
+                                   "this agent gave out."))
             start = int(cursor)
         infos = await asyncio.get_running_loop().run_in_executor(None, _recorded, cwd)
         page = infos[start : start + PAGE_SIZE]
@@ -179,33 +189,59 @@ class SidecarAgent:
         return ListSessionsResponse(sessions=listed, next_cursor=str(start + PAGE_SIZE) if more else None)
 
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse | None:
+        """End a session (its recording stays)."""
         session = self._session(session_id)
         del self.sessions[session_id]
         await session.close()
         return CloseSessionResponse()
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> SetSessionModeResponse | None:
+        """Choose the approval mode (default, autoEdit, yolo) for this session."""
         self._session(session_id).set_mode(mode_id)
         return SetSessionModeResponse()
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
-        raise RequestError(INVALID_PARAMS, f"Invalid params for session/set_config_option: this agent has no config "
-                           f"option {config_id!r}; settings come from the settings files (docs/acp.md).")
+        """No config options: settings come from the settings files (refused in words)."""
+        raise RequestError(INVALID_PARAMS, edge.bad_params("session/set_config_option", f"this agent has no "
+                           f"config option {config_id!r}; settings come from the settings files (docs/acp.md)."))
 
     async def fork_session(
         self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
         mcp_servers: list[McpServer] | None = None, **kwargs: Any,
     ) -> ForkSessionResponse:
-        raise RequestError(-32601, "Method not found: session/fork is not supported by this agent.")
+        """session/fork (unstable): a new session with the whole history of `session_id`, which stays as it was."""
+        from sidecar.protocol import errors
+
+        live = self.sessions.get(session_id)
+        if live is not None:
+            live.services.recorder.sync()  # the fork reads the parent's file: everything said so far is in it
+        session = self._open(cwd)
+        try:
+            session.require_recorded(session_id)
+            await session.fork_from(session_id)
+        except errors.SidecarError as exc:
+            await session.close()
+            raise RequestError(exc.code, exc.message) from None
+        except BaseException:
+            await session.close()
+            raise
+        self.sessions[session.session_id] = session
+        assert self.transport is not None
+        session.outbox.hold()  # updates wait until the client has the response that names the session
+        self.transport.announce(session.session_id, session.outbox.release)
+        session.announce()
+        return ForkSessionResponse(session_id=session.session_id, modes=session.modes())
 
     # -- turns ----------------------------------------------------------------------------------------
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        """Run one prompt (a turn or a slash command) and answer with its stop reason."""
         stop = await self._session(session_id).prompt(prompt)
         return PromptResponse(stop_reason=stop)  # type: ignore[arg-type]
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        """Stop the session's running turn; the prompt answers `cancelled`."""
         session = self.sessions.get(session_id)
         if session is None:
             log.warning("session/cancel for unknown session %r ignored", session_id)
@@ -213,19 +249,22 @@ class SidecarAgent:
         session.cancel()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """`_sidecar/listMcpServers {sessionId}`; any other extension method: Method not found, in words."""
         from sidecar.protocol.methods import LIST_MCP_SERVERS
 
         if method == LIST_MCP_SERVERS.name:  # `_sidecar/listMcpServers {sessionId}`: the session's MCP servers
             from sidecar.mcp.status import server_rows
 
             session = self._session(str(params.get("sessionId")))
-            return {"servers": [msgspec.to_builtins(row) for row in server_rows(session.services.mcp)]}
+            return {"servers": [msgspec.to_builtins(row) for row in server_rows(session.mcp)]}
         raise RequestError(-32601, f"Method not found: _{method} is not an extension this agent serves.")
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        """Extension notifications are logged and ignored."""
         log.info("ignoring extension notification _%s", method)
 
     async def aclose(self) -> None:
+        """Close every session (each in its shutdown order); one that fails is logged, the others still close."""
         for session in list(self.sessions.values()):
             try:
                 await session.close()
@@ -307,6 +346,7 @@ def _import_services() -> None:
 
 
 def run(user_settings: Path) -> int:
+    """Serve ACP on stdio until the client closes it (the `sidecar acp` command)."""
     log.info("serving ACP v%d on stdio (agent-client-protocol %s)", PROTOCOL_VERSION, _sdk_version())
     gc.freeze()
     asyncio.run(serve(user_settings))

@@ -12,23 +12,22 @@ from acp import update_agent_message_text, update_agent_thought_text
 
 from sidecar.acp import updates
 from sidecar.acp.outbox import Outbox
+from sidecar.core.outcome import HISTORY_CHANGING, Status
+from sidecar.protocol.methods import ProgressKind
 from sidecar.protocol.types import CompressedParams, RetryParams, TokenUsage
 
 log = logging.getLogger(__name__)
 
-COMPACTION_TITLE = "Compressing conversation"
-#: Statuses after which the visible history was replaced (completed); anything else is a failed attempt.
-REPLACED = ("COMPRESSED", "CONTENT_TRUNCATED")
 
 
 class Silent:
     """A Progress that shows nothing (ACP clients draw their own spinner while a prompt runs)."""
 
     def report(self, message: str) -> None:
-        pass
+        """Nothing to show."""
 
     def end(self, message: str | None = None) -> None:
-        pass
+        """Nothing to end."""
 
 
 @dataclass
@@ -53,9 +52,11 @@ class CompactionProgress:
         self._compaction = compaction
 
     def report(self, message: str) -> None:
+        """A step of the compaction, as a thought chunk."""
         self._notifier.outbox.put(update_agent_thought_text(f"{message}…\n"))
 
     def end(self, message: str | None = None) -> None:
+        """Keep the outcome message; an automatic compaction is finished once its outcome is announced."""
         self._compaction.message = message
         if not self._compaction.manual:
             # The outcome (sidecar/compressed, or a warning) is announced right after end() in the same step of
@@ -79,44 +80,54 @@ class AcpNotifier:
         #: Whether a usage_update went out since the last reset (ACP sends one after every turn and compaction
         #: attempt, also when the numbers did not change; the chat service pushes only changes).
         self.usage_sent = False
+        #: The context files loaded and their tokens (sidecar.memory), for usage_update's `_meta`.
+        self.memory: tuple[int, int] | None = None
 
     # -- Notifier -----------------------------------------------------------------------------------
     def message_delta(self, turn_id: str, text: str) -> None:
+        """A chunk of the reply, as agent_message_chunk."""
         self.outbox.put(update_agent_message_text(text))
 
     def thought_delta(self, turn_id: str, text: str) -> None:
+        """A chunk of the thought summary, as agent_thought_chunk."""
         self.outbox.put(update_agent_thought_text(text))
 
     def token_usage(self, usage: TokenUsage) -> None:
+        """The usage as usage_update (used / size)."""
         self.usage_sent = True
         current = self.current
         if current is not None and not current.finished and current.notice is not None:
             current.usage = usage  # sent by finish(), right after "Chat history compressed…"
             return
-        self.outbox.put(updates.usage_update(usage))
+        self.outbox.put(updates.usage_update(usage, self.memory))
 
     def compressed(self, notice: CompressedParams) -> None:
+        """A compaction's outcome: kept for the running compaction's finish, else said in words."""
         if self.current is not None and not self.current.finished:
             self.current.notice = notice
         else:
             self.say(notice.message)
 
     def error(self, message: str) -> None:
+        """Errors reach the client as the prompt's JSON-RPC error; only logged here."""
         log.info("error reported to the client as the prompt's JSON-RPC error: %s", message)
 
     def retry(self, notice: RetryParams) -> None:
+        """Say in words that the reply is retried (ACP cannot take streamed text back)."""
         # ACP cannot take back streamed text: the retry is said in words, and the next attempt follows it.
         self.say(f"↻ Gemini's reply was unusable ({notice.message}); retrying, attempt {notice.attempt} of "
                  f"{notice.max_attempts}.")
 
     def warning(self, message: str) -> None:
+        """A warning: kept as the running compaction's problem, else said with ⚠."""
         if self.current is not None and not self.current.finished:
             self.current.problem = message
             return
         self.say(f"⚠ {message}")
 
-    async def progress(self, title: str) -> CompactionProgress | Silent:
-        if title != COMPACTION_TITLE:
+    async def progress(self, kind: ProgressKind) -> CompactionProgress | Silent:
+        """A compaction's progress becomes thought chunks and (if advertised) compaction_update; others are silent."""
+        if kind != "compaction":
             return Silent()
         compaction = Compaction(f"compaction-{uuid.uuid4().hex[:12]}", manual=self.manual_next)
         self.current = compaction
@@ -141,8 +152,8 @@ class AcpNotifier:
         summary: str | None = None
         if notice is not None:
             text = notice.message
-            status = "completed" if notice.status in REPLACED else "failed"
-            summary = self._snapshot() if notice.status == "COMPRESSED" else None
+            status = "completed" if notice.status in HISTORY_CHANGING else "failed"  # else: a failed attempt
+            summary = self._snapshot() if notice.status == Status.COMPRESSED else None
         elif cancelled or (error is None and compaction.problem is None and self._cancelled()):
             text, status = "Compression cancelled; the conversation is unchanged.", "cancelled"
         elif error is not None or compaction.problem is not None:
@@ -154,4 +165,4 @@ class AcpNotifier:
             failure = None if status in ("completed", "cancelled") else text
             self.outbox.put(updates.compaction_update(compaction.compaction_id, status, summary=summary, error=failure))
         if compaction.usage is not None:
-            self.outbox.put(updates.usage_update(compaction.usage))
+            self.outbox.put(updates.usage_update(compaction.usage, self.memory))

@@ -29,6 +29,7 @@ See docs/acp.md for editor configuration snippets."""
 
 
 def add_parser(subparsers: Any) -> None:
+    """Add `sidecar acp [--settings FILE]` to the command line."""
     parser = subparsers.add_parser(
         "acp",
         help="serve the Agent Client Protocol on stdio (Zed, JetBrains, Emacs, CodeCompanion, avante.nvim)",
@@ -47,7 +48,7 @@ def _run(args: argparse.Namespace) -> int:
     return_big_buffers_to_the_os()
     gc.disable()  # the SDK's ~300 pydantic models: collecting while they are built only costs start-up time
     from sidecar.acp.agent import run
-    from sidecar.acp.settings import user_settings_path
+    from sidecar.config.user_file import user_settings_path
 
     gc.enable()
     return run(user_settings_path(args.settings))

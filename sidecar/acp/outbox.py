@@ -30,11 +30,13 @@ class Outbox:
         self._held = []
 
     def release(self) -> None:
+        """Send what was held, now that the client has the response naming the session."""
         held, self._held = self._held or [], None
         for update in held:
             self._write(update)
 
     def put(self, update: Update) -> None:
+        """Queue one session update (sent in order; held while the session is not yet announced)."""
         if self._held is not None:
             self._held.append(update)
         else:
@@ -53,6 +55,7 @@ class Outbox:
             log.warning("could not send a session update: %s", exc)
 
     def close(self) -> None:
+        """Forget the updates still held: the session is closing before it was announced."""
         self._held = None
 
 

@@ -11,6 +11,7 @@ from acp import update_agent_message_text, update_agent_thought_text, update_use
 from sidecar.acp import updates
 from sidecar.core.history import Content
 from sidecar.core.ide_context import DELTA_HEADER, FULL_HEADER
+from sidecar.core.recording import is_summary_id
 from sidecar.protocol.sessions import TranscriptCompaction, TranscriptEntry, TranscriptFork, TranscriptMessage
 
 COMPACTION_MARKER = "⟪ Compacted here"
@@ -124,7 +125,7 @@ def replay_updates(history: list[Content], ids: list[str]) -> list[Any]:
         mid = ids[index] if index < len(ids) else f"h{index}"
         if mid.endswith((".env", ".ack")):
             continue
-        if mid.endswith(".summary"):
+        if is_summary_id(mid):
             snapshot = "".join(p.text or "" for p in content.parts)
             marker = f"{COMPACTION_MARKER}: the model sees this summary ⟫\n\n{snapshot}\n\n"
             out.append(update_agent_message_text(marker))

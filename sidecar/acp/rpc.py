@@ -13,6 +13,7 @@ import msgspec
 from acp import RequestError
 from pydantic import ValidationError
 
+from sidecar.protocol import edge
 from sidecar.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 
 log = logging.getLogger(__name__)
@@ -159,18 +160,18 @@ def explain(exc: ValidationError) -> str:
 
 
 def in_words(handler: Handler) -> Handler:
-    """Wrap the SDK's router: bad params become -32602 errors whose message names the method and the field."""
+    """Wrap the SDK's router: bad params become -32602 errors whose message names the method and the field, under
+    the same edge policy as the editor protocol (sidecar.protocol.edge)."""
 
     async def wrapped(method: str, params: Any, is_notification: bool) -> Any:
-        if params is not None and not isinstance(params, dict):
-            if is_notification:
-                log.warning("dropping %s: params must be an object", method)
-                return None
-            raise RequestError(INVALID_PARAMS, f"Invalid params for {method}: params must be an object, got "
-                               f"{type(params).__name__}.")
-        if not is_notification and params is not None and not _whole_unicode(params):
-            problem = "a string holds a lone UTF-16 surrogate (not valid Unicode)"
-            raise RequestError(INVALID_PARAMS, f"Invalid params for {method}: {problem}.")
+        problem = edge.not_an_object(params)
+        if problem is not None and is_notification:
+            log.warning("dropping %s: %s", method, problem)
+            return None
+        if problem is None and not is_notification and params is not None:
+            problem = edge.unicode_problem(params)
+        if problem is not None:
+            raise RequestError(INVALID_PARAMS, edge.bad_params(method, problem))
         try:
             return await handler(method, params, is_notification)
         except ValidationError as exc:
@@ -178,7 +179,7 @@ def in_words(handler: Handler) -> Handler:
                 log.warning("dropping %s: %s", method, explain(exc))
                 return None
             data = {"errors": json.loads(exc.json(include_url=False))}
-            raise RequestError(INVALID_PARAMS, f"Invalid params for {method}: {explain(exc)}", data) from None
+            raise RequestError(INVALID_PARAMS, edge.bad_params(method, explain(exc)), data) from None
         except RequestError as exc:
             if exc.code == METHOD_NOT_FOUND and str(exc) == "Method not found":
                 raise RequestError(METHOD_NOT_FOUND, f"Method not found: {method} is not an ACP method this agent "
@@ -188,16 +189,7 @@ def in_words(handler: Handler) -> Handler:
             raise
         except Exception as exc:
             log.exception("%s failed", method)
-            raise RequestError(INTERNAL_ERROR, f"{method} failed: {type(exc).__name__}: {exc}") from None
+            raise RequestError(INTERNAL_ERROR, edge.internal_error(method, exc)) from None
 
     return wrapped
 
-
-def _whole_unicode(value: Any) -> bool:
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    except (TypeError, ValueError):
-        return True
-    return True

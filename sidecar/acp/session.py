@@ -21,21 +21,29 @@ from sidecar.acp.bridge import AcpNotifier
 from sidecar.acp.outbox import Outbox
 from sidecar.acp.replay import conversation_updates, replay_updates
 from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, NdjsonStdio
-from sidecar.acp.services import WorkspaceServices
-from sidecar.acp.settings import load_settings
 from sidecar.acp.tools import AcpToolHost, AcpToolRunner, ClientFiles, PlanMemoRegistry
+from sidecar.app import Services, build_services
+from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService
+from sidecar.chat.tool_runner import ToolRunner
+from sidecar.config.layers import acp_layers
 from sidecar.config.settings import Settings
 from sidecar.core.ide_context import normalize
-from sidecar.gemini.endpoint import acp_key_hint
+from sidecar.core.recording import is_summary_id
+from sidecar.gemini.endpoint import Backend, acp_key_hint
 from sidecar.mcp.acp_servers import from_acp
 from sidecar.mcp.config import ServerConfig
 from sidecar.mcp.connection import CallFailed
+from sidecar.mcp.manager import McpManager
 from sidecar.mcp.prompts import PromptCommand, prompt_commands
 from sidecar.mcp.prompts import expand as expand_prompt
-from sidecar.protocol import errors
+from sidecar.protocol import edge, errors
 from sidecar.protocol.ide import OpenFile
+from sidecar.protocol.memory import MemoryInfo
+from sidecar.protocol.sessions import TranscriptMessage
 from sidecar.recording.reader import RecordingError
+from sidecar.session import Session
+from sidecar.tools import ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -58,29 +66,29 @@ class AcpSession:
         if not os.path.isdir(cwd):
             raise RequestError(INVALID_PARAMS, f"Invalid params: cwd {cwd!r} is not an existing directory.")
         self.cwd = os.path.realpath(cwd)
-        self._user_settings = user_settings
-        self._problems: set[str] = set()
         self.mode: str | None = None
         self.outbox = Outbox(transport, session_id or "")
         self.notifier = AcpNotifier(
             self.outbox, lambda: offers.compaction, lambda: self.cancel_requested, self._latest_snapshot
         )
         self.files = ClientFiles(conn, lambda: self.outbox.session_id, offers.read_text_file, offers.write_text_file)
-        self.services = WorkspaceServices(self.cwd, self.notifier.say)
-        host = AcpToolHost(self.outbox, conn)
-        self.services.build(
-            self.notifier, host, registry_cls=PlanMemoRegistry, runner_cls=AcpToolRunner,
-            editor_text=self.files.editor_text,
+        files = self.files
+
+        def runner(registry: ToolRegistry, session: Session) -> ToolRunner:
+            assert isinstance(registry, PlanMemoRegistry)
+            return AcpToolRunner(registry, AcpToolHost(self.outbox, conn, registry), session, files=files)
+
+        self.services: Services = build_services(
+            Session(workspace_folders=[self.cwd], sources=acp_layers(user_settings)), notifier=self.notifier,
+            inform=self.notifier.say, tools=runner, registry_cls=PlanMemoRegistry, editor_text=files.editor_text,
+            on_mcp_change=self._mcp_changed, on_memory_change=self._memory_changed,
         )
-        self.services.backend.key_hint = acp_key_hint(user_settings)  # the fake-Gemini notice (issue 25.2)
-        registry = self.services.registry
-        assert isinstance(registry, PlanMemoRegistry)
-        host.registry = registry
-        runner = self.chat.tools
-        assert isinstance(runner, AcpToolRunner)
-        runner.files = self.files
+        assert self.services.backend is not None and self.services.mcp is not None
+        self.backend: Backend = self.services.backend
+        self.backend.key_hint = acp_key_hint(user_settings)  # the fake-Gemini notice (issue 25.2)
+        self.mcp: McpManager = self.services.mcp
         if session_id is None:
-            self.outbox.session_id = self.chat.conversation.session_id
+            self.outbox.session_id = self.live.conversation.session_id
         self.turn: asyncio.Task[str] | None = None
         self.cancel_requested = False
         self.attached: dict[str, OpenFile] = {}
@@ -88,36 +96,38 @@ class AcpSession:
         self.client_mcp: dict[str, ServerConfig] = {}
         #: MCP prompts offered as slash commands (sidecar/mcp/prompts.py).
         self.prompt_commands: dict[str, PromptCommand] = {}
-        self.services.mcp.on_change = self._mcp_changed
         self.reload_settings()
 
     @property
     def chat(self) -> ChatService:
+        """The turn loop."""
         return self.services.chat
 
     @property
+    def live(self) -> LiveConversation:
+        """The live conversation: its state, usage and lock."""
+        return self.services.live
+
+    @property
     def session_id(self) -> str:
+        """The ACP session id: the recorded session's (it changes with /new and fork)."""
         return self.outbox.session_id
 
     # -- settings and modes ---------------------------------------------------------------------------
     @property
     def settings(self) -> Settings:
+        """The session's current settings (read-only; Session.reload_settings() writes them)."""
         return self.services.session.settings
 
     def reload_settings(self) -> None:
-        """Re-read the settings files (cheap); each problem is told once, until it goes away. A mode chosen with
-        session/set_mode stays the approval mode."""
-        settings, problems = load_settings(self._user_settings, self.cwd)
-        if self.mode is not None:
-            settings = msgspec.structs.replace(settings, approval_mode=self.mode)
-        self.services.session.settings = settings
-        self.services.mcp.apply_settings(settings.mcp_servers, self.client_mcp, retry=False)
-        self.chat.background.check(self.chat.conversation)  # e.g. another model: a prepared summary is stale
-        for problem in problems:
-            if problem not in self._problems:
-                log.warning("%s", problem)
-                self.notifier.say(f"⚠ {problem}")
-        self._problems = set(problems)
+        """Re-read the settings files (cheap) through the one pipeline (sidecar/config/layers.py); each problem is
+        told once, until it goes away. A mode chosen with session/set_mode is an override: it stays the approval
+        mode."""
+        for problem in self.services.session.reload_settings():
+            log.warning("%s", problem)
+            self.notifier.say(f"⚠ {problem}")
+        self.mcp.apply_settings(self.settings.mcp_servers, self.client_mcp, retry=False)
+        self.live.settings_changed()  # e.g. another model: a prepared summary is stale
 
     def use_mcp_servers(self, servers: list[Any] | None) -> None:
         """The client's servers for this session, alongside the settings' (they start in the background)."""
@@ -126,51 +136,79 @@ class AcpSession:
             self.notifier.say(f"⚠ {problem}")
         if configs != self.client_mcp:
             self.client_mcp = configs
-            self.services.mcp.apply_settings(self.settings.mcp_servers, configs)
+            self.mcp.apply_settings(self.settings.mcp_servers, configs)
 
     def _mcp_changed(self) -> None:
         """Servers started, stopped or changed: offer their prompts as slash commands."""
         taken = {name for name, _, _ in commands.COMMANDS}
-        found = prompt_commands(self.services.mcp, taken)
+        found = prompt_commands(self.mcp, taken)
         if found != self.prompt_commands:
             self.prompt_commands = found
             self.outbox.put(self._available_commands())
+
+    def _memory_changed(self, info: MemoryInfo) -> None:
+        """The context files loaded changed: the next usage_update says how many, and their tokens."""
+        self.notifier.memory = (len(info.files), info.tokens)
+
+    async def _memory(self, argument: str) -> None:
+        """`/memory show|refresh|add [--global|--project] <text>`."""
+        try:
+            parsed = commands.parse_memory(argument)
+        except ValueError as exc:
+            raise errors.SidecarError(errors.INVALID_PARAMS, str(exc)) from None
+        memory = self.services.memory
+        if parsed.action == "show":
+            await memory.ensure_loaded()
+            info, heading = memory.info(), ""
+        elif parsed.action == "refresh":
+            info, heading = await memory.refresh(), "Memory reloaded from the context files."
+        else:
+            info = await memory.add(parsed.text, parsed.scope)
+            heading = f"Remembered in `{memory.add_target(parsed.scope)}`: {parsed.text}"
+        self.notifier.say(commands.render_memory(msgspec.to_builtins(info), heading))
 
     def _available_commands(self) -> Any:
         return commands.available_commands([(c.command, c.description, c.hint) for c in self.prompt_commands.values()])
 
     def modes(self) -> SessionModeState:
+        """The approval modes as ACP session modes, with the current one."""
         available = [SessionMode(id=mid, name=name, description=text) for mid, name, text in MODES]
         return SessionModeState(current_mode_id=self.mode or self.settings.approval_mode, available_modes=available)
 
     def set_mode(self, mode_id: str) -> None:
+        """Make `mode_id` the approval mode (a settings override) and tell the client."""
         if mode_id not in {mid for mid, _, _ in MODES}:
             known = ", ".join(mid for mid, _, _ in MODES)
-            raise RequestError(INVALID_PARAMS, f"Invalid params for session/set_mode: unknown mode {mode_id!r} "
-                               f"(modes: {known}).")
+            raise RequestError(INVALID_PARAMS, edge.bad_params("session/set_mode", f"unknown mode {mode_id!r} "
+                               f"(modes: {known})."))
         self.mode = mode_id
-        self.services.session.settings = msgspec.structs.replace(self.settings, approval_mode=mode_id)
+        self.services.session.sources.overrides["approvalMode"] = mode_id
+        self.reload_settings()
         self.outbox.put(update_current_mode(mode_id))
 
     def announce(self) -> None:
         """What a client shows for a session it has just got: slash commands and token usage."""
         self.outbox.put(self._available_commands())
-        self.notifier.token_usage(self.chat.usage())
+        self.notifier.token_usage(self.live.usage())
 
     def usage_after(self) -> None:
         """A usage_update after every turn and compaction attempt, even when the numbers stayed the same."""
         if not self.notifier.usage_sent:
-            self.notifier.token_usage(self.chat.usage())
+            self.notifier.token_usage(self.live.usage())
     # -- load / resume ----------------------------------------------------------------------------------
-    async def resume(self, recorded_id: str, *, replay: bool) -> None:
-        store = self.services.store
+    def require_recorded(self, recorded_id: str) -> None:
+        """RESOURCE_NOT_FOUND unless `recorded_id` is a session recorded for this folder."""
         try:
-            exists = store.path(recorded_id).exists()
+            exists = self.services.store.path(recorded_id).exists()
         except ValueError:
             exists = False
         if not exists:
             raise RequestError(RESOURCE_NOT_FOUND, f"No recorded session {recorded_id!r} for the folder {self.cwd}.",
                                {"sessionId": recorded_id})
+
+    async def resume(self, recorded_id: str, *, replay: bool) -> None:
+        """Continue the recorded session `recorded_id` (session/load replays it to the client, resume does not)."""
+        self.require_recorded(recorded_id)
         try:
             await self.services.sessions.resume(recorded_id)
         except errors.SidecarError as exc:
@@ -183,21 +221,22 @@ class AcpSession:
     def send_replay(self) -> None:
         """Everything said in the session, as an editor's resume shows it (the model keeps the compacted view)."""
         try:
-            shown = conversation_updates(self.chat.recorder.reload().shown())
+            shown = conversation_updates(self.live.recorder.reload().shown())
         except (RecordingError, ValueError):  # nothing readable recorded (recording off): the model's view
-            conv = self.chat.conversation
+            conv = self.live.conversation
             shown = replay_updates(conv.history, conv.ids)
         for update in shown:
             self.outbox.put(update)
 
     # -- prompts --------------------------------------------------------------------------------------
     async def prompt(self, blocks: list[Any]) -> str:
+        """Run one prompt (a turn or a slash command), one at a time; its stop reason."""
         if self.turn is not None and not self.turn.done():
             raise RequestError(errors.BUSY, "A prompt is already running in this session: wait for it to finish, "
                                "or cancel it (session/cancel).")
         text, files = read_prompt(blocks)
         if not text.strip():
-            raise RequestError(INVALID_PARAMS, "Invalid params for session/prompt: the prompt has no text.")
+            raise RequestError(INVALID_PARAMS, edge.bad_params("session/prompt", "the prompt has no text."))
         self.cancel_requested = False
         self.notifier.usage_sent = False
         self.reload_settings()
@@ -221,6 +260,7 @@ class AcpSession:
         return stop
 
     def cancel(self) -> None:
+        """Cancel the running prompt, if any."""
         self.cancel_requested = True
         if self.turn is not None and not self.turn.done():
             self.turn.cancel()
@@ -232,7 +272,7 @@ class AcpSession:
             prompt = self.prompt_commands.get(head[1:]) if head.startswith("/") else None
             if prompt is not None:  # an MCP prompt: its text is sent as the user's message
                 try:
-                    text = await expand_prompt(self.services.mcp, prompt, rest)
+                    text = await expand_prompt(self.mcp, prompt, rest)
                 except CallFailed as exc:
                     self.notifier.say(f"⚠ /{prompt.command}: {exc}")
                     return "end_turn"
@@ -244,15 +284,52 @@ class AcpSession:
             self.notifier.say(undone.message)
         elif command.name == "transcript":
             transcript = msgspec.to_builtins(self.services.sessions.transcript(None))
-            path = self.chat.recorder.path
+            path = self.live.recorder.path
             self.notifier.say(commands.render_transcript(transcript, str(path) if path and path.exists() else None))
         elif command.name == "new":
-            before = self.chat.conversation.session_id
+            before = self.live.conversation.session_id
             await self.services.sessions.new()
             self.attached.clear()
             self.notifier.say(f"Started a new conversation. The previous one (session {before}) stays recorded; "
                               "load it from the session list.")
+        elif command.name == "rewind":
+            await self._rewind(command.argument)
+        elif command.name == "pin":
+            if not command.argument:
+                raise errors.SidecarError(errors.INVALID_PARAMS, "/pin needs the fact to pin, e.g. `/pin the API is "
+                                          "v2 only`.")
+            pinned = self.services.actions.pin(command.argument)
+            note = f" ({pinned.warning})" if pinned.warning else ""
+            self.notifier.say(f"Pinned `{pinned.pin_id}`: every request carries it, every compaction keeps it.{note}")
+        elif command.name == "pins":
+            listed = self.services.actions.list_pins()
+            self.notifier.say(commands.render_pins([(p.pin_id, p.text) for p in listed.pins]))
+        elif command.name == "memory":
+            await self._memory(command.argument)
+        elif command.name == "unpin":
+            removed = self.services.actions.unpin(command.argument)
+            self.notifier.say(f"Removed the pinned fact `{removed.pin_id}`.")
         return "end_turn"
+
+    async def _rewind(self, argument: str) -> None:
+        """`/rewind [N]`: take back the user's last N messages (default 1) and everything after them."""
+        count = int(argument) if argument.isdigit() else None
+        if argument and (count is None or count < 1):
+            raise errors.SidecarError(errors.INVALID_PARAMS, f"/rewind takes how many of your messages to take "
+                                      f"back (a number, default 1), not {argument!r}.")
+        entries = self.services.sessions.transcript(None).entries
+        mine = [e.id for e in entries if isinstance(e, TranscriptMessage) and e.kind == "user" and not e.rewound]
+        wanted = count or 1
+        if len(mine) < wanted:
+            raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind {wanted} message(s): this session has "
+                                      f"{len(mine)} message(s) of yours the model still sees.")
+        result = await self.services.actions.rewind(mine[-wanted])
+        self.notifier.say(f"{result.message}\n\nYour message was:\n\n> " + result.text.replace("\n", "\n> "))
+
+    async def fork_from(self, source: str) -> None:
+        """Make this (new) session a fork of the recorded session `source`: its whole history, the parent unchanged."""
+        result = await self.services.actions.fork(source, None)
+        self.outbox.session_id = result.session_id
 
     async def _turn(self, text: str, files: list[str]) -> str:
         if files:
@@ -260,9 +337,9 @@ class AcpSession:
             for index, path in enumerate(files):
                 self.attached.pop(path, None)
                 self.attached[path] = OpenFile(path=path, timestamp=now - index)
-            self.chat.set_ide_context(normalize(list(self.attached.values())), True)
+            self.live.set_ide_context(normalize(list(self.attached.values())), True)
         try:
-            result = await self.chat.send_message(text, None, self.chat.ide.current)
+            result = await self.chat.send_message(text, None, self.live.ide.current)
         except errors.SidecarError as exc:
             if exc.code == errors.MODEL_ERROR and getattr(exc.data, "kind", None) == "blocked":
                 self.notifier.say(exc.message)  # a blocked prompt (or reply) is a refusal, named in words
@@ -292,14 +369,15 @@ class AcpSession:
             notifier.finish(notifier.current)
 
     def _latest_snapshot(self) -> str | None:
-        conv = self.chat.conversation
+        conv = self.live.conversation
         for index, mid in enumerate(conv.ids):
-            if mid.endswith(".summary"):
+            if is_summary_id(mid):
                 content = conv.history[index]
                 return "".join(p.text or "" for p in content.parts) or None
         return None
 
     async def close(self) -> None:
+        """Cancel, stop sending updates and close the services in their shutdown order."""
         self.cancel()
         self.outbox.close()
         await self.services.aclose()

@@ -49,6 +49,7 @@ class ClientFiles:
     texts: dict[str, str] = field(default_factory=dict)
 
     def editor_text(self, path: Path) -> str | None:
+        """The client's text of `path` fetched for this call, if any (unsaved changes included)."""
         return self.texts.get(str(path))
 
     async def fetch(self, path: Path) -> None:
@@ -63,6 +64,7 @@ class ClientFiles:
         self.texts[str(path)] = response.content
 
     async def write_file(self, path: Path, text: str) -> tuple[bool, str | None]:
+        """Write through the client (fs/write_text_file): (written, the client's error in words)."""
         try:
             await self.conn.write_text_file(session_id=self.session_id(), path=str(path), content=text)
         except (RequestError, ConnectionError) as exc:
@@ -77,11 +79,13 @@ class PlanMemoRegistry(ToolRegistry):
     last_plan: ToolPlan | None = None
 
     def plan(self, name: str, args: Any, *, trusted: bool) -> ToolPlan:
+        """Plan the call and remember it for the tool_call update."""
         plan = super().plan(name, args, trusted=trusted)
         self.last_plan = plan
         return plan
 
 
+@dataclass
 class AcpToolRunner(ToolRunner):
     """The shared ToolRunner, with the client's buffers read before a call and edits written through the client."""
 
@@ -118,10 +122,11 @@ class AcpToolRunner(ToolRunner):
 class AcpToolHost:
     """Implements sidecar.chat.tool_runner.ToolHost: tool calls become tool_call / tool_call_update updates."""
 
-    def __init__(self, outbox: Outbox, conn: AgentSideConnection) -> None:
+    def __init__(self, outbox: Outbox, conn: AgentSideConnection, registry: PlanMemoRegistry | None = None) -> None:
         self._outbox = outbox
         self._conn = conn
-        self.registry: PlanMemoRegistry | None = None  # set once the services are built
+        #: The registry whose last plan the tool_call update shows (kind, locations, diff).
+        self.registry = registry
         #: callId -> what the start update showed (kind, diff), for the permission request and the end update.
         self._shown: dict[str, tuple[str, list[updates.ToolContent]]] = {}
 
@@ -131,6 +136,7 @@ class AcpToolHost:
         return f"{turn_id}/{call_id}"
 
     def tool_call(self, notice: ToolCallParams) -> None:
+        """A tool call's state as ACP tool_call / tool_call_update notifications."""
         call_id = self.acp_id(notice.turn_id, notice.call_id)
         status = notice.status
         if status == "pending":
@@ -156,6 +162,7 @@ class AcpToolHost:
         return plan if plan is not None and plan.name == request.tool_name and plan.args == request.args else None
 
     async def confirm(self, request: ConfirmToolCallParams) -> Decision:
+        """Ask the client (session/request_permission) and map its answer to a decision."""
         call_id = self.acp_id(request.turn_id, request.call_id)
         kind, content = self._shown.get(call_id, ("other", []))
         if not content and request.diff:
@@ -187,6 +194,7 @@ class AcpToolHost:
         return "deny"  # cancelled: the prompt is being cancelled
 
     def apply_edit(self) -> ApplyEdit | None:
+        """None: ACP has no workspace/applyEdit."""
         return None  # edits go through AcpToolRunner._run (fs/write_text_file) or to disk
 
 

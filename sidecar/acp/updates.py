@@ -56,11 +56,17 @@ def stop_reason(finish_reason: str | None) -> str:
     return "end_turn"
 
 
-def usage_update(usage: TokenUsage) -> UsageUpdate:
-    return UsageUpdate(session_update="usage_update", used=usage.prompt_token_count, size=usage.token_limit)
+def usage_update(usage: TokenUsage, memory: tuple[int, int] | None = None) -> UsageUpdate:
+    """The token usage as usage_update: used = the prompt's tokens, size = the context window; `_meta` says how
+    many context files (GEMINI.md, AGENTS.md) and tokens of them are part of it, when known."""
+    meta = {"sidecar": {"memoryFiles": memory[0], "memoryTokens": memory[1]}} if memory is not None else None
+    return UsageUpdate(
+        session_update="usage_update", used=usage.prompt_token_count, size=usage.token_limit, field_meta=meta
+    )
 
 
 def text_content(text: str) -> ContentToolCallContent:
+    """Text shown in a tool call's card."""
     return ContentToolCallContent(type="content", content=text_block(text))
 
 
@@ -90,6 +96,7 @@ def locations(plan: ToolPlan | None, args: dict[str, Any], resolve: Any) -> list
 def tool_call_start(
     call_id: str, title: str, kind: str, args: dict[str, Any], content: list[ToolContent], where: list[ToolCallLocation]
 ) -> ToolCallStart:
+    """The tool_call update that announces a call (pending), with its kind, diff and locations."""
     return ToolCallStart(
         session_update="tool_call",
         tool_call_id=call_id,
@@ -106,6 +113,7 @@ def tool_call_update(
     call_id: str, status: str, *, title: str | None = None, content: list[ToolContent] | None = None,
     raw_output: Any = None,
 ) -> ToolCallProgress:
+    """A tool_call_update: the call's new status, and what to show for it."""
     return ToolCallProgress(
         session_update="tool_call_update",
         tool_call_id=call_id,

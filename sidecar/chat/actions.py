@@ -2,54 +2,58 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from sidecar.chat.sessions import SessionService, conversation_of
+from sidecar.chat.live import LiveConversation
+from sidecar.chat.sessions import conversation_of
 from sidecar.core.pins import Pin, check_pin_text
 from sidecar.core.recording import RewindRecord
 from sidecar.protocol import errors, methods
-from sidecar.protocol.sessions import TranscriptMessage
+from sidecar.protocol.sessions import (
+    ForkSessionResult,
+    ListPinsResult,
+    PinnedFact,
+    PinResult,
+    RewindResult,
+    TranscriptMessage,
+    UnpinResult,
+)
 from sidecar.recording.branches import Cut, locate, turn_start
 from sidecar.recording.reader import loaded_session, now_iso
 from sidecar.recording.store import LoadedSession, RecordingError
 
 
 class SessionActions:
-    """Fork, rewind and pins; each history change goes through SessionService.switch (full IDE context next)."""
+    """Fork, rewind and pins; each history change goes through LiveConversation.switch (full IDE context next)."""
 
-    def __init__(self, sessions: SessionService) -> None:
-        self.sessions = sessions
-        self.chat = sessions.chat
+    def __init__(self, live: LiveConversation) -> None:
+        self.live = live
 
     # -- fork ---------------------------------------------------------------------------------------
-    async def fork(self, session_id: str | None, before_message_id: str | None) -> dict[str, Any]:
+    async def fork(self, session_id: str | None, before_message_id: str | None) -> ForkSessionResult:
         """A new live session whose history is the given one's (default: the live one) up to, not including,
         `before_message_id` (default: all of it). The parent is not touched."""
-        chat, recorder = self.chat, self.chat.recorder
-        async with chat.lock:
-            source = session_id or chat.conversation.session_id
+        live, recorder = self.live, self.live.recorder
+        async with live.lock:
+            source = session_id or live.conversation.session_id
             try:
                 cut = self._cut(source, before_message_id)
                 loaded = recorder.branch(cut, reason="fork", before=before_message_id)
             except (RecordingError, ValueError) as exc:
                 raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot fork session {source}: {exc}") from None
-            self.sessions.switch(conversation_of(loaded))
+            live.switch(conversation_of(loaded))
             if loaded.last_usage is None:
-                chat.fresh_estimate("fork")
-        chat.push_usage()
-        return {
-            "sessionId": loaded.session_id,
-            "parentSessionId": cut.session_id,
-            "messageCount": len(chat.conversation),
-        }
+                live.fresh_estimate("fork")
+        live.push_usage()
+        return ForkSessionResult(
+            session_id=loaded.session_id, parent_session_id=cut.session_id, message_count=len(live.conversation)
+        )
 
     def _cut(self, source: str, before: str | None) -> Cut:
-        recorder = self.chat.recorder
-        live = source == self.chat.conversation.session_id
-        if live:
+        recorder = self.live.recorder
+        is_live = source == self.live.conversation.session_id
+        if is_live:
             cut = recorder.live_cut()  # syncs the live file, so it holds everything said so far
         if before is None:
-            if live:
+            if is_live:
                 return cut
             loaded = recorder.store.load(source)
             return Cut(source, loaded.valid_size, loaded.last_message_id)
@@ -58,10 +62,10 @@ class SessionActions:
         return locate(recorder.store.directory, source, first)
 
     # -- rewind -------------------------------------------------------------------------------------
-    async def rewind(self, message_id: str) -> dict[str, Any]:
+    async def rewind(self, message_id: str) -> RewindResult:
         """Drop a user message of the live session and everything after it from the model's history."""
-        chat, recorder = self.chat, self.chat.recorder
-        async with chat.lock:
+        live, recorder = self.live, self.live.recorder
+        async with live.lock:
             if not recorder.recording:
                 reason = recorder.problem or "nothing has been recorded in this session yet"
                 raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind: {reason}.")
@@ -74,54 +78,52 @@ class SessionActions:
                 after = _rewound(loaded, first)
             except (RecordingError, ValueError) as exc:
                 raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind to {message_id}: {exc}") from None
-            before = len(chat.conversation)
+            before = len(live.conversation)
             recorder.rewind(first, after.undoable)
             if recorder.problem:
                 raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind: {recorder.problem}")
-            self.sessions.switch(conversation_of(after))
-            chat.fresh_estimate("rewind")  # a count recorded after the cut belongs to a request that is gone
-            dropped = before - len(chat.conversation)
-        chat.push_usage()
-        return {
-            "messageCount": len(chat.conversation),
-            "text": entry.text,
-            "message": (
+            live.switch(conversation_of(after))
+            live.fresh_estimate("rewind")  # a count recorded after the cut belongs to a request that is gone
+            dropped = before - len(live.conversation)
+        live.push_usage()
+        return RewindResult(
+            message_count=len(live.conversation),
+            text=entry.text,
+            message=(
                 f"Rewound to before your message {_named(entry)}: {max(dropped, 0)} history item(s) the model will no "
                 "longer see (the transcript keeps them, marked as rewound). Files the agent changed were not "
                 "touched."
             ),
-        }
+        )
 
     # -- pins ---------------------------------------------------------------------------------------
-    def pin(self, text: str) -> dict[str, Any]:
+    def pin(self, text: str) -> PinResult:
+        """Pin a fact: every request carries it verbatim and every compaction keeps it."""
         problem = check_pin_text(text)
         if problem is not None:
             raise errors.invalid_params(methods.PIN.name, problem)
-        recorder, conv = self.chat.recorder, self.chat.conversation
+        recorder, conv = self.live.recorder, self.live.conversation
         pin_id = recorder.pin(text)
         conv.set_pins([*conv.pins, Pin(pin_id, text)])
-        self.chat.background.check(conv)  # a summary prepared with other pinned facts is stale
-        self.chat.push_usage()
-        result: dict[str, Any] = {"pinId": pin_id}
-        if recorder.problem:
-            result["warning"] = recorder.problem
-        return result
+        self.live.pins_changed()
+        return PinResult(pin_id=pin_id, warning=recorder.problem or None)
 
-    def unpin(self, pin_id: str) -> dict[str, Any]:
-        conv = self.chat.conversation
+    def unpin(self, pin_id: str) -> UnpinResult:
+        """Remove a pinned fact of the live session (a clear error naming the known ones otherwise)."""
+        conv = self.live.conversation
         if all(p.id != pin_id for p in conv.pins):
             known = ", ".join(p.id for p in conv.pins) or "none"
             raise errors.SidecarError(
                 errors.SESSION_ERROR, f"No pinned fact {pin_id!r} in this session (pinned: {known})."
             )
-        self.chat.recorder.unpin(pin_id)
+        self.live.recorder.unpin(pin_id)
         conv.set_pins([p for p in conv.pins if p.id != pin_id])
-        self.chat.background.check(conv)  # a summary prepared with other pinned facts is stale
-        self.chat.push_usage()
-        return {"pinId": pin_id, "removed": True}
+        self.live.pins_changed()
+        return UnpinResult(pin_id=pin_id, removed=True)
 
-    def list_pins(self) -> dict[str, Any]:
-        return {"pins": [{"pinId": p.id, "text": p.text} for p in self.chat.conversation.pins]}
+    def list_pins(self) -> ListPinsResult:
+        """The live session's pinned facts, oldest first."""
+        return ListPinsResult(pins=[PinnedFact(pin_id=p.id, text=p.text) for p in self.live.conversation.pins])
 
 
 def _rewound(loaded: LoadedSession, first: str) -> LoadedSession:

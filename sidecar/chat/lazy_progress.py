@@ -8,8 +8,12 @@ from typing import Protocol
 
 
 class Progress(Protocol):
-    def report(self, message: str) -> None: ...
-    def end(self, message: str | None = None) -> None: ...
+    """A running progress in the editor (the chat service's Progress)."""
+    def report(self, message: str) -> None:
+        """Show a step of the work."""
+
+    def end(self, message: str | None = None) -> None:
+        """End the progress, with an optional final message."""
 
 
 class LazyProgress:
@@ -33,6 +37,7 @@ class LazyProgress:
         self._last = asyncio.ensure_future(run())
 
     def report(self, message: str) -> None:
+        """Show a step (once the progress has begun)."""
         self._then(lambda progress: progress.report(message))
 
     def end(self, message: str | None = None) -> None:
@@ -48,5 +53,6 @@ class LazyProgress:
         self._then(lambda progress: progress.end(message))
 
     async def settle(self) -> None:
+        """Wait until what was sent to the editor has gone out, so end() follows it."""
         if self._last is not None:
             await asyncio.wait([self._last])  # its failure is the editor's progress failing: not the compaction's

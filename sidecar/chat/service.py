@@ -9,178 +9,104 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from sidecar.chat.lazy_progress import LazyProgress
+from sidecar.chat.live import ALREADY_COMPRESSING as ALREADY_COMPRESSING
+from sidecar.chat.live import LiveConversation
 from sidecar.chat.loop_guard import TurnLoops
 from sidecar.chat.request_budget import RequestBudget, new_turn_tokens
-from sidecar.chat.tool_runner import ToolRunner
-from sidecar.compaction.background import BackgroundCompaction
-from sidecar.compaction.service import Compactor, Outcome, Status, Trigger
+from sidecar.chat.tool_runner import CallsCancelled, ToolRunner
+from sidecar.compaction.service import Compactor
 from sidecar.config.settings import Settings
 from sidecar.core.conversation import Conversation
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
 from sidecar.core.ide_context import context_turn_text
 from sidecar.core.loop_detection import LoopFound, loop_nudge, loop_stop_message
-from sidecar.core.pins import with_pins
-from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
+from sidecar.core.outcome import Outcome, Status, Trigger
 from sidecar.core.reply_check import INTERRUPTED, cut_short_notice
-from sidecar.core.request_overhead import request_overhead_tokens
 from sidecar.core.request_size import overhead_upper_tokens
 from sidecar.gemini.attempts import Attempts, Retry, is_function_response, stream_checked, with_nudge
 from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.gemini.stream import Chunk
 from sidecar.protocol import error_info, errors
 from sidecar.protocol.ide import OpenFile
+from sidecar.protocol.methods import ProgressKind
 from sidecar.protocol.types import CompressedParams, CompressResult, RetryParams, SendMessageResult, TokenUsage
-from sidecar.recording.recorder import Recorder
-from sidecar.session import IdeState, Session
 
 log = logging.getLogger(__name__)
-
-ALREADY_COMPRESSING = "Already compressing, wait for previous request to complete"
 
 
 class Progress(Protocol):
     """A running work-done progress in the editor (implemented by sidecar.rpc.editor.WorkDone)."""
 
-    def report(self, message: str) -> None: ...
-    def end(self, message: str | None = None) -> None: ...
+    def report(self, message: str) -> None:
+        """Show a step of the work."""
+
+    def end(self, message: str | None = None) -> None:
+        """End the progress (once), with an optional final message."""
 
 
 class Notifier(Protocol):
     """What the chat service tells the editor while it works (implemented by sidecar.rpc.editor.Notifier)."""
 
-    def message_delta(self, turn_id: str, text: str) -> None: ...
-    def thought_delta(self, turn_id: str, text: str) -> None: ...
-    def token_usage(self, usage: TokenUsage) -> None: ...
-    def compressed(self, notice: CompressedParams) -> None: ...
-    def error(self, message: str) -> None: ...
-    def warning(self, message: str) -> None: ...
-    def retry(self, notice: RetryParams) -> None: ...
-    async def progress(self, title: str) -> Progress: ...
+    def message_delta(self, turn_id: str, text: str) -> None:
+        """One streamed chunk of the reply's text."""
+
+    def thought_delta(self, turn_id: str, text: str) -> None:
+        """One streamed chunk of the model's thought summary."""
+
+    def token_usage(self, usage: TokenUsage) -> None:
+        """The usage changed (pushed once per change of state)."""
+
+    def compressed(self, notice: CompressedParams) -> None:
+        """A compaction attempt that was not NOOP ended: its outcome."""
+
+    def error(self, message: str) -> None:
+        """A model error, in words (the turn fails with it too)."""
+
+    def warning(self, message: str) -> None:
+        """Something the user should know that did not stop the work."""
+
+    def retry(self, notice: RetryParams) -> None:
+        """An unusable reply is retried: the failed attempt's text is void."""
+
+    async def progress(self, kind: ProgressKind) -> Progress:
+        """Start showing a progress of this kind (only compactions ask for one here)."""
 
 
 
 class ChatService:
-    """Owns the conversation; turns and compactions run one at a time, in arrival order."""
+    """The turn loop: one user turn (and the compactions it needs) at a time, under the live conversation's lock."""
 
     def __init__(
         self,
-        session: Session,
+        live: LiveConversation,
         client: Callable[[], Awaitable[ModelClient]],
         notifier: Notifier,
         compactor: Compactor,
-        recorder: Recorder,
         tools: ToolRunner | None = None,
     ) -> None:
-        self.session = session
+        self.live = live
         self._client = client
         self._notify = notifier
         self.compactor = compactor
-        self.recorder = recorder
         self.tools = tools
-        recorder.start(session.conversation.session_id)
-        session.conversation.estimate_reason = "newSession"  # counted on first use: the tools need the server
-        #: Serialises turns and compactions on the history (asyncio.Lock wakes waiters in FIFO order).
-        self.lock = asyncio.Lock()
-        self.compressing = False
-        #: Where requests go, for the status bar (set by the server); cachedContentTokenCount of the last reply.
-        self.backend_label: Callable[[], str] = lambda: ""
-        self.cached_tokens: int | None = None
-        self._usage = TokenUsage(
-            seq=0, session_id="", model="", prompt_token_count=0, token_limit=1, percent_used=0.0,
-            compression_threshold=0.0, source="estimate",
-        )
-        self._pushed_seq = 0
-        #: Summaries prepared before they are needed, so that no turn waits for one (docs/compaction.md).
-        self.background = BackgroundCompaction(session, compactor, self.push_usage)
         #: The check before every model request of a turn (sidecar/chat/request_budget.py).
         self.budget = RequestBudget(compactor.save_tool_output)
         #: Loop detection within a turn (sidecar/chat/loop_guard.py, sidecar/core/loop_detection.py).
         self.loops = TurnLoops()
 
     @property
-    def conversation(self) -> Conversation:
-        return self.session.conversation
-
-    @property
-    def ide(self) -> IdeState:
-        return self.session.ide
+    def _conversation(self) -> Conversation:
+        return self.live.conversation
 
     def _settings(self) -> Settings:
-        return self.session.settings
-
-    # -- usage ----------------------------------------------------------------------------------------
-    def usage(self) -> TokenUsage:
-        """The current usage, stamped with the `seq` of its state (a new number only when the state changed)."""
-        settings = self._settings()
-        conv = self.conversation
-        if conv.estimate_reason is not None:
-            self.fresh_estimate(conv.estimate_reason)  # its overhead follows the tools on offer (trust)
-        limit = settings.effective_token_limit()
-        state = TokenUsage(
-            seq=self._usage.seq,
-            session_id=conv.session_id,
-            model=settings.model,
-            prompt_token_count=conv.last_prompt_tokens,
-            token_limit=limit,
-            percent_used=round(100.0 * conv.last_prompt_tokens / limit, 1),
-            compression_threshold=settings.compression_threshold,
-            source=conv.usage_source,
-            backend=self.backend_label(),
-            cached_token_count=self.cached_tokens,
-            estimate_reason=conv.estimate_reason,
-            summary_preparation=self.background.state(conv),
-            auto_compaction_paused_until=conv.auto_compaction_paused_until,
-        )
-        if state != self._usage:
-            state.seq += 1
-            self._usage = state
-        return self._usage
-
-    def push_usage(self) -> None:
-        """Tell the editor the usage, once per change of state: a repeat of the last pushed state is not sent."""
-        usage = self.usage()
-        if usage.seq > self._pushed_seq:
-            self._pushed_seq = usage.seq
-            self._notify.token_usage(usage)
-
-    def notify_warning(self, message: str) -> None:
-        self._notify.warning(message)
-
-    def fresh_estimate(self, reason: str | None) -> None:
-        """After a history rewrite (new session, undo, resume without a count): estimate what the next request
-        sends — history, system instruction (with the pinned facts) and tool declarations — and say why it is an
-        estimate."""
-        tools = self.tools.declarations() if self.tools is not None else None
-        conv = self.conversation
-        overhead = request_overhead_tokens(with_pins(AGENT_SYSTEM_PROMPT if tools else None, conv.pins), tools)
-        conv.set_prompt_tokens(conv.estimated_tokens() + overhead, "estimate", reason)
-
-    # -- editor context -------------------------------------------------------------------------------
-    def set_ide_context(self, files: list[OpenFile], trusted: bool | None) -> bool:
-        """Store what the editor reports; True when the workspace trust changed."""
-        self.ide.current = files
-        changed = trusted is not None and trusted != self.ide.trusted
-        if trusted is not None:
-            self.ide.trusted = trusted
-        return changed
-
-    def files_changed(self, paths: set[str]) -> None:
-        """Changes seen on disk; tracked files not open in the editor are reported in the next context turn."""
-        open_paths = {f.path for f in self.ide.current or []}
-        self.ide.changed_on_disk |= {p for p in paths if p in self.ide.tracked and p not in open_paths}
+        return self.live.session.settings
 
     # -- compaction -----------------------------------------------------------------------------------
     async def compress(self, instructions: str | None) -> CompressResult:
         """The user's "Compress conversation": forced, never concurrent with another compaction."""
-        if self.compressing:
-            raise errors.SidecarError(errors.BUSY, ALREADY_COMPRESSING)
-        self.compressing = True
-        try:
-            async with self.lock:
-                self.conversation.auto_compaction_paused_until = None  # the user compresses: an undo pause ends
-                outcome = await self._compact(force=True, trigger="manual", instructions=instructions)
-        finally:
-            self.compressing = False
+        async with self.live.manual_compaction():
+            self._conversation.auto_compaction_paused_until = None  # the user compresses: an undo pause ends
+            outcome = await self._compact(force=True, trigger="manual", instructions=instructions)
         assert outcome is not None
         limit = self._settings().effective_token_limit()
         return CompressResult(
@@ -193,12 +119,12 @@ class ChatService:
     async def _compact(self, *, force: bool, trigger: Trigger, instructions: str | None = None) -> Outcome | None:
         """One attempt under the lock: progress, model errors named, the outcome applied and announced."""
         # An automatic attempt shows progress only once it does some work (not for a NOOP or a latched turn).
-        lazy = None if force else LazyProgress(lambda: self._notify.progress("Compressing conversation"))
-        progress = lazy or await self._notify.progress("Compressing conversation")
+        lazy = None if force else LazyProgress(lambda: self._notify.progress("compaction"))
+        progress = lazy or await self._notify.progress("compaction")
         outcome: Outcome | None = None
         try:
-            outcome = await self.background.compact(
-                self.conversation, force=force, trigger=trigger, instructions=instructions, progress=progress
+            outcome = await self.live.background.compact(
+                self._conversation, force=force, trigger=trigger, instructions=instructions, progress=progress
             )
         except ModelError as exc:
             message = f"Compaction failed, the conversation is unchanged: {exc.message}"
@@ -218,8 +144,8 @@ class ChatService:
         return outcome
 
     def _apply(self, outcome: Outcome, *, force: bool) -> None:
-        conv = self.conversation
-        new_ids = self.recorder.compaction(outcome, conv.ids)
+        conv = self._conversation
+        new_ids = self.live.recorder.compaction(outcome, conv.ids)
         not_kept = (Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT, Status.COMPRESSION_FAILED_INSUFFICIENT_REDUCTION)
         if outcome.status in not_kept:
             conv.has_failed_compression_attempt = conv.has_failed_compression_attempt or not force
@@ -241,7 +167,7 @@ class ChatService:
                     message=outcome.message(limit),
                 )
             )
-            self.push_usage()
+            self.live.push_usage()
 
     # -- turns ----------------------------------------------------------------------------------------
     async def send_message(
@@ -250,29 +176,31 @@ class ChatService:
         """One user turn. `editor` is the editor context as it was when the message arrived (default: now):
         a turn waiting behind another must not show the model context the editor sent after it."""
         turn_id = f"turn-{uuid.uuid4().hex[:12]}"
-        editor = self.ide.current if editor is None else editor
-        async with self.lock:
+        editor = self.live.ide.current if editor is None else editor
+        async with self.live.lock:
             try:
                 reply = await self._run_turn(turn_id, text, progress, editor)
             except asyncio.CancelledError:
-                if self.conversation.usage_source == "estimate" and self.conversation.estimate_reason is None:
-                    self.fresh_estimate(None)  # what the turn kept, with system prompt and tools, like every count
+                if self._conversation.usage_source == "estimate" and self._conversation.estimate_reason is None:
+                    self.live.fresh_estimate(None)  # what the turn kept, with system prompt and tools, like every count
                 raise
             finally:
-                self.push_usage()  # the status bar first; the fsync can take milliseconds
-                self.recorder.sync()
-                self.background.maybe_start(self.conversation)
-        return SendMessageResult(turn_id=turn_id, text=reply[0], finish_reason=reply[1], usage=self.usage())
+                self.live.push_usage()  # the status bar first; the fsync can take milliseconds
+                self.live.recorder.sync()
+                self.live.background.maybe_start(self._conversation)
+        return SendMessageResult(turn_id=turn_id, text=reply[0], finish_reason=reply[1], usage=self.live.usage())
 
     async def _run_turn(
         self, turn_id: str, text: str, progress: Progress | None, editor: list[OpenFile] | None
     ) -> tuple[str, str | None]:
         settings = self._settings()
-        conv = self.conversation
+        conv = self._conversation
         self.answer_interrupted_calls()
+        await self._memory_turns(turn_id)
         self.loops.start(settings.loop_detection)
+        ide = self.live.ide
         await self.budget.before_message(  # compaction if due; refused (nothing sent) when it cannot fit
-            conv, settings, self._overhead(), lambda: new_turn_tokens(conv, self.ide, editor, text), self._auto_compact
+            conv, settings, self._overhead(), lambda: new_turn_tokens(conv, ide, editor, text), self._auto_compact
         )
         self._add_ide_context(turn_id, editor)
         self._append(text_content("user", text), "user", turn_id)
@@ -296,15 +224,15 @@ class ChatService:
             if round_number > settings.max_tool_rounds:
                 note = f"Stopped after {settings.max_tool_rounds} tool rounds (the maxToolRounds setting)."
                 self._answer_calls(turn_id, [_error_response(c, note) for c in calls])
-                self.recorder.note("info", note, turn_id)
+                self.live.recorder.note("info", note, turn_id)
                 return "".join(texts), "MAX_TOOL_ROUNDS"
             if progress is not None:
                 progress.report(f"Running {len(calls)} tool call(s)…")
             try:
                 parts = await self.tools.answer(turn_id, calls)
-            except asyncio.CancelledError:
-                self._answer_calls(turn_id, self.tools.answered_so_far)  # no call is left without a response
-                self.recorder.note("info", "The turn was cancelled.", turn_id)
+            except CallsCancelled as cancelled:
+                self._answer_calls(turn_id, cancelled.answered)  # no call is left without a response
+                self.live.recorder.note("info", "The turn was cancelled.", turn_id)
                 raise
             await self._fit_continuation(turn_id, settings, parts)
         raise AssertionError("unreachable: the loop returns by the last round")
@@ -315,14 +243,27 @@ class ChatService:
         """The second loop in a turn: its calls are answered (not run), the user is told what repeated."""
         message = loop_stop_message(found)
         self._answer_calls(turn_id, [_error_response(c, message) for c in calls])
-        self.recorder.note("info", message, turn_id)
+        self.live.recorder.note("info", message, turn_id)
         self._notify.warning(message)
         return "".join(texts), "LOOP_DETECTED"
 
     def _overhead(self) -> int:
-        """The system instruction (with the pinned facts) and tool declarations of the next request, from above."""
+        """The system instruction (with memory and pinned facts) and tool declarations of the next request."""
         tools = self.tools.declarations() if self.tools is not None else None
-        return overhead_upper_tokens(with_pins(AGENT_SYSTEM_PROMPT if tools else None, self.conversation.pins), tools)
+        return overhead_upper_tokens(self.live.system_instruction(bool(tools)), tools)
+
+    async def _memory_turns(self, turn_id: str) -> None:
+        """Before the user's message: a fresh <session_context> at the head of a history that has none yet (new,
+        resumed, forked, rewound, undone), else a short turn naming the context files changed on disk since."""
+        context = self.live.context
+        if context is None:
+            return
+        await context.memory.check()
+        if await context.ensure(self._conversation) is not None:
+            return
+        changed = context.memory.take_changes()
+        if changed is not None:
+            self._append(text_content("user", changed), "env", turn_id)
 
     async def _auto_compact(self) -> None:
         await self._compact(force=False, trigger="auto")
@@ -332,7 +273,7 @@ class ChatService:
         added. A history too large even for the shortest responses ends the turn in words, nothing sent."""
         try:
             fitted, fits = await self.budget.before_continuation(
-                self.conversation, settings, self._overhead(), parts, self._auto_compact
+                self._conversation, settings, self._overhead(), parts, self._auto_compact
             )
         except asyncio.CancelledError:
             self._answer_calls(turn_id, parts)
@@ -344,7 +285,7 @@ class ChatService:
                 "results cut; nothing more was sent. Run \"Compress conversation\" or start a new session."
             )
             self._append(text_content("model", INTERRUPTED), "model", turn_id)
-            self.recorder.note("error", message, turn_id)
+            self.live.recorder.note("error", message, turn_id)
             raise errors.SidecarError(errors.CONTEXT_OVERFLOW, message)
         return fitted
 
@@ -352,7 +293,7 @@ class ChatService:
         """Calls a previous process never answered (it was killed mid-call) get an error response before the next
         turn, so the history again satisfies the API rule that every functionCall turn is followed by its responses.
         (Resume itself only reads; the answer is recorded with the next turn.)"""
-        conv = self.conversation
+        conv = self._conversation
         if not conv.tool_call_pending():
             return
         last = conv.last()
@@ -377,12 +318,12 @@ class ChatService:
         """One model call: stream the reply into the history, checked and retried (sidecar/gemini/attempts.py);
         cancellations and errors leave the history valid. `shown`: the turn's text from earlier rounds; `nudge`:
         a note for this request only (not recorded), e.g. a loop warning."""
-        conv = self.conversation
+        conv = self._conversation
         if progress is not None:
             progress.report("Waiting for Gemini…")
         current: list[Part] = []  # the attempt under way
         tools = self.tools.declarations() if self.tools is not None else None
-        system = with_pins(AGENT_SYSTEM_PROMPT if tools else None, conv.pins)
+        system = self.live.system_instruction(bool(tools))
 
         def on_retry(retry: Retry) -> None:
             self._notify.retry(RetryParams(
@@ -402,14 +343,14 @@ class ChatService:
         except asyncio.CancelledError:
             # Keep what the user already saw; drop half-made calls so no call dangles without a response.
             self._keep_reply(current, turn_id, text_only=True)
-            self.recorder.note("info", "The turn was cancelled.", turn_id)
+            self.live.recorder.note("info", "The turn was cancelled.", turn_id)
             log.info("turn %s cancelled after %d parts", turn_id, len(current))
             raise
         except ModelError as exc:
             # The user's message stays in the history (unless the API refused it: then it would be refused again);
             # nothing a failed attempt produced is recorded as a reply.
             self._close_failed_round(exc, turn_id)
-            self.recorder.note("error", exc.message, turn_id)
+            self.live.recorder.note("error", exc.message, turn_id)
             self._notify.error(exc.message)
             data = error_info.ModelErrorData(
                 kind=exc.kind, status=exc.status, turn_id=turn_id, reason=exc.reason, block_reason=exc.block_reason
@@ -419,18 +360,18 @@ class ChatService:
         usage = round_reply.usage
         if usage is not None and usage.prompt_token_count is not None:
             conv.record_api_usage(usage.prompt_token_count)
-            self.cached_tokens = usage.cached_content_token_count
-            self.recorder.usage(usage.prompt_token_count, "api", conv.ids[-1] if conv.ids else None, None)
+            self.live.cached_tokens = usage.cached_content_token_count
+            self.live.recorder.usage(usage.prompt_token_count, "api", conv.ids[-1] if conv.ids else None, None)
         notice = cut_short_notice(round_reply.finish_reason, round_reply.finish_message) if reply else None
         if notice is not None:
-            self.recorder.note("info", notice, turn_id)
+            self.live.recorder.note("info", notice, turn_id)
             self._notify.warning(notice)
         return reply, round_reply.finish_reason
 
     def _close_failed_round(self, exc: ModelError, turn_id: str) -> None:
         """After a failed model call: a prompt the API refused leaves the history (the recording keeps it); after
         tool responses a closing model turn keeps the next user message its own turn."""
-        conv = self.conversation
+        conv = self._conversation
         last = conv.last()
         if last is None:
             return
@@ -438,16 +379,16 @@ class ChatService:
             closing = INTERRUPTED if exc.kind != "blocked" else f"[No reply: {exc.message}]"
             self._append(text_content("model", closing), "model", turn_id)
         elif exc.reason == "PROMPT_BLOCKED" and last.role == "user":
-            self.recorder.rewind(conv.ids[-1])
+            self.live.recorder.rewind(conv.ids[-1])
             conv.truncate(len(conv) - 1)
 
     def _append(self, content: Content, kind: str, turn_id: str | None) -> None:
         """Add to the model-facing history and to the recording, keeping the two in step."""
-        self.conversation.append(content, self.recorder.message(content, kind, turn_id))
+        self._conversation.append(content, self.live.recorder.message(content, kind, turn_id))
 
     def _add_ide_context(self, turn_id: str | None = None, editor: list[OpenFile] | None = None) -> None:
         """Add the editor context turn (full after any history replacement, else a delta) unless a call is pending."""
-        conv, ide = self.conversation, self.ide
+        conv, ide = self._conversation, self.live.ide
         editor = ide.current if editor is None else editor
         if conv.tool_call_pending() or (editor is None and not ide.changed_on_disk):
             return  # deferred: the flag stays set and the next regular turn carries it

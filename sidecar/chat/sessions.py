@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sidecar.chat.service import ChatService
+from sidecar.chat.live import LiveConversation
 from sidecar.compaction.service import pause_after_undo
 from sidecar.core.conversation import Conversation
 from sidecar.protocol import errors, methods
@@ -34,21 +34,22 @@ from sidecar.session import new_session_id
 class SessionService:
     """Wholesale history replacements go through here; each one makes the next turn send full IDE context."""
 
-    def __init__(self, chat: ChatService) -> None:
-        self.chat = chat
+    def __init__(self, live: LiveConversation) -> None:
+        self.live = live
 
     async def new(self) -> NewSessionResult:
-        async with self.chat.lock:
-            self._switch(Conversation(new_session_id()))
-            self.chat.recorder.start(self.chat.conversation.session_id)
-            self.chat.fresh_estimate("newSession")
-        self.chat.push_usage()
-        return NewSessionResult(session_id=self.chat.conversation.session_id)
+        """Start a new, empty conversation (recorded as a new session); the old one stays recorded."""
+        async with self.live.lock:
+            self.live.switch(Conversation(new_session_id()))
+            self.live.recorder.start(self.live.conversation.session_id)
+            self.live.fresh_estimate("newSession")
+        self.live.push_usage()
+        return NewSessionResult(session_id=self.live.conversation.session_id)
 
     def list(self, params: ListSessionsParams | None = None) -> list[SessionSummary] | ListSessionsPage:
         """Newest first. With none of query/limit/cursor: the bare list (as clients before paging expect);
         with any of them: one page {sessions, nextCursor}."""
-        infos = self.chat.recorder.sessions()
+        infos = self.live.recorder.sessions()
         if params is None or not params.paged:
             return [_summary(info) for info in infos]
         try:
@@ -58,16 +59,17 @@ class SessionService:
         return ListSessionsPage(sessions=[_summary(info) for info in found], next_cursor=next_cursor)
 
     async def resume(self, session_id: str) -> ResumeSessionResult:
-        async with self.chat.lock:
+        """Continue a recorded session; one open in another window continues in a new branch of it."""
+        async with self.live.lock:
             try:
-                loaded = self.chat.recorder.resume(session_id)
+                loaded = self.live.recorder.resume(session_id)
             except (RecordingError, ValueError) as exc:
                 raise errors.SidecarError(errors.SESSION_ERROR, self._cannot_resume(session_id, exc)) from None
-            self._switch(_conversation_of(loaded))
+            self.live.switch(_conversation_of(loaded))
             if loaded.last_usage is None:
-                self.chat.fresh_estimate("resume")
-        self.chat.push_usage()
-        count = len(self.chat.conversation)
+                self.live.fresh_estimate("resume")
+        self.live.push_usage()
+        count = len(self.live.conversation)
         if loaded.session_id == session_id:
             return ResumeSessionResult(session_id=session_id, message_count=count)
         # it was open in another window: this one continues in a new branch of it
@@ -76,14 +78,14 @@ class SessionService:
             f"Session {title}({session_id[:8]}) is open in another window; continuing in a new branch "
             f"({loaded.session_id[:8]}). Both windows' messages are kept."
         )
-        self.chat.notify_warning(notice)
+        self.live.warn(notice)
         return ResumeSessionResult(
             session_id=loaded.session_id, message_count=count, forked=True, parent_session_id=session_id,
             message=notice,
         )
 
     def _cannot_resume(self, session_id: str, exc: Exception) -> str:
-        store = self.chat.recorder.store
+        store = self.live.recorder.store
         if not isinstance(exc, SessionLocked) and is_trashed(store, session_id):
             return (
                 f"Cannot resume session {session_id[:8]}: it was deleted. Restore it from the trash first (it is "
@@ -92,14 +94,15 @@ class SessionService:
         return f"Cannot resume session {session_id}: {exc}"
 
     async def rename(self, session_id: str, title: str) -> RenameSessionResult:
+        """Give a session a title (the live one, or a recorded one no other window holds)."""
         title = " ".join(title.split())
         if not title:
             raise errors.invalid_params(methods.RENAME_SESSION.name, "the title is empty")
         if len(title) > 200:
             too_long = f"a title has at most 200 characters ({len(title)})"
             raise errors.invalid_params(methods.RENAME_SESSION.name, too_long)
-        recorder = self.chat.recorder
-        if session_id == self.chat.conversation.session_id:
+        recorder = self.live.recorder
+        if session_id == self.live.conversation.session_id:
             recorder.rename(title)
             if recorder.problem:
                 raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rename the session: {recorder.problem}")
@@ -124,14 +127,15 @@ class SessionService:
         return RenameSessionResult(session_id=session_id, title=title)
 
     def delete(self, session_id: str) -> DeleteSessionResult:
-        if session_id == self.chat.conversation.session_id:
+        """Move a session (never the live one) to the trash for 30 days."""
+        if session_id == self.live.conversation.session_id:
             raise errors.SidecarError(
                 errors.SESSION_ERROR,
                 f"Session {session_id} is the live session and cannot be deleted; start a new session or resume "
                 "another one first.",
             )
         try:
-            store = self.chat.recorder.store
+            store = self.live.recorder.store
             name = _named(session_info(store.path(session_id))) if store.path(session_id).exists() else session_id
             delete(store, session_id)
         except (RecordingError, ValueError, OSError) as exc:
@@ -150,13 +154,13 @@ class SessionService:
                 message_count=info.message_count,
                 parent_session_id=info.parent_session_id,
             )
-            for info, when in deleted(self.chat.recorder.store)
+            for info, when in deleted(self.live.recorder.store)
         ]
         return ListDeletedSessionsResult(sessions=entries, keep_days=KEEP_DAYS)
 
     def restore(self, session_id: str) -> RestoreSessionResult:
         """Bring a deleted session back (sidecar/restoreSession); it is listed again, not resumed."""
-        store = self.chat.recorder.store
+        store = self.live.recorder.store
         try:
             store.path(session_id)  # a session id (or its start), never a path: ValueError in words otherwise
             target = restore(store, session_id)
@@ -170,7 +174,7 @@ class SessionService:
     def import_gemini(self, path: str) -> ImportSessionResult:
         """A Gemini CLI session file (.json or .jsonl) becomes a new recorded session, ready to resume."""
         try:
-            result = import_gemini_session(Path(path).expanduser(), self.chat.recorder.store)
+            result = import_gemini_session(Path(path).expanduser(), self.live.recorder.store)
         except (RecordingError, OSError, ValueError) as exc:
             raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot import {path}: {exc}") from None
         return ImportSessionResult(
@@ -178,17 +182,18 @@ class SessionService:
         )
 
     def transcript(self, session_id: str | None) -> GetTranscriptResult:
-        sid = session_id or self.chat.conversation.session_id
+        """Every message ever recorded in a session (default: the live one), with compaction markers."""
+        sid = session_id or self.live.conversation.session_id
         try:
-            entries = self.chat.recorder.transcript(sid)
+            entries = self.live.recorder.transcript(sid)
         except (RecordingError, ValueError) as exc:
             raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot read session {sid}: {exc}") from None
         return GetTranscriptResult(session_id=sid, entries=entries)
 
     async def undo_compaction(self) -> UndoCompactionResult:
         """Restore the history from right before the latest compaction, plus everything said since."""
-        recorder = self.chat.recorder
-        async with self.chat.lock:
+        recorder = self.live.recorder
+        async with self.live.lock:
             undoable = recorder.undoable
             if not undoable:
                 reason = recorder.problem or "there is no compaction to undo in this session"
@@ -198,25 +203,19 @@ class SessionService:
                 loaded = recorder.reload()
             except (RecordingError, ValueError) as exc:
                 raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot undo the compaction: {exc}") from None
-            before = len(self.chat.conversation)
-            self._switch(_conversation_of(loaded))
+            before = len(self.live.conversation)
+            self.live.switch(_conversation_of(loaded))
             # the count recorded before the compaction is for a request that no longer matches this history
-            self.chat.fresh_estimate("undo")
-            until = pause_after_undo(self.chat.conversation, self.chat.session.settings)
-        self.chat.push_usage()
-        restored = len(self.chat.conversation)
+            self.live.fresh_estimate("undo")
+            until = pause_after_undo(self.live.conversation, self.live.session.settings)
+        self.live.push_usage()
+        restored = len(self.live.conversation)
         return UndoCompactionResult(
             restored=True,
             message=f"Compaction undone: the history is back to {restored} messages (it had {before}). "
             f"Automatic compaction is paused until the conversation reaches {until:,} tokens, or until you compress.",
         )
 
-    def switch(self, conversation: Conversation) -> None:
-        self._switch(conversation)
-
-    def _switch(self, conversation: Conversation) -> None:
-        self.chat.background.discard()  # a summary prepared for the old history must never be applied to this one
-        self.chat.session.switch(conversation)
 
 
 def _summary(info: SessionInfo) -> SessionSummary:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -17,16 +18,32 @@ log = logging.getLogger(__name__)
 
 Decision = ToolDecision
 TRACKED_TOOLS = ("read_file", "write_file", "replace")
+#: Tools after which a subfolder's context files not yet delivered are appended to the result (sidecar.memory).
+CONTEXT_FILE_TOOLS = ("read_file", "list_directory", "write_file", "replace")
 DENIED = "The user denied this tool call. Do not retry it; ask the user how to proceed."
 CANCELLED = "The tool call was cancelled by the user before it finished."
+
+
+class CallsCancelled(asyncio.CancelledError):
+    """The turn was cancelled while its tool calls ran: `answered` holds one response per call (the unfinished ones
+    answer that they were cancelled), so the history can stay valid. Propagates as a cancellation."""
+
+    def __init__(self, answered: list[Part], *args: object) -> None:
+        super().__init__(*args)
+        self.answered = answered
 
 
 class ToolHost(Protocol):
     """What the runner needs from the editor side (implemented by sidecar.rpc.editor.ToolHost)."""
 
-    def tool_call(self, notice: ToolCallParams) -> None: ...
-    async def confirm(self, request: ConfirmToolCallParams) -> Decision: ...
-    def apply_edit(self) -> ApplyEdit | None: ...
+    def tool_call(self, notice: ToolCallParams) -> None:
+        """A call's status changed: show it."""
+
+    async def confirm(self, request: ConfirmToolCallParams) -> Decision:
+        """Ask the user whether the call may run."""
+
+    def apply_edit(self) -> ApplyEdit | None:
+        """How edits are applied through the editor (None: the registry writes the files itself)."""
 
 
 @dataclass
@@ -37,33 +54,38 @@ class ToolRunner:
     registry: ToolRegistry
     host: ToolHost
     session: Session
+    #: Given the paths a tool touched, the context files to append to its result ("" for none); set by build_services.
+    context_files: Callable[[list[str]], Awaitable[str]] | None = None
 
     def __post_init__(self) -> None:
         self._media: dict[str, list[Part]] = {}
 
     @property
     def always_allowed(self) -> set[str]:
+        """The tools / allow keys the user answered "allow always" for (kept in the session)."""
         return self.session.always_allowed
 
     def declarations(self) -> list[dict[str, Any]]:
+        """The tool declarations to send, as the workspace's trust allows."""
         return self.registry.declarations(self.session.trusted)
 
     async def answer(self, turn_id: str, calls: list[FunctionCall]) -> list[Part]:
         """One functionResponse part per call, in order. On cancellation the unanswered calls are answered
-        with a cancellation error before CancelledError propagates (use `answered_so_far` to get them)."""
-        self.answered_so_far: list[Part] = []
+        with a cancellation error and CallsCancelled (a CancelledError) carries all the answers."""
+        answered: list[Part] = []
         for index, call in enumerate(calls):
             call_id = call.id or f"{turn_id}-call-{index + 1}"
             try:
                 part = await self._one(turn_id, call_id, call)
-            except asyncio.CancelledError:
+            except asyncio.CancelledError as exc:
                 for pending in calls[index:]:
-                    self.answered_so_far.append(_response(pending, {"error": CANCELLED}))
+                    answered.append(_response(pending, {"error": CANCELLED}))
                     self._notify(turn_id, pending.id or call_id, pending, "cancelled", "Cancelled")
-                raise
-            self.answered_so_far.append(part)
+                self._media.pop(turn_id, None)
+                raise CallsCancelled(answered, *exc.args) from exc
+            answered.append(part)
         # Media a tool returned (MCP images, audio) follow all the responses, in the same user turn.
-        return self.answered_so_far + [p for p in self._media.pop(turn_id, [])]
+        return answered + self._media.pop(turn_id, [])
 
     async def _one(self, turn_id: str, call_id: str, call: FunctionCall) -> Part:
         name, args = call.name or "", call.args or {}
@@ -87,7 +109,24 @@ class ToolRunner:
         self._notify(turn_id, call_id, call, "done" if result.ok else "error", result.summary)
         if name in TRACKED_TOOLS and result.ok:
             self._track(str(args.get("path", "")))
-        return _response(call, result.response)
+        response = result.response
+        if name in CONTEXT_FILE_TOOLS and result.ok and self.context_files is not None:
+            response = await self._with_context_files(args, response)
+        return _response(call, response)
+
+    async def _with_context_files(self, args: dict[str, Any], response: dict[str, str]) -> dict[str, str]:
+        """The response with the context files newly found between the tool's path and the project root."""
+        raw = args.get("path")
+        if not isinstance(raw, str) or not raw or self.context_files is None:
+            return response
+        try:
+            path = str(self.registry.workspace.resolve(raw))
+        except Exception:
+            return response
+        block = await self.context_files([path])
+        if not block:
+            return response
+        return {**response, "output": response.get("output", "") + block}
 
     async def _ask(self, turn_id: str, call_id: str, plan: ToolPlan) -> Decision:
         request = ConfirmToolCallParams(

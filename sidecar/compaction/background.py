@@ -8,9 +8,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sidecar.compaction.service import Compactor, Outcome, Progress, Status, Summary, Trigger, compression_model
+from sidecar.compaction.service import Compactor, Progress, Summary, compression_model
 from sidecar.config.settings import Settings
 from sidecar.core.conversation import Conversation
+from sidecar.core.outcome import Outcome, Status, Trigger
 from sidecar.gemini.client import ModelError
 from sidecar.protocol.types import SummaryPreparation
 from sidecar.session import Session

@@ -7,10 +7,9 @@ import logging
 import os
 import platform
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
-from typing import Literal, Protocol
+from typing import Protocol
 
 from sidecar.config.settings import Settings
 from sidecar.core.compaction import (
@@ -21,12 +20,11 @@ from sidecar.core.compaction import (
 from sidecar.core.conversation import Conversation
 from sidecar.core.history import Content, text_content
 from sidecar.core.models import compression_model_alias
+from sidecar.core.outcome import Outcome, Status, Trigger
 from sidecar.core.pins import summarizer_facts
 from sidecar.core.prompts import (
     ACKNOWLEDGEMENT,
-    compressed_notice,
     compression_system_prompt,
-    status_message,
     summary_instruction,
     verify_instruction,
 )
@@ -35,6 +33,7 @@ from sidecar.core.tokens import estimate_history_tokens
 from sidecar.core.turn_split import find_split_point_in_turn
 from sidecar.gemini.attempts import Attempts, generate_checked
 from sidecar.gemini.client import ModelClient, ModelError
+from sidecar.protocol.types import UsageSource
 from sidecar.session import Session
 
 log = logging.getLogger(__name__)
@@ -47,8 +46,6 @@ UNDO_PAUSE_CAP = 0.95
 #: An automatic compaction must save at least this share of the tokens, or it counts as not beneficial.
 MIN_AUTO_SAVINGS = 0.10
 
-Trigger = Literal["auto", "manual"]
-
 #: Model-config alias (reference modelStringToModelConfigAlias) -> the model that alias resolves to.
 ALIAS_MODELS = {
     "chat-compression-3-pro": "gemini-3-pro-preview",
@@ -59,40 +56,6 @@ ALIAS_MODELS = {
     "chat-compression-2.5-flash": "gemini-2.5-flash",
     "chat-compression-default": "gemini-3-pro-preview",
 }
-
-
-class Status(StrEnum):
-    COMPRESSED = "COMPRESSED"
-    COMPRESSION_FAILED_INFLATED_TOKEN_COUNT = "COMPRESSION_FAILED_INFLATED_TOKEN_COUNT"
-    #: Smaller, but an automatic attempt saved less than MIN_AUTO_SAVINGS (not "inflated": the history did shrink).
-    #: Latches like INFLATED. Old session files record these attempts as INFLATED; both read as "not kept".
-    COMPRESSION_FAILED_INSUFFICIENT_REDUCTION = "COMPRESSION_FAILED_INSUFFICIENT_REDUCTION"
-    COMPRESSION_FAILED_TOKEN_COUNT_ERROR = "COMPRESSION_FAILED_TOKEN_COUNT_ERROR"
-    COMPRESSION_FAILED_EMPTY_SUMMARY = "COMPRESSION_FAILED_EMPTY_SUMMARY"
-    NOOP = "NOOP"
-    CONTENT_TRUNCATED = "CONTENT_TRUNCATED"
-
-
-@dataclass
-class Outcome:
-    """What one compaction attempt did. `new_history` is set only when the history was replaced."""
-
-    status: Status
-    original: int
-    new: int
-    trigger: Trigger
-    new_history: list[Content] | None = None
-    snapshot: str | None = None
-    #: Index (in the old history) of the first kept item; None when nothing is kept or nothing changed.
-    kept_from: int | None = None
-    #: Old-history index -> the content that replaces it in the new history (truncated tool outputs).
-    replacements: dict[int, Content] = field(default_factory=dict)
-    token_source: Literal["api", "estimate"] = "estimate"
-
-    def message(self, token_limit: int) -> str:
-        if self.status is Status.COMPRESSED:
-            return compressed_notice(self.original, self.new, token_limit)
-        return status_message(self.status.value, self.original, self.new)
 
 
 @dataclass(frozen=True)
@@ -378,7 +341,7 @@ class Compactor:
 
     async def _count(
         self, conv: Conversation, old: list[Content], new: list[Content]
-    ) -> tuple[int, int, Literal["api", "estimate"]] | None:
+    ) -> tuple[int, int, UsageSource] | None:
         """Before and after counted the same way: countTokens when the API counted last, else the estimate."""
         if conv.usage_source != "api":
             return conv.estimated_tokens(), estimate_history_tokens(new), "estimate"

@@ -23,6 +23,7 @@ class HookSpec(msgspec.Struct, forbid_unknown_fields=False):
 
 
 class Hooks(msgspec.Struct, rename={"pre_compress": "PreCompress"}):
+    """The hooks section: commands run before a compaction (PreCompress)."""
     pre_compress: list[HookSpec] = msgspec.field(default_factory=list)
 
 
@@ -237,12 +238,15 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
 
     # -- derived values -------------------------------------------------------------------------
     def effective_api_key(self) -> str | None:
+        """The key the requests use: the setting, else GEMINI_API_KEY / GOOGLE_API_KEY."""
         return self.api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY") or None
 
     def effective_base_url(self) -> str | None:
+        """Where requests go: the setting, else GOOGLE_GEMINI_BASE_URL."""
         return self.base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL") or None
 
     def effective_token_limit(self) -> int:
+        """The context window in tokens: the setting, else the model's known limit."""
         return self.token_limit if self.token_limit is not None else model_token_limit(self.model)
 
 
@@ -283,6 +287,7 @@ class SettingsProblem(msgspec.Struct, frozen=True):
     default: str
 
     def message(self) -> str:
+        """The problem in words, naming the setting and the default used instead."""
         return f"Setting sidecar.{self.field} is invalid ({self.reason}); using the default {self.default}."
 
 

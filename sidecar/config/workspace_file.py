@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import stat
 from typing import Any
 
+from sidecar.config.files import MISSING, read_json_file
 from sidecar.config.mcp_servers import untrusted_entries
 
 log = logging.getLogger(__name__)
@@ -15,22 +14,10 @@ log = logging.getLogger(__name__)
 RELATIVE_PATH = os.path.join(".sidecar", "settings.json")
 #: A repository must not redirect requests (and the API key) elsewhere, supply a key, or turn confirmations off.
 FORBIDDEN_KEYS = frozenset({"apiKey", "baseUrl", "approvalMode", "backend", "vertexProject", "vertexLocation"})
-MAX_BYTES = 1_000_000
-
-
-def _read_regular_file(path: str) -> bytes:
-    """At most MAX_BYTES + 1 bytes of a regular file; a FIFO or device is refused without blocking."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise IsADirectoryError(path)
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read(MAX_BYTES + 1)
-    finally:
-        os.close(fd)
 
 
 def settings_path(root: str) -> str:
+    """Where a workspace folder's settings file is."""
     return os.path.join(root, RELATIVE_PATH)
 
 
@@ -43,24 +30,12 @@ def read_workspace_settings(roots: list[str], trusted: bool) -> tuple[dict[str, 
     problems: list[str] = []
     for root in roots:
         path = settings_path(root)
-        try:
-            raw = _read_regular_file(path)
-        except FileNotFoundError:
+        data, problem = read_json_file(path)
+        if problem is not None:
+            problems.append(problem)
             continue
-        except IsADirectoryError:
-            problems.append(f"{path} is not a regular file; it is ignored.")
-            continue
-        except OSError as exc:
-            problems.append(f"Cannot read {path}: {exc.strerror or exc}; it is ignored.")
-            continue
-        if len(raw) > MAX_BYTES:
-            problems.append(f"{path} is larger than {MAX_BYTES:,} bytes; it is ignored.")
-            continue
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            problems.append(f"{path} is not valid JSON ({exc}); it is ignored and nothing was changed.")
-            continue
+        if data is MISSING:
+            continue  # no settings file in this folder
         if isinstance(data, dict) and isinstance(data.get("sidecar"), dict):
             data = data["sidecar"]
         if not isinstance(data, dict):

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Literal
 
 from sidecar.core.compaction import ContentMeasure, measure_content
 from sidecar.core.content_json import decode_content, decode_contents, encode_content
 from sidecar.core.history import Content, has_function_call
 from sidecar.core.pins import Pin, pins_tokens
-
-UsageSource = Literal["api", "estimate"]
+from sidecar.protocol.types import EstimateReason, UsageSource
 
 
 class Conversation:
@@ -34,7 +32,7 @@ class Conversation:
         self.last_prompt_tokens = 0
         self.usage_source: UsageSource = "estimate"
         #: Why the usage is an estimate when it was set as a fresh one (newSession, undo, resume); None otherwise.
-        self.estimate_reason: str | None = None
+        self.estimate_reason: EstimateReason | None = None
         #: The next context turn must carry the full IDE context (set on every wholesale replacement).
         self.force_full_ide_context = True
         #: Gemini CLI's latch: after an auto compaction inflated, auto attempts only truncate.
@@ -129,8 +127,11 @@ class Conversation:
         self._mark_estimate()
 
     def put_first(self, content: Content, *, replace: bool, msg_id: str = "") -> None:
-        """Put `content` at the head of the history: in place of the first item (`replace`) or before it."""
+        """Put `content` at the head of the history: in place of the first item (`replace`) or before it. The
+        prompt's token count moves by the estimated difference and keeps its source (a resumed session's API count
+        stays the basis of the compaction threshold)."""
         measure = measure_content(content)
+        before = self._total_quarters
         if replace and self._wire:
             self._total_quarters -= self._quarters[0]
             self._wire[0] = encode_content(content)
@@ -142,7 +143,7 @@ class Conversation:
             self._quarters.insert(0, measure.quarters)
             self._sizes.insert(0, measure.json_length)
         self._total_quarters += measure.quarters
-        self._mark_estimate()
+        self.last_prompt_tokens = max(0, self.last_prompt_tokens + (self._total_quarters - before) // 4)
 
     def truncate(self, length: int) -> None:
         """Drop everything from `length` on (used to roll back a turn that must leave no trace)."""
@@ -189,7 +190,7 @@ class Conversation:
         self.usage_source = "api"
         self.estimate_reason = None
 
-    def set_prompt_tokens(self, count: int, source: UsageSource, reason: str | None = None) -> None:
+    def set_prompt_tokens(self, count: int, source: UsageSource, reason: EstimateReason | None = None) -> None:
         self.last_prompt_tokens = count
         self.usage_source = source
         self.estimate_reason = reason if source == "estimate" else None

@@ -109,7 +109,7 @@ def changed_turn_text(changed: Sequence[LoadedFile], removed: Sequence[str], in_
     for path in in_system:
         lines.append(f"- {path} (global): its new content is in the system instruction.")
     for path in removed:
-        lines.append(f"- {path}: deleted or emptied; disregard what it said.")
+        lines.append(f"- {path}: no longer loaded (deleted, emptied, or the workspace is not trusted); disregard it.")
     body = join_files(changed)
     if body:
         lines += ["", body]

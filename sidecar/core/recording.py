@@ -12,6 +12,7 @@ from sidecar.core.transcript import display_text as display_text
 from sidecar.core.transcript import title_of as title_of
 from sidecar.core.transcript import tool_calls_from_meta, tool_calls_of
 from sidecar.protocol.sessions import TranscriptMessage
+from sidecar.protocol.types import UsageSource
 
 #: 2 added the fork, pin, unpin and rename records (a format-1 reader would refuse them as damaged lines).
 FORMAT_VERSION = 2
@@ -21,10 +22,15 @@ DISPLAY_KINDS = frozenset({"info", "error"})
 MESSAGE_KINDS = MODEL_FACING_KINDS | DISPLAY_KINDS
 _USER_SIDE_KINDS = frozenset({"user", "toolResult", "ideContext", "env"})
 
-COMPRESSED = "COMPRESSED"
-CONTENT_TRUNCATED = "CONTENT_TRUNCATED"
-HISTORY_CHANGING_STATUSES = frozenset({COMPRESSED, CONTENT_TRUNCATED})
-COMPACTION_TOKEN_SOURCE = "estimate"
+#: A compaction record's counts are local estimates.
+COMPACTION_TOKEN_SOURCE: UsageSource = "estimate"
+#: A compaction's summary message id (its acknowledgement is `<id>.ack`); see is_summary_id.
+SUMMARY_SUFFIX = ".summary"
+
+
+def is_summary_id(message_id: str) -> bool:
+    """Whether a history message id is a compaction's <state_snapshot> summary."""
+    return message_id.endswith(SUMMARY_SUFFIX)
 
 
 # ---------------------------------------------------------------- records (one JSON line each)
@@ -180,7 +186,7 @@ class Header(msgspec.Struct, rename="camel"):
 
 def head_ids(compaction_id: str, with_env: bool) -> list[str]:
     """Stable ids of the contents a compaction puts in front of the kept tail: [env], summary, ack."""
-    ids = [f"{compaction_id}.summary", f"{compaction_id}.ack"]
+    ids = [f"{compaction_id}{SUMMARY_SUFFIX}", f"{compaction_id}.ack"]
     return [f"{compaction_id}.env", *ids] if with_env else ids
 
 

@@ -9,12 +9,11 @@ import msgspec
 
 from sidecar.core.content_json import check_content, decode_contents, encode_content
 from sidecar.core.history import Content
+from sidecar.core.outcome import HISTORY_CHANGING, Status
 from sidecar.core.pins import Pin
 from sidecar.core.recording import (
     COMPACTION_TOKEN_SOURCE,
-    COMPRESSED,
     DISPLAY_KINDS,
-    HISTORY_CHANGING_STATUSES,
     CompactionRecord,
     FileRecord,
     ForkRecord,
@@ -182,13 +181,13 @@ class Replay:
             rec.id, rec.time, rec.trigger, rec.status, rec.original_token_count, rec.new_token_count, False,
             rec.snapshot,
         )
-        if rec.status in HISTORY_CHANGING_STATUSES:
+        if rec.status in HISTORY_CHANGING:
             self._apply_compaction(rec)  # raises before changing anything if the record does not fit
         self._entries[rec.id] = entry
         self._log.append(entry)
 
     def _apply_compaction(self, rec: CompactionRecord) -> None:
-        if rec.status == COMPRESSED:
+        if rec.status == Status.COMPRESSED:
             if rec.summary is None or rec.ack is None:
                 raise ReplayError(f"compaction {rec.id!r} is COMPRESSED but lacks its summary or ack")
             start = len(self.wire) if rec.kept_from is None else self._index(rec.kept_from, rec.id)
@@ -203,7 +202,7 @@ class Replay:
                 if mid not in where:
                     raise ReplayError(f"compaction {rec.id!r} replaces {mid!r}, which is not in the history")
                 wire[where[mid]] = encode_content(replacement)
-        if rec.status == COMPRESSED:
+        if rec.status == Status.COMPRESSED:
             self.compaction_count += 1
         before = _Applied(rec.id, self.wire, self.history_ids, list(ids), self._usage, self._usage_len, len(self._log))
         self._applied.append(before)

@@ -81,7 +81,7 @@ def _editor_settings(source: str | None) -> tuple[Any, str | None]:
 
 
 def build_context(args: argparse.Namespace) -> Context:
-    from sidecar.acp.settings import user_settings_path
+    from sidecar.config.user_file import user_settings_path
 
     source = getattr(args, "editor_settings", None)
     editor, error = _editor_settings(source)

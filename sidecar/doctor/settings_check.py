@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 
-from sidecar.acp.settings import load_settings
-from sidecar.config.layers import SettingsLayers
+from sidecar.config.layers import SettingsLayers, acp_layers
 from sidecar.config.settings import decode_settings
 from sidecar.config.workspace_file import read_workspace_settings, settings_path
 from sidecar.doctor.report import Check, Context
@@ -16,7 +15,7 @@ EDITOR_ONLY = (
 
 
 def settings_check(ctx: Context) -> list[Check]:
-    """Fills ctx.settings exactly as the server would (SettingsLayers for the editors, load_settings for ACP)."""
+    """Fills ctx.settings exactly as the server would (SettingsLayers for the editors, acp_layers for ACP)."""
     workspace_file = settings_path(ctx.project)
     found = os.path.exists(workspace_file)
     checks: list[Check] = []
@@ -35,7 +34,7 @@ def settings_check(ctx: Context) -> list[Check]:
         )
         checks.append(Check("settings", True, f"read from {where}"))
     else:
-        ctx.settings, problems = load_settings(ctx.user_file, ctx.project)
+        ctx.settings, problems = acp_layers(ctx.user_file).resolve([ctx.project], trusted=False)
         user = str(ctx.user_file) if ctx.user_file.exists() else f"{ctx.user_file} (does not exist)"
         workspace = f"{workspace_file} (as untrusted: its hooks stay off)" if found else (
             f"{workspace_file} (does not exist)"

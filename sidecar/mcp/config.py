@@ -43,9 +43,11 @@ class ServerConfig:
 
     @property
     def timeout_s(self) -> float:
+        """The call timeout in seconds."""
         return self.timeout_ms / 1000
 
     def where(self) -> str:
+        """The command or URL, for messages and the status list."""
         return self.command or "" if self.transport == "stdio" else self.url or ""
 
 

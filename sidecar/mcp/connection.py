@@ -278,6 +278,7 @@ class Connection:
 
     # -- reporting ------------------------------------------------------------------------------------
     def stderr_tail(self) -> str:
+        """The last lines the server printed on stderr (for a failure's reason)."""
         if self._stderr is None or self._stderr.closed:
             return ""
         try:

@@ -26,15 +26,18 @@ class McpTools:
         self.manager = manager
 
     def declarations(self) -> list[dict[str, Any]]:
+        """The MCP tools' declarations, and read_mcp_resource when a server offers resources."""
         extra = [READ_RESOURCE] if self.manager.resources() else []
         return self.manager.declarations() + extra
 
     def plan(self, name: str, args: Any) -> ToolPlan | None:
+        """The plan for an MCP tool call (None: not an MCP tool)."""
         if name == READ_RESOURCE["name"] and self.manager.resources():
             return plan_read(args)
         return plan_call(self.manager, name, args)
 
     async def run(self, plan: ToolPlan, threshold: int, save_output: SaveOutput) -> ToolResult:
+        """Run a planned MCP call or resource read; the result cut to the tool-output threshold."""
         if plan.name == READ_RESOURCE["name"]:
             out = await self.manager.read_resource(plan.args["uri"], plan.args.get("server"))
             return _result(plan, out, threshold, save_output, f"Read {plan.args['uri']}")

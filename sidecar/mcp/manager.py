@@ -107,6 +107,7 @@ class McpManager:
 
     # -- state ----------------------------------------------------------------------------------------
     def servers(self) -> list[ServerState]:
+        """Every configured server with its status and tool names."""
         by_server: dict[str, list[str]] = {}
         for tool in self._tools.values():
             by_server.setdefault(tool.server.name, []).append(tool.name)
@@ -116,6 +117,7 @@ class McpManager:
         ]
 
     def connection(self, name: str) -> Connection | None:
+        """The live connection to a server, if it runs."""
         return self._connections.get(name)
 
     def _changed(self) -> None:
@@ -155,9 +157,11 @@ class McpManager:
 
     # -- tools ----------------------------------------------------------------------------------------
     def tool(self, name: str) -> McpTool | None:
+        """The MCP tool declared under this name."""
         return self._tools.get(name)
 
     def tool_names(self) -> list[str]:
+        """The names of every MCP tool declared to the model."""
         return list(self._tools)
 
     def declarations(self) -> list[dict[str, Any]]:

@@ -23,10 +23,12 @@ class PromptCommand:
 
     @property
     def description(self) -> str:
+        """What the slash command does (the prompt's description)."""
         return self.prompt.description or f"Invoke prompt {self.prompt.name}"
 
     @property
     def hint(self) -> str | None:
+        """The arguments the command takes, as a hint for the client."""
         names = [f"--{name}=\"…\"" for name, _ in self.prompt.arguments]
         return " ".join(names) or None
 

@@ -10,8 +10,10 @@ __all__ = ["MCP_STATUS", "mcp_status", "server_rows"]
 
 
 def server_rows(manager: McpManager) -> list[McpServerInfo]:
+    """The servers as the wire lists them (sidecar/listMcpServers)."""
     return [McpServerInfo(name=s.name, status=s.status, tools=s.tools, error=s.error) for s in manager.servers()]
 
 
 def mcp_status(manager: McpManager) -> McpStatusParams:
+    """The sidecar/mcpStatus notification for the servers as they are now."""
     return McpStatusParams(servers=server_rows(manager))

@@ -103,6 +103,7 @@ class MemoryService:
         self._pending: dict[str, LoadedFile | None] = {}
         self._pending_global: set[str] = set()
         self._warned_skip = 0
+        self._checking = asyncio.Lock()
         self.loaded = False
 
     # -- settings ---------------------------------------------------------------------------------------
@@ -166,12 +167,22 @@ class MemoryService:
             self.loaded = True
 
     async def load(self) -> MemoryInfo:
-        """(Re)read every context file; subfolder files will be delivered again. Tells the editor."""
-        snap = await asyncio.to_thread(self._scan)
-        self._install(snap)
-        with self._lock:
-            self._pending.clear()
-            self._pending_global.clear()
+        """(Re)read every context file and tell the editor; subfolder files will be delivered again. Files that
+        changed since the model saw them are told to it at its next turn (refresh and addMemory included)."""
+        if not self.loaded:
+            snap = await asyncio.to_thread(self._scan)
+            self._install(snap)
+            return self._changed()
+        async with self._checking:
+            await asyncio.to_thread(self._rescan)
+            with self._lock:
+                self._jit = []
+                self._jit_stamps = {}
+                self._delivered = {
+                    ident
+                    for f in (*self._snap.global_files, *self._snap.project_files)
+                    if (ident := discovery.file_id(Path(f.path))) is not None
+                }
         return self._changed()
 
     async def refresh(self) -> MemoryInfo:
@@ -260,6 +271,11 @@ class MemoryService:
         return jit_block(fresh)
 
     # -- changes on disk --------------------------------------------------------------------------------
+    def concerns(self, paths: set[str]) -> bool:
+        """Whether a change to any of `paths` (the workspace watcher's batch) may be a context file's."""
+        names = {os.path.basename(n) for n in self.names()}
+        return any(os.path.basename(p) in names for p in paths)
+
     def _stale(self) -> bool:
         with self._lock:
             stamps = dict(self._snap.stamps)
@@ -298,14 +314,20 @@ class MemoryService:
                 ident for f in new.values() if (ident := discovery.file_id(Path(f.path))) is not None
             }
 
-    async def check(self) -> bool:
-        """Look for context files changed, created or deleted on disk since the last look; True when any was
-        (the editor is told; the model at its next turn)."""
+    async def check(self, *, force: bool = False) -> bool:
+        """Look for context files changed, created or deleted on disk since the last look (`force`: read them all
+        again, e.g. after the trust or the settings changed); True when any changed (the editor is told at once,
+        the model at its next turn)."""
         if not self.loaded:
             return False
-        if not await asyncio.to_thread(self._stale):
+        async with self._checking:
+            if not force and not await asyncio.to_thread(self._stale):
+                return False
+            before = self.info()
+            await asyncio.to_thread(self._rescan)
+            after = self.info()
+        if force and after == before:
             return False
-        await asyncio.to_thread(self._rescan)
         self._changed()
         return True
 

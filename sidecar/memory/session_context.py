@@ -56,7 +56,7 @@ class SessionContext:
         tree: Callable[[Path], str] = folder_tree,
     ) -> None:
         self._session = session
-        self._memory = memory
+        self.memory = memory
         self._session_start = session_start
         self._tree = tree
         self._last_tokens = 0
@@ -71,13 +71,13 @@ class SessionContext:
             os_name=platform.system().lower(),
             folders=folders,
             trees=trees,
-            project_memory=self._memory.project_section(),
+            project_memory=self.memory.project_section(),
             extra=extra,
         )
 
     async def text(self, source: Source) -> str:
         """The session context as of now (the memory loaded first; SessionStart hooks asked for extra context)."""
-        await self._memory.ensure_loaded()
+        await self.memory.ensure_loaded()
         extra: list[str] = []
         if self._session_start is not None:
             try:
@@ -90,7 +90,9 @@ class SessionContext:
 
     async def turn(self, source: Source) -> Content:
         """The session context as a user turn (what a compaction puts at the head of the new history)."""
-        return text_content("user", await self.text(source))
+        text = await self.text(source)
+        self.memory.forget_changes()  # it carries the files as they are now
+        return text_content("user", text)
 
     def estimated_tokens(self, conv: Conversation) -> int:
         """Tokens the next request adds for a session context `conv` does not hold yet (the last one built's size;
@@ -111,5 +113,5 @@ class SessionContext:
         text = await self.text(source)
         conv.put_first(text_content("user", text), replace=has_one)
         conv.session_context_fresh = True
-        self._memory.forget_changes()  # the fresh context carries the files as they are now
+        self.memory.forget_changes()  # the fresh context carries the files as they are now
         return text

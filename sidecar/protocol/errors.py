@@ -6,6 +6,8 @@ from typing import Any
 
 import msgspec
 
+from sidecar.protocol import edge
+
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
 PARSE_ERROR = -32700
@@ -33,4 +35,4 @@ class SidecarError(Exception):
 
 def invalid_params(method: str, exc: msgspec.ValidationError | str) -> SidecarError:
     """InvalidParams whose message names the method and the offending field."""
-    return SidecarError(INVALID_PARAMS, f"Invalid params for {method}: {exc}")
+    return SidecarError(INVALID_PARAMS, edge.bad_params(method, exc))

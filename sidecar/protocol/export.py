@@ -176,7 +176,7 @@ def _ts_name(t: Any) -> str:
     return ts_type(mi.type_info(t))
 
 
-def _ts_result(m: methods.Method) -> str:
+def _ts_result(m: methods.Method[Any, Any]) -> str:
     if isinstance(mi.type_info(m.result), mi.StructType):
         return _ts_name(m.result)
     return m.key[0].upper() + m.key[1:] + "Result"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from sidecar.protocol.ide import IdeContextParams
 from sidecar.protocol.mcp import McpServerInfo, McpStatusParams, RestartMcpServerParams, RestartMcpServerResult
@@ -57,18 +57,26 @@ COMPRESS_COMMAND = "sidecar.compressConversation"
 #: Titles of the server's work-done progress, which editors tell apart.
 PROGRESS_TURN = "Gemini"
 PROGRESS_COMPRESS = "Compressing conversation"
+#: What a progress is about; the server's code tells progresses apart by kind, never by title.
+ProgressKind = Literal["turn", "compaction"]
+PROGRESS_TITLES: dict[ProgressKind, str] = {"turn": PROGRESS_TURN, "compaction": PROGRESS_COMPRESS}
+
+
+P = TypeVar("P")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
-class Method:
-    """One method or notification of the contract."""
+class Method(Generic[P, R]):
+    """One method or notification of the contract: `Method[Params, Result]`, so that a handler registered for it
+    is checked by mypy against both (sidecar.rpc.dispatch.request). Notifications are `Method[Params, None]`."""
 
     name: str
     kind: Literal["request", "notification"]
     #: Who sends it.
     sender: Literal["client", "server"]
-    params: type[Any]
-    #: The result type (requests only).
+    params: type[P]
+    #: The result type (requests only; a union for sidecar/listSessions), the same as R (tests/unit/protocol).
     result: Any = None
     summary: str = ""
 
@@ -79,138 +87,142 @@ class Method:
 
 
 # -- requests (client -> server) ----------------------------------------------------------------------------
-SEND_MESSAGE = Method(
+SEND_MESSAGE: Method[SendMessageParams, SendMessageResult] = Method(
     "sidecar/sendMessage", "request", "client", SendMessageParams, SendMessageResult,
     "Run one user turn; the reply streams as sidecar/messageDelta.",
 )
-GET_TOKEN_USAGE = Method(
+GET_TOKEN_USAGE: Method[Empty, TokenUsage] = Method(
     "sidecar/getTokenUsage", "request", "client", Empty, TokenUsage, "The current token usage."
 )
-COMPRESS = Method(
+COMPRESS: Method[CompressParams, CompressResult] = Method(
     "sidecar/compress", "request", "client", CompressParams, CompressResult,
     "Compress the conversation now (optional focus instructions).",
 )
-NEW_SESSION = Method(
+NEW_SESSION: Method[Empty, NewSessionResult] = Method(
     "sidecar/newSession", "request", "client", Empty, NewSessionResult, "Start a new, empty conversation."
 )
-LIST_SESSIONS = Method(
+LIST_SESSIONS: Method[ListSessionsParams, list[SessionSummary] | ListSessionsPage] = Method(
     "sidecar/listSessions", "request", "client", ListSessionsParams, list[SessionSummary] | ListSessionsPage,
     "This project's recorded sessions, newest first (the bare list without params; a page with query/limit/cursor).",
 )
-RESUME_SESSION = Method(
+RESUME_SESSION: Method[ResumeSessionParams, ResumeSessionResult] = Method(
     "sidecar/resumeSession", "request", "client", ResumeSessionParams, ResumeSessionResult,
     "Continue a recorded session.",
 )
-GET_TRANSCRIPT = Method(
+GET_TRANSCRIPT: Method[GetTranscriptParams, GetTranscriptResult] = Method(
     "sidecar/getTranscript", "request", "client", GetTranscriptParams, GetTranscriptResult,
     "Every message ever recorded in a session, with compaction markers.",
 )
-IMPORT_SESSION = Method(
+IMPORT_SESSION: Method[ImportParams, ImportSessionResult] = Method(
     "sidecar/importSession", "request", "client", ImportParams, ImportSessionResult,
     "Import a Gemini CLI session file as a new session.",
 )
-UNDO_COMPACTION = Method(
+UNDO_COMPACTION: Method[Empty, UndoCompactionResult] = Method(
     "sidecar/undoCompaction", "request", "client", Empty, UndoCompactionResult,
     "Restore the history from right before the latest compaction.",
 )
 
-FORK_SESSION = Method(
+FORK_SESSION: Method[ForkParams, ForkSessionResult] = Method(
     "sidecar/forkSession", "request", "client", ForkParams, ForkSessionResult,
     "A new live session with a session's history before a user message (default: all of it); the parent unchanged.",
 )
-REWIND = Method(
+REWIND: Method[RewindParams, RewindResult] = Method(
     "sidecar/rewind", "request", "client", RewindParams, RewindResult,
     "Drop a user message and everything after it from the model's history (the transcript keeps them).",
 )
-RENAME_SESSION = Method(
+RENAME_SESSION: Method[RenameParams, RenameSessionResult] = Method(
     "sidecar/renameSession", "request", "client", RenameParams, RenameSessionResult, "Give a session a title."
 )
-DELETE_SESSION = Method(
+DELETE_SESSION: Method[ResumeSessionParams, DeleteSessionResult] = Method(
     "sidecar/deleteSession", "request", "client", ResumeSessionParams, DeleteSessionResult,
     "Move a session (not the live one) to the trash for 30 days.",
 )
-LIST_DELETED_SESSIONS = Method(
+LIST_DELETED_SESSIONS: Method[Empty, ListDeletedSessionsResult] = Method(
     "sidecar/listDeletedSessions", "request", "client", Empty, ListDeletedSessionsResult,
     "This project's sessions in the trash (restorable), most recently deleted first.",
 )
-RESTORE_SESSION = Method(
+RESTORE_SESSION: Method[ResumeSessionParams, RestoreSessionResult] = Method(
     "sidecar/restoreSession", "request", "client", ResumeSessionParams, RestoreSessionResult,
     "Bring a deleted session back from the trash (it is not resumed).",
 )
-PIN = Method(
+PIN: Method[PinParams, PinResult] = Method(
     "sidecar/pin", "request", "client", PinParams, PinResult,
     "Pin a fact: every request carries it verbatim, every compaction keeps it.",
 )
-UNPIN = Method("sidecar/unpin", "request", "client", UnpinParams, UnpinResult, "Remove a pinned fact.")
-LIST_PINS = Method("sidecar/listPins", "request", "client", Empty, ListPinsResult, "The live session's pinned facts.")
+UNPIN: Method[UnpinParams, UnpinResult] = Method(
+    "sidecar/unpin", "request", "client", UnpinParams, UnpinResult, "Remove a pinned fact."
+)
+LIST_PINS: Method[Empty, ListPinsResult] = Method(
+    "sidecar/listPins", "request", "client", Empty, ListPinsResult, "The live session's pinned facts."
+)
 
-LIST_MCP_SERVERS = Method(
+LIST_MCP_SERVERS: Method[Empty, list[McpServerInfo]] = Method(
     "sidecar/listMcpServers", "request", "client", Empty, list[McpServerInfo],
     "The configured MCP servers: status (starting, ready, failed, disabled), their tools, why one failed.",
 )
-RESTART_MCP_SERVER = Method(
+RESTART_MCP_SERVER: Method[RestartMcpServerParams, RestartMcpServerResult] = Method(
     "sidecar/restartMcpServer", "request", "client", RestartMcpServerParams, RestartMcpServerResult,
     "Stop an MCP server and start it again (e.g. after it failed).",
 )
 
-GET_MEMORY = Method(
+GET_MEMORY: Method[Empty, MemoryInfo] = Method(
     "sidecar/getMemory", "request", "client", Empty, MemoryInfo,
     "The context files loaded (GEMINI.md, AGENTS.md: global, project, subfolders) and their text.",
 )
-REFRESH_MEMORY = Method(
+REFRESH_MEMORY: Method[Empty, MemoryInfo] = Method(
     "sidecar/refreshMemory", "request", "client", Empty, MemoryInfo,
     "Read the context files again (subfolder files are delivered again when a tool touches them).",
 )
-ADD_MEMORY = Method(
+ADD_MEMORY: Method[AddMemoryParams, MemoryInfo] = Method(
     "sidecar/addMemory", "request", "client", AddMemoryParams, MemoryInfo,
     "Append `- <text>` under `## Gemini Added Memories` in ~/.gemini/GEMINI.md or the project GEMINI.md; refresh.",
 )
 
 # -- notifications (client -> server) -----------------------------------------------------------------------
-IDE_CONTEXT = Method(
+IDE_CONTEXT: Method[IdeContextParams, None] = Method(
     "sidecar/ideContext", "notification", "client", IdeContextParams,
     summary="The editor's open files, cursor, selection and workspace trust.",
 )
 
 # -- notifications (server -> client) -----------------------------------------------------------------------
-MESSAGE_DELTA = Method(
+MESSAGE_DELTA: Method[MessageDeltaParams, None] = Method(
     "sidecar/messageDelta", "notification", "server", MessageDeltaParams, summary="One streamed chunk of the reply."
 )
-TOKEN_USAGE = Method(
+TOKEN_USAGE: Method[TokenUsage, None] = Method(
     "sidecar/tokenUsage", "notification", "server", TokenUsage,
     summary="Token usage, pushed once per change of state (turns, compactions, settings, session switches).",
 )
-COMPRESSED = Method(
+COMPRESSED: Method[CompressedParams, None] = Method(
     "sidecar/compressed", "notification", "server", CompressedParams,
     summary="A compaction attempt that was not NOOP, failures included.",
 )
-TOOL_CALL = Method(
+TOOL_CALL: Method[ToolCallParams, None] = Method(
     "sidecar/toolCall", "notification", "server", ToolCallParams,
     summary="A tool call's status changed (pending, running, done, error, denied, cancelled).",
 )
 
-MCP_STATUS = Method(
+MCP_STATUS: Method[McpStatusParams, None] = Method(
     "sidecar/mcpStatus", "notification", "server", McpStatusParams,
     summary="An MCP server's status or tool list changed; carries every server, as sidecar/listMcpServers.",
 )
 
-MEMORY_CHANGED = Method(
+MEMORY_CHANGED: Method[MemoryInfo, None] = Method(
     "sidecar/memoryChanged", "notification", "server", MemoryInfo,
     summary="The context files loaded changed (start, refresh, addMemory, a file edited, a subfolder file delivered).",
 )
 
-RETRY = Method(
+RETRY: Method[RetryParams, None] = Method(
     "sidecar/retry", "notification", "server", RetryParams,
     summary="An unusable reply is retried: drop the failed attempt's text (the turn's text restarts from `text`).",
 )
 
 # -- requests (server -> client) ----------------------------------------------------------------------------
-CONFIRM_TOOL_CALL = Method(
+CONFIRM_TOOL_CALL: Method[ConfirmToolCallParams, ConfirmToolCallResult] = Method(
     "sidecar/confirmToolCall", "request", "server", ConfirmToolCallParams, ConfirmToolCallResult,
     "Ask the user whether an edit or a shell command may run.",
 )
 
-ALL: tuple[Method, ...] = (
+ALL: tuple[Method[Any, Any], ...] = (
     SEND_MESSAGE,
     GET_TOKEN_USAGE,
     COMPRESS,

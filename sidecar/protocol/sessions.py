@@ -88,12 +88,14 @@ class ListDeletedSessionsResult(_Wire):
 
 
 class RestoreSessionResult(_Wire):
+    """A session brought back from the trash (listed again, not resumed)."""
+
     session_id: str
     title: str | None
     message: str
 
 
-class PinResult(_Wire):
+class PinResult(_Wire, omit_defaults=True):
     pin_id: str
     warning: str | None = None  # recording is off: the pin holds for this process only
 

@@ -17,7 +17,7 @@ CompressionStatus = Literal[
     "CONTENT_TRUNCATED",
 ]
 CompactionTrigger = Literal["auto", "manual"]
-EstimateReason = Literal["newSession", "undo", "resume"]
+EstimateReason = Literal["newSession", "undo", "resume", "fork", "rewind"]
 #: Background compaction's state: nothing prepared, a summary being prepared, a summary ready to apply.
 SummaryPreparation = Literal["none", "preparing", "ready"]
 
@@ -77,8 +77,9 @@ class TokenUsage(_Wire, kw_only=True, omit_defaults=False):
     backend: str = ""
     #: usageMetadata.cachedContentTokenCount of the last reply, when the API reported one.
     cached_token_count: int | None = None
-    #: With source "estimate": why a fresh estimate (newSession, undo, resume); None = the history grew since
-    #: the last reply. Fresh estimates count the system instruction and tool declarations, as the next request will.
+    #: With source "estimate": why a fresh estimate (newSession, undo, resume, fork, rewind); None = the history grew
+    #: since the last reply. Fresh estimates count the system instruction and tool declarations, as the next request
+    #: will.
     estimate_reason: Annotated[str | None, shown_as(EstimateReason | None)] = None
     #: Background compaction: a summary being prepared, or ready to apply at the threshold (docs/compaction.md).
     summary_preparation: SummaryPreparation = "none"

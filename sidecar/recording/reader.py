@@ -16,9 +16,9 @@ import msgspec
 
 from sidecar.core.content_json import check_content, decode_content, decode_contents
 from sidecar.core.history import Content
+from sidecar.core.outcome import Status
 from sidecar.core.pins import Pin
 from sidecar.core.recording import (
-    COMPRESSED,
     FORMAT_VERSION,
     FileRecord,
     ForkRecord,
@@ -409,7 +409,7 @@ def _scan_tail(f: BinaryIO, size: int, start_of_body: int) -> tuple[int, int, st
                 renamed = peek.title
             if peek.type == "message":
                 messages += 1
-            elif peek.type == "compaction" and peek.status == COMPRESSED:
+            elif peek.type == "compaction" and peek.status == Status.COMPRESSED:
                 compactions += 1
         if start <= start_of_body:
             return None

@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sidecar.compaction.service import Outcome, Status
 from sidecar.core.history import Content
+from sidecar.core.outcome import Outcome, Status
 from sidecar.core.recording import ForkRecord, head_ids
 from sidecar.protocol.sessions import TranscriptEntry
 from sidecar.recording.branches import Cut, inherit_copies

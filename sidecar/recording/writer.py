@@ -13,10 +13,9 @@ from typing import Any
 import msgspec
 
 from sidecar.core.history import Content
+from sidecar.core.outcome import HISTORY_CHANGING, Status
 from sidecar.core.recording import (
-    COMPRESSED,
     DISPLAY_KINDS,
-    HISTORY_CHANGING_STATUSES,
     MESSAGE_KINDS,
     CompactionRecord,
     MessageRecord,
@@ -178,12 +177,12 @@ class SessionWriter:
         statuses change nothing and only show in the transcript.
         """
         cid = compaction_id or f"c{os.urandom(5).hex()}"
-        changes = status in HISTORY_CHANGING_STATUSES
-        if status == COMPRESSED and (summary is None or ack is None):
+        changes = status in HISTORY_CHANGING
+        if status == Status.COMPRESSED and (summary is None or ack is None):
             raise ValueError("a COMPRESSED compaction needs its summary and ack contents")
         if cid in self._undoable:
             raise ValueError(f"compaction id {cid!r} is already used")
-        compressed = status == COMPRESSED
+        compressed = status == Status.COMPRESSED
         self.append(
             CompactionRecord(
                 time=now_iso(),
@@ -240,9 +239,9 @@ class SessionWriter:
                 text = record.text if record.text is not None else display_text(record.content or Content())
                 self.title = title_of(text)
         elif isinstance(record, CompactionRecord):
-            if record.status in HISTORY_CHANGING_STATUSES:
+            if record.status in HISTORY_CHANGING:
                 self._undoable.append(record.id)
-            if record.status == COMPRESSED:
+            if record.status == Status.COMPRESSED:
                 self.compaction_count += 1
         elif isinstance(record, UndoCompactionRecord) and self._undoable:
             self._undoable.pop()

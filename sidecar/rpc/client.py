@@ -22,6 +22,8 @@ Handler = Callable[[Any], Any]
 
 
 class RpcError(Exception):
+    """A JSON-RPC error answer from the server: its code, message and data."""
+
     def __init__(self, code: int, message: str, data: Any = None) -> None:
         super().__init__(f"{message} ({code})")
         self.code = code
@@ -55,6 +57,7 @@ class RpcClient:
 
     # -- the process ------------------------------------------------------------------------------------
     async def start(self) -> None:
+        """Spawn the server process and start reading what it sends."""
         self._proc = await asyncio.create_subprocess_exec(
             *self._command,
             stdin=asyncio.subprocess.PIPE,
@@ -68,11 +71,13 @@ class RpcClient:
 
     @property
     def pid(self) -> int:
+        """The server process's id."""
         assert self._proc is not None
         return self._proc.pid
 
     @property
     def returncode(self) -> int | None:
+        """The server's exit code, None while it runs."""
         assert self._proc is not None
         return self._proc.returncode
 
@@ -82,6 +87,7 @@ class RpcClient:
             os.kill(self._proc.pid, signal.SIGKILL)
 
     async def wait_exit(self, timeout: float = 10) -> int:
+        """Wait for the server to exit (at most `timeout` seconds); its exit code."""
         assert self._proc is not None
         return await asyncio.wait_for(self._proc.wait(), timeout)
 
@@ -116,6 +122,7 @@ class RpcClient:
 
     # -- talking ------------------------------------------------------------------------------------------
     async def request(self, method: str, params: Any = None, timeout: float = 120) -> Any:
+        """Send a request and wait for its result; RpcError when the server answers with an error."""
         return await asyncio.wait_for(self.request_now(method, params), timeout)
 
     def request_now(self, method: str, params: Any = None, *, msg_id: Any = None) -> asyncio.Future[Any]:
@@ -129,6 +136,7 @@ class RpcClient:
         return future
 
     def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification (no answer)."""
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
     def close_stdin(self) -> None:
@@ -137,6 +145,7 @@ class RpcClient:
         self._proc.stdin.close()
 
     def cancel(self, msg_id: Any) -> None:
+        """Ask the server to cancel a running request ($/cancelRequest)."""
         self.notify("$/cancelRequest", {"id": msg_id})
 
     def write_raw(self, data: bytes) -> None:
@@ -247,4 +256,5 @@ async def poll(check: Callable[[], Any], timeout: float, describe: Callable[[], 
 
 
 def sidecar_command(*extra: str) -> list[str]:
+    """The command that starts the sidecar with this Python, with `extra` arguments."""
     return [sys.executable, "-m", "sidecar", *extra]

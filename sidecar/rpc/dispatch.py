@@ -4,66 +4,77 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import msgspec
 from pygls.lsp.server import LanguageServer
 
-from sidecar.protocol import errors
+from sidecar.protocol import edge, errors
 from sidecar.protocol.methods import Method
 from sidecar.protocol.types import to_wire
 
 log = logging.getLogger(__name__)
 
 P = TypeVar("P", bound=msgspec.Struct)
+R = TypeVar("R")
+
+#: Set (to 1) by the end-to-end tests: every result is checked against its method's declared type before it is sent.
+CHECK_RESULTS_ENV = "SIDECAR_CHECK_RESULTS"
 
 
 def decode(method: str, raw: Any, kind: type[P], *, whole_unicode: bool = True) -> P:
     """The params of `method` as `kind`; InvalidParams naming the method and the field otherwise."""
     if raw is None:
         raw = {}
-    if not isinstance(raw, dict):
-        raise errors.invalid_params(method, f"params must be an object, got {type(raw).__name__}")
-    try:
-        if whole_unicode:
-            msgspec.json.encode(raw)  # JSON allows "\ud800"; text that is not valid Unicode must not get further
-    except UnicodeEncodeError:
-        raise errors.invalid_params(method, "a string holds a lone UTF-16 surrogate (not valid Unicode)") from None
-    except (TypeError, OverflowError) as exc:
-        raise errors.invalid_params(method, str(exc)) from None
+    problem = edge.not_an_object(raw) or (edge.unicode_problem(raw) if whole_unicode else None)
+    if problem is not None:
+        raise errors.invalid_params(method, problem)
     try:
         return msgspec.convert(raw, kind)
     except msgspec.ValidationError as exc:
         raise errors.invalid_params(method, exc) from None
 
 
-def request(server: LanguageServer, method: Method) -> Callable[[Callable[[Any], Awaitable[Any]]], None]:
-    """Register `fn(params) -> result` for a sidecar/* request, with msgspec decoding and clean errors."""
-    name, kind = method.name, method.params
+def check_result(method: Method[Any, Any], wire: Any) -> None:
+    """Raise TypeError unless `wire` (as sent) converts to the method's declared result type."""
+    try:
+        msgspec.json.decode(msgspec.json.encode(wire), type=method.result)
+    except msgspec.ValidationError as exc:
+        raise TypeError(f"the result of {method.name} is not a {method.result}: {exc}") from None
 
-    def register(fn: Callable[[Any], Awaitable[Any]]) -> None:
+
+def request(server: LanguageServer, method: Method[P, R]) -> Callable[[Callable[[P], Awaitable[R]]], None]:
+    """Register `fn(params) -> result` for a sidecar/* request, with msgspec decoding and clean errors. mypy checks
+    `fn` against the method's declared params and result types."""
+    name, kind = method.name, method.params
+    checked = os.environ.get(CHECK_RESULTS_ENV) == "1"
+
+    def register(fn: Callable[[P], Awaitable[R]]) -> None:
         async def handler(raw: Any) -> Any:
             params = decode(name, raw, kind)
             try:
-                return to_wire(await fn(params))
+                wire = to_wire(await fn(params))
+                if checked:
+                    check_result(method, wire)
+                return wire
             except (errors.SidecarError, asyncio.CancelledError):
                 raise
             except Exception as exc:
                 log.exception("%s failed", name)
-                message = f"{name} failed: {type(exc).__name__}: {exc}"
-                raise errors.SidecarError(errors.INTERNAL_ERROR, message) from None
+                raise errors.SidecarError(errors.INTERNAL_ERROR, edge.internal_error(name, exc)) from None
 
         server.feature(name)(handler)
 
     return register
 
 
-def notification(server: LanguageServer, method: Method) -> Callable[[Callable[[Any], None]], None]:
+def notification(server: LanguageServer, method: Method[P, None]) -> Callable[[Callable[[P], None]], None]:
     """Register `fn(params)` for a sidecar/* notification; bad params are logged and the message dropped."""
     name, kind = method.name, method.params
 
-    def register(fn: Callable[[Any], None]) -> None:
+    def register(fn: Callable[[P], None]) -> None:
         def handler(raw: Any) -> None:
             try:
                 params = decode(name, raw, kind, whole_unicode=False)  # notifications check their own parts

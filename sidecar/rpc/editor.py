@@ -28,10 +28,12 @@ class WorkDone:
         self._token = token
 
     def report(self, message: str) -> None:
+        """Show a step of the work in the editor's progress."""
         if self._token is not None:
             self._server.work_done_progress.report(self._token, lsp.WorkDoneProgressReport(message=message))
 
     def end(self, message: str | None = None) -> None:
+        """End the progress (once), with an optional final message."""
         if self._token is not None:
             self._server.work_done_progress.end(self._token, lsp.WorkDoneProgressEnd(message=message))
             self._token = None
@@ -65,13 +67,16 @@ class ToolHost:
         self._protocol = protocol
 
     def tool_call(self, notice: ToolCallParams) -> None:
+        """Tell the editor a tool call's status changed (sidecar/toolCall)."""
         self._protocol.notify(methods.TOOL_CALL.name, to_wire(notice))
 
     async def confirm(self, request: ConfirmToolCallParams) -> ToolDecision:
+        """Ask the user whether the call may run (sidecar/confirmToolCall); anything unexpected is deny."""
         result = await self._protocol.send_request_async(methods.CONFIRM_TOOL_CALL.name, to_wire(request))
         return decode_decision(result)
 
     def apply_edit(self) -> ApplyEdit | None:
+        """Edits go through workspace/applyEdit, so the editor's buffers and undo see them."""
         workspace = self._server.client_capabilities.workspace
         if workspace is None or not workspace.apply_edit:
             return None
@@ -93,25 +98,32 @@ class Notifier:
         self._protocol = protocol
 
     def message_delta(self, turn_id: str, text: str) -> None:
+        """One streamed chunk of the reply (sidecar/messageDelta)."""
         self._protocol.notify(methods.MESSAGE_DELTA.name, to_wire(MessageDeltaParams(turn_id=turn_id, text=text)))
 
     def thought_delta(self, turn_id: str, text: str) -> None:
-        pass  # the editor protocol streams the answer only (docs/protocol.md)
+        """Thought summaries are not sent: the editor protocol streams the answer only (docs/protocol.md)."""
 
     def token_usage(self, usage: TokenUsage) -> None:
+        """Push the token usage for the status bar (sidecar/tokenUsage)."""
         self._protocol.notify(methods.TOKEN_USAGE.name, to_wire(usage))
 
     def compressed(self, notice: CompressedParams) -> None:
+        """Announce a compaction attempt's outcome (sidecar/compressed)."""
         self._protocol.notify(methods.COMPRESSED.name, to_wire(notice))
 
     def retry(self, notice: RetryParams) -> None:
+        """Tell the editor an unusable reply is retried, so it drops the failed attempt's text."""
         self._protocol.notify(methods.RETRY.name, to_wire(notice))
 
     def error(self, message: str) -> None:
+        """Show an error in words (the request also fails with it)."""
         show(self._server, lsp.MessageType.Error, f"Sidecar: {message}")
 
     def warning(self, message: str) -> None:
+        """Show a warning in words (window/showMessage)."""
         show(self._server, lsp.MessageType.Warning, f"Sidecar: {message}")
 
-    async def progress(self, title: str) -> WorkDone:
-        return await start_progress(self._server, title)
+    async def progress(self, kind: methods.ProgressKind) -> WorkDone:
+        """A work-done progress of this kind, titled as the editors expect (methods.PROGRESS_TITLES)."""
+        return await start_progress(self._server, methods.PROGRESS_TITLES[kind])

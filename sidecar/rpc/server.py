@@ -13,28 +13,22 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from sidecar import __version__
-from sidecar.chat.actions import SessionActions
-from sidecar.chat.service import ChatService
-from sidecar.chat.sessions import SessionService
+from sidecar.app import build_services
 from sidecar.chat.tool_runner import ToolRunner
-from sidecar.compaction.hook_approval import HookApproval
-from sidecar.compaction.hooks import PreCompressHooks
-from sidecar.compaction.service import Compactor
-from sidecar.compaction.tool_outputs import SessionToolOutputs
 from sidecar.config.workspace_file import settings_path
-from sidecar.gemini.endpoint import Backend, key_hint
-from sidecar.mcp.gate import McpTools
+from sidecar.gemini.endpoint import key_hint
 from sidecar.mcp.manager import McpManager
 from sidecar.mcp.status import MCP_STATUS, mcp_status
+from sidecar.protocol import methods
+from sidecar.protocol.memory import MemoryInfo
 from sidecar.protocol.types import to_wire
-from sidecar.recording.recorder import Recorder
 from sidecar.rpc import editor
 from sidecar.rpc.handlers import chat as chat_handlers
 from sidecar.rpc.handlers import mcp as mcp_handlers
+from sidecar.rpc.handlers import memory as memory_handlers
 from sidecar.rpc.handlers import sessions as session_handlers
 from sidecar.rpc.transport import SidecarProtocol, run_stdio
 from sidecar.session import Session
-from sidecar.tools import ToolRegistry
 from sidecar.watcher import WorkspaceWatcher
 
 log = logging.getLogger(__name__)
@@ -45,31 +39,27 @@ class SidecarServer(LanguageServer):
 
     def __init__(self) -> None:
         super().__init__("sidecar", __version__, protocol_cls=SidecarProtocol)
-        assert isinstance(self.protocol, SidecarProtocol)
-        self.session = session = Session()
-        self.backend = Backend(session, self.show_info)
-        recorder = Recorder(session, self.show_warning)
-        tool_outputs = SessionToolOutputs(recorder)
-        host = editor.ToolHost(self, self.protocol)
-        hooks = PreCompressHooks(session, recorder, HookApproval(session, host.confirm, lambda: recorder.store))
-        compactor = Compactor(session, self.backend.client, tool_outputs, hooks)
-        registry = ToolRegistry(
-            session.folders,
-            save_output=tool_outputs,
-            output_threshold=session.tool_output_threshold,
-            saved_outputs=tool_outputs.root,
-            editor_text=self._editor_text,
-        )
-        #: MCP servers (sidecar/mcp/): started after `initialized`, re-applied with the settings.
-        self.mcp = McpManager(on_change=self._mcp_changed, inform=self.show_warning)
+        protocol = self.protocol
+        assert isinstance(protocol, SidecarProtocol)
+        self.session = Session()
         self.mcp_started = False
-        registry.extra = McpTools(self.mcp)
-        tools = ToolRunner(registry, host, session)
-        notifier = editor.Notifier(self, self.protocol)
-        self.chat = ChatService(session, self.backend.client, notifier, compactor, recorder, tools)
-        self.chat.backend_label = self.backend.describe
-        self.sessions = SessionService(self.chat)
-        self.actions = SessionActions(self.sessions)
+        host = editor.ToolHost(self, protocol)
+        self.services = build_services(
+            self.session,
+            notifier=editor.Notifier(self, protocol),
+            inform=self.show_info,
+            warn=self.show_warning,
+            tools=lambda registry, session: ToolRunner(registry, host, session),
+            ask_hooks=host.confirm,
+            editor_text=self._editor_text,
+            on_mcp_change=self._mcp_changed,
+            on_memory_change=self._memory_changed,
+        )
+        self.live = self.services.live
+        assert self.services.backend is not None and self.services.mcp is not None
+        self.backend = self.services.backend
+        #: MCP servers (sidecar/mcp/): started after `initialized`, re-applied with the settings.
+        self.mcp: McpManager = self.services.mcp
         self.watcher: WorkspaceWatcher | None = None
 
     def _editor_text(self, path: Path) -> str | None:
@@ -79,16 +69,18 @@ class SidecarServer(LanguageServer):
 
     # -- messages to the user ------------------------------------------------------------------------
     def show_info(self, text: str) -> None:
+        """An information message in the editor (window/showMessage)."""
         editor.show(self, lsp.MessageType.Info, text)
 
     def show_warning(self, text: str) -> None:
+        """A warning in the editor, prefixed with "Sidecar:"."""
         editor.show(self, lsp.MessageType.Warning, f"Sidecar: {text}")
 
     # -- settings -----------------------------------------------------------------------------------
     def apply_settings(self) -> None:
         """Layer the settings sources again (sidecar.config.layers); each new problem is shown once."""
         problems = self.session.reload_settings()
-        self.chat.background.check(self.session.conversation)  # e.g. another model: a prepared summary is stale
+        self.live.settings_changed()
         for message in problems:
             log.warning("%s", message)
             editor.show(self, lsp.MessageType.Warning, message)
@@ -104,15 +96,20 @@ class SidecarServer(LanguageServer):
         if self.mcp_started:
             self.protocol.notify(MCP_STATUS.name, to_wire(mcp_status(self.mcp)))
 
+    def _memory_changed(self, info: MemoryInfo) -> None:
+        self.protocol.notify(methods.MEMORY_CHANGED.name, to_wire(info))
+
     def on_files_changed(self, paths: set[str]) -> None:
+        """Files changed on disk (watcher thread hopped to the loop): settings reloaded, tracked files noted."""
         settings_files = {os.path.realpath(settings_path(root)) for root in self.session.workspace_folders}
         if paths & settings_files:
             log.info("workspace settings changed; reloading")
             self.apply_settings()
-            self.chat.push_usage()
-        self.chat.files_changed(paths - settings_files)
+            self.live.push_usage()
+        self.live.files_changed(paths - settings_files)
 
     async def start_watching(self) -> None:
+        """Watch the workspace folders for changes (off the loop); a watcher that cannot start is logged."""
         folders = self.session.workspace_folders
         if not folders:
             return
@@ -129,6 +126,7 @@ class SidecarServer(LanguageServer):
         log.info("start-up complete: watching the workspace, settings re-read")
 
     def start(self, stdin: Any, stdout: Any) -> None:
+        """Serve JSON-RPC on these streams until the client exits."""
         run_stdio(self, stdin, stdout)
 
 
@@ -142,6 +140,7 @@ def _workspace_folders(params: lsp.InitializeParams) -> list[str]:
 
 
 def build_server() -> SidecarServer:
+    """The server with the LSP lifecycle and every sidecar/* handler registered."""
     server = SidecarServer()
     session = server.session
 
@@ -158,7 +157,9 @@ def build_server() -> SidecarServer:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, _warm_imports)
         server.start_mcp()  # in the background: no turn waits for a server it does not use
-        server.chat.push_usage()
+        server.live.push_usage()
+        await server.services.memory.load()  # the editor hears which context files the model gets (memoryChanged)
+        server.live.push_usage()
         await server.start_watching()
         server.backend.warm_soon()  # the model client too, before the first message needs it (issue 25.12)
 
@@ -166,20 +167,18 @@ def build_server() -> SidecarServer:
     def on_configuration(params: lsp.DidChangeConfigurationParams) -> None:
         session.sources.config_section = params.settings
         server.apply_settings()
-        server.chat.push_usage()
+        server.live.push_usage()
 
     @server.feature(lsp.SHUTDOWN)
     async def on_shutdown(_params: Any) -> None:
-        await server.chat.background.aclose()  # before the client closes: no orphan request to Gemini
-        await server.mcp.aclose()
-        server.chat.recorder.close()
-        if server.watcher is not None:
+        if server.watcher is not None:  # first: no file event reaches services that are shutting down
             await asyncio.get_running_loop().run_in_executor(None, server.watcher.stop)
-        await server.backend.aclose()
+        await server.services.aclose()
 
-    chat_handlers.register(server, server.chat, trust_changed=server.apply_settings)
-    session_handlers.register(server, server.sessions, server.actions)
+    chat_handlers.register(server, server.services.chat, server.live, trust_changed=server.apply_settings)
+    session_handlers.register(server, server.services.sessions, server.services.actions)
     mcp_handlers.register(server, server.mcp)
+    memory_handlers.register(server, server.services.memory)
     return server
 
 

@@ -56,6 +56,7 @@ class SidecarProtocol(LanguageServerProtocol):
         return result
 
     def structure_raw(self, data: dict[str, Any]) -> Any:
+        """sidecar/* messages as plain JSON-RPC messages (decoded by the dispatcher), the rest as pygls does."""
         method = data.get("method")
         if isinstance(method, str) and method.startswith(methods.PREFIX):
             if "id" in data:
@@ -96,6 +97,7 @@ class SidecarProtocol(LanguageServerProtocol):
         return self._converter.structure(value, kind)
 
     def send_error(self, msg_id: Any, code: int, message: str) -> None:
+        """Answer a request with a JSON-RPC error."""
         self._send_data(
             {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
         )
@@ -136,6 +138,7 @@ class FrameReader:
         self._pushback = b""
 
     async def readline(self) -> bytes:
+        """One line, the pushed-back bytes first."""
         if self._pushback:
             line, sep, rest = self._pushback.partition(b"\n")
             if sep:
@@ -146,12 +149,14 @@ class FrameReader:
         return await self._reader.readline()
 
     async def readexactly(self, n: int) -> bytes:
+        """Exactly `n` bytes, the pushed-back bytes first."""
         head, self._pushback = self._pushback[:n], self._pushback[n:]
         if len(head) < n:
             head += await self._reader.readexactly(n - len(head))
         return head
 
     def push_back(self, data: bytes) -> None:
+        """Return bytes to the front of the stream (read too far while resynchronising)."""
         self._pushback = data + self._pushback
 
     async def headers(self) -> tuple[int | None, bool, bool]:
@@ -289,11 +294,6 @@ async def _drain(timeout: float = 5.0) -> None:
             task.cancel()
         if still:
             await asyncio.wait(still, timeout=1.0)
-
-
-def lsp_message_type(method: str) -> Any:
-    """The lsprotocol type of an LSP method's params (used by tests and the dispatcher)."""
-    return lsp.METHOD_TO_TYPES.get(method, (None,))[0]
 
 
 def run_stdio(server: Any, stdin: Any, stdout: Any) -> None:

@@ -141,13 +141,14 @@ class ToolRegistry:
         output_threshold: Callable[[], int],
         editor_text: EditorText | None = None,
         saved_outputs: Callable[[], Path | None] | None = None,
+        extra: ExtraTools | None = None,
     ) -> None:
         self.workspace = Workspace(workspace_folders, saved_outputs)
         self.buffers = EditorBuffers(editor_text)
         self._save_output = save_output
         self._output_threshold = output_threshold
-        #: The MCP servers' tools (sidecar/mcp/gate.py), when the server wires them in.
-        self.extra: ExtraTools | None = None
+        #: The MCP servers' tools (sidecar/mcp/gate.py), when the composition root wires them in.
+        self.extra = extra
 
     # -- declarations ---------------------------------------------------------------------------------
     def declarations(self, trusted: bool) -> list[dict[str, Any]]:

@@ -98,6 +98,7 @@ def server_env(**extra: str) -> dict[str, str]:
         env.pop(name, None)
     env["PYTHONUNBUFFERED"] = "1"
     env["SIDECAR_HOME"] = E2E_HOME
+    env["SIDECAR_CHECK_RESULTS"] = "1"  # every result the server sends must convert to its declared type
     env.update(extra)
     return env
 

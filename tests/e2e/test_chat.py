@@ -58,8 +58,9 @@ async def test_history_carries_previous_turns(client: EditorClient, fake: Any) -
     await request(client, "sidecar/sendMessage", {"text": "first"})
     await request(client, "sidecar/sendMessage", {"text": "second"})
     contents = fake.requests()[-1].body["contents"]
-    assert [c["role"] for c in contents] == ["user", "model", "user"]
-    assert contents[0]["parts"][0]["text"] == "first"
+    assert [c["role"] for c in contents] == ["user", "user", "model", "user"]  # the session context opens it
+    assert contents[0]["parts"][0]["text"].startswith("<session_context>")
+    assert contents[1]["parts"][0]["text"] == "first"
 
 
 async def test_work_done_progress_runs_for_the_turn(client: EditorClient) -> None:
@@ -154,7 +155,9 @@ async def test_cancel_stops_the_stream_and_history_stays_valid(client: EditorCli
     reply = await request(client, "sidecar/sendMessage", {"text": "after cancel"})
     assert "after cancel" in reply["text"]
     roles = [c["role"] for c in fake.requests()[-1].body["contents"]]
-    assert roles == ["user", "user"], "the cancelled turn left its user message and no dangling model turn"
+    assert roles == ["user", "user", "user"], (
+        "the session context, the cancelled turn's user message (no dangling model turn), the new message"
+    )
 
 
 async def test_usage_after_a_cancel_still_counts_system_prompt_and_tools(client: EditorClient, fake: Any) -> None:

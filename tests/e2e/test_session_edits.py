@@ -133,13 +133,19 @@ async def test_rewind_hides_the_messages_from_the_model_and_keeps_them_in_the_tr
     await again.client.close()
 
 
-async def test_rename_then_query_finds_exactly_it_and_pages_cover_all(fake: Any, dirs: tuple[str, str]) -> None:
-    side = await started(dirs, fake)
+async def three_sessions(side: Sidecar) -> list[str]:
+    """Three recorded sessions, oldest first (a fourth, empty one is live)."""
     ids = []
     for text in ("alpha work", "beta work with a unicorn", "gamma work"):
         await side.say(text)
         ids.append((await transcript(side))["sessionId"])
         await side.client.request("sidecar/newSession", {})
+    return ids
+
+
+async def test_rename_sets_the_title_and_a_query_finds_exactly_it(fake: Any, dirs: tuple[str, str]) -> None:
+    side = await started(dirs, fake)
+    ids = await three_sessions(side)
     renamed = await side.client.request("sidecar/renameSession", {"sessionId": ids[0], "title": "Zebra migration"})
     assert renamed == {"sessionId": ids[0], "title": "Zebra migration"}
     found = await side.client.request("sidecar/listSessions", {"query": "zebra"})
@@ -147,24 +153,43 @@ async def test_rename_then_query_finds_exactly_it_and_pages_cover_all(fake: Any,
     assert found["sessions"][0]["title"] == "Zebra migration"
     by_text = await side.client.request("sidecar/listSessions", {"query": "UNICORN"})
     assert [s["sessionId"] for s in by_text["sessions"]] == [ids[1]]
-    pages, cursor = [], None
+    result = cli(dirs[0], "sessions", "list", "--project", dirs[1], "--query", "zebra")
+    assert result.returncode == 0 and ids[0] in result.stdout and ids[1] not in result.stdout
+    await side.client.close()
+
+
+async def test_paging_is_newest_first_and_covers_every_session(fake: Any, dirs: tuple[str, str]) -> None:
+    side = await started(dirs, fake)
+    ids = await three_sessions(side)
+    pages: list[dict[str, Any]] = []
+    cursor = None
     while True:
         page = await side.client.request("sidecar/listSessions", {"limit": 1, **({"cursor": cursor} if cursor else {})})
-        pages += [s["sessionId"] for s in page["sessions"]]
+        assert len(page["sessions"]) <= 1
+        pages += page["sessions"]
         cursor = page.get("nextCursor")
         if cursor is None:
             break
-    assert sorted(pages) == sorted(ids) and len(pages) == 3
+    assert sorted(s["sessionId"] for s in pages) == sorted(ids) and len(pages) == 3
+    keys = [(s["lastUpdated"], s["sessionId"]) for s in pages]
+    assert keys == sorted(keys, reverse=True), "newest first (ties by session id)"
+    updated = {s["sessionId"]: s["lastUpdated"] for s in pages}
+    assert [updated[i] for i in ids] == sorted(updated[i] for i in ids), "created one after the other"
     plain = await side.client.request("sidecar/listSessions", {})
-    assert isinstance(plain, list) and len(plain) == 3, "no params: the list, as before"
+    assert isinstance(plain, list), "no params: the bare list, as before paging"
+    assert [s["sessionId"] for s in plain] == [s["sessionId"] for s in pages], "the same order as the pages"
+    await side.client.close()
+
+
+async def test_bad_list_and_rename_params_are_refused_in_words(fake: Any, dirs: tuple[str, str]) -> None:
+    side = await started(dirs, fake)
+    ids = await three_sessions(side)
     with pytest.raises(RpcError) as caught:
         await side.client.request("sidecar/listSessions", {"cursor": "not-a-cursor!"})
     assert caught.value.code == -32602 and "cursor" in caught.value.message
     with pytest.raises(RpcError) as caught:
         await side.client.request("sidecar/renameSession", {"sessionId": ids[1], "title": "  "})
     assert "title is empty" in caught.value.message
-    result = cli(dirs[0], "sessions", "list", "--project", dirs[1], "--query", "zebra")
-    assert result.returncode == 0 and ids[0] in result.stdout and ids[1] not in result.stdout
     await side.client.close()
 
 

@@ -9,15 +9,17 @@ from typing import Any
 
 import pytest
 
+from sidecar.app import Services, build_services
+from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService
-from sidecar.compaction.service import Compactor, Trigger
 from sidecar.compaction.tool_outputs import ToolOutputSaver
 from sidecar.config.settings import Settings
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
+from sidecar.core.outcome import Trigger
 from sidecar.core.tokens import estimate_history_tokens
 from sidecar.gemini.client import ClientConfig, ModelClient
+from sidecar.protocol.methods import PROGRESS_TITLES, ProgressKind
 from sidecar.protocol.types import CompressedParams, RetryParams, TokenUsage
-from sidecar.recording.recorder import Recorder as SessionRecorder
 from sidecar.session import Session
 
 
@@ -33,7 +35,7 @@ class RecordingProgress:
 
 
 @dataclass
-class Recorder:
+class EditorSpy:
     deltas: list[str] = field(default_factory=list)
     usages: list[TokenUsage] = field(default_factory=list)
     notices: list[CompressedParams] = field(default_factory=list)
@@ -64,29 +66,34 @@ class Recorder:
     def warning(self, message: str) -> None:
         self.warnings.append(message)
 
-    async def progress(self, title: str) -> RecordingProgress:
-        self.progress_log.append(f"begin:{title}")
+    async def progress(self, kind: ProgressKind) -> RecordingProgress:
+        self.progress_log.append(f"begin:{PROGRESS_TITLES[kind]}")
         return RecordingProgress(self.progress_log)
 
 
 @dataclass
 class Rig:
     chat: ChatService
-    rec: Recorder
+    rec: EditorSpy
     fake: Any
     tmp: Path
+    services: Services
+
+    @property
+    def live(self) -> LiveConversation:
+        return self.services.live
 
     @property
     def settings(self) -> Settings:
-        return self.chat.session.settings
+        return self.live.session.settings
 
     def set(self, **changes: Any) -> None:
         import msgspec
 
-        self.chat.session.settings = msgspec.structs.replace(self.settings, **changes)
+        self.live.session.settings = msgspec.structs.replace(self.settings, **changes)
 
     def load(self, history: Sequence[Content], prompt_tokens: int, source: str = "api") -> None:
-        conv = self.chat.conversation
+        conv = self.live.conversation
         conv.replace(list(history))
         conv.set_prompt_tokens(prompt_tokens, source)  # type: ignore[arg-type]
         conv.force_full_ide_context = False
@@ -103,7 +110,7 @@ class Rig:
 
 @pytest.fixture
 async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
-    rec = Recorder()
+    rec = EditorSpy()
     client = ModelClient(
         ClientConfig(
             # A call the fake holds while a test goes on must still be pending when the test releases it, however
@@ -120,11 +127,13 @@ async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
 
     settings = Settings(token_limit=100_000, retry_initial_delay_ms=1)  # retries of bad replies wait 1, 2, 4 ms
     session = Session(settings=settings, workspace_folders=[str(tmp_path / "project")])
-    compactor = Compactor(session, get_client, ToolOutputSaver(tmp_path), hook)
-    recorder = SessionRecorder(session, rec.warning, home=tmp_path / "home")
-    chat = ChatService(session, get_client, rec, compactor, recorder)
-    yield Rig(chat, rec, fake, tmp_path)
-    await chat.background.aclose()
+    services = build_services(
+        session, notifier=rec, inform=rec.warning, model=get_client, pre_compress=hook,
+        save_tool_output=ToolOutputSaver(tmp_path), home=tmp_path / "home",
+        memory=False,  # these tests compare exact histories; the session context has its own (tests/e2e/test_memory*)
+    )
+    yield Rig(services.chat, rec, fake, tmp_path, services)
+    await services.aclose()
     await client.aclose()
 
 

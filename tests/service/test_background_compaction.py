@@ -13,8 +13,6 @@ from typing import Any
 
 import pytest
 
-from sidecar.chat.actions import SessionActions
-from sidecar.chat.sessions import SessionService
 from sidecar.core.ide_context import FULL_HEADER
 from sidecar.core.tokens import estimate_history_tokens
 from sidecar.protocol.ide import Cursor, OpenFile
@@ -31,7 +29,7 @@ def pushed(rig: Rig, state: str, start: int = 0) -> Callable[[], bool]:
 
 def aim(rig: Rig, fraction: float) -> None:
     """Make the fake count the current history at `fraction` of the threshold (its counts are scaled)."""
-    estimate = max(1, estimate_history_tokens(rig.chat.conversation.history))
+    estimate = max(1, estimate_history_tokens(rig.live.conversation.history))
     threshold = rig.settings.compression_threshold * rig.settings.effective_token_limit()
     rig.fake.set_token_multiplier(fraction * threshold / estimate)
 
@@ -66,30 +64,30 @@ async def start_preparation(rig: Rig, hold: bool = True) -> int:
 
 
 def user_texts(rig: Rig) -> list[str]:
-    return [p.text or "" for c in rig.chat.conversation.history if c.role == "user" for p in c.parts]
+    return [p.text or "" for c in rig.live.conversation.history if c.role == "user" for p in c.parts]
 
 
 def transcript_texts(rig: Rig) -> list[str]:
-    entries = rig.chat.recorder.transcript(rig.chat.conversation.session_id)
+    entries = rig.live.recorder.transcript(rig.live.conversation.session_id)
     return [e.text for e in entries if isinstance(e, TranscriptMessage) and e.role == "user"]
 
 
 async def test_prepared_summary_is_applied_and_keeps_every_message_sent_during_preparation(rig: Rig) -> None:
     await recorded_near_threshold(rig)
-    prefix = len(rig.chat.conversation) + 2  # the turn that starts it adds its message and the reply
+    prefix = len(rig.live.conversation) + 2  # the turn that starts it adds its message and the reply
     await start_preparation(rig)
     assert rig.rec.hooks == ["auto"]  # PreCompress fires when the preparation starts
     during = [f"sent while the summary is prepared #{i}" for i in range(3)]
     for text in during:
         await rig.chat.send_message(text)  # nobody waits for the held summary call
-    assert rig.chat.usage().summary_preparation == "preparing"
+    assert rig.live.usage().summary_preparation == "preparing"
     mark = len(rig.rec.usages)
     rig.fake.release()
     await until(pushed(rig, "ready", mark), "a 'summary ready' usage push")
     aim(rig, 1.05)
     await rig.chat.send_message("this turn crosses the threshold")
     assert rig.rec.notices == []
-    rig.chat.set_ide_context([OpenFile(path="/ws/a.py", timestamp=1, is_active=True, cursor=Cursor(3, 1))], True)
+    rig.live.set_ide_context([OpenFile(path="/ws/a.py", timestamp=1, is_active=True, cursor=Cursor(3, 1))], True)
     await rig.chat.send_message("the next step")  # applies the prepared summary at once
 
     assert [(n.status, n.trigger) for n in rig.rec.notices] == [("COMPRESSED", "auto")]
@@ -108,14 +106,14 @@ async def test_prepared_summary_is_applied_and_keeps_every_message_sent_during_p
     assert any(t.startswith(FULL_HEADER) for t in context)  # the full IDE context after the replacement
     for text in ["this turn crosses the preparation point", *during, "the next step"]:
         assert text in transcript_texts(rig)
-    entries = rig.chat.recorder.transcript(rig.chat.conversation.session_id)
+    entries = rig.live.recorder.transcript(rig.live.conversation.session_id)
     assert [(e.trigger, e.status) for e in entries if isinstance(e, TranscriptCompaction)] == [("auto", "COMPRESSED")]
-    assert rig.chat.usage().summary_preparation == "none"
+    assert rig.live.usage().summary_preparation == "none"
     # Recorded like any compaction: resume gives the same history, undo brings every recorded message back.
-    sessions = SessionService(rig.chat)
-    compacted = rig.chat.conversation.history
-    await sessions.resume(rig.chat.conversation.session_id)
-    assert rig.chat.conversation.history == compacted
+    sessions = rig.services.sessions
+    compacted = rig.live.conversation.history
+    await sessions.resume(rig.live.conversation.session_id)
+    assert rig.live.conversation.history == compacted
     assert (await sessions.undo_compaction()).restored
     restored = user_texts(rig)
     for text in ["this turn crosses the preparation point", *during, "this turn crosses the threshold"]:
@@ -151,7 +149,7 @@ async def test_cancelling_the_waiting_turn_never_cancels_the_preparation(rig: Ri
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiting
-    assert rig.chat.background.in_flight
+    assert rig.live.background.in_flight
     mark = len(rig.rec.usages)
     rig.fake.release()
     await until(pushed(rig, "ready", mark), "a 'summary ready' usage push")
@@ -166,33 +164,33 @@ async def _undo_setup(rig: Rig) -> None:
     rig.load(history, prompt_tokens=estimate_history_tokens(history), source="estimate")
     assert (await rig.chat.compress(None)).status == "COMPRESSED"
     # A smaller window, so that the (smaller) history is again most of a prompt at the preparation point.
-    rig.set(token_limit=4 * estimate_history_tokens(rig.chat.conversation.history))
+    rig.set(token_limit=4 * estimate_history_tokens(rig.live.conversation.history))
     aim(rig, 0.88)
 
 
 async def _new(rig: Rig) -> None:
-    await SessionService(rig.chat).new()
+    await rig.services.sessions.new()
 
 
 async def _resume(rig: Rig) -> None:
-    await SessionService(rig.chat).resume(rig.chat.conversation.session_id)
+    await rig.services.sessions.resume(rig.live.conversation.session_id)
 
 
 async def _undo(rig: Rig) -> None:
-    assert (await SessionService(rig.chat).undo_compaction()).restored
+    assert (await rig.services.sessions.undo_compaction()).restored
 
 
 async def _fork(rig: Rig) -> None:
-    await SessionActions(SessionService(rig.chat)).fork(None, None)
+    await rig.services.actions.fork(None, None)
 
 
 async def _pin(rig: Rig) -> None:
-    SessionActions(SessionService(rig.chat)).pin("the parser keeps byte offsets")
+    rig.services.actions.pin("the parser keeps byte offsets")
 
 
 async def _model(rig: Rig) -> None:
     rig.set(model="gemini-2.5-pro")
-    rig.chat.background.check(rig.chat.conversation)  # what the server does after every settings change
+    rig.live.background.check(rig.live.conversation)  # what the server does after every settings change
 
 
 @pytest.mark.parametrize(
@@ -206,8 +204,8 @@ async def test_a_preparation_is_discarded_when_its_prefix_or_model_changes(rig: 
     await start_preparation(rig)
     before = len(rig.summary_requests())
     await action(rig)
-    assert not rig.chat.background.in_flight  # cancelled, not left running
-    assert rig.chat.usage().summary_preparation == "none"
+    assert not rig.live.background.in_flight  # cancelled, not left running
+    assert rig.live.usage().summary_preparation == "none"
     rig.fake.release()  # the held call goes on at the fake; nobody is listening
     if action is _model:
         aim(rig, 1.05)
@@ -222,9 +220,9 @@ async def test_a_failed_preparation_is_only_logged_and_the_turn_compacts_itself_
     near_threshold(rig)
     rig.fake.script([{"kind": "status", "status": 500, "match": "summary"}])
     await rig.chat.send_message("crosses the preparation point")
-    await until(lambda: not rig.chat.background.in_flight and len(rig.summary_requests()) == 1, "the failure")
+    await until(lambda: not rig.live.background.in_flight and len(rig.summary_requests()) == 1, "the failure")
     assert (rig.rec.warnings, rig.rec.errors) == ([], [])  # logged, not shown
-    assert rig.chat.usage().summary_preparation == "none"
+    assert rig.live.usage().summary_preparation == "none"
     aim(rig, 1.05)
     await rig.chat.send_message("crosses the threshold")
     assert len(rig.summary_requests()) == 1  # no second preparation after a failure
@@ -232,10 +230,10 @@ async def test_a_failed_preparation_is_only_logged_and_the_turn_compacts_itself_
     rig.fake.script([{"kind": "text", "text": snapshot_text("g", "x " * 60_000), "match": "summary", "times": 2}])
     await rig.chat.send_message("compacts in the turn")
     assert [n.status for n in rig.rec.notices] == ["COMPRESSION_FAILED_INFLATED_TOKEN_COUNT"]
-    assert rig.chat.conversation.has_failed_compression_attempt
+    assert rig.live.conversation.has_failed_compression_attempt
     assert len(rig.summary_requests()) == 3
     await rig.chat.send_message("latched: no preparation either")
-    assert not rig.chat.background.in_flight and len(rig.summary_requests()) == 3
+    assert not rig.live.background.in_flight and len(rig.summary_requests()) == 3
     for text in ["crosses the threshold", "compacts in the turn", "latched: no preparation either"]:
         assert text in transcript_texts(rig)
 
@@ -253,16 +251,16 @@ async def test_a_prepared_summary_that_saves_too_little_falls_back_to_the_normal
     assert [n.status for n in rig.rec.notices] == ["COMPRESSED"]  # the fresh summary, not the bloated one
     assert len(rig.summary_requests()) == 4
     assert "y y y" not in (user_texts(rig)[1])
-    assert not rig.chat.conversation.has_failed_compression_attempt
+    assert not rig.live.conversation.has_failed_compression_attempt
 
 
 async def test_shutdown_during_a_preparation_cancels_it_and_records_nothing(rig: Rig) -> None:
     near_threshold(rig)
     await start_preparation(rig)
-    await rig.chat.background.aclose()
-    assert not rig.chat.background.in_flight
-    assert rig.chat.usage().summary_preparation == "none"
-    entries = rig.chat.recorder.transcript(rig.chat.conversation.session_id)
+    await rig.live.background.aclose()
+    assert not rig.live.background.in_flight
+    assert rig.live.usage().summary_preparation == "none"
+    entries = rig.live.recorder.transcript(rig.live.conversation.session_id)
     assert [e for e in entries if isinstance(e, TranscriptCompaction)] == []
     assert rig.rec.notices == []
 
@@ -277,7 +275,7 @@ async def test_manual_compaction_with_focus_text_summarizes_afresh(rig: Rig) -> 
     summaries = rig.summary_requests()
     assert len(summaries) == 4  # the preparation's two, then two fresh ones with the focus text
     assert "keep the parser decisions" in summaries[2].body["contents"][-1]["parts"][0]["text"]
-    assert rig.chat.usage().summary_preparation == "none"
+    assert rig.live.usage().summary_preparation == "none"
 
 
 async def test_manual_compaction_without_focus_text_uses_the_ready_summary(rig: Rig) -> None:
@@ -295,7 +293,7 @@ async def test_background_compaction_off_is_todays_synchronous_flow(rig: Rig) ->
     rig.set(background_compaction=False)
     near_threshold(rig)
     await rig.chat.send_message("past the preparation point, but nothing is prepared")
-    assert not rig.chat.background.in_flight and rig.summary_requests() == []
+    assert not rig.live.background.in_flight and rig.summary_requests() == []
     aim(rig, 1.05)
     await rig.chat.send_message("crosses the threshold")
     await rig.chat.send_message("compacts in this turn")
@@ -309,7 +307,7 @@ async def test_the_preparation_point_follows_the_setting(rig: Rig) -> None:
     rig.set(compression_prepare_ratio=0.95)
     near_threshold(rig)  # 88% of the threshold: under 95%
     await rig.chat.send_message("not yet")
-    assert not rig.chat.background.in_flight and rig.summary_requests() == []
+    assert not rig.live.background.in_flight and rig.summary_requests() == []
     aim(rig, 0.97)
     await start_preparation(rig, hold=False)
 
@@ -320,14 +318,14 @@ async def test_after_an_undo_auto_compaction_waits_a_tenth_of_the_window_and_the
     rig.set(background_compaction=False)
     for i in range(12):
         await rig.chat.send_message(f"Step {i}: please work on src/mod_{i}.py." + f" detail-{i}" * 800)
-    history = estimate_history_tokens(rig.chat.conversation.history)
+    history = estimate_history_tokens(rig.live.conversation.history)
     limit = int(history / 0.55)  # the whole history is 110% of the 50% threshold
     rig.set(token_limit=limit, compression_threshold=0.5)
     assert (await rig.chat.compress(None)).status == "COMPRESSED"
-    undone = await SessionService(rig.chat).undo_compaction()
-    at_undo = rig.chat.conversation.last_prompt_tokens
+    undone = await rig.services.sessions.undo_compaction()
+    at_undo = rig.live.conversation.last_prompt_tokens
     assert at_undo >= 0.5 * limit, "the restored history is over the threshold"
-    paused = rig.chat.usage().auto_compaction_paused_until
+    paused = rig.live.usage().auto_compaction_paused_until
     assert paused == at_undo + limit // 10
     assert f"paused until the conversation reaches {paused:,} tokens" in undone.message
     assert rig.rec.usages[-1].auto_compaction_paused_until == paused, "the status bar is told"
@@ -337,17 +335,17 @@ async def test_after_an_undo_auto_compaction_waits_a_tenth_of_the_window_and_the
     await rig.chat.send_message("the first message after the undo")
     await rig.chat.send_message("still under the pause")
     assert rig.rec.notices[-1].trigger == "manual", "no automatic compaction during the pause"
-    await until(lambda: rig.chat.usage().summary_preparation == "ready", "the summary prepared in the background")
+    await until(lambda: rig.live.usage().summary_preparation == "ready", "the summary prepared in the background")
     assert len(rig.summary_requests()) == summaries + 2
     aim(rig, 1.35)
     await rig.chat.send_message("this one grows past the pause")
-    assert rig.chat.conversation.last_prompt_tokens >= paused
+    assert rig.live.conversation.last_prompt_tokens >= paused
     assert rig.rec.notices[-1].trigger == "manual"
     mark = len(rig.rec.progress_log)
     await rig.chat.send_message("compacts with the prepared summary")
     assert [(n.trigger, n.status) for n in rig.rec.notices][-1] == ("auto", "COMPRESSED")
     assert WAITING not in rig.rec.progress_log[mark:] and len(rig.summary_requests()) == summaries + 2
-    assert rig.chat.usage().auto_compaction_paused_until is None
+    assert rig.live.usage().auto_compaction_paused_until is None
 
 
 async def test_compressing_by_hand_ends_the_pause_after_an_undo(rig: Rig) -> None:
@@ -355,7 +353,7 @@ async def test_compressing_by_hand_ends_the_pause_after_an_undo(rig: Rig) -> Non
     for i in range(6):
         await rig.chat.send_message(f"Step {i}: please work on src/mod_{i}.py." + f" detail-{i}" * 800)
     assert (await rig.chat.compress(None)).status == "COMPRESSED"
-    await SessionService(rig.chat).undo_compaction()
-    assert rig.chat.usage().auto_compaction_paused_until is not None
+    await rig.services.sessions.undo_compaction()
+    assert rig.live.usage().auto_compaction_paused_until is not None
     await rig.chat.compress(None)
-    assert rig.chat.usage().auto_compaction_paused_until is None
+    assert rig.live.usage().auto_compaction_paused_until is None

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from sidecar.compaction import hooks
-from sidecar.compaction.service import Status
 from sidecar.config.settings import HookSpec
 from sidecar.core.history import text_content
+from sidecar.core.outcome import Status
 from sidecar.protocol import errors
 from tests.service.conftest import Rig, conversation, snapshot_text
 from tests.waiting import until
@@ -42,30 +42,30 @@ async def test_recount_uses_count_tokens_for_both_sides_when_the_api_counted(rig
     new, old = sorted(count_tokens(c.body["contents"]) for c in counts)  # sent at once: in either order
     beyond_history = 60_000 - old  # what the API counted besides the history: system prompt, tools
     assert (result.original_token_count, result.new_token_count) == (60_000, new + beyond_history)
-    assert rig.chat.conversation.last_prompt_tokens == new + beyond_history
-    assert rig.chat.conversation.usage_source == "api"
+    assert rig.live.conversation.last_prompt_tokens == new + beyond_history
+    assert rig.live.conversation.usage_source == "api"
 
 
 async def test_recount_uses_the_estimate_for_both_sides_without_api_counts(rig: Rig) -> None:
     over_threshold(rig, source="estimate")
-    estimate_before = rig.chat.conversation.estimated_tokens()
+    estimate_before = rig.live.conversation.estimated_tokens()
     result = await rig.chat.compress(None)
     assert [r for r in rig.fake.requests() if r.kind == "count"] == []
     # Both sides are estimates of the history; the counts reported add back what the status showed beyond the
     # history (60,000 here), so that they are of the count the status bar shows (issue 30 point 11).
-    saved = estimate_before - rig.chat.conversation.estimated_tokens()
+    saved = estimate_before - rig.live.conversation.estimated_tokens()
     assert result.original_token_count == 60_000
     assert result.original_token_count - result.new_token_count == saved
 
 
 async def test_failed_count_gives_token_count_error_and_keeps_history(rig: Rig) -> None:
     over_threshold(rig)
-    before = rig.chat.conversation.wire()
+    before = rig.live.conversation.wire()
     rig.fake.script([{"kind": "status", "status": 500, "match": "count"}])
     result = await rig.chat.compress(None)
     assert result.status == "COMPRESSION_FAILED_TOKEN_COUNT_ERROR"
     assert result.message == "Could not compress chat history due to a token counting error."
-    assert rig.chat.conversation.wire() is before
+    assert rig.live.conversation.wire() is before
 
 
 # 3. no loops
@@ -81,18 +81,18 @@ async def test_auto_compaction_that_saves_too_little_is_named_for_that_and_latch
     """A smaller history that saves under 10% is not "inflated" (issue 30 point 12): its own status and words."""
     rig.load_just_over_threshold(conversation(6))
     rig.fake.script([{"kind": "text", "text": snapshot_text("g"), "match": "summary", "times": 2}])
-    baseline = await rig.chat.compactor.compress(rig.chat.conversation, force=True, trigger="manual")
+    baseline = await rig.chat.compactor.compress(rig.live.conversation, force=True, trigger="manual")
     assert baseline.status is Status.COMPRESSED
     padding = 4 * max(0, int(0.95 * baseline.original) - baseline.new)  # ASCII: 4 characters per fake token
     rig.fake.script([{"kind": "text", "text": snapshot_text("g", "p" * padding), "match": "summary", "times": 4}])
-    auto = await rig.chat.compactor.compress(rig.chat.conversation, force=False, trigger="auto")
-    manual = await rig.chat.compactor.compress(rig.chat.conversation, force=True, trigger="manual")
+    auto = await rig.chat.compactor.compress(rig.live.conversation, force=False, trigger="auto")
+    manual = await rig.chat.compactor.compress(rig.live.conversation, force=True, trigger="manual")
     assert 0.9 * auto.original < auto.new <= auto.original
     assert auto.status is Status.COMPRESSION_FAILED_INSUFFICIENT_REDUCTION
     assert "too little" in auto.message(100_000) and "not beneficial" not in auto.message(100_000)
     assert manual.status is Status.COMPRESSED
     rig.chat._apply(auto, force=False)  # as a turn's automatic attempt: latched like an inflated one
-    assert rig.chat.conversation.has_failed_compression_attempt
+    assert rig.live.conversation.has_failed_compression_attempt
 
 
 # 4. the summary is validated
@@ -101,7 +101,7 @@ async def test_scratchpad_is_stripped_before_the_summary_enters_history(rig: Rig
     reply = "<scratchpad>private reasoning</scratchpad>\n" + snapshot_text("kept goal")
     rig.fake.script([{"kind": "text", "text": reply, "match": "summary", "times": 2}])
     await rig.chat.compress(None)
-    summary = rig.chat.conversation.history[1].parts[0].text or ""
+    summary = rig.live.conversation.history[1].parts[0].text or ""
     assert summary.startswith("<state_snapshot>") and "private reasoning" not in summary
 
 
@@ -120,7 +120,7 @@ async def test_invalid_summaries_count_as_empty(rig: Rig, reply: str) -> None:
     rig.fake.script([{"kind": "text", "text": reply, "match": "summary", "times": 2}])
     result = await rig.chat.compress(None)
     assert result.status == "COMPRESSION_FAILED_EMPTY_SUMMARY"
-    assert len(rig.chat.conversation.history) == 40
+    assert len(rig.live.conversation.history) == 40
 
 
 async def test_a_function_call_in_the_summary_is_never_executed(rig: Rig) -> None:
@@ -129,7 +129,7 @@ async def test_a_function_call_in_the_summary_is_never_executed(rig: Rig) -> Non
     rig.fake.script([{**call, "times": 2}])
     result = await rig.chat.compress(None)
     assert result.status == "COMPRESSION_FAILED_EMPTY_SUMMARY"
-    assert not any(p.function_call for c in rig.chat.conversation.history for p in c.parts)
+    assert not any(p.function_call for c in rig.live.conversation.history for p in c.parts)
 
 
 # 5. the deterministic retention check
@@ -146,7 +146,7 @@ async def test_facts_the_first_snapshot_dropped_are_listed_in_the_verify_pass(ri
     assert "file path: lib/storage/engine.rs" in verify
     assert "user constraint: You must never change the on-disk format." in verify
     assert result.status == "COMPRESSED"
-    summary = rig.chat.conversation.history[1].parts[0].text or ""
+    summary = rig.live.conversation.history[1].parts[0].text or ""
     assert "lib/storage/engine.rs" in summary, "the fake's verify pass added the missing path"
 
 
@@ -199,13 +199,13 @@ async def test_hook_matcher_and_failures_are_advisory(tmp_path: Path) -> None:
 # 7. model errors never alter history
 async def test_model_error_during_manual_compaction_is_named_and_history_unchanged(rig: Rig) -> None:
     over_threshold(rig)
-    before = list(rig.chat.conversation.history)
+    before = list(rig.live.conversation.history)
     rig.fake.script([{"kind": "status", "status": 503, "match": "summary"}])
     with pytest.raises(errors.SidecarError) as caught:
         await rig.chat.compress(None)
     assert caught.value.code == errors.MODEL_ERROR
     assert "503" in caught.value.message and "unchanged" in caught.value.message
-    assert rig.chat.conversation.history == before
+    assert rig.live.conversation.history == before
     assert rig.rec.progress_log[-1] == "end:None"
 
 
@@ -215,27 +215,27 @@ async def test_model_error_during_auto_compaction_warns_and_the_turn_goes_on(rig
     reply = await rig.chat.send_message("carry on")
     assert reply.text
     assert any("Compaction failed" in w for w in rig.rec.warnings)
-    assert len(rig.chat.conversation.history) == 42
+    assert len(rig.live.conversation.history) == 42
 
 
 async def test_cancelled_compaction_leaves_history_unchanged(rig: Rig) -> None:
     over_threshold(rig)
-    before = list(rig.chat.conversation.history)
+    before = list(rig.live.conversation.history)
     rig.fake.script([{"kind": "delay", "seconds": 5, "match": "summary"}])
     task = asyncio.create_task(rig.chat.compress(None))
     await until(lambda: not rig.fake.pending(), "the summary call to reach the fake (its delay step is taken)")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert rig.chat.conversation.history == before
-    assert not rig.chat.compressing
+    assert rig.live.conversation.history == before
+    assert not rig.live.compressing
 
 
 async def test_second_compress_while_one_runs_is_refused(rig: Rig) -> None:
     over_threshold(rig)
     rig.fake.script([{"kind": "delay", "seconds": 1, "match": "summary"}])
     first = asyncio.create_task(rig.chat.compress(None))
-    await until(lambda: rig.chat.compressing, "the first compaction to be running")
+    await until(lambda: rig.live.compressing, "the first compaction to be running")
     with pytest.raises(errors.SidecarError) as caught:
         await rig.chat.compress(None)
     assert caught.value.code == errors.BUSY
@@ -246,14 +246,14 @@ async def test_second_compress_while_one_runs_is_refused(rig: Rig) -> None:
 async def test_no_summary_calls_when_the_history_is_a_small_part_of_the_prompt(rig: Rig) -> None:
     # The prompt is mostly system prompt and tool declarations: compacting the history could not help.
     rig.load(conversation(2), prompt_tokens=60_000)
-    outcome = await rig.chat.compactor.compress(rig.chat.conversation, force=False, trigger="auto")
+    outcome = await rig.chat.compactor.compress(rig.live.conversation, force=False, trigger="auto")
     assert outcome.status is Status.NOOP
     assert rig.summary_requests() == []
 
 
 async def test_latched_truncation_with_nothing_to_truncate_is_noop(rig: Rig) -> None:
     rig.load_just_over_threshold(conversation(10))
-    rig.chat.conversation.has_failed_compression_attempt = True
+    rig.live.conversation.has_failed_compression_attempt = True
     outcome = await rig.chat._compact(force=False, trigger="auto")
     assert outcome is not None and outcome.status is Status.NOOP
     assert rig.rec.notices == []

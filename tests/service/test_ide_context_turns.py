@@ -24,7 +24,7 @@ def parsed(text: str) -> dict[str, Any]:
 
 
 def pending_call(rig: Rig) -> None:
-    rig.chat.conversation.append(
+    rig.live.conversation.append(
         Content(role="model", parts=[Part(function_call=FunctionCall(name="read_file", args={"path": "x"}, id="1"))])
     )
 
@@ -32,62 +32,62 @@ def pending_call(rig: Rig) -> None:
 async def test_no_ide_context_while_a_tool_call_awaits_its_response(rig: Rig) -> None:
     rig.load([text_content("user", "hi")], prompt_tokens=1)
     pending_call(rig)
-    rig.chat.set_ide_context([FILE_A], True)
+    rig.live.set_ide_context([FILE_A], True)
     rig.chat._add_ide_context()
-    assert context_texts(rig.chat.conversation.history) == []
-    assert rig.chat.ide.last_sent is None
+    assert context_texts(rig.live.conversation.history) == []
+    assert rig.live.ide.last_sent is None
 
 
 async def test_ide_context_is_added_when_no_call_is_pending(rig: Rig) -> None:
-    rig.chat.set_ide_context([FILE_A], True)
+    rig.live.set_ide_context([FILE_A], True)
     await rig.chat.send_message("hello")
-    (text,) = context_texts(rig.chat.conversation.history)
+    (text,) = context_texts(rig.live.conversation.history)
     assert text.startswith(FULL_HEADER)
 
 
 async def test_after_a_skipped_context_the_next_turn_sends_full_with_the_latest_files(rig: Rig) -> None:
     rig.load([text_content("user", "hi")], prompt_tokens=1)
-    rig.chat.conversation.force_full_ide_context = True
+    rig.live.conversation.force_full_ide_context = True
     pending_call(rig)
-    rig.chat.set_ide_context([FILE_A], True)
+    rig.live.set_ide_context([FILE_A], True)
     rig.chat._add_ide_context()  # skipped: a call is pending
-    rig.chat.conversation.truncate(1)  # the call got its answer in the meantime (simplified)
-    rig.chat.set_ide_context([FILE_B], True)
+    rig.live.conversation.truncate(1)  # the call got its answer in the meantime (simplified)
+    rig.live.set_ide_context([FILE_B], True)
     rig.chat._add_ide_context()
-    (text,) = context_texts(rig.chat.conversation.history)
+    (text,) = context_texts(rig.live.conversation.history)
     assert text.startswith(FULL_HEADER)
     assert parsed(text)["activeFile"]["path"] == "/ws/b.py" and "/ws/a.py" not in text
 
 
 async def test_full_then_skipped_then_delta_reports_closed_and_changed(rig: Rig) -> None:
-    rig.chat.set_ide_context([FILE_A], True)
+    rig.live.set_ide_context([FILE_A], True)
     await rig.chat.send_message("one")
     pending_call(rig)
-    rig.chat.set_ide_context([FILE_B], True)
+    rig.live.set_ide_context([FILE_B], True)
     rig.chat._add_ide_context()  # skipped
-    rig.chat.conversation.truncate(len(rig.chat.conversation) - 1)
-    rig.chat.set_ide_context([FILE_C], True)
+    rig.live.conversation.truncate(len(rig.live.conversation) - 1)
+    rig.live.set_ide_context([FILE_C], True)
     await rig.chat.send_message("two")
-    texts = context_texts(rig.chat.conversation.history)
+    texts = context_texts(rig.live.conversation.history)
     changes = parsed(texts[-1])["changes"]
     assert changes["filesClosed"] == ["/ws/a.py"]
     assert changes["activeFileChanged"]["path"] == "/ws/c.py"
 
 
 async def test_compaction_forces_the_full_context_on_the_next_turn(rig: Rig) -> None:
-    rig.chat.set_ide_context([FILE_A], True)
+    rig.live.set_ide_context([FILE_A], True)
     await rig.chat.send_message("start")
     rig.load([*conversation(20)], prompt_tokens=60_000)
-    rig.chat.conversation.force_full_ide_context = False
+    rig.live.conversation.force_full_ide_context = False
     await rig.chat.compress(None)
-    assert rig.chat.conversation.force_full_ide_context
+    assert rig.live.conversation.force_full_ide_context
     await rig.chat.send_message("after")
-    assert context_texts(rig.chat.conversation.history)[-1].startswith(FULL_HEADER)
-    assert not rig.chat.conversation.force_full_ide_context
+    assert context_texts(rig.live.conversation.history)[-1].startswith(FULL_HEADER)
+    assert not rig.live.conversation.force_full_ide_context
 
 
 async def test_the_flag_survives_a_failed_compaction_and_clears_only_when_context_is_built(rig: Rig) -> None:
     rig.load([*conversation(20)], prompt_tokens=60_000)
-    rig.chat.conversation.force_full_ide_context = True
+    rig.live.conversation.force_full_ide_context = True
     await rig.chat.send_message("no editor context known yet")
-    assert rig.chat.conversation.force_full_ide_context, "no context was built: the flag stays"
+    assert rig.live.conversation.force_full_ide_context, "no context was built: the flag stays"

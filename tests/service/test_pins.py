@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from sidecar.compaction.service import Status
+from sidecar.core.outcome import Status
 from sidecar.core.pins import Pin, pins_tokens
 from sidecar.core.tokens import estimate_history_tokens
 from tests.service.conftest import Rig, conversation, tool_exchange
@@ -21,8 +21,8 @@ async def test_a_pin_reaches_the_model_after_the_truncation_fallback(rig: Rig) -
     history = [*tool_exchange("cat", big, "a"), *tool_exchange("cat", big, "b"), *conversation(2)]
     rig.load(history, prompt_tokens=220_000)
     rig.set(token_limit=1_048_576, compression_threshold=0.2)
-    rig.chat.conversation.has_failed_compression_attempt = True  # only truncation is tried now
-    rig.chat.conversation.set_pins([PIN])
+    rig.live.conversation.has_failed_compression_attempt = True  # only truncation is tried now
+    rig.live.conversation.set_pins([PIN])
     await rig.chat.send_message("what now?")
     assert [n.status for n in rig.rec.notices] == [Status.CONTENT_TRUNCATED.value]
     last = chat_requests(rig)[-1]
@@ -32,7 +32,7 @@ async def test_a_pin_reaches_the_model_after_the_truncation_fallback(rig: Rig) -
 
 async def test_pins_count_in_the_estimate_and_after_an_estimated_compaction(rig: Rig) -> None:
     rig.load(conversation(20), prompt_tokens=60_000, source="estimate")
-    conv = rig.chat.conversation
+    conv = rig.live.conversation
     estimate = conv.last_prompt_tokens
     conv.set_pins([PIN])
     assert conv.pinned_tokens == pins_tokens([PIN]) > 0

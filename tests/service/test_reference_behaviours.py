@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from sidecar.compaction.service import ALIAS_MODELS, Status, compression_model
+from sidecar.compaction.service import ALIAS_MODELS, compression_model
 from sidecar.config.settings import Settings
 from sidecar.core.history import text_content
 from sidecar.core.models import compression_model_alias
+from sidecar.core.outcome import Status
 from sidecar.core.prompts import ACKNOWLEDGEMENT
 from sidecar.core.tokens import estimate_history_tokens
 from sidecar.protocol import errors
@@ -62,7 +63,7 @@ async def test_single_user_message_is_noop(rig: Rig) -> None:
 async def test_under_threshold_not_forced_is_noop(rig: Rig) -> None:
     rig.set(compression_threshold=0.7, token_limit=1000)
     rig.load(conversation(4), prompt_tokens=600)
-    outcome = await rig.chat.compactor.compress(rig.chat.conversation, force=False, trigger="auto")
+    outcome = await rig.chat.compactor.compress(rig.live.conversation, force=False, trigger="auto")
     assert (outcome.status, outcome.new_history) == (Status.NOOP, None)
     assert rig.summary_requests() == []
 
@@ -76,7 +77,7 @@ async def test_over_threshold_compresses_with_two_model_calls_using_the_verified
             {"kind": "text", "text": snapshot_text("verified goal"), "match": "summary"},
         ]
     )
-    outcome = await rig.chat.compactor.compress(rig.chat.conversation, force=False, trigger="auto")
+    outcome = await rig.chat.compactor.compress(rig.live.conversation, force=False, trigger="auto")
     assert outcome.status is Status.COMPRESSED
     assert len(rig.summary_requests()) == 2
     assert outcome.new_history is not None
@@ -95,7 +96,7 @@ async def test_blank_verification_falls_back_to_first_summary(rig: Rig) -> None:
     )
     result = await rig.chat.compress(None)
     assert result.status == "COMPRESSED"
-    assert "first draft" in (rig.chat.conversation.history[1].parts[0].text or "")
+    assert "first draft" in (rig.live.conversation.history[1].parts[0].text or "")
     assert len(rig.summary_requests()) == 5, "the blank verification was retried 3 times (4 attempts) first"
 
 
@@ -144,18 +145,18 @@ async def test_inflated_count_fails_with_no_new_history(rig: Rig) -> None:
     chat_history_over_threshold(rig, n=6)
     huge = snapshot_text("goal", extra="x " * 40_000)
     rig.fake.script([{"kind": "text", "text": huge, "match": "summary", "times": 2}])
-    before = list(rig.chat.conversation.history)
+    before = list(rig.live.conversation.history)
     result = await rig.chat.compress(None)
     assert result.status == "COMPRESSION_FAILED_INFLATED_TOKEN_COUNT"
     assert result.new_token_count > result.original_token_count
-    assert rig.chat.conversation.history == before
+    assert rig.live.conversation.history == before
 
 
 async def test_a_summary_blank_on_every_attempt_fails_the_compaction_with_its_reason(rig: Rig) -> None:
     # Better than the reference (which takes a blank pass 1 as an empty summary at once): a blank reply is retried
     # like a chat reply, and when every attempt is blank the compaction fails naming why; the history is untouched.
     chat_history_over_threshold(rig)
-    before = rig.chat.conversation.wire()
+    before = rig.live.conversation.wire()
     rig.fake.script([{"kind": "text", "text": "  ", "match": "summary", "times": 4}])
     with pytest.raises(errors.SidecarError) as caught:
         await rig.chat.compress(None)
@@ -166,7 +167,7 @@ async def test_a_summary_blank_on_every_attempt_fails_the_compaction_with_its_re
     )
     assert caught.value.data.kind == "invalidReply" and caught.value.data.reason == "NO_RESPONSE_TEXT"
     assert len(rig.summary_requests()) == 4
-    assert rig.chat.conversation.wire() is before
+    assert rig.live.conversation.wire() is before
 
 
 async def test_a_summary_that_is_blank_and_then_fine_compacts(rig: Rig) -> None:
@@ -183,7 +184,7 @@ async def test_older_over_budget_tool_output_in_kept_window_is_saved_and_replace
     # 70% of the characters lie before the two grep runs, so both land in the kept window.
     history = [*conversation(40, size=7_000), *tool_exchange("grep", big, "g1"), *tool_exchange("grep", big, "g2")]
     rig.load(history, prompt_tokens=60_000)
-    outcome = await rig.chat.compactor.compress(rig.chat.conversation, force=True, trigger="manual")
+    outcome = await rig.chat.compactor.compress(rig.live.conversation, force=True, trigger="manual")
     assert outcome.status is Status.COMPRESSED and outcome.new_history is not None
     responses = [p.function_response for c in outcome.new_history for p in c.parts if p.function_response]
     assert [r.id for r in responses] == ["g1", "g2"]
@@ -197,7 +198,7 @@ async def test_placeholder_shows_first_20_and_last_80_percent_of_threshold(rig: 
     history = [*conversation(60, size=14_000), *tool_exchange("cat", big, "a"), *tool_exchange("cat", big, "b")]
     rig.load(history, prompt_tokens=0)
     rig.set(token_limit=1_048_576)
-    outcome = await rig.chat.compactor.compress(rig.chat.conversation, force=True, trigger="manual")
+    outcome = await rig.chat.compactor.compress(rig.live.conversation, force=True, trigger="manual")
     assert outcome.new_history is not None
     first = next(p.function_response for c in outcome.new_history for p in c.parts if p.function_response)
     assert "Showing first 8,000 and last 32,000 characters" in first.response["output"]
@@ -230,34 +231,34 @@ async def test_forced_compress_succeeds_after_an_auto_inflated_failure(rig: Rig)
     rig.load_just_over_threshold(conversation(6))
     rig.fake.script([{"kind": "text", "text": snapshot_text("g", "x " * 40_000), "match": "summary", "times": 2}])
     await rig.chat._compact(force=False, trigger="auto")
-    assert rig.chat.conversation.has_failed_compression_attempt
+    assert rig.live.conversation.has_failed_compression_attempt
     result = await rig.chat.compress(None)
     assert result.status == "COMPRESSED"
-    assert not rig.chat.conversation.has_failed_compression_attempt
+    assert not rig.live.conversation.has_failed_compression_attempt
 
 
 async def test_inflated_result_does_not_update_the_token_count(rig: Rig) -> None:
     chat_history_over_threshold(rig, n=6)
     rig.fake.script([{"kind": "text", "text": snapshot_text("g", "x " * 40_000), "match": "summary", "times": 2}])
     await rig.chat.compress(None)
-    assert rig.chat.conversation.last_prompt_tokens == 60_000
+    assert rig.live.conversation.last_prompt_tokens == 60_000
 
 
 async def test_inflated_result_leaves_the_history_in_place(rig: Rig) -> None:
     chat_history_over_threshold(rig, n=6)
-    history = rig.chat.conversation.wire()
+    history = rig.live.conversation.wire()
     rig.fake.script([{"kind": "text", "text": snapshot_text("g", "x " * 40_000), "match": "summary", "times": 2}])
     await rig.chat.compress(None)
-    assert rig.chat.conversation.wire() is history
+    assert rig.live.conversation.wire() is history
 
 
 async def test_auto_inflated_latches_and_forced_inflated_keeps_the_latch(rig: Rig) -> None:
     rig.load_just_over_threshold(conversation(6))
     rig.fake.script([{"kind": "text", "text": snapshot_text("g", "x " * 40_000), "match": "summary", "times": 4}])
     await rig.chat._compact(force=False, trigger="auto")
-    assert rig.chat.conversation.has_failed_compression_attempt
+    assert rig.live.conversation.has_failed_compression_attempt
     await rig.chat.compress(None)
-    assert rig.chat.conversation.has_failed_compression_attempt
+    assert rig.live.conversation.has_failed_compression_attempt
 
 
 async def test_latched_auto_attempt_only_truncates(rig: Rig) -> None:
@@ -265,18 +266,18 @@ async def test_latched_auto_attempt_only_truncates(rig: Rig) -> None:
     history = [*tool_exchange("cat", big, "a"), *tool_exchange("cat", big, "b"), *conversation(2)]
     rig.load(history, prompt_tokens=220_000)
     rig.set(token_limit=1_048_576, compression_threshold=0.2)
-    rig.chat.conversation.has_failed_compression_attempt = True
+    rig.live.conversation.has_failed_compression_attempt = True
     outcome = await rig.chat._compact(force=False, trigger="auto")
     assert outcome is not None and outcome.status is Status.CONTENT_TRUNCATED
     assert rig.summary_requests() == []
-    assert len(rig.chat.conversation.history) == len(history)
+    assert len(rig.live.conversation.history) == len(history)
 
 
 async def test_below_threshold_noop_keeps_the_history_object(rig: Rig) -> None:
     rig.load(conversation(4), prompt_tokens=100)
-    history = rig.chat.conversation.wire()
+    history = rig.live.conversation.wire()
     await rig.chat._compact(force=False, trigger="auto")
-    assert rig.chat.conversation.wire() is history
+    assert rig.live.conversation.wire() is history
 
 
 async def test_too_short_history_noop_has_equal_counts(rig: Rig) -> None:
@@ -348,12 +349,12 @@ async def test_a_message_no_compaction_could_fit_is_refused_before_compacting(ri
 # 39: the compacted session keeps its session file (re-attached, not forked)
 async def test_compression_keeps_recording_into_the_same_session_file(rig: Rig) -> None:
     await rig.chat.send_message("start recording")
-    path = rig.chat.recorder.path
+    path = rig.live.recorder.path
     assert path is not None and path.exists()
     rig.load(conversation(20), prompt_tokens=60_000)
     await rig.chat.compress(None)
     await rig.chat.send_message("after")
-    assert rig.chat.recorder.path == path
+    assert rig.live.recorder.path == path
     kinds = [line.split('"type":"', 1)[1].split('"', 1)[0] for line in path.read_text().splitlines()]
     assert "compaction" in kinds and kinds.index("compaction") < len(kinds) - 1
 
@@ -365,7 +366,7 @@ async def test_auto_notice_percentages_are_of_the_count_the_status_shows(rig: Ri
     overhead = 20_000  # system prompt and tool declarations, as fresh_estimate adds them
     rig.set(token_limit=60_000, compression_threshold=0.5)
     rig.load(history, prompt_tokens=estimate_history_tokens(history) + overhead, source="estimate")
-    shown_before = rig.chat.usage().prompt_token_count
+    shown_before = rig.live.usage().prompt_token_count
     await rig.chat._compact(force=False, trigger="auto")
     (notice,) = rig.rec.notices
     assert notice.status == "COMPRESSED", notice
@@ -382,7 +383,7 @@ async def test_a_latched_auto_attempt_that_does_nothing_shows_no_progress(rig: R
     """After "not beneficial" latched automatic compaction, a turn over the threshold must not show "Compressing
     conversation" that never finishes: no work, no progress (issue 30 point 3)."""
     rig.load_just_over_threshold(conversation(6))
-    rig.chat.conversation.has_failed_compression_attempt = True
+    rig.live.conversation.has_failed_compression_attempt = True
     outcome = await rig.chat._compact(force=False, trigger="auto")
     assert outcome is not None and outcome.status is Status.NOOP
     assert rig.rec.progress_log == []

@@ -21,12 +21,12 @@ def chat_requests(rig: Rig) -> list[Any]:
 
 def recorded(rig: Rig) -> list[Content]:
     """The model-facing history the recording replays to (what a resume would restore)."""
-    rig.chat.recorder.sync()
-    return decode_contents(rig.chat.recorder.reload().history_wire)
+    rig.live.recorder.sync()
+    return decode_contents(rig.live.recorder.reload().history_wire)
 
 
 def transcript_kinds(rig: Rig) -> list[tuple[str, str]]:
-    entries = rig.chat.recorder.transcript(rig.chat.conversation.session_id)
+    entries = rig.live.recorder.transcript(rig.live.conversation.session_id)
     return [(e.kind, e.text) for e in entries if hasattr(e, "kind")]
 
 
@@ -86,7 +86,7 @@ async def test_a_bad_reply_is_retried_with_the_nudge_in_the_request_only(
     assert [(r.attempt, r.max_attempts, r.reason, r.text) for r in rig.rec.retries] == [(2, 4, reason, "")]
     assert rig.rec.retries[0].delay_ms == 1 and rig.rec.retries[0].message
     history = [text_content("user", "please answer"), text_content("model", result.text)]
-    assert rig.chat.conversation.history == history, "the nudge never enters the history"
+    assert rig.live.conversation.history == history, "the nudge never enters the history"
     assert recorded(rig) == history
     assert result.finish_reason == "STOP" and result.text.startswith("Fake Gemini reply #1")
     await next_turn_works(rig, history)
@@ -98,7 +98,7 @@ async def test_a_stream_cut_mid_reply_is_retried_and_its_text_discarded(rig: Rig
     assert len(chat_requests(rig)) == 2
     (retry,) = rig.rec.retries
     assert retry.reason == "stream" and "ended unexpectedly" in retry.message
-    assert rig.chat.conversation.history == [
+    assert rig.live.conversation.history == [
         text_content("user", "tell me a long story about the sea"), text_content("model", result.text)
     ]
 
@@ -115,7 +115,7 @@ async def test_retries_exhausted_answer_an_error_naming_the_type_and_keep_the_us
     rig: Rig, step: dict[str, Any], reason: str, words: str
 ) -> None:
     rig.load(conversation(1), prompt_tokens=100)
-    before = rig.chat.conversation.history
+    before = rig.live.conversation.history
     rig.fake.script([{**step, "match": "chat", "times": 4}])
     with pytest.raises(errors.SidecarError) as caught:
         await rig.chat.send_message("answer, please")
@@ -130,7 +130,7 @@ async def test_retries_exhausted_answer_an_error_naming_the_type_and_keep_the_us
     assert [r.delay_ms for r in rig.rec.retries] == [1, 2, 4], "1, 2, 4 × retryInitialDelayMs"
     assert rig.rec.errors == [err.message]
     history = [*before, text_content("user", "answer, please")]
-    assert rig.chat.conversation.history == history, "the user's message stays; no failed attempt is a reply"
+    assert rig.live.conversation.history == history, "the user's message stays; no failed attempt is a reply"
     kinds = [kind for kind, _ in transcript_kinds(rig)]
     assert kinds == ["user", "error"], "nothing a failed attempt produced was recorded"
     await next_turn_works(rig, history, loaded=len(before))
@@ -142,7 +142,7 @@ async def test_a_failure_after_partial_text_records_nothing_of_it(rig: Rig) -> N
     with pytest.raises(errors.SidecarError):
         await rig.chat.send_message("go")
     assert "".join(rig.rec.deltas).count("a partial reply") == 4, "each attempt was shown as it streamed"
-    assert rig.chat.conversation.history == [text_content("user", "go")]
+    assert rig.live.conversation.history == [text_content("user", "go")]
     assert [k for k, _ in transcript_kinds(rig)] == ["user", "error"]
 
 
@@ -150,7 +150,7 @@ async def test_a_failure_after_partial_text_records_nothing_of_it(rig: Rig) -> N
 
 async def test_a_blocked_prompt_is_not_retried_is_named_and_leaves_the_history_valid(rig: Rig) -> None:
     rig.load(conversation(1), prompt_tokens=100)
-    before = rig.chat.conversation.history
+    before = rig.live.conversation.history
     rig.fake.script([{"kind": "blocked", "blockReason": "PROHIBITED_CONTENT", "match": "chat",
                       "blockReasonMessage": "The prompt may contain prohibited content."}])
     with pytest.raises(errors.SidecarError) as caught:
@@ -167,7 +167,7 @@ async def test_a_blocked_prompt_is_not_retried_is_named_and_leaves_the_history_v
     assert err.data.reason == "PROMPT_BLOCKED"
     assert rig.rec.errors == [err.message]
     # The refused prompt leaves the model-facing history (it would be refused again); the transcript keeps it.
-    assert rig.chat.conversation.history == before
+    assert rig.live.conversation.history == before
     assert recorded(rig) == []
     assert ("user", "something the policy refuses") in transcript_kinds(rig)
     await next_turn_works(rig, before, loaded=len(before))
@@ -181,7 +181,7 @@ async def test_a_reply_stopped_by_a_fixed_policy_is_named_not_retried(rig: Rig, 
     assert len(chat_requests(rig)) == 1
     assert caught.value.data.kind == "blocked" and caught.value.data.block_reason == finish
     assert f"finishReason {finish}" in caught.value.message
-    assert rig.chat.conversation.history == [text_content("user", "hello")]
+    assert rig.live.conversation.history == [text_content("user", "hello")]
 
 
 @pytest.mark.parametrize(("finish", "words"), [
@@ -199,7 +199,7 @@ async def test_a_reply_cut_short_keeps_its_text_and_says_so(rig: Rig, finish: st
     assert warning.startswith("The reply is incomplete: ") and f"(finishReason {finish})" in warning
     assert words in warning
     assert "stopped early" in warning
-    assert rig.chat.conversation.history[-1] == text_content("model", "The first half of the answer")
+    assert rig.live.conversation.history[-1] == text_content("model", "The first half of the answer")
     assert ("info", warning) in transcript_kinds(rig)
 
 
@@ -215,7 +215,7 @@ async def test_usage_extras_citations_and_grounding_parse_and_cached_tokens_reac
     rig.fake.script([{"kind": "usage", "promptTokenCount": 5000, "cachedContentTokenCount": 4096,
                       "thoughtsTokenCount": 12, "toolUsePromptTokenCount": 7, "match": "chat"}])
     await rig.chat.send_message("again")
-    usage = rig.chat.usage()
+    usage = rig.live.usage()
     assert usage.prompt_token_count == 5000 and usage.cached_token_count == 4096
     assert rig.rec.usages[-1].cached_token_count == 4096
 
@@ -224,7 +224,7 @@ async def test_usage_extras_citations_and_grounding_parse_and_cached_tokens_reac
 
 async def test_a_blocked_summary_fails_the_compaction_at_once_with_its_reason(rig: Rig) -> None:
     rig.load(conversation(20), prompt_tokens=60_000)
-    before = rig.chat.conversation.wire()
+    before = rig.live.conversation.wire()
     rig.fake.script([{"kind": "blocked", "blockReason": "SAFETY", "match": "summary"}])
     with pytest.raises(errors.SidecarError) as caught:
         await rig.chat.compress(None)
@@ -232,7 +232,7 @@ async def test_a_blocked_summary_fails_the_compaction_at_once_with_its_reason(ri
                                            "prompt: it was stopped by the safety filters (blockReason SAFETY)")
     assert caught.value.data.kind == "blocked"
     assert len(rig.summary_requests()) == 1
-    assert rig.chat.conversation.wire() is before
+    assert rig.live.conversation.wire() is before
 
 
 async def test_a_thoughts_only_summary_is_retried_with_the_nudge(rig: Rig) -> None:
@@ -243,7 +243,7 @@ async def test_a_thoughts_only_summary_is_retried_with_the_nudge(rig: Rig) -> No
     first, second = rig.summary_requests()[:2]
     assert THINKING_NUDGE not in msgspec.json.encode(first.body).decode()
     assert second.body["contents"][-1]["parts"][-1] == {"text": THINKING_NUDGE}
-    assert THINKING_NUDGE not in msgspec.json.encode(rig.chat.conversation.history).decode()
+    assert THINKING_NUDGE not in msgspec.json.encode(rig.live.conversation.history).decode()
 
 
 async def test_an_automatic_compaction_with_a_blocked_summary_warns_and_the_turn_goes_on(rig: Rig) -> None:
@@ -266,7 +266,7 @@ async def test_a_round_failing_after_tool_responses_is_closed_so_roles_still_alt
     ])
     rig.load([text_content("user", "read it"), call, answer], prompt_tokens=100)
     rig.chat._close_failed_round(ModelError("invalidReply", "unusable", reason="NO_RESPONSE_TEXT"), "t-1")
-    assert rig.chat.conversation.history[-1] == text_content("model", INTERRUPTED)
+    assert rig.live.conversation.history[-1] == text_content("model", INTERRUPTED)
     await next_turn_works(rig, [text_content("user", "read it"), call, answer, text_content("model", INTERRUPTED)],
                           loaded=3)
 
@@ -282,5 +282,5 @@ async def test_a_cancel_while_waiting_to_retry_keeps_nothing_of_the_failed_attem
     turn.cancel()
     with pytest.raises(asyncio.CancelledError):
         await turn
-    assert rig.chat.conversation.history == [text_content("user", "go on")]
+    assert rig.live.conversation.history == [text_content("user", "go on")]
     assert [k for k, _ in transcript_kinds(rig)] == ["user", "info"]  # "The turn was cancelled."

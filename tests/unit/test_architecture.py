@@ -97,7 +97,7 @@ def _area(module: str) -> str:
 
 def test_the_module_walk_sees_the_whole_package() -> None:
     assert {"sidecar.rpc.server", "sidecar.chat.service", "sidecar.core.history", "sidecar.session"} <= set(MODULES)
-    assert "sidecar.chat.service" in _graph()["sidecar.rpc.server"]
+    assert "sidecar.app" in _graph()["sidecar.rpc.server"]
 
 
 def test_no_import_cycles_between_modules() -> None:
@@ -126,6 +126,7 @@ LAYERS = [
     ["sidecar.compaction"],
     ["sidecar.recording"],
     ["sidecar.chat"],
+    ["sidecar.app"],
     ["sidecar.rpc", "sidecar.acp"],
     ["sidecar.doctor"],  # checks what each front-end would do, so it reads both front-ends' settings code
     ["sidecar.cli", "sidecar.demo", "sidecar.protocol.export"],
@@ -206,5 +207,38 @@ def test_editors_use_only_the_generated_constants(folder: str, pattern: str, gen
         if path.name != generated
         for number, line in enumerate(path.read_text().splitlines(), 1)
         if literal.search(line.split("--")[0] if pattern == "*.lua" else line.split("//")[0])
+    ]
+    assert found == []
+
+
+def test_recording_does_not_import_compaction() -> None:
+    """A compaction's Outcome and Status live in core/: recording/ writes them without reaching into compaction/."""
+    found = [
+        f"{name}:{line} imports {imported}"
+        for name in MODULES
+        if name.startswith("sidecar.recording")
+        for imported, line in _imports(name)
+        if imported.startswith("sidecar.compaction")
+    ]
+    assert found == []
+
+
+#: The live conversation's state: owned by chat/live.py (LiveConversation), never reached through the chat service.
+LIVE_STATE = {"lock", "compressing", "recorder", "conversation", "background", "session", "ide", "push_usage", "usage"}
+
+
+def test_nothing_reaches_the_live_conversation_through_the_chat_service() -> None:
+    """Checked in the package and in the benchmarks and service tests, which wire the services themselves."""
+    others = [*(PACKAGE.parent / "bench").glob("*.py"), *(PACKAGE.parent / "tests" / "service").glob("*.py")]
+    found = [
+        f"{name}:{node.lineno} .chat.{node.attr}"
+        for name, path in [*MODULES.items(), *((str(p), p) for p in others)]
+        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        if isinstance(node, ast.Attribute)
+        and node.attr in LIVE_STATE
+        and (
+            (isinstance(node.value, ast.Attribute) and node.value.attr == "chat")
+            or (isinstance(node.value, ast.Name) and node.value.id == "chat")
+        )
     ]
     assert found == []

@@ -111,7 +111,7 @@ export type CompressionStatus = 'COMPRESSED' | 'COMPRESSION_FAILED_INFLATED_TOKE
 
 export type CompactionTrigger = 'auto' | 'manual';
 
-export type EstimateReason = 'newSession' | 'undo' | 'resume';
+export type EstimateReason = 'newSession' | 'undo' | 'resume' | 'fork' | 'rewind';
 
 export type SummaryPreparation = 'none' | 'preparing' | 'ready';
 
@@ -342,6 +342,7 @@ export interface ListDeletedSessionsResult {
   keepDays: number;
 }
 
+/** A session brought back from the trash (listed again, not resumed). */
 export interface RestoreSessionResult {
   sessionId: string;
   title: string | null;
@@ -354,7 +355,7 @@ export interface PinParams {
 
 export interface PinResult {
   pinId: string;
-  warning?: string | null;
+  warning?: string;
 }
 
 export interface UnpinParams {
@@ -498,6 +499,7 @@ export interface HookSpec {
   matcher?: string | null;
 }
 
+/** The hooks section: commands run before a compaction (PreCompress). */
 export interface Hooks {
   PreCompress?: HookSpec[];
 }

@@ -7,20 +7,32 @@ from typing import Any
 
 from pygls.lsp.server import LanguageServer
 
+from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService
 from sidecar.core.ide_context import decode_open_files, normalize
 from sidecar.protocol import methods
 from sidecar.protocol.ide import IdeContextParams
-from sidecar.protocol.types import CompressParams, Empty, SendMessageParams, to_wire
+from sidecar.protocol.types import (
+    CompressParams,
+    CompressResult,
+    Empty,
+    SendMessageParams,
+    SendMessageResult,
+    TokenUsage,
+    to_wire,
+)
 from sidecar.rpc.dispatch import notification, request
 from sidecar.rpc.editor import start_progress
 
 
-def register(server: LanguageServer, chat: ChatService, *, trust_changed: Callable[[], None]) -> None:
+def register(
+    server: LanguageServer, chat: ChatService, live: LiveConversation, *, trust_changed: Callable[[], None]
+) -> None:
+    """Register the chat methods on `server`: turns and compactions go to `chat`, state reads to `live`."""
 
     @request(server, methods.SEND_MESSAGE)
-    async def send_message(params: SendMessageParams) -> Any:
-        editor = chat.ide.current  # before any await: the editor context this message was sent with
+    async def send_message(params: SendMessageParams) -> SendMessageResult:
+        editor = live.ide.current  # before any await: the editor context this message was sent with
         work = await start_progress(server, methods.PROGRESS_TURN)
         try:
             return await chat.send_message(params.text, work, editor)
@@ -28,11 +40,11 @@ def register(server: LanguageServer, chat: ChatService, *, trust_changed: Callab
             work.end()
 
     @request(server, methods.GET_TOKEN_USAGE)
-    async def get_token_usage(_params: Empty) -> Any:
-        return chat.usage()
+    async def get_token_usage(_params: Empty) -> TokenUsage:
+        return live.usage()
 
     @request(server, methods.COMPRESS)
-    async def compress(params: CompressParams) -> Any:
+    async def compress(params: CompressParams) -> CompressResult:
         return await chat.compress(params.instructions)
 
     @server.command(methods.COMPRESS_COMMAND)
@@ -42,5 +54,5 @@ def register(server: LanguageServer, chat: ChatService, *, trust_changed: Callab
 
     @notification(server, methods.IDE_CONTEXT)
     def ide_context(params: IdeContextParams) -> None:
-        if chat.set_ide_context(normalize(decode_open_files(params.open_files)), params.is_trusted):
+        if live.set_ide_context(normalize(decode_open_files(params.open_files)), params.is_trusted):
             trust_changed()  # workspace hooks follow the trust decision

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import acp
 import pytest
 from pydantic import BaseModel, ValidationError
@@ -13,7 +10,6 @@ from sidecar.acp import commands
 from sidecar.acp.replay import COMPACTION_MARKER, replay_updates
 from sidecar.acp.rpc import _decode, explain
 from sidecar.acp.session import read_prompt
-from sidecar.acp.settings import load_settings, user_settings_path
 from sidecar.acp.updates import stop_reason
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
 
@@ -109,21 +105,3 @@ def test_validation_errors_are_explained_field_by_field() -> None:
         "string as an integer"
 
 
-def test_settings_user_file_then_workspace_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("SIDECAR_SETTINGS", raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    assert user_settings_path() == tmp_path / "config" / "sidecar" / "settings.json"
-    assert user_settings_path("~/x.json") == Path.home() / "x.json"
-    user = tmp_path / "user.json"
-    user.write_text(json.dumps({"sidecar": {"model": "gemini-2.5-pro", "apiKey": "mine", "tokenLimit": 9000}}))
-    root = tmp_path / "ws"
-    (root / ".sidecar").mkdir(parents=True)
-    (root / ".sidecar" / "settings.json").write_text(json.dumps({"tokenLimit": 7000, "apiKey": "theirs",
-                                                                 "retryAttempts": 99}))
-    settings, problems = load_settings(user, str(root))
-    assert (settings.model, settings.api_key, settings.token_limit, settings.retry_attempts) == (
-        "gemini-2.5-pro", "mine", 7000, 3)
-    assert any("apiKey" in p for p in problems) and any("retryAttempts" in p for p in problems)
-    user.write_text("{not json")
-    _settings, problems = load_settings(user, str(root))
-    assert any(str(user) in p and "not valid JSON" in p for p in problems)

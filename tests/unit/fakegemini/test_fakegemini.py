@@ -6,7 +6,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -344,18 +343,17 @@ def test_control_endpoints(fake: FakeGemini) -> None:
     assert fake.requests() == [] and fake.token_multiplier == 1
 
 
-def test_context_manager_start_is_fast_and_stop_idempotent() -> None:
-    FakeGemini().start().stop()  # warm the lazy http.server import
-    t0 = time.perf_counter()
+def test_context_manager_start_and_stop_idempotent() -> None:
+    """How fast it starts is a benchmark row (bench/startup.py, 1c), not a test: tests never time."""
     f = FakeGemini().start()
-    started = time.perf_counter() - t0
+    assert f.url.startswith("http://127.0.0.1:")
     f.stop()
     f.stop()
-    assert started < 0.05
     with pytest.raises(RuntimeError):
         _ = f.url
 
 
+@pytest.mark.process
 def test_cli_serves_script_and_exits_on_sigterm(tmp_path: Path) -> None:
     script = tmp_path / "s.json"
     script.write_text(json.dumps([{"kind": "text", "text": "from file"}]))

@@ -97,7 +97,7 @@ async def test_a_changed_file_becomes_a_context_turn(layout: tuple[Path, Path]) 
     assert await memory.check() is True
     turn = memory.take_changes()
     assert turn is not None
-    assert "root rule, version 2" in turn and f"{repo / 'Api' / 'AGENTS.md'}: deleted" in turn
+    assert "root rule, version 2" in turn and f"{repo / 'Api' / 'AGENTS.md'}: no longer loaded" in turn
     assert f"{home / '.gemini' / 'GEMINI.md'} (global)" in turn and "global rule, version 2" not in turn
     assert "global rule, version 2" in (memory.system_section() or "")
     assert memory.take_changes() is None

@@ -43,7 +43,7 @@ def test_the_session_context_holds_date_os_folders_tree_memory_and_hook_context(
 def test_the_changed_turn_names_each_file() -> None:
     text = changed_turn_text([LoadedFile("/w/GEMINI.md", "project", "new rules")], ["/w/AGENTS.md"], ["/h/GEMINI.md"])
     assert "/h/GEMINI.md (global): its new content is in the system instruction." in text
-    assert "/w/AGENTS.md: deleted or emptied" in text
+    assert "/w/AGENTS.md: no longer loaded" in text
     assert "--- Context from: /w/GEMINI.md ---\nnew rules\n" in text
 
 

@@ -48,6 +48,7 @@ while True:
 """
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("seed", range(6))
 def test_sigkill_at_any_moment_leaves_a_loadable_file(tmp_path: Path, seed: int) -> None:
     home = tmp_path / "home"
@@ -162,6 +163,7 @@ def test_home_that_cannot_be_a_directory(tmp_path: Path) -> None:
     assert writer.disabled and writer.problem is not None and "Session recording is off" in writer.problem
 
 
+@pytest.mark.process
 def test_really_unwritable_directory_as_an_unprivileged_user() -> None:
     """As root, permissions never refuse anything: the check runs as `nobody`. pytest's tmp_path and the repo (CI
     clones into `mktemp -d`, mode 0700) may be out of `nobody`'s reach, so the test works in a world-readable

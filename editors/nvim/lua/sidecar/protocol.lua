@@ -128,7 +128,7 @@ M.fields = {
 ---@alias sidecar.UsageSource 'api'|'estimate'
 ---@alias sidecar.CompressionStatus 'COMPRESSED'|'COMPRESSION_FAILED_INFLATED_TOKEN_COUNT'|'COMPRESSION_FAILED_INSUFFICIENT_REDUCTION'|'COMPRESSION_FAILED_TOKEN_COUNT_ERROR'|'COMPRESSION_FAILED_EMPTY_SUMMARY'|'NOOP'|'CONTENT_TRUNCATED'
 ---@alias sidecar.CompactionTrigger 'auto'|'manual'
----@alias sidecar.EstimateReason 'newSession'|'undo'|'resume'
+---@alias sidecar.EstimateReason 'newSession'|'undo'|'resume'|'fork'|'rewind'
 ---@alias sidecar.SummaryPreparation 'none'|'preparing'|'ready'
 ---@alias sidecar.MessageKind 'user'|'model'|'toolCall'|'toolResult'|'ideContext'|'env'|'summary'|'info'|'error'
 ---@alias sidecar.ToolCallStatus 'pending'|'running'|'done'|'error'|'denied'|'cancelled'
@@ -321,6 +321,7 @@ M.fields = {
 ---@field sessions sidecar.DeletedSession[]
 ---@field keepDays integer
 
+--- A session brought back from the trash (listed again, not resumed).
 ---@class sidecar.RestoreSessionResult
 ---@field sessionId string
 ---@field title string?

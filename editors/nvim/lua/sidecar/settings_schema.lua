@@ -8,6 +8,7 @@
 ---@field timeout? integer
 ---@field matcher? string
 
+--- The hooks section: commands run before a compaction (PreCompress).
 ---@class sidecar.Hooks
 ---@field PreCompress? sidecar.HookSpec[]
 

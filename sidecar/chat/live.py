@@ -1,0 +1,192 @@
+"""The one owner of the live conversation: its lock, the compressing flag, switching conversations, token usage."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any, Protocol
+
+from sidecar.compaction.background import BackgroundCompaction
+from sidecar.compaction.service import Compactor
+from sidecar.core.conversation import Conversation
+from sidecar.core.pins import with_pins
+from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
+from sidecar.core.request_overhead import request_overhead_tokens
+from sidecar.memory.session_context import SessionContext
+from sidecar.protocol import errors
+from sidecar.protocol.ide import OpenFile
+from sidecar.protocol.types import EstimateReason, TokenUsage
+from sidecar.recording.recorder import Recorder
+from sidecar.session import IdeState, Session
+
+ALREADY_COMPRESSING = "Already compressing, wait for previous request to complete"
+
+
+class UsageSink(Protocol):
+    """Where usage pushes and warnings go (the chat Notifier; sidecar.rpc.editor.Notifier on the editor side)."""
+
+    def token_usage(self, usage: TokenUsage) -> None:
+        """Show the usage (the status bar; usage_update over ACP)."""
+
+    def warning(self, message: str) -> None:
+        """Show a warning in words."""
+
+
+class LiveConversation:
+    """The live conversation of one Session and everything that must change with it.
+
+    Turns, compactions and history replacements (new, resume, fork, rewind, undo) take `lock`, so they run one at a
+    time in arrival order (asyncio.Lock wakes waiters in FIFO order); `switch` is the only way to replace the
+    conversation; `push_usage` the only way usage reaches the editor, once per change of state.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        recorder: Recorder,
+        compactor: Compactor,
+        sink: UsageSink,
+        *,
+        declarations: Callable[[], list[dict[str, Any]]] | None = None,
+        backend_label: Callable[[], str] | None = None,
+        context: SessionContext | None = None,
+    ) -> None:
+        self.session = session
+        #: The context files and the <session_context> turn (None: neither, as some service tests run).
+        self.context = context
+        self._memory_check: asyncio.Future[bool] | None = None
+        self.recorder = recorder
+        self._sink = sink
+        self._declarations = declarations
+        #: Where requests go, for the status bar.
+        self._backend_label = backend_label or (lambda: "")
+        #: Serialises turns, compactions and history replacements.
+        self.lock = asyncio.Lock()
+        #: A manual compaction is running or waiting for the lock (a second one is refused, not queued).
+        self.compressing = False
+        #: cachedContentTokenCount of the last reply.
+        self.cached_tokens: int | None = None
+        self._usage = TokenUsage(
+            seq=0, session_id="", model="", prompt_token_count=0, token_limit=1, percent_used=0.0,
+            compression_threshold=0.0, source="estimate",
+        )
+        self._pushed_seq = 0
+        #: Summaries prepared before they are needed, so that no turn waits for one (docs/compaction.md).
+        self.background = BackgroundCompaction(session, compactor, self.push_usage)
+        recorder.start(session.conversation.session_id)
+        session.conversation.estimate_reason = "newSession"  # counted on first use: the tools need the server
+
+    @property
+    def conversation(self) -> Conversation:
+        """The conversation the model sees now."""
+        return self.session.conversation
+
+    @property
+    def ide(self) -> IdeState:
+        """What the editor last reported, and what the model last saw of it."""
+        return self.session.ide
+
+    # -- switching ------------------------------------------------------------------------------------
+    def switch(self, conversation: Conversation) -> None:
+        """Replace the conversation wholesale (caller holds the lock): the next turn sends the full IDE context,
+        and a summary prepared for the old history is never applied to this one."""
+        self.background.discard()
+        self.session.switch(conversation)
+
+    def settings_changed(self) -> None:
+        """After a settings reload: e.g. another model makes a prepared summary stale; the context files are
+        looked at again (other names, another trust)."""
+        self.background.check(self.conversation)
+        if self.context is not None and self.context.memory.loaded:
+            self._memory_check = asyncio.ensure_future(self.context.memory.check(force=True))
+
+    def pins_changed(self) -> None:
+        """After a pin or unpin: a summary prepared with other pinned facts is stale; the usage changed."""
+        self.background.check(self.conversation)
+        self.push_usage()
+
+    @asynccontextmanager
+    async def manual_compaction(self) -> AsyncIterator[None]:
+        """The user's compaction: never two at once (the second is refused in words), under the lock."""
+        if self.compressing:
+            raise errors.SidecarError(errors.BUSY, ALREADY_COMPRESSING)
+        self.compressing = True
+        try:
+            async with self.lock:
+                yield
+        finally:
+            self.compressing = False
+
+    # -- usage ----------------------------------------------------------------------------------------
+    def usage(self) -> TokenUsage:
+        """The current usage, stamped with the `seq` of its state (a new number only when the state changed)."""
+        settings = self.session.settings
+        conv = self.conversation
+        if conv.estimate_reason is not None:
+            self.fresh_estimate(conv.estimate_reason)  # its overhead follows the tools on offer (trust)
+        limit = settings.effective_token_limit()
+        state = TokenUsage(
+            seq=self._usage.seq,
+            session_id=conv.session_id,
+            model=settings.model,
+            prompt_token_count=conv.last_prompt_tokens,
+            token_limit=limit,
+            percent_used=round(100.0 * conv.last_prompt_tokens / limit, 1),
+            compression_threshold=settings.compression_threshold,
+            source=conv.usage_source,
+            backend=self._backend_label(),
+            cached_token_count=self.cached_tokens,
+            estimate_reason=conv.estimate_reason,
+            summary_preparation=self.background.state(conv),
+            auto_compaction_paused_until=conv.auto_compaction_paused_until,
+        )
+        if state != self._usage:
+            state.seq += 1
+            self._usage = state
+        return self._usage
+
+    def push_usage(self) -> None:
+        """Tell the editor the usage, once per change of state: a repeat of the last pushed state is not sent."""
+        usage = self.usage()
+        if usage.seq > self._pushed_seq:
+            self._pushed_seq = usage.seq
+            self._sink.token_usage(usage)
+
+    def warn(self, message: str) -> None:
+        """A warning the user sees in words."""
+        self._sink.warning(message)
+
+    def system_instruction(self, tools: bool) -> str | None:
+        """A chat request's system instruction: the agent prompt (when tools are offered), the global memory
+        (~/.gemini/GEMINI.md …), then the pinned facts."""
+        memory = self.context.memory.system_section() if self.context is not None else None
+        base = "\n\n".join(t for t in (AGENT_SYSTEM_PROMPT if tools else None, memory) if t) or None
+        return with_pins(base, self.conversation.pins)
+
+    def fresh_estimate(self, reason: EstimateReason | None) -> None:
+        """After a history rewrite (new session, undo, resume without a count): estimate what the next request
+        sends — history, system instruction (with the pinned facts) and tool declarations — and say why it is an
+        estimate."""
+        tools = self._declarations() if self._declarations is not None else None
+        conv = self.conversation
+        overhead = request_overhead_tokens(self.system_instruction(bool(tools)), tools)
+        if self.context is not None:  # the session context the next turn puts at the head, when not there yet
+            overhead += self.context.estimated_tokens(conv)
+        conv.set_prompt_tokens(conv.estimated_tokens() + overhead, "estimate", reason)
+
+    # -- editor context -------------------------------------------------------------------------------
+    def set_ide_context(self, files: list[OpenFile], trusted: bool | None) -> bool:
+        """Store what the editor reports; True when the workspace trust changed."""
+        self.ide.current = files
+        changed = trusted is not None and trusted != self.ide.trusted
+        if trusted is not None:
+            self.ide.trusted = trusted
+        return changed
+
+    def files_changed(self, paths: set[str]) -> None:
+        """Changes seen on disk; tracked files not open in the editor are reported in the next context turn."""
+        open_paths = {f.path for f in self.ide.current or []}
+        self.ide.changed_on_disk |= {p for p in paths if p in self.ide.tracked and p not in open_paths}
+        if self.context is not None and self.context.memory.concerns(paths):
+            self._memory_check = asyncio.ensure_future(self.context.memory.check())  # the editor's tooltip now

@@ -4,7 +4,6 @@
  * did not load.
  */
 import * as vscode from 'vscode';
-import { errorMessage } from '../api';
 import { AddScope, addScopeItems, addedMessage, memoryMarkdown, memorySummary, skippedNotice } from '../memory';
 import { MemoryInfo } from '../protocol';
 import { Cmd, CommandFactory, Ctx } from './context';
@@ -28,11 +27,7 @@ class MemoryView {
       onDidChange: this.changed.event,
       provideTextDocumentContent: () => (this.info ? memoryMarkdown(this.info) : '# Sidecar memory\n\nNot loaded yet.\n'),
     }));
-    ctx.own(ctx.conn.onMemoryChanged((m) => this.accept(m)));
-    // a (re)started server has loaded its memory already: ask, in case its push came before anyone listened
-    ctx.own(ctx.conn.onReady(() => {
-      ctx.conn.api.getMemory().then((m) => this.accept(m), (e) => ctx.conn.output.warn(`getMemory: ${errorMessage(e)}`));
-    }));
+    ctx.own(ctx.conn.onMemoryChanged((m) => this.accept(m))); // every (re)started server sends one once it has loaded
   }
 
   /** A MemoryInfo from the server (pushed or answered): the tooltip line, an open document, the notice. */

@@ -82,12 +82,11 @@ export function skippedNotice(told: boolean, m: MemoryInfo): { notice?: string; 
   return told ? { told } : { notice: `Sidecar: ${text} Trust the workspace to load ${them}.`, told: true };
 }
 
-/** The scope pick of Add to Memory. */
-export function addScopeItems(): Array<{ label: string; description: string; detail: string; scope: AddScope }> {
-  return [
-    { label: 'Global', description: '~/.gemini/GEMINI.md', detail: 'Every project: your own preferences and habits', scope: 'global' },
-    { label: 'Project', description: 'GEMINI.md at the project root', detail: 'This project only (created when missing; others who clone it see it if you commit it)', scope: 'project' },
-  ];
+/** The scope pick of Add to Memory: an untrusted workspace's memory is not loaded, so it is not offered there. */
+export function addScopeItems(trusted = true): Array<{ label: string; description: string; detail: string; scope: AddScope }> {
+  const global = { label: 'Global', description: '~/.gemini/GEMINI.md', detail: 'Every project: your own preferences and habits', scope: 'global' as const };
+  const project = { label: 'Project', description: 'GEMINI.md at the project root', detail: 'This project only (created when missing; others who clone it see it if you commit it)', scope: 'project' as const };
+  return trusted ? [global, project] : [global];
 }
 
 /** After addMemory: where the fact went (the file as loaded now, when it is listed) and the new totals. */

@@ -103,8 +103,9 @@ describe('memory: the untrusted-workspace notice', () => {
 });
 
 describe('memory: Add to Memory', () => {
-  it('offers global and project', () => {
+  it('offers global and project; global only in an untrusted workspace (its project memory is not loaded)', () => {
     assert.deepEqual(addScopeItems().map((i) => [i.label, i.scope]), [['Global', 'global'], ['Project', 'project']]);
+    assert.deepEqual(addScopeItems(false).map((i) => i.scope), ['global']);
   });
   it('names the file the fact went to and the new totals', () => {
     assert.equal(addedMessage('project', info()), `Sidecar: added to project memory (${PROJECT}). Memory: 3 files (1,234 tokens).`);

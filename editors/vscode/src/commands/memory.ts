@@ -97,7 +97,10 @@ export function addMemory(ctx: Ctx): Cmd {
     if (!text?.trim()) return;
     let scope: AddScope | undefined = scopeArg === 'global' || scopeArg === 'project' ? scopeArg : undefined;
     if (!scope) {
-      const pick = await vscode.window.showQuickPick(addScopeItems(), { title: 'Add to Memory: where?', ignoreFocusOut: true });
+      const pick = await vscode.window.showQuickPick(addScopeItems(vscode.workspace.isTrusted), {
+        title: 'Add to Memory: where?', ignoreFocusOut: true,
+        placeHolder: vscode.workspace.isTrusted ? undefined : 'Project memory needs a trusted workspace (its files are not loaded here)',
+      });
       scope = pick?.scope;
     }
     if (!scope) return;

@@ -12,8 +12,13 @@ from sidecar.config.mcp_servers import untrusted_entries
 log = logging.getLogger(__name__)
 
 RELATIVE_PATH = os.path.join(".sidecar", "settings.json")
-#: A repository must not redirect requests (and the API key) elsewhere, supply a key, or turn confirmations off.
-FORBIDDEN_KEYS = frozenset({"apiKey", "baseUrl", "approvalMode", "backend", "vertexProject", "vertexLocation"})
+#: A repository must not redirect requests (and the API key) elsewhere, supply a key, or turn confirmations off;
+#: nor choose which files are read into the model's context (contextFileNames could name ~/.gemini/oauth_creds.json,
+#: memoryBoundaryMarkers could move the project root to / so that `@/home/you/.ssh/id_rsa` imports).
+FORBIDDEN_KEYS = frozenset({
+    "apiKey", "baseUrl", "approvalMode", "backend", "vertexProject", "vertexLocation",
+    "contextFileNames", "memoryBoundaryMarkers",
+})
 
 
 def settings_path(root: str) -> str:

@@ -17,7 +17,10 @@ def chats(fake: Any) -> list[Any]:
 
 
 def user_texts(request: Any) -> list[str]:
-    return [c["parts"][0].get("text", "") for c in request.body["contents"] if c["role"] == "user"]
+    """The user turns' texts, after the <session_context> turn that opens every history (checked here)."""
+    texts = [c["parts"][0].get("text", "") for c in request.body["contents"] if c["role"] == "user"]
+    assert texts and texts[0].startswith("<session_context>"), texts[:1]
+    return texts[1:]
 
 
 def system_text(request: Any) -> str:

@@ -33,7 +33,7 @@ async def test_prompt_streams_chunks_then_usage_and_ends_the_turn(agent: Agent, 
     sid = await agent.new_session(workspace)
     commands = await agent.wait_for(is_update("available_commands_update"))
     names = [c["name"] for c in commands["params"]["update"]["availableCommands"]]
-    assert names == ["compress", "undo-compaction", "transcript", "new", "rewind", "pin", "pins", "unpin"]
+    assert names == ["compress", "undo-compaction", "transcript", "new", "rewind", "pin", "pins", "unpin", "memory"]
     compress = commands["params"]["update"]["availableCommands"][0]
     assert compress["input"]["hint"]
     assert await agent.prompt(sid, "hello sidecar") == "end_turn"
@@ -182,7 +182,8 @@ async def test_cancel_stops_the_turn_and_the_history_stays_valid(fake: Any, home
         assert await agent.prompt(sid, "and now?") == "end_turn"
         contents = chats(fake)[-1].body["contents"]
         texts = [c["parts"][0].get("text") for c in contents if c["role"] == "user"]
-        assert texts == ["a slow question", "and now?"], "the cancelled message stays in the history"
+        assert texts[0].startswith("<session_context>"), "the session context opens every history"
+        assert texts[1:] == ["a slow question", "and now?"], "the cancelled message stays in the history"
     finally:
         await agent.close()
 
@@ -212,7 +213,8 @@ async def test_model_errors_are_jsonrpc_errors_in_words(agent: Agent, fake: Any,
     assert [u["sessionUpdate"] for u in agent.client.updates(sid)[mark:]] == ["usage_update"], "after every turn"
     assert await agent.prompt(sid, "this works") == "end_turn"
     texts = [c["parts"][0].get("text") for c in chats(fake)[-1].body["contents"] if c["role"] == "user"]
-    assert texts == ["this fails", "this works"], "nothing the user wrote is lost"
+    assert texts[0].startswith("<session_context>"), "the session context opens every history"
+    assert texts[1:] == ["this fails", "this works"], "nothing the user wrote is lost"
 
 
 async def test_max_tool_rounds_stops_with_max_turn_requests(fake: Any, home: str, workspace: str) -> None:
@@ -240,7 +242,9 @@ async def test_a_blocked_prompt_is_a_refusal_named_in_words_and_the_next_prompt_
     mark = len(agent.client.updates(sid))
     assert await agent.prompt(sid, "something else") == "end_turn"
     assert "something else" in agent.client.text(start=mark)
-    roles = [c["role"] for c in chats(fake)[-1].body["contents"]]
+    contents = chats(fake)[-1].body["contents"]
+    assert contents[0]["parts"][0]["text"].startswith("<session_context>")
+    roles = [c["role"] for c in contents[1:]]  # after the session context turn that opens every history
     assert all(a != b for a, b in itertools.pairwise(roles)), f"roles alternate: {roles}"
 
 

@@ -136,3 +136,13 @@ async def test_the_configured_names_are_protected(layout: tuple[Path, Path]) -> 
         assert protected.why_protected([str(repo / "Api" / "CLAUDE.md")], [repo]) is not None
     finally:
         protected.set_context_file_names(())
+
+
+def test_a_workspace_file_cannot_choose_the_context_files_or_the_project_root(tmp_path: Path) -> None:
+    from sidecar.config.workspace_file import read_workspace_settings
+
+    settings = tmp_path / ".sidecar" / "settings.json"
+    _write(settings, '{"contextFileNames": ["oauth_creds.json"], "memoryBoundaryMarkers": ["etc"], "model": "m"}')
+    merged, problems = read_workspace_settings([str(tmp_path)], trusted=True)
+    assert merged == {"model": "m"}
+    assert len(problems) == 2 and all("cannot be set from a workspace file" in p for p in problems)

@@ -361,7 +361,10 @@ class ChatService:
         if usage is not None and usage.prompt_token_count is not None:
             conv.record_api_usage(usage.prompt_token_count)
             self.live.cached_tokens = usage.cached_content_token_count
-            self.live.recorder.usage(usage.prompt_token_count, "api", conv.ids[-1] if conv.ids else None, None)
+            self.live.recorder.usage(
+                usage.prompt_token_count, "api", conv.ids[-1] if conv.ids else None, None,
+                paused_until=conv.auto_compaction_paused_until,
+            )
         notice = cut_short_notice(round_reply.finish_reason, round_reply.finish_message) if reply else None
         if notice is not None:
             self.live.recorder.note("info", notice, turn_id)

@@ -207,7 +207,10 @@ class SessionService:
             self.live.switch(_conversation_of(loaded))
             # the count recorded before the compaction is for a request that no longer matches this history
             self.live.fresh_estimate("undo")
-            until = pause_after_undo(self.live.conversation, self.live.session.settings)
+            conv = self.live.conversation
+            until = pause_after_undo(conv, self.live.session.settings)
+            # recorded, so that a restart or resume keeps the pause (sidecar/core/replay.py: LastUsage)
+            recorder.usage(conv.last_prompt_tokens, "estimate", conv.ids[-1] if conv.ids else None, None, until)
         self.live.push_usage()
         restored = len(self.live.conversation)
         return UndoCompactionResult(
@@ -241,6 +244,8 @@ def _conversation_of(loaded: LoadedSession) -> Conversation:
     usage = loaded.last_usage
     if usage is not None:
         conv.set_prompt_tokens(usage.prompt_token_count, "api" if usage.source == "api" else "estimate")
+        if usage.paused_until is not None and usage.prompt_token_count < usage.paused_until:
+            conv.auto_compaction_paused_until = usage.paused_until  # an undo's pause outlives a restart
     return conv
 
 

@@ -81,6 +81,9 @@ class UsageRecord(_Record, tag="usage"):
     source: str
     message_id: str | None = None
     raw: dict[str, Any] | None = None
+    #: After "Undo Last Compaction": no automatic compaction until the prompt reaches this count (or the user
+    #: compresses). Written with the undo and with every count while the pause holds, so a resume keeps it.
+    paused_until: int | None = None
 
 
 class CompactionRecord(_Record, tag="compaction"):
@@ -206,6 +209,7 @@ _ROLE = msgspec.json.Decoder(_Role)
 class LastUsage(msgspec.Struct, rename="camel", frozen=True):
     prompt_token_count: int
     source: str
+    paused_until: int | None = None
 
 
 def transcript_message(rec: MessageRecord | RawMessageRecord) -> TranscriptMessage:

@@ -125,7 +125,7 @@ class Replay:
         if isinstance(record, MessageRecord | RawMessageRecord):
             self._message(record)
         elif isinstance(record, UsageRecord):
-            self._usage = LastUsage(record.prompt_token_count, record.source)
+            self._usage = LastUsage(record.prompt_token_count, record.source, record.paused_until)
             self._usage_len = len(self.wire)
         elif isinstance(record, CompactionRecord):
             self._compaction(record)

@@ -156,8 +156,11 @@ class Recorder:
         """A display-only message (info, error): in the transcript, never sent to the model."""
         self._open().message(None, kind=kind, text=text, turn_id=turn_id)
 
-    def usage(self, prompt_tokens: int, source: str, message_id: str | None, raw: dict[str, Any] | None) -> None:
-        self._open().usage(prompt_tokens, source, message_id=message_id or None, raw=raw)
+    def usage(
+        self, prompt_tokens: int, source: str, message_id: str | None, raw: dict[str, Any] | None,
+        paused_until: int | None = None,
+    ) -> None:
+        self._open().usage(prompt_tokens, source, message_id=message_id or None, raw=raw, paused_until=paused_until)
 
     def rewind(self, message_id: str, undoable: Sequence[str] | None = None) -> None:
         if message_id:

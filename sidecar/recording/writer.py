@@ -143,8 +143,10 @@ class SessionWriter:
         source: str,
         message_id: str | None = None,
         raw: dict[str, Any] | None = None,
+        paused_until: int | None = None,
     ) -> None:
-        """The usageMetadata of a completed request (promptTokenCount, and where the count came from)."""
+        """The usageMetadata of a completed request (promptTokenCount, and where the count came from); with an undo
+        pause of automatic compaction, where it ends."""
         self.append(
             UsageRecord(
                 time=now_iso(),
@@ -152,6 +154,7 @@ class SessionWriter:
                 source=source,
                 message_id=message_id,
                 raw=raw or None,
+                paused_until=paused_until,
             )
         )
 

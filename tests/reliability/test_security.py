@@ -183,7 +183,8 @@ async def test_a_workspace_settings_fifo_cannot_hang_the_server(spawn: Spawn, di
     os.mkfifo(workspace / ".sidecar" / "settings.json")
     side = await spawn(initialize=False)
     try:
-        await asyncio.wait_for(side.initialize(), 90)  # a blocked read never answers; a busy machine may take long to start
+        # a blocked read never answers; a busy machine may only be slow to start
+        await asyncio.wait_for(side.initialize(), 90)
     except TimeoutError:
         side.kill()  # its event loop is stuck: it would not answer shutdown either
         pytest.fail("initialize never answered: the server blocks reading the workspace's settings FIFO")

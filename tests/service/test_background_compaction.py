@@ -357,3 +357,24 @@ async def test_compressing_by_hand_ends_the_pause_after_an_undo(rig: Rig) -> Non
     assert rig.live.usage().auto_compaction_paused_until is not None
     await rig.chat.compress(None)
     assert rig.live.usage().auto_compaction_paused_until is None
+
+
+async def test_the_pause_after_an_undo_survives_a_resume_and_a_turn(rig: Rig) -> None:
+    """Issue 25.10: the pause is recorded (with the undo and with each count while it holds), so resuming the session
+    — as a restart of the editor does — does not compact at the next message."""
+    rig.set(background_compaction=False)
+    for i in range(6):
+        await rig.chat.send_message(f"Step {i}: please work on src/mod_{i}.py." + f" detail-{i}" * 800)
+    assert (await rig.chat.compress(None)).status == "COMPRESSED"
+    await rig.services.sessions.undo_compaction()
+    paused = rig.live.usage().auto_compaction_paused_until
+    assert paused is not None
+    session_id = rig.live.conversation.session_id
+    await rig.services.sessions.new()
+    assert rig.live.usage().auto_compaction_paused_until is None, "a new session has no pause"
+    await rig.services.sessions.resume(session_id)
+    assert rig.live.usage().auto_compaction_paused_until == paused, "resume restores the undo's pause"
+    await rig.chat.send_message("after the resume")
+    await rig.services.sessions.new()
+    await rig.services.sessions.resume(session_id)
+    assert rig.live.usage().auto_compaction_paused_until == paused, "a turn under the pause records it again"

@@ -36,6 +36,14 @@ T.run('test_unit', function()
     T.eq(sidecar.statusline(), '✦ 45% 471K/1M summary ready', 'statusline with a summary ready')
     usage.summaryPreparation = 'none'
     T.eq(sidecar.statusline(), '✦ 45% 471K/1M', 'statusline without a preparation')
+    usage.autoCompactionPausedUntil = 576716
+    T.eq(sidecar.statusline(), '✦ 45% 471K/1M auto-compact paused', 'statusline while an undo pauses auto-compaction')
+    local detail = table.concat(require('sidecar.status_detail').lines(usage, nil), '\n')
+    T.ok(detail:find('Auto-compaction: paused after undo until 576,716 tokens, or until you compress', 1, true),
+      ':SidecarStatus says until when auto-compaction is paused: ' .. detail)
+    usage.autoCompactionPausedUntil = nil
+    T.ok(not table.concat(require('sidecar.status_detail').lines(usage, nil), '\n'):find('paused', 1, true),
+      'no pause line without a pause')
     usage.percentUsed = 50.0
     T.eq(sidecar.statusline_hl(), 'SidecarStatusWarn', 'group at the threshold')
     usage.percentUsed = 95.0

@@ -30,6 +30,8 @@ M.defaults = {
     -- Background compaction (tokenUsage.summaryPreparation); '' hides it.
     preparing = 'preparing summary',
     ready = 'summary ready',
+    -- After "Undo Last Compaction", until the conversation grows 10% more or you compress; '' hides it.
+    paused = 'auto-compact paused',
   },
   chat = {
     -- Command used to open the chat window (any split command).

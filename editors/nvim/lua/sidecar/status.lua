@@ -127,6 +127,9 @@ function M.text(opts)
   elseif usage and usage.summaryPreparation == 'ready' then
     parts[#parts + 1] = cfg.ready or 'summary ready'
   end
+  if usage and type(usage.autoCompactionPausedUntil) == 'number' then
+    parts[#parts + 1] = cfg.paused or 'auto-compact paused'
+  end
   for i = #parts, 1, -1 do
     if parts[i] == '' then
       table.remove(parts, i)

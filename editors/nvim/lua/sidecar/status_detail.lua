@@ -47,6 +47,10 @@ function M.lines(usage, last)
   end
   out[#out + 1] = string.format('Auto-compress at: %s%% (%s tokens)', tostring(math.floor(threshold * 1000 + 0.5) / 10),
     thousands(math.floor((tonumber(usage.tokenLimit) or 0) * threshold)))
+  if type(usage.autoCompactionPausedUntil) == 'number' then
+    out[#out + 1] = string.format('Auto-compaction: paused after undo until %s tokens, or until you compress',
+      thousands(usage.autoCompactionPausedUntil))
+  end
   out[#out + 1] = 'Source: ' .. M.source(usage)
   if usage.summaryPreparation == 'preparing' then
     out[#out + 1] = 'Next compaction: preparing summary in the background'

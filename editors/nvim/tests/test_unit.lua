@@ -136,7 +136,7 @@ T.run('test_unit', function()
         T.ok(tags[':' .. name], 'help tag for :' .. name)
       end
     end
-    T.eq(n, 20, 'user commands checked')
+    T.eq(n, 21, 'user commands checked')
     for _, tag in ipairs({ 'sidecar.txt', 'sidecar-setup', 'sidecar-statusline', 'sidecar.statusline()',
       'hl-SidecarStatusWarn', 'sidecar-ide-context', 'sidecar-health' }) do
       T.ok(tags[tag], 'help tag ' .. tag)
@@ -461,5 +461,54 @@ T.run('test_unit', function()
     T.ok(not rf.summary('x', {}, '/w', true):find('checkpointing is off', 1, true), 'on: not said')
     T.contains(rf.summary('x', {}, '/w', false), 'no file needed restoring; checkpointing is off (setting checkpointing)',
       'off: said')
+  end)
+
+  -- memory (issue 27) ------------------------------------------------------------------------------
+  T.step('memory: summary, per-file contents, the show buffer, memoryChanged, :SidecarStatus, completion', function()
+    local memory = require('sidecar.memory')
+    local wrap = function(p, body)
+      return '--- Context from: ' .. p .. ' ---\n' .. body .. '\n--- End of Context from: ' .. p .. ' ---'
+    end
+    local m = {
+      files = { { path = '/h/.gemini/GEMINI.md', scope = 'global', tokens = 12 },
+        { path = '/w/GEMINI.md', scope = 'project', tokens = 1200 }, { path = '/w/AGENTS.md', scope = 'project', tokens = 22 } },
+      text = table.concat({ wrap('/h/.gemini/GEMINI.md', 'Answer in English.'), wrap('/w/GEMINI.md', '# Project\n\nUse tabs.'),
+        wrap('/w/AGENTS.md', '') }, '\n\n'),
+      tokens = 1234, skippedProjectFiles = 0,
+    }
+    T.eq(memory.summary(m), 'Memory: 3 files (1,234 tokens)', 'summary')
+    T.eq(memory.summary({ files = {}, text = '', tokens = 0, skippedProjectFiles = 2 }),
+      'Memory: no context files; 2 project files not loaded', 'summary with skipped files')
+    local c = memory.contents(m.text)
+    T.eq(c['/w/GEMINI.md'], '# Project\n\nUse tabs.', 'a file with a heading')
+    T.eq(c['/w/AGENTS.md'], '', 'an empty file')
+    T.eq(memory.contents('--- Context from: /a ---\nno end'), {}, 'no end marker: nothing guessed')
+    local text = table.concat(memory.lines(m), '\n')
+    T.contains(text, '3 context files, 1,234 tokens', 'the header')
+    T.contains(text, '2. /w/GEMINI.md — project, 1,200 tokens', 'a file with scope and tokens')
+    T.contains(text, '## 2. /w/GEMINI.md\n\n# Project\n\nUse tabs.', 'its content')
+    T.ok(text:find('## 1.', 1, true) < text:find('## 2.', 1, true), 'in order')
+    T.ok(not text:find('The text the model gets', 1, true), 'no duplicate text when every file is found')
+    T.contains(table.concat(memory.lines({ files = m.files, text = 'other', tokens = 1 }), '\n'), '## The text the model gets\n\nother',
+      'the whole text when markers are missing')
+
+    -- sidecar/memoryChanged: kept in the state, a line of :SidecarStatus
+    local skipped = { files = { m.files[1] }, text = m.text, tokens = 12, skippedProjectFiles = 2,
+      skippedReason = 'the workspace is not trusted.' }
+    require('sidecar.client').handlers[require('sidecar.protocol').method.memoryChanged](nil, skipped, { client_id = 0 })
+    T.eq(state.memory, skipped, 'kept')
+    T.eq(memory.skipped_text(skipped), '2 project memory files were not loaded: the workspace is not trusted', 'why')
+    T.contains(table.concat(memory.lines(skipped), '\n'), '> Not loaded: 2 project memory files were not loaded', 'in the buffer')
+    state.usage = { sessionId = 's1', model = 'm', promptTokenCount = 10, tokenLimit = 100, percentUsed = 10,
+      compressionThreshold = 0.5, source = 'api' }
+    T.contains(table.concat(require('sidecar.status_detail').lines(state.usage, nil), '\n'),
+      'Memory: 1 file (12 tokens); 2 project files not loaded', ':SidecarStatus has the memory line')
+    state.memory, state.usage = nil, nil
+
+    T.eq(memory.complete('', 'SidecarMemory '), { 'show', 'refresh', 'add' }, 'subcommands')
+    T.eq(memory.complete('r', 'SidecarMemory r'), { 'refresh' }, 'a subcommand completed')
+    T.eq(memory.complete('', 'SidecarMemory add '), { '--global', '--project' }, "add's options")
+    T.eq(memory.complete('--p', 'SidecarMemory add --p'), { '--project' }, 'an option completed')
+    T.eq(memory.complete('', 'SidecarMemory show '), {}, 'show takes nothing')
   end)
 end)

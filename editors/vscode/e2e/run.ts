@@ -78,6 +78,7 @@ async function probeServer(python: string, fake: FakeGemini, home: string): Prom
   await probe('branches', Method.forkSession, { beforeMessageId: 'no-such-message' });
   await probe('pins', Method.listPins, {});
   await probe('checkpoints', Method.previewRewind, { messageId: 'no-such-message' }); // issue 29: rewind with files
+  await probe('memory', Method.getMemory, {});
   // tools: does a functionCall from the model reach the editor as a tool call / confirmation?
   const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-probe-ws-'));
   let sawTool = false;
@@ -250,7 +251,7 @@ async function main(): Promise<void> {
   fs.rmSync(artifacts, { recursive: true, force: true });
   fs.mkdirSync(artifacts, { recursive: true });
   const run = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-vscode-e2e-'));
-  const dirs = Object.fromEntries(['ud', 'exts', 'ws', 'home', 'probe-home', 'xdg', 'chrome'].map((d) => [d, path.join(run, d)]));
+  const dirs = Object.fromEntries(['ud', 'exts', 'ws', 'home', 'probe-home', 'xdg', 'chrome', 'userhome'].map((d) => [d, path.join(run, d)]));
   for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
 
   let fake: FakeGemini | undefined;
@@ -286,6 +287,7 @@ async function main(): Promise<void> {
       PATH: `${node24}/bin:${process.env.PATH}`,
       XDG_CONFIG_HOME: path.join(dirs.xdg, 'config'), XDG_DATA_HOME: path.join(dirs.xdg, 'data'), XDG_CACHE_HOME: path.join(dirs.xdg, 'cache'),
       SIDECAR_HOME: dirs.home,
+      HOME: dirs.userhome, // the sidecar's global memory is ~/.gemini/GEMINI.md: the test's, never the user's
       // the sidecar package from this checkout, whether or not the venv has it installed (editable)
       PYTHONPATH: [REPO, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter),
       GEMINI_API_KEY: '', GOOGLE_API_KEY: '', GOOGLE_GEMINI_BASE_URL: '',
@@ -802,6 +804,59 @@ async function main(): Promise<void> {
       if (offers) throw new Error('a User-scope serverCommand that does not apply in a remote window offered a restart');
       return 'no restart offered';
     });
+    // ---- memory (issue 27): GEMINI.md files, the tooltip line, Show / Refresh / Add to Memory ----
+    const globalMd = path.join(dirs.userhome, '.gemini', 'GEMINI.md');
+    const projectMd = path.join(dirs.ws, 'GEMINI.md');
+    await step('Sidecar: Refresh Memory loads new GEMINI.md files; the tooltip says “Memory: 2 files (X tokens)”', async () => {
+      fs.mkdirSync(path.dirname(globalMd), { recursive: true });
+      fs.writeFileSync(globalMd, '# Mine\n\nE2E_GLOBAL_MEMORY: answer briefly.\n');
+      fs.writeFileSync(projectMd, '# This project\n\nE2E_PROJECT_MEMORY: tabs, not spaces.\n');
+      await w.runCommand('Sidecar: Refresh Memory');
+      const toast = await w.toast(/memory reloaded/i);
+      if (!/Memory: 2 files \(\d[\d,]* tokens\)/.test(toast)) throw new Error(`the refresh message: ${toast}`);
+      const tip = await w.tooltip('Memory:');
+      const line = /Memory: 2 files \(\d[\d,]* tokens\)/.exec(tip);
+      if (!line) throw new Error(`the tooltip lacks the memory line: ${tip}`);
+      return `“${line[0]}”`;
+    }, { needs: ['memory'] });
+    await step('Sidecar: Show Memory opens a read-only document: each file with scope and tokens, then its text', async () => {
+      await w.runCommand('Sidecar: Show Memory');
+      await page.locator('.editor-instance .view-line', { hasText: '# Sidecar memory' }).first().waitFor({ timeout: 15_000 });
+      for (const needle of [`\`${globalMd}\` | global`, `\`${projectMd}\` | project`, 'E2E_GLOBAL_MEMORY: answer briefly.', 'E2E_PROJECT_MEMORY: tabs, not spaces.']) {
+        await page.locator('.editor-instance .view-line', { hasText: needle }).first().waitFor({ timeout: 10_000 })
+          .catch(() => { throw new Error(`Show Memory lacks “${needle}”`); });
+      }
+      await w.shot('9-memory');
+      // read-only: typing changes nothing (VS Code says it cannot edit)
+      await page.locator('.editor-instance .view-lines').first().click();
+      await page.keyboard.type('XYZZY');
+      if (await page.locator('.editor-instance .view-line', { hasText: 'XYZZY' }).count()) throw new Error('the memory document is editable');
+      return 'both files listed with their text; read-only';
+    }, { needs: ['memory'] });
+    await step('Sidecar: Add to Memory… (input box, then Project) appends to the project GEMINI.md; the open document follows', async () => {
+      const fact = 'E2E_ADDED_FACT run the linter before committing';
+      await w.runCommand('Sidecar: Add to Memory');
+      await w.quickInput(fact, { title: 'Add to Memory' });
+      await w.quickInput('Project', { title: 'Add to Memory: where?', row: 'GEMINI.md at the project root' });
+      const toast = await w.toast(/added to project memory/i);
+      const text = fs.readFileSync(projectMd, 'utf8');
+      if (!text.includes(`## Gemini Added Memories\n- ${fact}`)) throw new Error(`the project GEMINI.md: ${text}`);
+      if (!text.includes('E2E_PROJECT_MEMORY')) throw new Error('the project GEMINI.md lost what it had');
+      await page.locator('.editor-instance .view-line', { hasText: `- ${fact}` }).first().waitFor({ timeout: 15_000 })
+        .catch(() => { throw new Error('the open Show Memory document did not follow the change'); });
+      await w.runCommand('View: Close Editor');
+      return toast.slice(0, 110);
+    }, { needs: ['memory'] });
+    await step('… and the next model request carries the global memory, the project memory and the added fact', async () => {
+      await fake!.reset();
+      await w.send('What do you remember about me?');
+      const reqs = (await fake!.requests()).filter((r) => (r.kind === 'stream' || r.kind === 'generate') && !r.summary);
+      const text = JSON.stringify(reqs[reqs.length - 1].body); // the global memory is in the system instruction
+      for (const needle of ['E2E_GLOBAL_MEMORY', 'E2E_PROJECT_MEMORY', 'E2E_ADDED_FACT']) {
+        if (!text.includes(needle)) throw new Error(`the request lacks ${needle}`);
+      }
+      return 'all three in the request';
+    }, { needs: ['memory'] });
     await step('final screenshot', async () => path.relative(REPO, await w.shot('sidecar-vscode')));
     await step('a server command that cannot start gives a clear error with “Show log”', async () => {
       for (const scope of ['User', 'Machine']) {

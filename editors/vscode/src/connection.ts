@@ -14,7 +14,7 @@ import { SidecarApi, errorMessage } from './api';
 import { ProgressBridge } from './progress';
 import { protocolWarning } from './protocolVersion';
 import {
-  CompressedParams, McpStatusParams, ConfirmToolCallParams, ConfirmToolCallResult, IdeContextParams, MessageDeltaParams, Method, RetryParams,
+  CompressedParams, McpStatusParams, MemoryInfo, ConfirmToolCallParams, ConfirmToolCallResult, IdeContextParams, MessageDeltaParams, Method, RetryParams,
   ServerNotifications, ServerRequests, TokenUsage, ToolCallParams,
 } from './protocol';
 import { RestartPolicy } from './restartPolicy';
@@ -80,6 +80,9 @@ export class SidecarConnection implements vscode.Disposable {
   private readonly _onMcpStatus = new vscode.EventEmitter<McpStatusParams>();
   /** sidecar/mcpStatus: every MCP server, whenever one's status or tools change */
   readonly onMcpStatus = this._onMcpStatus.event;
+  private readonly _onMemoryChanged = new vscode.EventEmitter<MemoryInfo>();
+  /** sidecar/memoryChanged: the context files loaded, whenever they change (start, refresh, add, an edit) */
+  readonly onMemoryChanged = this._onMemoryChanged.event;
   private readonly _onToolCall = new vscode.EventEmitter<ToolCallParams>();
   readonly onToolCall = this._onToolCall.event;
   private readonly _onRetry = new vscode.EventEmitter<RetryParams>();
@@ -96,7 +99,7 @@ export class SidecarConnection implements vscode.Disposable {
     this.output = vscode.window.createOutputChannel('Sidecar', { log: true });
     this.progress = new ProgressBridge();
     this.privateServer = new PrivateServer(context, this.output);
-    this.disposables.push(this.output, this._onState, this._onUsage, this._onDelta, this._onCompressed, this._onToolCall, this._onRetry, this._onReady, this._onMcpStatus);
+    this.disposables.push(this.output, this._onState, this._onUsage, this._onDelta, this._onCompressed, this._onToolCall, this._onRetry, this._onReady, this._onMcpStatus, this._onMemoryChanged);
   }
 
   get api(): SidecarApi {
@@ -257,6 +260,7 @@ export class SidecarConnection implements vscode.Disposable {
     on(Method.toolCall, (p) => this._onToolCall.fire(p));
     on(Method.retry, (p) => this._onRetry.fire(p));
     on(Method.mcpStatus, (p) => this._onMcpStatus.fire(p));
+    on(Method.memoryChanged, (p) => this._onMemoryChanged.fire(p));
     type Confirm = ServerRequests[typeof Method.confirmToolCall];
     client.onRequest(Method.confirmToolCall, async (p: Confirm['params'], token: vscode.CancellationToken): Promise<Confirm['result']> => {
       if (!this.confirmHandler) return { decision: 'deny' };

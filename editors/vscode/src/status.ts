@@ -111,8 +111,8 @@ export function statusLabel(status: CompressionStatus): string {
   }
 }
 
-/** Markdown tooltip: exact counts, model, threshold, source and the last compaction. */
-export function statusTooltip(usage: TokenUsage, last?: LastCompaction, mcp?: readonly McpServerInfo[]): string {
+/** Markdown tooltip: exact counts, model, threshold, source, the last compaction, memory (`memoryLine`) and MCP. */
+export function statusTooltip(usage: TokenUsage, last?: LastCompaction, mcp?: readonly McpServerInfo[], memoryLine?: string): string {
   const threshold = thresholdPercent(usage.compressionThreshold);
   const thresholdTokens = Math.floor(usage.tokenLimit * usage.compressionThreshold);
   const source = sourceText(usage);
@@ -130,6 +130,7 @@ export function statusTooltip(usage: TokenUsage, last?: LastCompaction, mcp?: re
     ...preparationLine(usage),
     ...pauseLine(usage),
     `Last compaction: ${last ? describeCompaction(last) : 'none in this session'}`,
+    ...(memoryLine ? [memoryLine] : []),
     ...(mcp && mcp.length ? [mcpSummary(mcp)] : []),
     '',
     'Click to compress the conversation.',

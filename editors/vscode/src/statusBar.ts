@@ -12,6 +12,7 @@ export class UsageStatusBar implements vscode.Disposable {
   private error: string | undefined;
   private compressing = false;
   private mcp: McpServerInfo[] = [];
+  private memory: string | undefined;
 
   constructor() {
     this.item = vscode.window.createStatusBarItem('sidecar.usage', vscode.StatusBarAlignment.Right, 100);
@@ -45,6 +46,12 @@ export class UsageStatusBar implements vscode.Disposable {
   /** The MCP servers of the last sidecar/mcpStatus (a line of the tooltip). */
   setMcp(servers: McpServerInfo[]): void {
     this.mcp = servers;
+    this.render();
+  }
+
+  /** The tooltip's memory line ("Memory: 2 files (1,234 tokens)", src/memory.ts), from sidecar/memoryChanged. */
+  setMemory(line: string | undefined): void {
+    this.memory = line;
     this.render();
   }
 
@@ -91,7 +98,7 @@ export class UsageStatusBar implements vscode.Disposable {
     }
     const u = this.usage;
     item.text = this.compressing ? statusText(u).replace('$(pulse)', '$(sync~spin)') : statusText(u);
-    const md = new vscode.MarkdownString(statusTooltip(u, this.last, this.mcp) + (this.compressing ? '  \n\n$(sync~spin) Compressing…' : ''), true);
+    const md = new vscode.MarkdownString(statusTooltip(u, this.last, this.mcp, this.memory) + (this.compressing ? '  \n\n$(sync~spin) Compressing…' : ''), true);
     item.tooltip = md;
     const level = statusLevel(u);
     if (level === 'error') item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');

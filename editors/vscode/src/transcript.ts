@@ -7,7 +7,7 @@ const ROLE: Record<string, string> = {
   info: 'Note', error: 'Error', summary: 'Summary',
 };
 
-function fence(text: string): string {
+export function fence(text: string): string {
   const longest = Math.max(2, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length));
   const ticks = '`'.repeat(longest + 1);
   return `${ticks}\n${text}\n${ticks}`;

@@ -206,6 +206,10 @@ M.handlers = {
       require('sidecar.mcp').refresh_prompts() -- for :SidecarMcp prompt's completion
     end)
   end,
+  -- The context files loaded (issue 27): :SidecarStatus, :checkhealth, an open memory buffer, the skipped notice.
+  [protocol.method.memoryChanged] = function(_, params)
+    require('sidecar.memory').accept(params)
+  end,
   [protocol.method.confirmToolCall] = function(err, params, ctx)
     return require('sidecar.confirm').handle(err, params, ctx)
   end,

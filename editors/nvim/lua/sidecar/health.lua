@@ -228,8 +228,28 @@ function M.check()
   if state.usage then
     h.info(string.format('Token usage: %s (session %s)', require('sidecar.status').text(), tostring(state.session_id)))
   end
+  M.memory_section(h)
   M.mcp_section(h)
   M.doctor_section(h, cmd, cfg, state.root or config.root_dir(cfg))
+end
+
+--- The context files the agent has (GEMINI.md, AGENTS.md), from the last sidecar/memoryChanged.
+function M.memory_section(h)
+  local memory = require('sidecar.memory')
+  local m = state.memory
+  if not m then
+    h.info('Memory: not reported yet (the server sends it once it has loaded the context files)')
+    return
+  end
+  h.info(memory.summary(m))
+  for _, f in ipairs(m.files or {}) do
+    h.ok(string.format('Memory file (%s, %s tokens): %s', tostring(f.scope), require('sidecar.transcript').thousands(f.tokens),
+      tostring(f.path)))
+  end
+  local skipped = memory.skipped_text(m)
+  if skipped then
+    h.warn(skipped, { ':SidecarMemory show lists what the agent has' })
+  end
 end
 
 --- The MCP servers' states, from the last sidecar/mcpStatus (or :SidecarMcp) answer.

@@ -63,6 +63,9 @@ function M.lines(usage, last)
   else
     out[#out + 1] = 'Last compaction: none since Neovim started'
   end
+  if state.memory then
+    out[#out + 1] = require('sidecar.memory').summary(state.memory)
+  end
   return out
 end
 

@@ -4,6 +4,7 @@ import { CommandFactory } from './context';
 import { runDoctor, runDoctorOnline } from './doctor';
 import { forkSession, rewind } from './history';
 import { runMcpPrompt, showMcpServers } from './mcp';
+import { addMemory, refreshMemory, showMemory } from './memory';
 import { pin, showPins, unpin } from './pins';
 import { clearApiKey, openChat, reinstallServer, restartServer, setApiKey, showLog } from './server';
 import { deleteSession, newSession, renameSession, resumeSession } from './sessions';
@@ -34,4 +35,8 @@ export const COMMANDS: Record<string, CommandFactory> = {
   'sidecar.runDoctorOnline': runDoctorOnline,
   'sidecar.showMcpServers': showMcpServers,
   'sidecar.runMcpPrompt': runMcpPrompt,
+  // memory (issue 27)
+  'sidecar.showMemory': showMemory,
+  'sidecar.refreshMemory': refreshMemory,
+  'sidecar.addMemory': addMemory,
 };

@@ -92,6 +92,7 @@ def build_services(
     ask_hooks: Ask | None = None,
     on_mcp_change: Callable[[], None] | None = None,
     on_memory_change: Callable[[MemoryInfo], None] | None = None,
+    tell_skipped_memory: bool = True,
     session_start: SessionStartHook | None = None,
     memory: bool = True,
 ) -> Services:
@@ -103,8 +104,10 @@ def build_services(
     the session's tool-output folder and the data home (the service tests and benchmarks use them). `ask_hooks`
     asks the user to approve a workspace file's hooks (None: they never count, as in ACP).
     `on_mcp_change` runs after an MCP server's status or tool list changes (the front-end tells its client);
-    `on_memory_change` after the context files loaded changed (sidecar/memoryChanged). `session_start` gives the
-    extra context of the session context turn (default: the SessionStart hooks'). `memory=False` leaves out the
+    `on_memory_change` after the context files loaded changed (sidecar/memoryChanged); `tell_skipped_memory`
+    also warns in words about project files an untrusted workspace kept out (False where the editor says it).
+    `session_start` gives the extra context of the session context turn (default: the SessionStart hooks').
+    `memory=False` leaves out the
     context files and the <session_context> turn (service tests of the turn loop that compare exact histories;
     the memory has tests of its own).
     """
@@ -118,7 +121,9 @@ def build_services(
     outputs = save_tool_output if save_tool_output is not None else SessionToolOutputs(recorder)
     approval = HookApproval(session, ask_hooks, lambda: recorder.store) if ask_hooks is not None else None
     hooks = HookService(session, recorder, inform, approval, warn=warn)
-    memory_service = MemoryService(session, on_memory_change, notifier.warning)
+    # Skipped project files: an editor that gets memoryChanged says so itself (VS Code with a Trust button); a
+    # front-end without it (ACP) is told in words here. Never both: the user saw two near-identical notices.
+    memory_service = MemoryService(session, on_memory_change, notifier.warning if tell_skipped_memory else None)
     context = SessionContext(
         session, memory_service, session_start if session_start is not None else hooks.session_start_context
     )

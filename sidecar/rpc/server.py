@@ -54,6 +54,7 @@ class SidecarServer(LanguageServer):
             editor_text=self._editor_text,
             on_mcp_change=self._mcp_changed,
             on_memory_change=self._memory_changed,
+            tell_skipped_memory=False,  # the editors say it from sidecar/memoryChanged (skippedProjectFiles)
         )
         self.live = self.services.live
         assert self.services.backend is not None and self.services.mcp is not None

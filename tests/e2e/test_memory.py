@@ -160,7 +160,8 @@ async def test_an_untrusted_workspace_gets_global_memory_only_and_the_user_is_to
     note = await wait_for(client, "sidecar/memoryChanged", lambda n: n["skippedProjectFiles"] > 0)
     assert note["skippedProjectFiles"] == 2 and "not trusted" in note["skippedReason"]
     assert [f["scope"] for f in note["files"]] == ["global"]
-    assert any("2 project context file(s) were not loaded" in m for m in client.messages(2))
+    # told once, by the editor from memoryChanged (VS Code's notice has a Trust button): no second window message
+    assert not any("were not loaded" in m for m in client.messages(2))
     await say(client, "hello")
     (first,) = chats(fake)
     assert "GLOBAL-RULE" in system(first)

@@ -19,6 +19,7 @@ from sidecar.core.compaction import (
 )
 from sidecar.core.conversation import Conversation
 from sidecar.core.history import Content, text_content
+from sidecar.core.memory_text import is_session_context
 from sidecar.core.models import compression_model_alias
 from sidecar.core.outcome import Outcome, Status, Trigger
 from sidecar.core.pins import summarizer_facts
@@ -153,7 +154,7 @@ class Compactor:
             return Outcome(Status.NOOP, original, original, trigger)
 
         split = _split(conv, truncated, replacements)
-        if split == 0:
+        if split <= _rebuilt_head(history):
             return Outcome(Status.NOOP, original, original, trigger)
         await self._pre_compress(trigger)
         snapshot = await self._summarize_prefix(
@@ -178,7 +179,7 @@ class Compactor:
         history = frozen.history
         truncated, replacements = self._truncate(history, limit, frozen.last_prompt_tokens)
         split = _split(frozen, truncated, replacements)
-        if split == 0:
+        if split <= _rebuilt_head(history):
             return Status.NOOP
         if on_start is not None:
             on_start()
@@ -225,8 +226,11 @@ class Compactor:
     ) -> str | None:
         """High fidelity: the untruncated older part goes to the summarizer when it fits the model's limit.
         `facts`: the pinned facts the snapshot must keep word for word."""
-        to_compress = history[:split]
-        summarizer_input = to_compress if estimate_history_tokens(to_compress) < limit else truncated[:split]
+        # The <session_context> at the head is rebuilt fresh for the new history: summarising it would only copy
+        # the project memory and folder tree into the snapshot, and the new history would carry them twice.
+        start = _rebuilt_head(history)
+        to_compress = history[start:split]
+        summarizer_input = to_compress if estimate_history_tokens(to_compress) < limit else truncated[start:split]
         return await self._summarize(summarizer_input, to_compress, instructions, progress, facts)
 
     async def _finish(
@@ -388,9 +392,18 @@ def _too_small_to_help(conv: Conversation) -> bool:
     return (1 - PRESERVE_FRACTION) * conv.estimated_tokens() < MIN_AUTO_SAVINGS * conv.last_prompt_tokens
 
 
+def _rebuilt_head(history: list[Content]) -> int:
+    """1 when the history opens with a <session_context> turn (the new history gets a fresh one), else 0."""
+    first = history[0].parts if history else []
+    return 1 if first and is_session_context(first[0].text) else 0
+
+
 def _split(conv: Conversation, truncated: list[Content], replacements: dict[int, Content]) -> int:
     """The split point over the truncated history (cached JSON sizes for the items truncation left alone)."""
     cached = conv.json_sizes()
     sizes = [measure_content(c).json_length if i in replacements else cached[i] for i, c in enumerate(truncated)]
+    # The 70/30 split is of the conversation: a <session_context> at the head is rebuilt, neither kept nor summarised.
+    head = _rebuilt_head(truncated)
     # Inside an agent turn (the history ends with calls awaiting responses) an earlier round may start the kept part.
-    return find_split_point_in_turn(truncated, 1 - PRESERVE_FRACTION, sizes)
+    split = find_split_point_in_turn(truncated[head:], 1 - PRESERVE_FRACTION, sizes[head:])
+    return split + head if split else 0

@@ -250,3 +250,19 @@ async def test_session_start_hooks_add_to_the_session_context(layout: Layout, fa
         assert "HOOK-NOTE from resume" in opening
     finally:
         await client.stop()
+
+
+async def test_a_compaction_neither_summarises_nor_counts_the_session_context_as_conversation(
+    client: EditorClient, fake: Any, layout: Layout
+) -> None:
+    """The <session_context> is rebuilt for the new history: the summarizer never gets it (the snapshot would copy the
+    memory and the folder tree, and the new history carry them twice), and the 70/30 split is of the conversation."""
+    padding = " ".join(f"word{i}" for i in range(100))
+    for i in range(4):
+        await say(client, f"message {i}: {padding}")
+    assert (await request(client, "sidecar/compress", {}))["status"] == "COMPRESSED"
+    summaries = [r for r in fake.requests() if r.summary]
+    assert summaries, "the summarizer was asked"
+    for summary in summaries:
+        assert not any(SESSION in t for t in texts(summary)), "the session context went to the summarizer"
+    assert any("message 0" in t for t in texts(summaries[0])), "the oldest conversation was summarised"

@@ -820,12 +820,19 @@ async function main(): Promise<void> {
       return `“${line[0]}”`;
     }, { needs: ['memory'] });
     await step('Sidecar: Show Memory opens a read-only document: each file with scope and tokens, then its text', async () => {
+      await w.runCommand('View: Hide Panel'); // an output panel left open by an earlier step halves the editor
       await w.runCommand('Sidecar: Show Memory');
       await page.locator('.editor-instance .view-line', { hasText: '# Sidecar memory' }).first().waitFor({ timeout: 15_000 });
+      // Monaco renders only the lines in view: a needle below the fold is looked for again at the document's end
       for (const needle of [`\`${globalMd}\` | global`, `\`${projectMd}\` | project`, 'E2E_GLOBAL_MEMORY: answer briefly.', 'E2E_PROJECT_MEMORY: tabs, not spaces.']) {
-        await page.locator('.editor-instance .view-line', { hasText: needle }).first().waitFor({ timeout: 10_000 })
-          .catch(() => { throw new Error(`Show Memory lacks “${needle}”`); });
+        const line = page.locator('.editor-instance .view-line', { hasText: needle }).first();
+        if (!(await line.isVisible().catch(() => false))) {
+          await page.locator('.editor-instance .view-lines').first().click();
+          await page.keyboard.press('Control+End');
+        }
+        await line.waitFor({ timeout: 10_000 }).catch(() => { throw new Error(`Show Memory lacks “${needle}”`); });
       }
+      await page.keyboard.press('Control+Home');
       await w.shot('9-memory');
       // read-only: typing changes nothing (VS Code says it cannot edit)
       await page.locator('.editor-instance .view-lines').first().click();

@@ -35,6 +35,17 @@ local function done(cb, err, result)
   end
 end
 
+--- Pick a session with vim.ui.select: `go(sessionId)` with the choice, or `cb` told that none was chosen.
+local function pick_session(list, prompt, format_item, go, cb)
+  vim.ui.select(list, { prompt = prompt, kind = 'sidecar.session', format_item = format_item }, function(choice)
+    if choice then
+      go(choice.sessionId)
+    else
+      done(cb, { message = 'no session chosen' })
+    end
+  end)
+end
+
 local function chat() return require('sidecar.chat') end
 local function context() return require('sidecar.context') end
 
@@ -132,19 +143,9 @@ function M.resume(session_id, cb)
       tell('no sessions to resume', vim.log.levels.WARN)
       return done(cb, { message = 'no sessions' })
     end
-    vim.ui.select(sessions, {
-      prompt = 'Resume sidecar session',
-      kind = 'sidecar.session',
-      format_item = function(s)
-        return pickers.session_item(s, sessions, state.session_id)
-      end,
-    }, function(choice)
-      if choice then
-        resume(choice.sessionId)
-      else
-        done(cb, { message = 'no session chosen' })
-      end
-    end)
+    pick_session(sessions, 'Resume sidecar session', function(s)
+      return pickers.session_item(s, sessions, state.session_id)
+    end, resume, cb)
   end)
 end
 
@@ -385,19 +386,9 @@ function M.delete(session_id, cb)
       tell('no other session to delete (the live one cannot be)', vim.log.levels.WARN)
       return done(cb, { message = 'nothing to delete' })
     end
-    vim.ui.select(others, {
-      prompt = 'Delete sidecar session (to the trash for 30 days)',
-      kind = 'sidecar.session',
-      format_item = function(s)
-        return pickers.session_item(s, sessions, state.session_id)
-      end,
-    }, function(choice)
-      if choice then
-        go(choice.sessionId)
-      else
-        done(cb, { message = 'no session chosen' })
-      end
-    end)
+    pick_session(others, 'Delete sidecar session (to the trash for 30 days)', function(s)
+      return pickers.session_item(s, sessions, state.session_id)
+    end, go, cb)
   end)
 end
 
@@ -426,19 +417,10 @@ function M.restore(session_id, cb)
       tell('no deleted session to restore', vim.log.levels.WARN)
       return done(cb, { message = 'nothing to restore' })
     end
-    vim.ui.select(trash.sessions, {
-      prompt = string.format('Restore a deleted sidecar session (kept %d days)', trash.keepDays),
-      kind = 'sidecar.session',
-      format_item = function(s)
+    pick_session(trash.sessions, string.format('Restore a deleted sidecar session (kept %d days)', trash.keepDays),
+      function(s)
         return string.format('deleted %s  %s', tostring(s.deletedAt), tostring(s.title or s.sessionId:sub(1, 8)))
-      end,
-    }, function(choice)
-      if choice then
-        go(choice.sessionId)
-      else
-        done(cb, { message = 'no session chosen' })
-      end
-    end)
+      end, go, cb)
   end)
 end
 

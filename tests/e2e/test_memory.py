@@ -266,3 +266,23 @@ async def test_a_compaction_neither_summarises_nor_counts_the_session_context_as
     for summary in summaries:
         assert not any(SESSION in t for t in texts(summary)), "the session context went to the summarizer"
     assert any("message 0" in t for t in texts(summaries[0])), "the oldest conversation was summarised"
+
+
+async def test_context_files_a_repository_ships_as_named_pipes_never_block_the_server(
+    layout: Layout, fake: Any
+) -> None:
+    """A cloned repository can make GEMINI.md, an imported file or a subfolder's AGENTS.md a FIFO: reading one must
+    not block start-up, a turn or a tool call (docs/security.md: the workspace is untrusted input)."""
+    for path in (layout.root_file, layout.api_file, layout.sub_file):
+        path.unlink()
+        os.mkfifo(path)
+    client = await _start(layout, fake)
+    try:
+        reply = await say(client, "hello")
+        assert "hello" in reply["text"]
+        (first,) = chats(fake)
+        assert "GLOBAL-RULE" in system(first), "the readable global file still loads"
+        info = await request(client, "sidecar/getMemory", {})
+        assert [f["scope"] for f in info["files"]] == ["global"], "a FIFO is not a context file"
+    finally:
+        await client.stop()

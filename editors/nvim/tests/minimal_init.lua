@@ -6,4 +6,9 @@ vim.opt.runtimepath:prepend(plugin)
 vim.opt.swapfile = false
 vim.opt.shadafile = 'NONE'
 vim.opt.more = false
+-- The tests edit Python files: the python ftplugin's has('python3') would start a provider check (a python3
+-- process looking for pynvim, seconds on a loaded machine). No test needs a remote-plugin provider.
+for _, provider in ipairs({ 'python3', 'node', 'perl', 'ruby' }) do
+  vim.g['loaded_' .. provider .. '_provider'] = 0
+end
 vim.cmd('runtime plugin/sidecar.lua')

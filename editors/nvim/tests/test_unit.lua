@@ -248,6 +248,33 @@ T.run('test_unit', function()
     client.notify, client.running = orig_notify, orig_running
   end)
 
+  T.step('IDE context: a newer event stops a flush the timer already handed over (a busy loop)', function()
+    local client = require('sidecar.client')
+    local sent = {}
+    local orig_notify, orig_running = client.notify, client.running
+    client.running = function() return true end
+    client.notify = function(method, params)
+      sent[#sent + 1] = { params = params, at = vim.loop.now() }
+      return true
+    end
+    ctx.flush(true)
+    sent = {}
+    vim.api.nvim_win_set_cursor(0, { 1, 0 })
+    vim.api.nvim_exec_autocmds('CursorMoved', {})
+    -- The loop is busy past the debounce delay: when it runs again, the debounce timer and this coroutine's
+    -- resume are both handed to vim.schedule, the coroutine first.
+    vim.loop.sleep(80)
+    T.sleep(0)
+    local t_last = vim.loop.now()
+    vim.api.nvim_win_set_cursor(0, { 2, 0 })
+    vim.api.nvim_exec_autocmds('CursorMoved', {})
+    T.wait(function() return #sent >= 1 end, 5000, 'the debounced sidecar/ideContext')
+    T.eq(sent[1].params.openFiles[1].cursor.line, 2, 'the last cursor position')
+    T.ok(sent[1].at - t_last >= 50, 'sent the debounce delay after the last event, not at once: '
+      .. (sent[1].at - t_last) .. ' ms')
+    client.notify, client.running = orig_notify, orig_running
+  end)
+
   T.step('tool confirmation: a synchronous vim.ui.select', function()
     local confirm = require('sidecar.confirm')
     local orig = vim.ui.select
@@ -281,6 +308,17 @@ T.run('test_unit', function()
     T.eq(r, { decision = 'allowAlwaysServer' }, 'decision')
     T.eq(labels, { 'Allow', 'Allow always', 'Allow always for this server (calc)', 'Deny' }, 'labels')
     T.eq(#confirm.choices_for({ toolName = 'write_file' }), 3, 'no server choice for a built-in tool')
+    local function decisions(params)
+      local out = {}
+      for _, c in ipairs(confirm.choices_for(params)) do
+        out[#out + 1] = c.decision
+      end
+      return out
+    end
+    T.eq(decisions({ toolName = 'write_file', askReason = 'this file instructs the agent' }), { 'allow', 'deny' },
+      'a call that asks every time offers no allow always')
+    T.eq(decisions({ toolName = 'mcp_calc_add', mcpServer = 'calc', askReason = 'a protected path' }), { 'allow', 'deny' },
+      'nor an allow for its server')
   end)
 
   T.step('MCP servers: lines, summary and the checkhealth section', function()

@@ -253,14 +253,23 @@ function M.reset_sent()
   last_sent = nil
 end
 
+-- Counts the events that (re)started the wait: a flush the timer already handed to vim.schedule before a newer
+-- event came is stale (the debounce restarted) and must not send in the middle of a burst.
+local generation = 0
+
 local function schedule_flush()
   local delay = opts().debounce_ms or 50
   if not timer then
     timer = compat.uv.new_timer()
   end
+  generation = generation + 1
+  local mine = generation
   timer:stop()
   timer:start(delay, 0, function()
     vim.schedule(function()
+      if mine ~= generation then
+        return
+      end
       -- While a turn runs, its request is built from the context sent with its message: changes
       -- made meanwhile (the cursor leaving a selection...) wait until the turn is over.
       if (state.turns_in_flight or 0) == 0 then

@@ -137,6 +137,7 @@ class ToolRunner:
             description=plan.description,
             diff=plan.diff,
             mcp_server=plan.server,
+            ask_reason=plan.ask_reason,
         )
         try:
             return await self.host.confirm(request)

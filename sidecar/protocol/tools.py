@@ -34,6 +34,9 @@ class ConfirmToolCallParams(msgspec.Struct, rename="camel", kw_only=True, omit_d
     diff: str | None = None
     #: MCP tools: the server; the client may then also offer "allowAlwaysServer" (every tool of that server).
     mcp_server: str | None = None
+    #: Set when this call asks every time, whatever was allowed before (a protected path, a file with several
+    #: hard links): why, in words. "allowAlways" would count as "allow" once, so the client offers allow and deny.
+    ask_reason: str | None = None
 
 
 class ConfirmToolCallResult(msgspec.Struct, rename="camel", kw_only=True):

@@ -101,6 +101,9 @@ async def test_edits_of_protected_paths_always_ask_and_say_why(
     for question in asked:
         if question["args"]["path"] != "notes.txt":
             assert "Asks every time: this file " in question["description"], question["description"]
+            assert question["askReason"].startswith("this file "), "the editor is told to offer allow and deny only"
+        else:
+            assert "askReason" not in question, "an ordinary edit can be allowed always"
     by_path = {q["args"]["path"]: q["description"] for q in asked}
     assert "this file can make commands run: git runs" in by_path[".git/config"]
     assert "this file instructs the agent" in by_path["GEMINI.md"]
@@ -161,6 +164,7 @@ async def test_writing_a_file_with_several_hard_links_asks_and_says_why(
     assert [q["toolName"] for q in asked] == ["write_file", "replace"]
     for question in asked:
         assert "this file has 2 hard links" in question["description"], question["description"]
+        assert "this file has 2 hard links" in question["askReason"]
     assert outside.read_text() == "outside content\n"
     assert [a["response"].get("error", "")[:20] for a in answers(fake)] == ["The user denied this"] * 2
 

@@ -80,6 +80,7 @@
   /** @type {Record<string, string>} */
   const STATUS_LABEL = { pending: 'waiting', running: 'running', done: 'done', error: 'failed', denied: 'denied', cancelled: 'cancelled' };
   /** @type {Record<ToolDecision, string>} */
+  const CHOICE_LABEL = { allow: 'Allow', allowAlways: 'Allow always', allowAlwaysServer: 'Allow always for this server', deny: 'Deny' };
   const DECISION_LABEL = { allow: 'Allowed', allowAlways: 'Allowed always', allowAlwaysServer: 'Allowed always (this server)', deny: 'Denied' };
 
   /** @param {ChatItem} item @returns {HTMLElement} */
@@ -120,12 +121,9 @@
         }
         if (item.confirm && !item.confirm.decision) {
           const row = el('div', 'actions');
-          /** @type {Array<[ToolDecision, string, string]>} */
-          const choices = [['allow', 'Allow', ''], ['allowAlways', 'Allow always', 'secondary'], ['deny', 'Deny', 'secondary']];
-          // an MCP call can also allow every tool of its server for the session
-          if (item.confirm.mcpServer) choices.splice(2, 0, ['allowAlwaysServer', 'Allow always for this server', 'secondary']);
-          for (const [decision, label, cls] of choices) {
-            const b = /** @type {HTMLButtonElement} */ (el('button', cls, label));
+          // the answers this call offers (chatModel.ts confirmChoices): no "Allow always" for a call that asks every time
+          for (const decision of item.confirm.choices) {
+            const b = /** @type {HTMLButtonElement} */ (el('button', decision === 'allow' ? '' : 'secondary', CHOICE_LABEL[decision]));
             b.type = 'button';
             b.dataset.decision = decision;
             b.addEventListener('click', () => {

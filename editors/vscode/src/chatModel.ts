@@ -15,6 +15,16 @@ export { ChatItem, FromWebview, MessageAction, ToWebview } from './webviewMessag
 let counter = 0;
 const nextId = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
 
+/**
+ * The answers a confirmation offers, in order. A call that asks every time (askReason: a protected path, a file
+ * with several hard links) offers allow and deny only, since the server counts "allow always" as once for it; an
+ * MCP call also offers to allow every tool of its server.
+ */
+export function confirmChoices(p: Pick<ConfirmToolCallParams, 'mcpServer' | 'askReason'>): ToolDecision[] {
+  if (p.askReason) return ['allow', 'deny'];
+  return p.mcpServer ? ['allow', 'allowAlways', 'allowAlwaysServer', 'deny'] : ['allow', 'allowAlways', 'deny'];
+}
+
 export function compactionText(p: Pick<CompressedParams, 'status' | 'originalTokenCount' | 'newTokenCount' | 'trigger'> & { message?: string }): string {
   if (p.message) return p.message;
   const who = p.trigger === 'auto' ? 'Automatic compaction' : 'Compaction';
@@ -99,7 +109,8 @@ export class ChatModel {
     const id = `tool-${p.callId}`;
     const prev = this.find(id);
     const base = prev && prev.kind === 'tool' ? prev : { kind: 'tool' as const, id, callId: p.callId, name: p.toolName, args: p.args, status: 'pending' };
-    this.upsert({ ...base, confirm: { description: p.description, diff: p.diff, ...(p.mcpServer ? { mcpServer: p.mcpServer } : {}) } });
+    const confirm = { description: p.description, diff: p.diff, choices: confirmChoices(p), ...(p.mcpServer ? { mcpServer: p.mcpServer } : {}) };
+    this.upsert({ ...base, confirm });
   }
 
   decided(callId: string, decision: ToolDecision): void {

@@ -590,6 +590,7 @@ export interface ConfirmToolCallParams {
   description: string;
   diff?: string;
   mcpServer?: string;
+  askReason?: string;
 }
 
 export interface ConfirmToolCallResult {

@@ -10,7 +10,8 @@ export type ChatItem =
   | { kind: 'model'; id: string; text: string; streaming: boolean; messageId?: string; rewound?: boolean }
   | {
       kind: 'tool'; id: string; callId: string; name: string; args: unknown; status: string; summary?: string;
-      confirm?: { description: string; diff?: string; mcpServer?: string; decision?: ToolDecision };
+      // choices: the answers the card offers, in order (confirmChoices in chatModel.ts)
+      confirm?: { description: string; diff?: string; mcpServer?: string; choices: ToolDecision[]; decision?: ToolDecision };
     }
   | { kind: 'compaction'; id: string; text: string; ok: boolean; undone?: boolean }
   | { kind: 'info' | 'error'; id: string; text: string };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ChatModel, ToWebview, itemsFromTranscript, toolName, userMessageId } from '../src/chatModel';
+import { ChatModel, ToWebview, confirmChoices, itemsFromTranscript, toolName, userMessageId } from '../src/chatModel';
 import { RestartPolicy } from '../src/restartPolicy';
 import { displayCommand, resolveServerCommand } from '../src/serverCommand';
 import { buildSettings, redacted } from '../src/settings';
@@ -102,6 +102,15 @@ describe('chat model', () => {
     assert.equal(builtin.kind === 'tool' && builtin.confirm && 'mcpServer' in builtin.confirm, false);
     m.decided('c2', 'allowAlwaysServer');
     assert.equal(m.items[0].kind === 'tool' && m.items[0].confirm?.decision, 'allowAlwaysServer');
+  });
+  it('offers no "Allow always" for a call that asks every time (a protected path: the server counts it as once)', () => {
+    const m = new ChatModel();
+    m.confirmRequest({ turnId: 't', callId: 'p', toolName: 'write_file', args: { path: 'GEMINI.md' }, description: 'Write GEMINI.md. Asks every time: this file instructs the agent.', askReason: 'this file instructs the agent' });
+    m.confirmRequest({ turnId: 't', callId: 'o', toolName: 'write_file', args: { path: 'a' }, description: 'Write a' });
+    m.confirmRequest({ turnId: 't', callId: 'm', toolName: 'mcp_calc_add', args: {}, description: 'MCP server calc: add', mcpServer: 'calc' });
+    const choices = m.items.map((i) => (i.kind === 'tool' ? i.confirm?.choices : undefined));
+    assert.deepEqual(choices, [['allow', 'deny'], ['allow', 'allowAlways', 'deny'], ['allow', 'allowAlways', 'allowAlwaysServer', 'deny']]);
+    assert.deepEqual(confirmChoices({ mcpServer: 'calc', askReason: 'a protected path' }), ['allow', 'deny']);
   });
   it('shows compaction markers from notifications and transcripts', () => {
     const m = new ChatModel();

@@ -9,8 +9,13 @@ M.choices = {
   { label = 'Deny', decision = 'deny' },
 }
 
---- The choices for one request: an MCP call (params.mcpServer set) also offers to allow every tool of its server.
+--- The choices for one request: a call that asks every time (params.askReason set: a protected path, a file with
+--- several hard links) offers Allow and Deny only, since the server counts "allow always" as once for it; an MCP
+--- call (params.mcpServer set) also offers to allow every tool of its server.
 function M.choices_for(params)
+  if type(params.askReason) == 'string' and params.askReason ~= '' then
+    return { M.choices[1], M.choices[3] }
+  end
   if type(params.mcpServer) ~= 'string' or params.mcpServer == '' then
     return M.choices
   end

@@ -138,7 +138,7 @@ M.fields = {
   ToolCallParams = { 'turnId', 'callId', 'name', 'args', 'status', 'summary' },
   RetryParams = { 'turnId', 'attempt', 'maxAttempts', 'reason', 'message', 'delayMs', 'text' },
   McpStatusParams = { 'servers' },
-  ConfirmToolCallParams = { 'turnId', 'callId', 'toolName', 'args', 'description', 'diff', 'mcpServer' },
+  ConfirmToolCallParams = { 'turnId', 'callId', 'toolName', 'args', 'description', 'diff', 'mcpServer', 'askReason' },
   ConfirmToolCallResult = { 'decision' },
 }
 
@@ -542,6 +542,7 @@ M.fields = {
 ---@field description string
 ---@field diff? string
 ---@field mcpServer? string
+---@field askReason? string
 
 ---@class sidecar.ConfirmToolCallResult
 ---@field decision sidecar.ToolDecision

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sidecar.chat.live import LiveConversation
 from sidecar.chat.sessions import conversation_of
-from sidecar.checkpoints.service import CheckpointService, FilesOutcome
+from sidecar.checkpoints.service import CheckpointService, FilesOutcome, rewind_point
 from sidecar.core.pins import Pin, check_pin_text
 from sidecar.core.recording import RewindRecord
 from sidecar.protocol import errors, methods
@@ -72,15 +72,8 @@ class SessionActions:
         `force`)."""
         live, recorder = self.live, self.live.recorder
         async with live.lock:
-            if not recorder.recording:
-                reason = recorder.problem or "nothing has been recorded in this session yet"
-                raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind: {reason}.")
-            recorder.sync()
             try:
-                loaded = recorder.reload()
-                first, entry = turn_start(loaded.transcript, message_id)
-                if entry.rewound:
-                    raise ValueError(f"message {message_id} was already rewound")
+                loaded, first, entry = rewind_point(recorder, message_id)
                 plan = await self.checkpoints.plan(loaded, message_id, force=force) if restore_files else None
                 after = _rewound(loaded, first)
             except (RecordingError, ValueError, ToolError) as exc:

@@ -123,16 +123,8 @@ class CheckpointService:
 
     async def preview_rewind(self, message_id: str) -> PreviewRewindResult:
         """sidecar/previewRewind: what a rewind to `message_id` with restoreFiles would do now; nothing changes."""
-        recorder = self._recorder
-        if not recorder.recording:
-            reason = recorder.problem or "nothing has been recorded in this session yet"
-            raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind: {reason}.")
-        recorder.sync()
         try:
-            loaded = recorder.reload()
-            _first, entry = turn_start(loaded.transcript, message_id)
-            if entry.rewound:
-                raise ValueError(f"message {message_id} was already rewound")
+            loaded, _first, entry = rewind_point(self._recorder, message_id)
             files = self.preview(await self.plan(loaded, message_id, force=False))
         except (RecordingError, ValueError, ToolError) as exc:
             raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind to {message_id}: {exc}") from None
@@ -220,6 +212,21 @@ class CheckpointService:
             self._recorder.file_record(FilesRestoredRecord(time=now_iso(), to_id=to_id, files=done.now))
         off = not self._session.settings.checkpointing
         return FilesOutcome(done.restored, done.removed, plan.conflicts, done.skipped, done.in_editor, off)
+
+
+def rewind_point(recorder: Recorder, message_id: str) -> tuple[LoadedSession, str, TranscriptMessage]:
+    """What a rewind to user message `message_id` (and its preview) starts from: the live recording reloaded, the
+    first entry of that message's turn, and the message. SidecarError when nothing is recorded; RecordingError or
+    ValueError (the message is not in the session, or was already rewound) for the caller to word."""
+    if not recorder.recording:
+        reason = recorder.problem or "nothing has been recorded in this session yet"
+        raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind: {reason}.")
+    recorder.sync()
+    loaded = recorder.reload()
+    first, entry = turn_start(loaded.transcript, message_id)
+    if entry.rewound:
+        raise ValueError(f"message {message_id} was already rewound")
+    return loaded, first, entry
 
 
 def first_words(text: str) -> str:

@@ -79,8 +79,10 @@ T.run('test_memory', function()
     T.eq(vim.bo[buf].buftype, 'nofile', 'a scratch buffer')
     T.eq(vim.bo[buf].modifiable, false, 'read-only')
     local wins = #vim.api.nvim_tabpage_list_wins(0)
+    local tick = vim.api.nvim_buf_get_changedtick(buf)
     vim.cmd('SidecarMemory')
-    T.sleep(200)
+    -- the answer refills the buffer, then picks its window, in one callback
+    T.wait(function() return vim.api.nvim_buf_get_changedtick(buf) > tick end, 15000, 'the memory shown again')
     T.eq(#vim.api.nvim_tabpage_list_wins(0), wins, 'shown again in the same window, no new split')
   end)
 

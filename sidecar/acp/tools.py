@@ -173,8 +173,8 @@ class AcpToolHost:
             options = [*PERMISSION_OPTIONS[:2], SERVER_OPTION, PERMISSION_OPTIONS[2]]
         if plan is not None and plan.kind == "shell":  # the whole command, as it will run (the title is one line)
             content = [*content, updates.text_content(f"```sh\n{plan.args.get('command', '')}\n```")]
-        if plan is not None and plan.ask_reason is not None:
-            content = [*content, updates.text_content(f"Asks every time: {plan.ask_reason}.")]
+        if request.ask_reason is not None:  # "allow always" would count once: not offered
+            content = [*content, updates.text_content(f"Asks every time: {request.ask_reason}.")]
             options = ONCE_OPTIONS
         tool_call = ToolCallUpdate(
             tool_call_id=call_id,

@@ -85,6 +85,23 @@ T.run('test_terminal', function()
     tmux({ 'kill-server' })
   end
 
+  --- :SidecarStatus until its report shows `text`, each report dismissed; returns the last report's screen.
+  local function status_until(text, ms)
+    local deadline = vim.loop.now() + ms
+    while true do
+      keys(':SidecarStatus', 'Enter')
+      local s = wait_screen('Auto-compress at:', 10000, ':SidecarStatus')
+      keys('Enter')
+      T.wait(function() return not screen():find('Auto-compress at:', 1, true) end, 10000, 'the report dismissed')
+      if s:find(text, 1, true) then
+        return s
+      end
+      if vim.loop.now() > deadline then
+        error(string.format('timed out after %d ms waiting for %q in :SidecarStatus\n%s', ms, text, s), 2)
+      end
+    end
+  end
+
   local ok, err = pcall(function()
     T.step('#1 #2 the documented setup({}) starts with no warning and no prompt; the chat answers', function()
       start()
@@ -102,12 +119,9 @@ T.run('test_terminal', function()
       s = wait_screen('sidecar:', 10000, 'the messages')
       T.ok(not s:find('invalid', 1, true), 'no settings warning in :messages\n' .. s)
       keys('Escape')
-      -- :SidecarStatus is a report the user asked for (it may end in a prompt, like :ls)
-      keys(':SidecarStatus', 'Enter')
-      s = wait_screen('Auto-compress at:', 10000, ':SidecarStatus')
-      T.ok(s:find('Source: api', 1, true), 'the source\n' .. s)
-      keys('Enter')
-      T.wait(function() return not screen():find(PROMPT, 1, true) end, 10000, 'the report dismissed')
+      -- :SidecarStatus is a report the user asked for (it may end in a prompt, like :ls); the turn's usage comes
+      -- after its reply is shown, so the report is asked again until it has the reported count
+      s = status_until('Source: api', 30000)
       keys(':qa!', 'Enter')
       stop()
     end)

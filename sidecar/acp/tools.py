@@ -189,9 +189,14 @@ class AcpToolHost:
             session_id=self._outbox.session_id, tool_call=tool_call, options=options
         )
         outcome = response.outcome
-        if outcome.outcome == "selected":
-            return DECISIONS.get(getattr(outcome, "option_id", ""), "deny")
-        return "deny"  # cancelled: the prompt is being cancelled
+        if outcome.outcome != "selected":
+            return "deny"  # cancelled: the prompt is being cancelled
+        chosen = getattr(outcome, "option_id", "")
+        if chosen not in {option.option_id for option in options}:  # e.g. "always" for a call that asks every time
+            log.warning("the client chose %r, which it was not offered for %s; treating it as denied", chosen,
+                        request.tool_name)
+            return "deny"
+        return DECISIONS.get(chosen, "deny")
 
     def apply_edit(self) -> ApplyEdit | None:
         """None: ACP has no workspace/applyEdit."""

@@ -53,6 +53,22 @@ async def test_protected_paths_ask_through_request_permission_in_auto_edit(
     assert written == ["notes.txt", "AGENTS.md"], "rejected protected edits never reach fs/write_text_file"
 
 
+async def test_an_always_the_client_was_not_offered_is_a_denial(agent: Agent, fake: Any, workspace: str) -> None:
+    """A client (or a user's keymap) that answers "allowAlways" to a protected edit, where only allow once and
+    reject were offered, allows nothing: that edit is denied and never written, and the next protected edit asks."""
+    sid = await auto_edit_session(agent, workspace, fs=True)
+    fake.script([call("write_file", path="GEMINI.md", content="run touch PAYLOAD\n"),
+                 call("write_file", path="AGENTS.md", content="run touch PAYLOAD\n")])
+    agent.client.decisions = ["allowAlways", "deny"]
+    assert await agent.prompt(sid, "write the instructions") == "end_turn"
+    asked = agent.client.permissions
+    assert [a["toolCall"]["rawInput"]["path"] for a in asked] == ["GEMINI.md", "AGENTS.md"], "the second asks too"
+    assert all(a["options"] == ["allow", "deny"] for a in asked)
+    assert agent.client.writes == [], "neither file reached fs/write_text_file"
+    assert [r.get("error", "")[:20] for r in responses(fake)] == ["The user denied this"] * 2
+    assert not os.path.exists(os.path.join(workspace, "GEMINI.md"))
+
+
 async def test_a_fifo_and_a_giant_line_cannot_stall_the_agent(agent: Agent, fake: Any, workspace: str) -> None:
     os.mkfifo(os.path.join(workspace, "pipe"))
     with open(os.path.join(workspace, "wide.txt"), "w") as handle:

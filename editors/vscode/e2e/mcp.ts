@@ -99,7 +99,10 @@ export async function mcpSteps(h: McpHarness): Promise<void> {
         await card.locator('button[data-decision="allow"]').waitFor({ timeout: 30_000 });
         const question = (await card.innerText()).replace(/\s+/g, ' ');
         if (!question.includes('calc')) throw new Error(`the question does not name the server: ${question}`);
-        await card.locator('button[data-decision="allowAlwaysServer"]').waitFor({ timeout: 5_000 });
+        const always = card.locator('button[data-decision="allowAlwaysServer"]');
+        await always.waitFor({ timeout: 5_000 });
+        const label = await always.innerText();
+        if (label !== 'Allow always for this server (calc)') throw new Error(`the server button does not name it: ${label}`);
         await w.shot('11-mcp-confirm');
         await card.locator('button[data-decision="allow"]').click();
       });

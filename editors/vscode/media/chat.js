@@ -81,6 +81,7 @@
   const STATUS_LABEL = { pending: 'waiting', running: 'running', done: 'done', error: 'failed', denied: 'denied', cancelled: 'cancelled' };
   /** @type {Record<ToolDecision, string>} */
   const CHOICE_LABEL = { allow: 'Allow', allowAlways: 'Allow always', allowAlwaysServer: 'Allow always for this server', deny: 'Deny' };
+  /** @type {Record<ToolDecision, string>} */
   const DECISION_LABEL = { allow: 'Allowed', allowAlways: 'Allowed always', allowAlwaysServer: 'Allowed always (this server)', deny: 'Denied' };
 
   /** @param {ChatItem} item @returns {HTMLElement} */
@@ -123,7 +124,8 @@
           const row = el('div', 'actions');
           // the answers this call offers (chatModel.ts confirmChoices): no "Allow always" for a call that asks every time
           for (const decision of item.confirm.choices) {
-            const b = /** @type {HTMLButtonElement} */ (el('button', decision === 'allow' ? '' : 'secondary', CHOICE_LABEL[decision]));
+            const server = decision === 'allowAlwaysServer' && item.confirm.mcpServer ? ` (${item.confirm.mcpServer})` : '';
+            const b = /** @type {HTMLButtonElement} */ (el('button', decision === 'allow' ? '' : 'secondary', CHOICE_LABEL[decision] + server));
             b.type = 'button';
             b.dataset.decision = decision;
             b.addEventListener('click', () => {

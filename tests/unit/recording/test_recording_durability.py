@@ -28,10 +28,11 @@ from sidecar.recording.store import SessionStore
 store = SessionStore("/work/killed", home=Path(sys.argv[1]))
 writer = store.create("victim", model="m")
 rng = random.Random(int(sys.argv[2]))
-print("ready", flush=True)
 n = 0
 ids = []
 while True:
+    if n == 1:
+        print("ready", flush=True)  # one exchange is on disk: a kill from now on must leave it loadable
     n += 1
     size = rng.choice([10, 1_000, 100_000, 2_000_000])
     ids.append(writer.message(text_content("user", f"q{n} " + "x" * size), kind="user"))

@@ -80,11 +80,14 @@ class Checkpointer:
         recorder: Recorder,
         store: Callable[[], BlobStore],
         on_write: Callable[[int], None] | None = None,
+        admit: Callable[[int], str | None] | None = None,
     ) -> None:
         self._session = session
         self._recorder = recorder
         self._store = store
         self._on_write = on_write or (lambda _size: None)
+        #: Whether a new blob of that size fits under the store's cap (None) or why it is not saved.
+        self._admit = admit or (lambda _size: None)
         #: (session id, user message id, path): the file's content before this turn is saved already.
         self._seen: set[tuple[str, str, str]] = set()
 
@@ -110,7 +113,16 @@ class Checkpointer:
             return None, skipped
         if not first:
             return digest_of(data), None
-        digest = (store or self._store()).put(data)
+        return self._put(data, store or self._store())
+
+    def _put(self, data: bytes, store: BlobStore) -> tuple[str | None, str | None]:
+        """(digest, None) once stored, (None, why) when the store's cap leaves no room (checked before writing)."""
+        digest = digest_of(data)
+        if not store.has(digest):
+            refused = self._admit(len(data))
+            if refused is not None:
+                return None, refused
+        store.put(data, digest)
         self._on_write(len(data))  # the pruner counts what was written (sidecar/checkpoints/prune.py)
         return digest, None
 
@@ -224,7 +236,7 @@ class Checkpointer:
         data = read_regular(path, str(path), self._limit, "save") or b""
         if skip_reason(data, self._limit) is not None:
             return digest_of(data)
-        return self._store().put(data)
+        return self._put(data, self._store())[0] or digest_of(data)
 
 
 def named_files(command: str, cwd: Path, workspace: Workspace) -> list[str]:

@@ -275,6 +275,39 @@ async def test_a_giant_line_is_read_in_bounded_memory(spawn: Spawn, fake: Any, d
     assert grown < 64 * 1024, f"the peak resident memory grew by {grown // 1024} MB"
 
 
+async def test_a_command_that_leaves_a_huge_file_does_not_stall_the_server(
+    spawn: Spawn, fake: Any, dirs: tuple[Path, Path]
+) -> None:
+    """A shell command left a big file and the checkpoint hashed all of it on the event loop: 97 s without an
+    answer to getTokenUsage. Now the look after a command runs off the loop and never reads a file that large:
+    the server answers while the turn runs, and the turn ends."""
+    _, workspace = dirs
+    side = await spawn(approvalMode="yolo")
+    trust(side)
+    await side.say("warm up")  # the session is recorded: checkpoints are taken
+    fake.script([call("run_shell_command", command="truncate -s 1T huge.bin")])  # sparse: no disk used
+    turn = asyncio.ensure_future(side.say("make a big file", timeout=120))
+    try:
+        while not turn.done():
+            try:
+                usage = await side.request("sidecar/getTokenUsage", {}, timeout=20)
+            except TimeoutError:
+                side.kill()
+                pytest.fail("the server did not answer getTokenUsage while the command's files were checked")
+            assert usage is not None
+            await asyncio.wait({turn}, timeout=0.05)
+        await turn
+    finally:
+        turn.cancel()
+        await asyncio.gather(turn, return_exceptions=True)
+    assert (workspace / "huge.bin").stat().st_size == 1024**4
+    (answer,) = answers(fake)[-1:]
+    assert "Exit code: 0" in answer["response"]["output"], answer
+    records = [json.loads(line) for path in side.home.rglob("*.jsonl") for line in path.read_text().splitlines()]
+    created = [r for r in records if r.get("type") == "fileChange" and r["path"].endswith("huge.bin")]
+    assert len(created) == 1 and created[0]["after"] and not created[0]["existed"], "the change is still recorded"
+
+
 # -- hooks from a workspace file (High 1) -------------------------------------------------------------------------
 
 

@@ -28,7 +28,7 @@ from sidecar.protocol.memory import MemoryInfo
 from sidecar.recording.recorder import Recorder
 from sidecar.recording.store import SessionStore
 from sidecar.session import Session
-from sidecar.tools import ToolRegistry
+from sidecar.tools import ToolRegistry, protected
 from sidecar.tools.edits import EditorText
 
 #: Where model requests go: an awaitable that gives the (possibly rebuilt) client for the current settings.
@@ -121,6 +121,8 @@ def build_services(
     outputs = save_tool_output if save_tool_output is not None else SessionToolOutputs(recorder)
     approval = HookApproval(session, ask_hooks, lambda: recorder.store) if ask_hooks is not None else None
     hooks = HookService(session, recorder, inform, approval, warn=warn)
+    # the files the configured hooks and MCP servers run are protected paths (an edit asks every time)
+    protected.set_command_source(lambda: protected.settings_commands(session.settings, session.project_root))
     # Skipped project files: an editor that gets memoryChanged says so itself (VS Code with a Trust button); a
     # front-end without it (ACP) is told in words here. Never both: the user saw two near-identical notices.
     memory_service = MemoryService(session, on_memory_change, notifier.warning if tell_skipped_memory else None)

@@ -11,6 +11,7 @@ from sidecar.config.settings import Settings
 from sidecar.core.conversation import Conversation
 from sidecar.core.history import Part
 from sidecar.core.ide_context import context_turn_text
+from sidecar.core.media_tokens import REQUEST_MAX_BYTES
 from sidecar.core.request_size import SaveOutput, fit_responses, parts_upper_tokens, wire_upper_tokens
 from sidecar.core.tokens import estimate_tokens
 from sidecar.protocol import error_info, errors
@@ -145,10 +146,17 @@ class RequestBudget:
         limit = settings.effective_token_limit()
         new = parts_upper_tokens("user", responses)
         history = await self._maybe_compact(conv, settings, overhead, new, compact, mid_turn=True)
-        fitted, fits = fit_responses(responses, self._room(limit) - history, self._save)
+        room_bytes = media_room_bytes(conv, overhead)
+        fitted, fits = fit_responses(responses, self._room(limit) - history, self._save, room_bytes)
         if fitted != list(responses):
             log.info("tool responses cut to fit the context window (%d tokens left)", self._room(limit) - history)
         return fitted, fits
+
+
+def media_room_bytes(conv: Conversation, overhead: int) -> int:
+    """What the API's request size limit leaves for the media of the next request: 90% of it, less the history's
+    JSON and the system instruction and tools (their tokens × 4, from above)."""
+    return int(REQUEST_MAX_BYTES * 0.9) - sum(len(item) for item in conv.wire()) - 4 * overhead
 
 
 def new_turn_tokens(

@@ -7,22 +7,23 @@ a shell command is checked cheaply: only the files its words name (`rm a.txt`, `
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import shlex
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sidecar.checkpoints.restore import current_of
 from sidecar.checkpoints.store import BlobStore, digest_of
 from sidecar.core.recording import FileChangeRecord
 from sidecar.recording.reader import now_iso
 from sidecar.recording.recorder import Recorder
 from sidecar.session import Session
-from sidecar.tools.edits import EditorBuffers, EditPlan
+from sidecar.tools.edits import EditPlan
 from sidecar.tools.paths import ToolError, Workspace
-from sidecar.tools.safe_io import PLAN_SECONDS, off_loop, read_regular
+from sidecar.tools.safe_io import PLAN_SECONDS, off_loop, open_regular, read_regular
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,11 @@ log = logging.getLogger(__name__)
 INLINE_CHARS = 1024 * 1024
 #: How many of a shell command's words are looked at as file names.
 SHELL_WORDS = 64
+#: A file a command leaves that is larger than this is not read to tell what it holds: it is known by its size and
+#: time (a rewind then sees it as changed and removes or restores it only with force).
+HASH_MAX_BYTES = 64 * 1024 * 1024
+#: How long the look at the files after a shell command may take (it runs off the event loop).
+AFTER_SECONDS = 30.0
 _REDIRECT = "<>|&;0123456789"
 
 
@@ -80,11 +86,14 @@ class Checkpointer:
         recorder: Recorder,
         store: Callable[[], BlobStore],
         on_write: Callable[[int], None] | None = None,
+        admit: Callable[[int], str | None] | None = None,
     ) -> None:
         self._session = session
         self._recorder = recorder
         self._store = store
         self._on_write = on_write or (lambda _size: None)
+        #: Whether a new blob of that size fits under the store's cap (None) or why it is not saved.
+        self._admit = admit or (lambda _size: None)
         #: (session id, user message id, path): the file's content before this turn is saved already.
         self._seen: set[tuple[str, str, str]] = set()
 
@@ -110,7 +119,16 @@ class Checkpointer:
             return None, skipped
         if not first:
             return digest_of(data), None
-        digest = (store or self._store()).put(data)
+        return self._put(data, store or self._store())
+
+    def _put(self, data: bytes, store: BlobStore) -> tuple[str | None, str | None]:
+        """(digest, None) once stored, (None, why) when the store's cap leaves no room (checked before writing)."""
+        digest = digest_of(data)
+        if not store.has(digest):
+            refused = self._admit(len(data))
+            if refused is not None:
+                return None, refused
+        store.put(data, digest)
         self._on_write(len(data))  # the pruner counts what was written (sidecar/checkpoints/prune.py)
         return digest, None
 
@@ -190,10 +208,30 @@ class Checkpointer:
             before, skipped = None, str(exc)
         return Saved(path, message_id, tool, True, before, skipped, signature=signature)
 
-    def after_shell(self, watch: ShellWatch) -> None:
-        """Record the named files the command created, changed or deleted (a few stats and reads; runs also when
-        the command was cancelled, since it may have changed files before it stopped)."""
+    async def after_shell(self, watch: ShellWatch) -> None:
+        """Record the named files the command created, changed or deleted (a few stats and reads, off the event
+        loop and within AFTER_SECONDS; runs also when the command was cancelled, since it may have changed files
+        before it stopped)."""
+        if not watch.files:
+            return
+        stop = threading.Event()
+        try:
+            found = await off_loop(
+                lambda: self._changes(watch, stop), seconds=AFTER_SECONDS, what="Checking the files after a shell "
+                "command", stop=stop,
+            )
+        except (OSError, ToolError) as exc:
+            log.warning("checkpoints after a shell command not taken: %s", exc)
+            return
+        for saved in found:
+            self._record(saved)
+
+    def _changes(self, watch: ShellWatch, stop: threading.Event) -> list[Saved]:
+        """The named files that changed, with what they hold now (blocking file work; stops when `stop` is set)."""
+        changed: list[Saved] = []
         for path, saved in watch.files.items():
+            if stop.is_set():
+                break
             try:
                 info = os.stat(path, follow_symlinks=False)
             except FileNotFoundError:
@@ -208,23 +246,42 @@ class Checkpointer:
                 if saved.existed and saved.signature == (info.st_size, info.st_mtime_ns) and saved.skipped:
                     continue  # not saved before, and not touched
                 try:
-                    now = self._digest_now(Path(path), info.st_size)
+                    now = self._digest_now(Path(path), info, stop)
                 except (ToolError, OSError) as exc:
                     log.debug("not checking %s after the command: %s", path, exc)
                     continue
                 if saved.existed and saved.skipped is None and now == saved.before:
                     continue  # unchanged
             saved.after = now
-            self._record(saved)
+            changed.append(saved)
+        return changed
 
-    def _digest_now(self, path: Path, size: int) -> str:
-        """The digest of a file a command left (saved too, when small enough, for conflict summaries)."""
+    def _digest_now(self, path: Path, info: os.stat_result, stop: threading.Event) -> str:
+        """The digest of a file a command left (saved too, when small enough, for conflict summaries); a file over
+        HASH_MAX_BYTES is known by its size and time, never read."""
+        size = info.st_size
+        if size > HASH_MAX_BYTES:
+            return digest_of(f"not read: {size} bytes, modified {info.st_mtime_ns}".encode())
         if size > self._limit:
-            return current_of(path, EditorBuffers()).digest or ""
+            return bounded_digest(path, stop)
         data = read_regular(path, str(path), self._limit, "save") or b""
         if skip_reason(data, self._limit) is not None:
             return digest_of(data)
-        return self._store().put(data)
+        return self._put(data, self._store())[0] or digest_of(data)
+
+
+def bounded_digest(path: Path, stop: threading.Event) -> str:
+    """The sha256 of a regular file, read in chunks, at most HASH_MAX_BYTES; OSError when `stop` is set first."""
+    hasher = hashlib.sha256()
+    fd = open_regular(path, str(path))
+    with os.fdopen(fd, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            if stop.is_set():
+                raise OSError(f"stopped while reading {path}")
+            hasher.update(chunk)
+            if handle.tell() > HASH_MAX_BYTES:
+                raise OSError(f"{path} grew past {HASH_MAX_BYTES:,} bytes while it was read")
+    return hasher.hexdigest()
 
 
 def named_files(command: str, cwd: Path, workspace: Workspace) -> list[str]:

@@ -117,8 +117,9 @@ def prune(
 
 
 class Pruner:
-    """Runs `prune` in a background thread once this process has written enough new blobs (a twentieth of the cap,
-    and once at the first write), so the store never grows far past its cap."""
+    """Keeps the store under its cap when writing (`admit`: a blob that would pass the cap is not written) and
+    runs `prune` in a background thread once this process has written enough new blobs (a twentieth of the cap,
+    once at the first write, and whenever a blob did not fit), so older blobs make room."""
 
     def __init__(self, session: Session, recorder: Recorder, blobs: Callable[[], BlobStore]) -> None:
         self._session = session
@@ -127,6 +128,26 @@ class Pruner:
         self._since = 0
         self._checked = False
         self._running: threading.Thread | None = None
+        self._lock = threading.Lock()
+        #: The store's size as last counted plus what this process wrote since (None: count it at the next write).
+        self._total: int | None = None
+
+    def admit(self, size: int) -> str | None:
+        """Before a new blob of `size` bytes is written: None when the store stays within checkpointStoreMb with
+        it (it is counted), else why it is not saved (a prune is started to make room for the next ones)."""
+        cap = self.cap_bytes
+        with self._lock:
+            if self._total is None:
+                self._total = sum(blob.size for blob in self._blobs().blobs())
+            if self._total + size <= cap:
+                self._total += size
+                return None
+            total = self._total
+        self._prune_soon(force=True)
+        return (
+            f"not saved: the checkpoint store is full ({total:,} of {cap:,} bytes; setting checkpointStoreMb), "
+            "and what it holds is still needed or too recent to remove"
+        )
 
     @property
     def cap_bytes(self) -> int:
@@ -136,7 +157,10 @@ class Pruner:
     def wrote(self, size: int) -> None:
         """This process stored `size` more bytes: prune in the background once enough have been."""
         self._since += size
-        if self._checked and self._since < self.cap_bytes // 20:
+        self._prune_soon(force=False)
+
+    def _prune_soon(self, *, force: bool) -> None:
+        if not force and self._checked and self._since < self.cap_bytes // 20:
             return
         if self._running is not None and self._running.is_alive():
             return
@@ -149,7 +173,11 @@ class Pruner:
         store = self._recorder.store
         try:
             files = session_files(store.directory, trash_directory(store))
-            return prune(self._blobs(), files, cap_bytes=self.cap_bytes)
+            blobs = self._blobs()
+            removed = prune(blobs, files, cap_bytes=self.cap_bytes)
+            with self._lock:
+                self._total = sum(blob.size for blob in blobs.blobs())
+            return removed
         except OSError as exc:
             log.warning("pruning the checkpoint store failed: %s", exc)
             return []

@@ -93,7 +93,7 @@ class CheckpointService:
         self._buffers = buffers or EditorBuffers()
         self._apply_edit = apply_edit or (lambda: None)
         self.pruner = Pruner(session, recorder, self.blobs)
-        self.checkpointer = Checkpointer(session, recorder, self.blobs, self.pruner.wrote)
+        self.checkpointer = Checkpointer(session, recorder, self.blobs, self.pruner.wrote, self.pruner.admit)
 
     def use_tools(self, registry: ToolRegistry, apply_edit: Callable[[], ApplyEdit | None]) -> None:
         """Restore through the registry's workspace and buffers (what the agent sees) and the front-end's editor."""

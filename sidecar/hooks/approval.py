@@ -1,4 +1,5 @@
-"""Hooks from a workspace file run only once the user approved that exact list (kept per project, by hash)."""
+"""Hooks from a workspace file run only once the user approved that exact list and the content of the workspace
+files they run (kept per project, by hash)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import asyncio
 import hashlib
 import json
 import logging
+import os
+import stat
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +19,7 @@ from sidecar.config.workspace_file import settings_path
 from sidecar.private_files import write_private
 from sidecar.protocol.tools import ConfirmToolCallParams, ToolDecision
 from sidecar.session import Session
+from sidecar.tools import protected
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +27,8 @@ Ask = Callable[[ConfirmToolCallParams], Awaitable[ToolDecision]]
 #: The tool name of the question (sidecar/confirmToolCall) that asks to approve a workspace's hooks.
 QUESTION_NAME = "Workspace hooks"
 APPROVALS_DIR = "hook-approvals"
+#: A script larger than this is keyed by its size and modification time instead of its content.
+SCRIPT_HASH_BYTES = 16 * 1024 * 1024
 
 
 def hook_list(hooks: Hooks) -> list[tuple[str, HookSpec]]:
@@ -38,6 +44,38 @@ def commands_hash(pairs: Sequence[tuple[str, HookSpec]]) -> str:
     else:
         data = [[event, spec.command] for event, spec in pairs]
     return hashlib.sha256(json.dumps(data).encode()).hexdigest()
+
+
+def script_files(pairs: Sequence[tuple[str, HookSpec]], cwd: str, roots: Sequence[Path]) -> list[Path]:
+    """The workspace files the hooks run (their programs and script arguments inside the workspace folders)."""
+    found: list[Path] = []
+    for _, spec in pairs:
+        found += [path for path in protected.command_files(spec.command, cwd, roots) if path not in found]
+    return found
+
+
+def file_digest(path: Path) -> str:
+    """The sha256 of a script's content ("absent" when it is not a readable regular file; size and time past
+    SCRIPT_HASH_BYTES)."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            return "absent"
+        if info.st_size > SCRIPT_HASH_BYTES:
+            return f"size {info.st_size} mtime {info.st_mtime_ns}"
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read(SCRIPT_HASH_BYTES + 1)).hexdigest()
+    except OSError:
+        return "absent"
+
+
+def approval_key(pairs: Sequence[tuple[str, HookSpec]], scripts: Sequence[tuple[str, str]]) -> str:
+    """The key of an approval: the commands' hash, and with scripts in the workspace the hash of both (a changed
+    script is another key, so it asks again)."""
+    commands = commands_hash(pairs)
+    if not scripts:
+        return commands
+    return hashlib.sha256(json.dumps([commands, [list(s) for s in scripts]]).encode()).hexdigest()
 
 
 class ProjectData(Protocol):
@@ -80,11 +118,17 @@ class HookApproval:
         approved = data.get("approved") if isinstance(data, dict) else None
         return approved if isinstance(approved, dict) else {}
 
-    def _remember(self, key: str, pairs: Sequence[tuple[str, HookSpec]]) -> None:
+    def _scripts(self, pairs: Sequence[tuple[str, HookSpec]]) -> list[tuple[str, str]]:
+        """(path, content digest) of each workspace file the hooks run (blocking: run off the loop)."""
+        roots = [Path(folder) for folder in self._session.workspace_folders]
+        return [(str(p), file_digest(p)) for p in script_files(pairs, self._session.project_root, roots)]
+
+    def _remember(self, key: str, pairs: Sequence[tuple[str, HookSpec]], scripts: Sequence[tuple[str, str]]) -> None:
         approved = self._approved()
         approved[key] = {
             "commands": [spec.command for _, spec in pairs],
             "events": [event for event, _ in pairs],
+            "scripts": dict(scripts),
             "approvedAt": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
         }
         data = {"project": self._session.project_root, "approved": approved}
@@ -98,29 +142,37 @@ class HookApproval:
         pairs = hook_list(workspace)
         if not pairs:
             return True
-        key = commands_hash(pairs)
         async with self._lock:
+            scripts = await asyncio.to_thread(self._scripts, pairs)
+            key = approval_key(pairs, scripts)
             if key in self._refused:
                 return False
             if key in self._approved():
                 return True
-            decision = await self._question(key, pairs)
+            decision = await self._question(key, pairs, scripts)
             if decision in ("allow", "allowAlways"):
-                self._remember(key, pairs)
+                self._remember(key, pairs, scripts)
                 log.info("the workspace's hooks were approved (%s)", key[:12])
                 return True
             self._refused.add(key)
             log.warning("the workspace's hooks were not approved; they do not run")
             return False
 
-    async def _question(self, key: str, pairs: Sequence[tuple[str, HookSpec]]) -> ToolDecision:
+    async def _question(
+        self, key: str, pairs: Sequence[tuple[str, HookSpec]], scripts: Sequence[tuple[str, str]]
+    ) -> ToolDecision:
         files = ", ".join(settings_path(root) for root in self._session.workspace_folders) or "the workspace file"
         listed = "\n".join(f"  {number}. {spec.command}  ({event})" for number, (event, spec) in enumerate(pairs, 1))
+        runs = ""
+        if scripts:
+            shown = ", ".join(path for path, _ in scripts)
+            runs = f"\nThey run these files of the workspace (their content is part of what you approve): {shown}"
         description = (
             f"The workspace settings ({files}) define hooks: these commands would run on your machine (PreCompress: "
             f"before each compaction; BeforeAgent: before each of your messages; SessionStart: when a session "
-            f"starts):\n{listed}\nA repository can ship such a file, and the agent can write one. Allow them "
-            "to run in this project? You are asked once for this exact list; a change asks again."
+            f"starts):\n{listed}{runs}\nA repository can ship such a file, and the agent can write one. Allow them "
+            "to run in this project? You are asked once for this exact list; a change (of a command or of a file "
+            "it runs) asks again."
         )
         request = ConfirmToolCallParams(
             turn_id="hooks",

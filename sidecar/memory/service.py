@@ -26,7 +26,7 @@ from sidecar.core.memory_text import (
 from sidecar.core.tokens import text_quarters
 from sidecar.memory import discovery
 from sidecar.memory.discovery import Found
-from sidecar.memory.imports import process_imports, project_root, read_text
+from sidecar.memory.imports import ImportBudget, process_imports, project_root, read_text
 from sidecar.protocol import errors
 from sidecar.protocol.memory import AddMemoryScope, MemoryFile, MemoryInfo
 from sidecar.session import Session
@@ -56,13 +56,17 @@ def _tokens(file: LoadedFile) -> int:
     return text_quarters(wrap_file(file.path, file.text)) // 4 if file.text.strip() else 0
 
 
-def _load(found: Found) -> LoadedFile | None:
+def _load(found: Found, budget: ImportBudget, folders: Sequence[str] | None) -> LoadedFile | None:
+    """A context file with its imports inlined (within `budget`; with `folders` (workspace memory), only from inside
+    them and the context file's own folder: a file above the workspace reaches no further than its folder)."""
     try:
         text = read_text(found.path)
     except OSError as exc:
         log.warning("could not read context file %s: %s", found.path, exc)
         return None
-    return LoadedFile(str(found.path), found.scope, process_imports(text, found.path, found.root))
+    allowed = None if folders is None else [*folders, str(found.path.parent)]
+    inlined = process_imports(text, found.path, found.root, budget=budget, folders=allowed)
+    return LoadedFile(str(found.path), found.scope, inlined)
 
 
 @dataclass
@@ -73,6 +77,8 @@ class Snapshot:
     project_files: list[LoadedFile] = field(default_factory=list)
     skipped: int = 0
     stamps: dict[str, Stamp] = field(default_factory=dict)
+    #: Real paths of every file the loaded files import (the import graph): protected, and watched for changes.
+    imported: list[str] = field(default_factory=list)
 
 
 class MemoryService:
@@ -100,6 +106,8 @@ class MemoryService:
         self._snap = Snapshot()
         self._jit: list[LoadedFile] = []
         self._jit_stamps: dict[str, Stamp] = {}
+        #: The import graph of the subfolder files delivered since the last load.
+        self._jit_imported: list[str] = []
         self._delivered: set[tuple[int, int]] = set()
         self._pending: dict[str, LoadedFile | None] = {}
         self._pending_global: set[str] = set()
@@ -133,15 +141,27 @@ class MemoryService:
         gdir = discovery.global_dir(self._home)
         for name in names:
             snap.stamps[str(gdir / name)] = _stamp(gdir / name)
-        snap.global_files = [f for f in map(_load, discovery.global_files(names, self._home)) if f is not None]
+        budget = ImportBudget()  # one for all the files of this load
+        global_found = discovery.global_files(names, self._home)
+        snap.global_files = [f for f in (_load(g, budget, None) for g in global_found) if f is not None]
         found = discovery.project_files(folders, names, self._markers(), self._home)
         for candidate in self._project_candidates(folders, names):
             snap.stamps[candidate] = _stamp(Path(candidate))
         if self._trusted():
-            snap.project_files = [f for f in map(_load, found) if f is not None]
+            snap.project_files = [f for f in (_load(p, budget, folders) for p in found) if f is not None]
         else:
             snap.skipped = len(found)
+        snap.imported = list(budget.files)
+        for path in snap.imported:
+            snap.stamps[path] = _stamp(Path(path))
+        self._protect(snap.imported)
         return snap
+
+    def _protect(self, more: Sequence[str] = ()) -> None:
+        """Every file of the memory's import graph is a protected path (an edit asks every time)."""
+        with self._lock:
+            graph = [*self._jit_imported, *more]
+        protected.set_memory_files(graph)
 
     def _project_candidates(self, folders: Sequence[str], names: Sequence[str]) -> list[str]:
         """Every path where a project context file could appear (so that a new one is noticed too)."""
@@ -162,6 +182,7 @@ class MemoryService:
             self._snap = snap
             self._jit = []
             self._jit_stamps = {}
+            self._jit_imported = []
             self._delivered = {
                 ident
                 for f in (*snap.global_files, *snap.project_files)
@@ -181,6 +202,7 @@ class MemoryService:
             with self._lock:
                 self._jit = []
                 self._jit_stamps = {}
+                self._jit_imported = []
                 self._delivered = {
                     ident
                     for f in (*self._snap.global_files, *self._snap.project_files)
@@ -253,12 +275,18 @@ class MemoryService:
                 if ident is None or ident in self._delivered:
                     continue
                 self._delivered.add(ident)
-            loaded = _load(item)
+            budget = ImportBudget()
+            loaded = _load(item, budget, self._session.workspace_folders)
             if loaded is not None:
                 fresh.append(loaded)
                 with self._lock:
                     self._jit.append(loaded)
                     self._jit_stamps[loaded.path] = _stamp(item.path)
+                    for imported in budget.files:
+                        self._jit_stamps[imported] = _stamp(Path(imported))
+                        self._jit_imported.append(imported)
+        if fresh:
+            self._protect(self._snap.imported)
         return fresh
 
     async def just_in_time(self, paths: Sequence[str]) -> str:
@@ -279,9 +307,12 @@ class MemoryService:
 
     # -- changes on disk --------------------------------------------------------------------------------
     def concerns(self, paths: set[str]) -> bool:
-        """Whether a change to any of `paths` (the workspace watcher's batch) may be a context file's."""
+        """Whether a change to any of `paths` (the workspace watcher's batch) may be a context file's or that of a
+        file the memory imports."""
         names = {os.path.basename(n) for n in self.names()}
-        return any(os.path.basename(p) in names for p in paths)
+        with self._lock:
+            graph = {*self._snap.imported, *self._jit_imported}
+        return any(os.path.basename(p) in names or p in graph or os.path.realpath(p) in graph for p in paths)
 
     def _stale(self) -> bool:
         with self._lock:
@@ -297,15 +328,22 @@ class MemoryService:
         with self._lock:
             previous = list(self._jit)
         jit: list[LoadedFile] = []
+        jit_imported: list[str] = []
         for f in previous:
             where = Path(f.path)
             root = project_root(where.parent, self._markers()) or where.parent
-            loaded = _load(Found(where, "subdirectory", root)) if os.path.exists(where) else None
+            budget = ImportBudget()
+            found = Found(where, "subdirectory", root)
+            loaded = _load(found, budget, self._session.workspace_folders) if os.path.exists(where) else None
             if loaded is not None:
                 jit.append(loaded)
+                jit_imported += budget.files
         with self._lock:
             for f in previous:
                 self._jit_stamps[f.path] = _stamp(Path(f.path))
+            for imported in jit_imported:
+                self._jit_stamps[imported] = _stamp(Path(imported))
+            self._jit_imported = jit_imported
             self._jit = jit
             self._snap = snap
             new = {f.path: f for f in (*snap.global_files, *snap.project_files, *jit)}

@@ -37,6 +37,9 @@ LINE_KEEP_BYTES = MAX_LINE_CHARS * 4 + 4  # enough bytes for MAX_LINE_CHARS + 1 
 CHUNK_BYTES = 1024 * 1024
 #: How long read_file may spend counting the lines after the part it shows (the total is then "at least").
 COUNT_SECONDS = 10.0
+#: How long read_file may spend reading the lines it shows, skipping the rest of over-long lines included; past
+#: it, the read answers with what it has (a 3 GB one-line file took a minute).
+READ_SECONDS = 20.0
 MAX_LIST_ENTRIES = 1_000
 MAX_GLOB_RESULTS = 1_000
 MAX_GLOB_ALTERNATIVES = 256
@@ -94,15 +97,30 @@ def _open_text(path: Path, shown: str, text: str | None) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
-def _lines(f: BinaryIO) -> Iterator[tuple[bytes, bool]]:
+class _Deadline:
+    """The monotonic time a read must answer by, and whether it was reached."""
+
+    def __init__(self, seconds: float) -> None:
+        self.until = time.monotonic() + seconds
+        self.reached = False
+
+    def passed(self) -> bool:
+        self.reached = self.reached or time.monotonic() > self.until
+        return self.reached
+
+
+def _lines(f: BinaryIO, deadline: _Deadline) -> Iterator[tuple[bytes, bool]]:
     """(line, cut) for each line of `f`, never holding more than LINE_KEEP_BYTES of one line in memory: a longer
-    line gives its first LINE_KEEP_BYTES bytes (with its newline) and cut=True, and the rest is skipped."""
+    line gives its first LINE_KEEP_BYTES bytes (with its newline) and cut=True, and the rest is skipped. Skipping
+    stops at the deadline: that line is the last one given (deadline.reached tells)."""
     while line := f.readline(LINE_KEEP_BYTES):
         if len(line) < LINE_KEEP_BYTES or line.endswith(b"\n"):
             yield line, False
             continue
         while (rest := f.readline(CHUNK_BYTES)) and not rest.endswith(b"\n"):
-            pass
+            if deadline.passed():
+                yield line + b"\n", True
+                return
         yield line + b"\n", True
 
 
@@ -139,11 +157,12 @@ def read_file(path: Path, shown: str, start: int | None, end: int | None, text: 
     size = number = 0
     valid = True
     cut = long_lines = False
+    deadline = _Deadline(READ_SECONDS)
     with _open_text(path, shown, text) as f:
         if _is_binary(f.read(SNIFF_BYTES)):
             raise ToolError(f"{shown} looks like a binary file; read_file shows text files only.")
         f.seek(0)
-        for number, (line, too_long) in enumerate(_lines(f), 1):
+        for number, (line, too_long) in enumerate(_lines(f, deadline), 1):
             if number < first:
                 continue
             if end is not None and number > end:
@@ -157,7 +176,10 @@ def read_file(path: Path, shown: str, start: int | None, end: int | None, text: 
             long_lines = long_lines or shortened
             lines.append(shown_line)
             size += line_size
-        rest, complete = _count_rest(f, time.monotonic() + COUNT_SECONDS)
+        if deadline.reached:  # the rest of a long line was not read: nothing after it is known
+            rest, complete = 0, False
+        else:
+            rest, complete = _count_rest(f, time.monotonic() + COUNT_SECONDS)
         total = number + rest
     if total == 0:
         if start not in (None, 1):
@@ -177,6 +199,11 @@ def read_file(path: Path, shown: str, start: int | None, end: int | None, text: 
         notes.append(f"[lines longer than {MAX_LINE_CHARS:,} characters are cut, marked '{TRUNCATED_MARK}']")
     if not valid:
         notes.append("[not valid UTF-8: undecodable bytes are shown as U+FFFD]")
+    if deadline.reached:
+        notes.append(
+            f"[stopped after {READ_SECONDS:g} s in line {number:,}, a line too long to skip in time: the file was not "
+            "read past it]"
+        )
     header = "\n".join(notes) + "\n" if notes else ""
     summary = f"Read {shown} (lines {first}–{last} of {of_total})" if notes else f"Read {shown} ({total} lines)"
     return Outcome(header + body, summary)

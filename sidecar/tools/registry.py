@@ -105,7 +105,7 @@ class FileWatch(Protocol):
     async def before_edit(self, plan: EditPlan, tool: str) -> Any: ...
     def edited(self, saved: Any) -> None: ...
     async def before_shell(self, command: str, cwd: Path, workspace: Workspace, tool: str) -> Any: ...
-    def after_shell(self, watch: Any) -> None: ...
+    async def after_shell(self, watch: Any) -> None: ...
 
 
 def needs_confirmation(plan: ToolPlan, approval_mode: str, always_allowed: AbstractSet[str]) -> bool:
@@ -373,7 +373,7 @@ class ToolRegistry:
             run = await run_shell(command, cwd, timeout)
         finally:
             if before is not None and watch is not None:
-                watch.after_shell(before)
+                await watch.after_shell(before)
         body = run.output or "(no output)"
         threshold = max(0, self._output_threshold())
         saved: Path | None = None

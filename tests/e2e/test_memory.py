@@ -286,3 +286,24 @@ async def test_context_files_a_repository_ships_as_named_pipes_never_block_the_s
         assert [f["scope"] for f in info["files"]] == ["global"], "a FIFO is not a context file"
     finally:
         await client.stop()
+
+
+async def test_a_change_to_an_imported_file_refreshes_the_memory(layout: Layout, fake: Any) -> None:
+    """A file the memory imports changed on disk: the model kept the old text (only context files were watched).
+    Now every file of the import graph is watched: the editor is told at once (the workspace watcher, for a file in
+    the workspace folder) and the model at its next turn, also for an import above the workspace folder."""
+    _write(layout.api_file, "API-RULE: handlers decode, call, encode.\n@./docs/api-style.md\n")
+    style = _write(layout.folder / "docs" / "api-style.md", "STYLE-RULE v1: short names.")
+    client = await _start(layout, fake)
+    try:
+        await say(client, "first")
+        assert any("STYLE-RULE v1" in t for t in session_contexts(chats(fake)[-1]))
+        _write(style, "STYLE-RULE v2: long names.")
+        await wait_for(client, "sidecar/memoryChanged", lambda n: "STYLE-RULE v2" in n["text"])  # no turn needed
+        _write(layout.repo / "docs" / "imported.md", "IMPORTED-RULE v2: modules of any size.")
+        await say(client, "second")
+        changed = [t for t in texts(chats(fake)[-1]) if t.startswith("<context_file_changed>")]
+        assert len(changed) == 1, changed
+        assert "STYLE-RULE v2: long names." in changed[0] and "IMPORTED-RULE v2" in changed[0]
+    finally:
+        await client.stop()

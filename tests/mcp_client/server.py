@@ -42,6 +42,15 @@ def picture() -> Image:
 
 
 @server.tool()
+def screenshot(megabytes: int = 3) -> Image:
+    """A big picture: a 1920×1080 PNG header padded to `megabytes` MB."""
+    import struct
+
+    header = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + struct.pack(">II", 1920, 1080) + b"\x08\x06"
+    return Image(data=header + os.urandom(megabytes * 1024 * 1024 - len(header)), format="png")
+
+
+@server.tool()
 def fail(reason: str) -> str:
     """Always fails."""
     raise ValueError(reason)

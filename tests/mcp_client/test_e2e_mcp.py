@@ -229,3 +229,20 @@ async def test_disable_enable_prompts_and_a_server_dying_while_idle_over_the_wir
                             for s in n["servers"]), "sidecar/mcpStatus with the failure")
     warnings = [m["message"] for m in notes(editor, "window/showMessage") if "exited while idle" in m["message"]]
     assert len(warnings) == 1, warnings
+
+
+async def test_a_big_image_result_is_counted_as_the_api_counts_it_and_the_session_goes_on(
+    editor: EditorClient, fake: Any, dirs: Any
+) -> None:
+    """A 3 MB image from an MCP tool counted as its base64 / 4 (a million tokens): the turn ended and every later
+    message was refused until a compaction. Now the image counts its tiles (6 × 258 tokens) and reaches the model.
+    (The fake Gemini reports a prompt's tokens as its JSON bytes / 4, images included, unlike the API: the next
+    message's check would use that count, so this test stops at the turn.)"""
+    _, marks = dirs
+    await editor.initialize(fake.url, mcpServers={"pics": stdio("basic", marks, trust=True)}, tokenLimit=200_000)
+    await until(lambda: status_is(editor, "pics", "ready"), "the server to be ready", timeout=30)
+    fake.script([call("mcp_pics_screenshot", megabytes=3)])
+    await request(editor, "sidecar/sendMessage", {"text": "take a screenshot"}, timeout=60)
+    parts = [p for c in streams(fake)[-1].body["contents"] if c["role"] == "user" for p in c["parts"]]
+    images = [p["inlineData"] for p in parts if "inlineData" in p]
+    assert len(images) == 1 and len(images[0]["data"]) > 4_000_000, "the image reached the model whole"

@@ -237,3 +237,22 @@ async def test_blobs_of_a_purged_session_go_with_it_and_a_deleted_ones_stay(tmp_
     assert pruner.run() == [], "a deleted session can be restored from the trash: its contents stay"
     assert trash.purge(store, now=time.time() + 31 * 86400) == [old]
     assert set(pruner.run()) == saved, "purged for good: the contents only it named go too"
+
+
+async def test_the_store_cap_holds_when_writing(tmp_path: Path) -> None:
+    """44 MB were stored under a 5 MB cap: pruning ran later and kept every blob younger than an hour. Now a blob
+    that would pass checkpointStoreMb is not written; the rewind names the file whose content was not saved."""
+    rig = Rig(tmp_path, checkpoint_store_mb=1)
+    names = [f"f{i}.txt" for i in range(4)]
+    for i, name in enumerate(names):
+        (rig.root / name).write_text(str(i) * (300 * 1024))
+    first = rig.user("empty the four files")
+    for name in names:
+        await rig.tool("write_file", path=name, content="")
+    stored = sum(blob.size for blob in rig.service.blobs().blobs())
+    assert stored <= 1024 * 1024, f"{stored:,} bytes stored under a 1 MB cap"
+    done = await rig.rewind_files(first)
+    assert sorted(done.restored) == [str(rig.root / n) for n in names[:3]]
+    [skipped] = done.skipped
+    assert skipped.path == str(rig.root / "f3.txt")
+    assert "not saved: the checkpoint store is full" in skipped.reason and "checkpointStoreMb" in skipped.reason

@@ -212,3 +212,23 @@ async def test_read_file_counts_all_lines_after_a_range(ws: Path) -> None:
     assert middle.response["output"] == "[showing lines 10–11 of 100]\nl10\nl11\n"
     tail = await call(ws, "read_file", path="n.txt", start_line=100)
     assert tail.response["output"] == "[showing lines 100–100 of 100]\nl100"
+
+
+def test_skipping_an_over_long_line_stops_at_the_reads_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 3 GB file of one line kept a read_file turn for a minute: the rest of the line was skipped to its end,
+    whatever the time. Now the skip honours the read's deadline (lowered to nothing here: the first chunk)."""
+    from sidecar.tools import files
+
+    giant = tmp_path / "giant.log"
+    with open(giant, "wb") as handle:
+        handle.write(b"a" * 10_000)
+        handle.truncate(3 * 1024**3)  # sparse: 3 GB, one line, no disk used
+    monkeypatch.setattr(files, "READ_SECONDS", 0.0, raising=False)
+    outcome = files.read_file(giant, "giant.log", None, None)
+    assert outcome.output.startswith("[showing lines 1–1 of at least 1]\n"), outcome.output[:300]
+    assert "[stopped after 0 s in line 1, a line too long to skip in time: the file was not read past it]" in (
+        outcome.output
+    )
+    assert outcome.output.endswith("a" * 2_000 + "... [truncated]\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import threading
 import time
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sidecar.tools import ToolError, ToolPlan, ToolRegistry, allow_always_key, needs_confirmation
-from sidecar.tools.protected import why_protected
+from sidecar.tools.protected import MAX_INCLUDE_DEPTH, command_files, git_config_files, why_protected
 from sidecar.tools.safe_io import off_loop, read_regular, write_regular
 
 
@@ -19,13 +20,19 @@ from sidecar.tools.safe_io import off_loop, read_regular, write_regular
     "rel",
     [".git/config", ".GIT/hooks/pre-commit", "sub/.git", "a/b/.sidecar/settings.json", ".gemini/x",
      ".vscode/tasks.json", "pkg/.vscode/launch.json", ".vscode/settings.json", ".envrc", "x/.exrc", ".nvimrc",
-     ".nvim.lua", ".husky/pre-push", "GEMINI.md", "docs/agents.md"],
+     ".nvim.lua", ".husky/pre-push", "GEMINI.md", "docs/agents.md", ".pre-commit-config.yaml", "lefthook.yml",
+     "a/.lefthook.yml", "team.code-workspace", ".devcontainer/devcontainer.json", ".devcontainer.json",
+     ".github/workflows/ci.yml"],
 )
 def test_protected_names_anywhere_in_the_workspace(tmp_path: Path, rel: str) -> None:
     assert why_protected([tmp_path / rel], [tmp_path]) is not None
 
 
-@pytest.mark.parametrize("rel", ["src/main.py", ".vscode/extensions.json", "README.md", "gitconfig", "my.envrc.txt"])
+@pytest.mark.parametrize(
+    "rel",
+    ["src/main.py", ".vscode/extensions.json", "README.md", "gitconfig", "my.envrc.txt", ".github/CODEOWNERS",
+     "workflows/x.yml"],
+)
 def test_ordinary_paths_are_not_protected(tmp_path: Path, rel: str) -> None:
     assert why_protected([tmp_path / rel], [tmp_path]) is None
 
@@ -45,6 +52,39 @@ def test_git_hook_folders_from_the_config_and_a_git_dir_anywhere(tmp_path: Path)
         (separate / part).mkdir(parents=True)
     (separate / "HEAD").write_text("ref: refs/heads/main\n")
     assert why_protected([separate / "hooks" / "post-merge"], [tmp_path]) is not None
+
+
+def test_git_config_includes_are_followed_like_git_and_a_loop_ends(tmp_path: Path) -> None:
+    """include.path and includeIf make another file git config: it is protected, and so are the files it includes
+    (a loop of includes ends; a chain stops after MAX_INCLUDE_DEPTH files)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text('[include]\n\tpath = "../a.cfg" # why\n')
+    (tmp_path / "a.cfg").write_text("[includeIf \"onbranch:main\"]\n\tpath = b.cfg\n")
+    (tmp_path / "b.cfg").write_text("[include]\n\tpath = a.cfg\n[core]\n\thooksPath = more-hooks\n")
+    for name in ("a.cfg", "b.cfg"):
+        assert "include.path or includeIf" in (why_protected([tmp_path / name], [tmp_path]) or ""), name
+    assert "core.hooksPath" in (why_protected([tmp_path / "more-hooks" / "pre-push"], [tmp_path]) or "")
+    chain = [tmp_path / "chain" / f"{i}.cfg" for i in range(MAX_INCLUDE_DEPTH + 3)]
+    chain[0].parent.mkdir()
+    for here, after in itertools.pairwise(chain):
+        here.write_text(f"[include]\n\tpath = {after.name}\n")
+    (tmp_path / "b.cfg").write_text("[include]\n\tpath = chain/0.cfg\n")
+    configs = git_config_files([tmp_path], tmp_path / "x")
+    assert chain[MAX_INCLUDE_DEPTH - 3] in configs and chain[-1] not in configs
+
+
+def test_the_files_a_command_runs(tmp_path: Path) -> None:
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "ctx.sh").write_text("echo")
+    (tmp_path / "server.js").write_text("")
+    outside = tmp_path.parent / "elsewhere.sh"
+    command = f"FOO=1 ./scripts/ctx.sh --flag $HOME > out.log; node server.js {outside} python3"
+    found = command_files(command, str(tmp_path), [tmp_path])
+    assert found == [tmp_path / "scripts" / "ctx.sh", tmp_path / "server.js"]
+    assert command_files(["sh", "-c", "bash scripts/ctx.sh x"], str(tmp_path), [tmp_path]) == [
+        tmp_path / "scripts" / "ctx.sh"
+    ]
+    assert command_files("./new/not-yet.sh", str(tmp_path), [tmp_path]) == [tmp_path / "new" / "not-yet.sh"]
 
 
 def test_the_user_settings_file_and_home_gemini(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

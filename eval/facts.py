@@ -77,7 +77,7 @@ def _plant_constraint(r: random.Random, seg: int, n: int) -> Planted:
     fn = f"parse_{r.choice(_NOUNS)}_{_hex(r)}"
     text = f"Never change the signature of {fn}(): the plugin host calls it positionally."
     fact = Fact(f"constraint-{n}", "constraint", text, (fn, "signature"),
-                f"Which function's signature must never change?", (fn,), segment=seg)
+                "Which function's signature must never change?", (fn,), segment=seg)
     return Planted([fact], [(seg, 0.1, "user", text)])
 
 

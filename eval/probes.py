@@ -72,7 +72,9 @@ def probe(fact: Fact, text: str) -> Verdict:
         def current(line: str) -> bool:
             return all(normalize(t) in line for t in fact.required)
 
-        stale_at = [i for i, line in enumerate(lines) if any(normalize(s) in line for s in fact.stale) and not current(line)]
+        stale_at = [
+            i for i, line in enumerate(lines) if any(normalize(s) in line for s in fact.stale) and not current(line)
+        ]
         current_at = [i for i, line in enumerate(lines) if current(line)]
         # The latest mention wins, as the model reads the request: a stale value after the last current one (or
         # with no current one) is carried as current.

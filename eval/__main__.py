@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.facts import FACT_TYPES
-from eval.report import SHOWN_ROUNDS, markdown, survival, to_json
+from eval.report import SHOWN_ROUNDS, estimate_error, estimate_markdown, markdown, survival, to_json
 from eval.runner import EvalClient, SessionResult, client_request, run_session
 from eval.strategies import STRATEGIES, Strategy, by_name
 from sidecar.config.settings import Settings
@@ -122,6 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "that round. Strategies: " + "; ".join(f"**{s.name}**: {s.description}" for s in strategies) + ".",
         "",
         markdown(survival(fake), rounds, "Fake Gemini (the pipeline with the fake's deterministic summarizer)"),
+        "",
+        estimate_markdown(estimate_error(fake), "Token estimate against the fake's count (JSON bytes / 4)"),
     ]
     data = {"fake": to_json(fake, meta)}
     use_real = args.real or (not args.fake_only and real_configured())
@@ -130,7 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         text += ["", markdown(survival(real), rounds, "Real model: sent to it (deterministic probes)"),
                  "", markdown(survival(real, answers=True), rounds,
                               "Real model: answered correctly (exact-match rules; printed, never asserted)",
-                              mark_guaranteed=False)]
+                              mark_guaranteed=False),
+                 "", estimate_markdown(estimate_error(real), "Token estimate against the real API's promptTokenCount")]
         data["real"] = to_json(real, {**meta, "sessions": args.real_sessions})
     else:
         text += ["", "No real model configured (GEMINI_API_KEY, GOOGLE_API_KEY or Vertex AI): fake only."]

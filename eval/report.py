@@ -9,6 +9,7 @@ from typing import Any
 from eval.facts import FACT_TYPES, GUARANTEED, NOT_SHIPPED
 from eval.probes import SURVIVED
 from eval.runner import SessionResult
+from sidecar.recording.stats import Pair, correction_check, summarize
 
 #: The rounds the tables show (every round is in the JSON).
 SHOWN_ROUNDS = (1, 3, 5)
@@ -58,6 +59,36 @@ def markdown(table: dict[str, Any], rounds: Sequence[int], title: str, *, mark_g
     return "\n".join(lines)
 
 
+def estimate_error(results: Sequence[SessionResult]) -> dict[str, Any]:
+    """The token estimate against the counts of the API the run talked to, and whether a per-model correction
+    learned from earlier requests would have helped (sidecar/recording/stats.py, as `sidecar sessions stats`)."""
+    pairs = [Pair(api, est, "run") for r in results for api, est in r.estimates]
+    summary = summarize(pairs)
+    check = correction_check(pairs)
+    return {
+        "error": None if summary is None else asdict(summary),
+        "correction": None if check is None else {"judged": check[0], "recorded": check[1], "corrected": check[2]},
+    }
+
+
+def estimate_markdown(data: dict[str, Any], title: str) -> str:
+    """Two lines on the estimate's error and the correction check."""
+    error, correction = data["error"], data["correction"]
+    if error is None:
+        return f"### {title}\n\nNo request with both counts."
+    text = (
+        f"### {title}\n\n{error['n']} requests: median |error| {100 * error['median']:.1f}%, p95 "
+        f"{100 * error['p95']:.1f}%, bias {100 * error['bias']:+.1f}% (error = (estimate − count) / count)."
+    )
+    if correction is not None:
+        text += (
+            f" A correction learned from earlier requests (bounded 0.5–2×) would give a median |error| of "
+            f"{100 * correction['corrected']:.1f}% instead of {100 * correction['recorded']:.1f}% "
+            f"({correction['judged']} requests judged)."
+        )
+    return text
+
+
 def to_json(results: Sequence[SessionResult], meta: dict[str, Any]) -> dict[str, Any]:
     """Everything: the run's settings, the survival tables, and every session's facts and per-round verdicts."""
     return {
@@ -66,11 +97,13 @@ def to_json(results: Sequence[SessionResult], meta: dict[str, Any]) -> dict[str,
         "notShipped": NOT_SHIPPED,
         "survival": survival(results),
         "answers": survival(results, answers=True),
+        "estimate": estimate_error(results),
         "sessions": [
             {
                 "seed": r.seed,
                 "strategy": r.strategy,
                 "summaryCalls": r.summary_calls,
+                "estimates": r.estimates,
                 "warnings": r.warnings,
                 "facts": [asdict(f) for f in r.facts],
                 "rounds": [asdict(x) for x in r.rounds],

@@ -21,6 +21,7 @@ from sidecar.config.settings import Settings
 from sidecar.core.history import Content, content_text, text_content
 from sidecar.core.prompts import VERIFY_INSTRUCTION
 from sidecar.gemini.client import ModelClient, ModelError
+from sidecar.recording.stats import read_session
 from sidecar.session import Session
 
 log = logging.getLogger(__name__)
@@ -118,6 +119,8 @@ class SessionResult:
     rounds: list[RoundResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     summary_calls: int = 0
+    #: (API count, the sidecar's estimate) of every chat request, read back from the session's recording.
+    estimates: list[tuple[int, int]] = field(default_factory=list)
 
 
 #: The last request the model got: its body as the API saw it (system instruction + contents).
@@ -227,6 +230,9 @@ async def _run(
             ))
     finally:
         await services.aclose()
+        path = services.recorder.path
+        if path is not None and path.exists():
+            result.estimates = [(p.api, p.estimated) for p in read_session(path).pairs]
         result.warnings = editor.warnings
         result.summary_calls = client.summary_calls
     return result

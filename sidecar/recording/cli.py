@@ -47,7 +47,7 @@ def add_parsers(subparsers: Any) -> None:
     show.set_defaults(func=main_sessions_show)
     remove.set_defaults(func=main_sessions_rm)
     restore.set_defaults(func=main_sessions_restore)
-    stats_parser(actions, _common)
+    stats_parser(actions, _common, _bad_id)
     imported = subparsers.add_parser("import", help="import a Gemini CLI session file (.json or .jsonl)")
     imported.add_argument("path", metavar="PATH", help="a Gemini CLI session file")
     imported.add_argument("--model", help="model for the continued session (default: the one recorded)")

@@ -134,15 +134,16 @@ def read_session(path: Path) -> SessionStats:
 # ---------------------------------------------------------------- the command
 
 
-def add_parser(actions: Any, common: Any) -> None:
-    """Register `sessions stats [ID]` (`common` adds --project and --json)."""
+def add_parser(actions: Any, common: Any, bad_id: Any) -> None:
+    """Register `sessions stats [ID]` (`common` adds --project and --json; `bad_id` refuses what cannot be an id,
+    as the other sessions commands do)."""
     stats = actions.add_parser(
         "stats", help="the token estimate's error against the API's counts, and the compactions, per session"
     )
     stats.add_argument("session_id", metavar="ID", nargs="?", help="one session (id or unique prefix); default: all")
     stats.add_argument("--all", action="store_true", help="the sessions of every project")
     common(stats)
-    stats.set_defaults(func=main_sessions_stats)
+    stats.set_defaults(func=main_sessions_stats, bad_id=bad_id)
 
 
 def _paths(args: argparse.Namespace) -> list[Path]:
@@ -188,11 +189,9 @@ def report(sessions: Iterable[SessionStats]) -> dict[str, Any]:
 
 def main_sessions_stats(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    if args.session_id:
-        from sidecar.recording.cli import _bad_id
-
-        if (code := _bad_id(args.session_id)) is not None:
-            return code
+    bad_id = getattr(args, "bad_id", None)
+    if args.session_id and bad_id is not None and (code := bad_id(args.session_id)) is not None:
+        return int(code)
     try:
         sessions = [read_session(p) for p in _paths(args) if p.exists()]
     except (RecordingError, OSError) as exc:

@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test test-fast test-python test-stress lint typecheck protocol bench clean vsix test-vscode-unit test-vscode-e2e test-nvim nvim-install acpx-install
+.PHONY: help venv demo test test-fast test-python test-stress lint typecheck protocol bench eval clean vsix test-vscode-unit test-vscode-e2e test-nvim nvim-install acpx-install
 
 help: ## list the targets
 	@echo "sidecar — make targets:"
@@ -38,7 +38,7 @@ test-stress: ## the Python suites (SUITES=all: all of make test) RUNS times (def
 	RUNS=$(or $(RUNS),5) SUITES=$(or $(SUITES),python) PYTHON=$(PYTHON) tools/stress.sh
 
 lint: $(STAMP) ## ruff
-	$(BIN)/ruff check sidecar tests bench
+	$(BIN)/ruff check sidecar tests bench eval
 
 typecheck: $(STAMP) ## mypy --strict on sidecar/
 	$(BIN)/mypy
@@ -48,6 +48,9 @@ protocol: $(STAMP) ## regenerate the editors' protocol and settings mirrors and 
 
 bench: $(STAMP) ## benchmarks; writes bench/results/ and docs/performance.md
 	$(PY) -m bench
+
+eval: $(STAMP) ## compaction quality: planted facts through 5 rounds (fake Gemini; real model too with a key); eval/results/
+	$(PY) -m eval
 
 # ---- ACP (sidecar acp) ----
 acpx-install: ## acpx (headless ACP client, npm) and the Node 24 it needs, in .cache/acpx, for the ACP tests

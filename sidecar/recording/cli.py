@@ -1,4 +1,4 @@
-"""The `sidecar sessions list|show|rm|restore` and `sidecar import` commands (registered by sidecar.cli)."""
+"""The `sidecar sessions list|show|rm|restore|stats` and `sidecar import` commands (registered by sidecar.cli)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import msgspec
 
 from sidecar.core.recording import CompactionRecord
 from sidecar.protocol.sessions import TranscriptCompaction, TranscriptFork, TranscriptMessage
+from sidecar.recording.stats import add_parser as stats_parser
 from sidecar.recording.store import RecordingError, SessionInfo, SessionStore, all_sessions
 
 _SPEAKERS = {
@@ -30,7 +31,7 @@ _SPEAKERS = {
 def add_parsers(subparsers: Any) -> None:
     """Register `sessions list`, `sessions show ID` and `import PATH` on an argparse subparsers object."""
     sessions = subparsers.add_parser("sessions", help="list or show recorded sessions")
-    actions = sessions.add_subparsers(dest="sessions_command", required=True, metavar="{list,show,rm,restore}")
+    actions = sessions.add_subparsers(dest="sessions_command", required=True, metavar="{list,show,rm,restore,stats}")
     listing = actions.add_parser("list", help="list this project's sessions, newest first")
     listing.add_argument("--all", action="store_true", help="list the sessions of every project")
     listing.add_argument("--query", metavar="TEXT", help="only sessions whose title or messages contain TEXT")
@@ -46,6 +47,7 @@ def add_parsers(subparsers: Any) -> None:
     show.set_defaults(func=main_sessions_show)
     remove.set_defaults(func=main_sessions_rm)
     restore.set_defaults(func=main_sessions_restore)
+    stats_parser(actions, _common, _bad_id)
     imported = subparsers.add_parser("import", help="import a Gemini CLI session file (.json or .jsonl)")
     imported.add_argument("path", metavar="PATH", help="a Gemini CLI session file")
     imported.add_argument("--model", help="model for the continued session (default: the one recorded)")

@@ -28,8 +28,8 @@ demo: $(STAMP) ## a scripted editor session end to end (embedded fake Gemini, or
 
 test: lint typecheck test-python test-vscode-unit test-nvim test-vscode-e2e release-check ## everything: lint, types, Python suites, both editors, the release
 
-test-fast: $(STAMP) ## the edit loop: unit tests that start no process (under 30 s); `make test` before pushing
-	$(PY) -m pytest -q -p no:xdist -m "not process" tests/unit $(PYTEST_ARGS)
+test-fast: $(STAMP) ## the edit loop: unit tests that start no process and open no socket (20 s); `make test` before pushing
+	$(PY) -m pytest -q -p no:xdist -m "not process" --hypothesis-profile=fast --durations=10 tests/unit $(PYTEST_ARGS)
 
 test-python: $(STAMP) acpx-install ## the pytest suites (two workers: most e2e time is spent waiting on processes)
 	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)

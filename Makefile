@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test test-fast test-python test-stress lint typecheck protocol bench clean vsix test-vscode-unit test-vscode-e2e test-nvim nvim-install acpx-install
+.PHONY: help venv demo test test-fast test-fast-editors test-python test-stress lint format typecheck protocol bench clean vsix test-vscode-unit test-vscode-e2e test-nvim nvim-install acpx-install
 
 help: ## list the targets
 	@echo "sidecar — make targets:"
@@ -37,8 +37,14 @@ test-python: $(STAMP) acpx-install ## the pytest suites (two workers: most e2e t
 test-stress: ## the Python suites (SUITES=all: all of make test) RUNS times (default 5) on fresh clones of HEAD under CPU, fsync and process-spawn load
 	RUNS=$(or $(RUNS),5) SUITES=$(or $(SUITES),python) PYTHON=$(PYTHON) tools/stress.sh
 
-lint: $(STAMP) ## ruff
-	$(BIN)/ruff check sidecar tests bench
+PY_SOURCES := sidecar tests bench
+
+lint: $(STAMP) ## ruff check and ruff format --check (Python)
+	$(BIN)/ruff check $(PY_SOURCES)
+	$(BIN)/ruff format --check $(PY_SOURCES)
+
+format: $(STAMP) ## apply the formatters: ruff format (Python)
+	$(BIN)/ruff format $(PY_SOURCES)
 
 typecheck: $(STAMP) ## mypy --strict on sidecar/
 	$(BIN)/mypy

@@ -115,12 +115,14 @@ cmd('SidecarPins', function()
 end, { desc = 'List the pinned facts (pick one to unpin it)' })
 
 cmd('SidecarMcp', function(a)
+  s() -- loads the composition root, which gives the client its handlers before anything starts
   require('sidecar.mcp').run(a.args)
 end, { nargs = '*', complete = function(arglead, cmdline)
   return require('sidecar.mcp').complete(arglead, cmdline)
 end, desc = 'List the MCP servers (status, tools); :SidecarMcp restart|disable|enable NAME; :SidecarMcp prompt NAME ARGS' })
 
 cmd('SidecarMemory', function(a)
+  s() -- loads the composition root, which gives the client its handlers before anything starts
   require('sidecar.memory').run(a.args)
 end, { nargs = '*', complete = function(arglead, cmdline)
   return require('sidecar.memory').complete(arglead, cmdline)

@@ -549,4 +549,28 @@ T.run('test_unit', function()
     T.eq(memory.complete('--p', 'SidecarMemory add --p'), { '--project' }, 'an option completed')
     T.eq(memory.complete('', 'SidecarMemory show '), {}, 'show takes nothing')
   end)
+
+  T.step('client.call tells a failed request in words and hands the error on; an answer goes to on_result', function()
+    local client, ui = require('sidecar.client'), require('sidecar.ui')
+    local told, orig_tell, orig_status = {}, ui.tell, state.status
+    ui.tell = function(msg, level)
+      told[#told + 1] = { msg = msg, level = level }
+    end
+    state.status = 'stopped'
+    local got, answered = nil, false
+    client.call('pin', 'sidecar/pin', { text = 'x' }, function(err)
+      got = err
+    end, function()
+      answered = true
+    end)
+    T.wait(function()
+      return got ~= nil
+    end, 5000, 'the callback with the error')
+    ui.tell, state.status = orig_tell, orig_status
+    T.ok(not answered, 'no answer to handle')
+    T.eq(#told, 1, 'told once')
+    T.eq(told[1].msg, 'pin: the sidecar is not running (stopped)', 'in words, naming what was asked')
+    T.eq(told[1].level, vim.log.levels.ERROR, 'as an error')
+    T.eq(got.message, 'the sidecar is not running (stopped)', 'the error handed on')
+  end)
 end)

@@ -8,7 +8,6 @@
 /** @typedef {import('../src/protocol').PinnedFact} PinnedFact */
 /** @typedef {import('../src/protocol').ToolDecision} ToolDecision */
 (function () {
-  // eslint-disable-next-line no-undef
   const vscode = acquireVsCodeApi();
   const log = /** @type {HTMLElement} */ (document.getElementById('log'));
   const empty = /** @type {HTMLElement} */ (document.getElementById('empty'));

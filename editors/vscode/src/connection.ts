@@ -11,6 +11,7 @@ import {
   CloseAction, CloseHandlerResult, ErrorAction, LanguageClient, LanguageClientOptions, State, StreamInfo,
 } from 'vscode-languageclient/node';
 import { SidecarApi, errorMessage } from './api';
+import type { ConnectionState, ReadyEvent } from './connectionTypes';
 import { ProgressBridge } from './progress';
 import { protocolWarning } from './protocolVersion';
 import {
@@ -27,11 +28,6 @@ import { settingScope } from './settingScope';
 import { SettingsWire, buildSettings, redacted } from './settings';
 import { startFailureCause } from './wording';
 
-/** A server answered after a start: `target` is the session it was to resume (none on a first start), `resumed` the
- * one it continues, `resumeError` why it could not; `crashed` when the process had died. */
-export interface ReadyEvent { crashed: boolean; target?: string; resumed?: string; resumeError?: string }
-
-export type ConnectionState = 'stopped' | 'starting' | 'installing' | 'running' | 'restarting' | 'failed';
 
 const SECRET_KEY = 'sidecar.apiKey';
 

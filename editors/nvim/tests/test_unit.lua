@@ -427,6 +427,14 @@ T.run('test_unit', function()
     assert(coroutine.resume(c))
     confirm.answer()
     T.eq(result, { decision = 'deny' }, 'dismissed = deny')
+    -- the question of a sidecar that has exited is dropped, not asked
+    asked = 0
+    vim.ui.select = function() asked = asked + 1 end
+    c = coroutine.create(function() confirm.handle(nil, { toolName = 'gone_tool' }, { client_id = 424242 }) end)
+    assert(coroutine.resume(c))
+    confirm.answer()
+    T.eq({ asked, #confirm.waiting }, { 0, 0 }, 'not asked, not waiting')
+    T.contains(require('sidecar.chat').text(), 'gone_tool: not answered (its sidecar has exited)', 'told')
     vim.ui.select = orig
   end)
 

@@ -145,7 +145,7 @@ end
 
 --- Handler for the server request. The question waits in M.waiting until :SidecarConfirm answers it; the
 --- response is sent then (0.11: the handler's coroutine resumes; before: see answer_later).
-function M.handle(_, params)
+function M.handle(_, params, ctx)
   params = type(params) == 'table' and params or {}
   local co = coroutine.running()
   local later = not co and answer_later() or nil
@@ -166,7 +166,7 @@ function M.handle(_, params)
     close()
     return { decision = M.decided(params, choice) }
   end
-  local question = { params = params }
+  local question = { params = params, client_id = type(ctx) == 'table' and ctx.client_id or nil }
   local result
   question.reply = function(decision)
     result = { decision = decision }
@@ -200,6 +200,12 @@ end
 
 --- :SidecarConfirm: show the oldest waiting question (its diff in a float) and ask; the answer goes to the server.
 function M.answer()
+  -- a question of a sidecar that has exited (a crash, :SidecarRestart) can no longer be answered
+  while M.waiting[1] and M.waiting[1].client_id and not vim.lsp.get_client_by_id(M.waiting[1].client_id) do
+    local gone = table.remove(M.waiting, 1)
+    pcall(require('sidecar.chat').note, string.format('tool %s: not answered (its sidecar has exited)',
+      tostring(gone.params.toolName or '?')))
+  end
   local question = M.waiting[1]
   if not question then
     require('sidecar.ui').tell('no tool is waiting for an answer')
@@ -224,11 +230,6 @@ function M.answer()
       announce(M.waiting[1].params)
     end
   end)
-end
-
---- Questions of a client that is gone can no longer be answered: drop them (nothing is sent).
-function M.reset()
-  M.waiting = {}
 end
 
 return M

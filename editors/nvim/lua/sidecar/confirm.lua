@@ -183,7 +183,7 @@ function M.handle(_, params, ctx)
     end
   end
   M.waiting[#M.waiting + 1] = question
-  announce(params)
+  pcall(announce, params)
   if not co then
     return { decision = 'deny' } -- never sent: answer_later dropped it; the user's answer follows
   end
@@ -227,7 +227,7 @@ function M.answer()
     end
     question.reply(M.decided(question.params, choice))
     if #M.waiting > 0 then
-      announce(M.waiting[1].params)
+      pcall(announce, M.waiting[1].params)
     end
   end)
 end

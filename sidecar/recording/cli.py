@@ -6,12 +6,14 @@ import argparse
 import os
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
 import msgspec
 
 from sidecar.core.recording import CompactionRecord
+from sidecar.core.visible_text import visible
 from sidecar.protocol.sessions import TranscriptCompaction, TranscriptFork, TranscriptMessage
 from sidecar.recording.stats import add_parser as stats_parser
 from sidecar.recording.store import RecordingError, SessionInfo, SessionStore, all_sessions
@@ -60,6 +62,16 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
+def _shown(out: TextIO) -> Callable[[str], object]:
+    """Write text for a terminal: recorded text (the model's, a file's, a tool's output) may hold escape sequences
+    (an OSC 52 one writes the clipboard) and bidi controls; they are printed visibly (`\\e`, `<U+202E>`)."""
+    return lambda text: out.write(visible(text))
+
+
+def _warn(warning: str) -> None:
+    print(f"warning: {visible(warning)}", file=sys.stderr)
+
+
 def _store(args: argparse.Namespace) -> SessionStore:
     return SessionStore(getattr(args, "project", None) or os.getcwd())
 
@@ -101,12 +113,13 @@ def main_sessions_list(args: argparse.Namespace, out: TextIO | None = None) -> i
     if args.json:
         out.write(msgspec.json.encode(infos).decode() + "\n")
         return 0
+    say = _shown(out)
     if not infos:
         found = f" matching {query!r}" if query else ""
-        out.write(f"No recorded sessions{found} for {where}.\n")
+        say(f"No recorded sessions{found} for {where}.\n")
         return 0
     for info in infos:
-        out.write(_list_line(info, show_project=getattr(args, "all", False)) + "\n")
+        say(_list_line(info, show_project=getattr(args, "all", False)) + "\n")
     return 0
 
 
@@ -130,7 +143,7 @@ def main_sessions_show(args: argparse.Namespace, out: TextIO | None = None) -> i
     except RecordingError as exc:
         return _fail(str(exc))
     for warning in loaded.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        _warn(warning)
     if args.json:
         body = {
             "sessionId": loaded.session_id,
@@ -141,28 +154,29 @@ def main_sessions_show(args: argparse.Namespace, out: TextIO | None = None) -> i
         out.write(msgspec.json.encode(body).decode() + "\n")
         return 0
     meta = loaded.metadata
-    out.write(f"Session {loaded.session_id}: {loaded.title or '(no title)'}\n")
-    out.write(
+    say = _shown(out)
+    say(f"Session {loaded.session_id}: {loaded.title or '(no title)'}\n")
+    say(
         f"Project {meta.project_root} · model {meta.model} · started {_when(meta.time)} · "
         f"{loaded.message_count} messages · {loaded.compaction_count} compactions\n"
     )
     if meta.imported_from:
-        out.write(f"Imported from {meta.imported_from.get('tool')}: {meta.imported_from.get('path')}\n")
+        say(f"Imported from {meta.imported_from.get('tool')}: {meta.imported_from.get('path')}\n")
     snapshots = _snapshots(loaded.path)
     for entry in loaded.transcript:
-        out.write("\n")
+        say("\n")
         if isinstance(entry, TranscriptFork):
-            out.write(f"[{_when(entry.time)}] ── Branch of session {entry.parent_session_id} starts here ──\n")
+            say(f"[{_when(entry.time)}] ── Branch of session {entry.parent_session_id} starts here ──\n")
         elif isinstance(entry, TranscriptMessage):
             turn = f" ({entry.turn_id})" if entry.turn_id else ""
             rewound = " [rewound: the model no longer sees this]" if entry.rewound else ""
-            out.write(f"[{_when(entry.time)}] {_SPEAKERS.get(entry.kind, entry.kind)}{turn}{rewound}:\n")
-            out.write(_indent(entry.text or "(empty)") + "\n")
+            say(f"[{_when(entry.time)}] {_SPEAKERS.get(entry.kind, entry.kind)}{turn}{rewound}:\n")
+            say(_indent(entry.text or "(empty)") + "\n")
         else:
-            out.write(_compaction_line(entry) + "\n")
+            say(_compaction_line(entry) + "\n")
             snapshot = snapshots.get(entry.id)
             if snapshot:
-                out.write(_indent(snapshot) + "\n")
+                say(_indent(snapshot) + "\n")
     return 0
 
 
@@ -208,7 +222,7 @@ def main_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
     except RecordingError as exc:
         return _fail(str(exc))
     for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        _warn(warning)
     if args.json:
         body = {
             "sessionId": result.session_id,
@@ -219,7 +233,7 @@ def main_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
         }
         out.write(msgspec.json.encode(body).decode() + "\n")
     else:
-        out.write(
+        _shown(out)(
             f"Imported {result.messages} messages ({result.history_length} for the model) from {args.path}\n"
             f"as session {result.session_id} of {store.project_root}.\n"
         )

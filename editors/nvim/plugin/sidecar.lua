@@ -55,6 +55,10 @@ cmd('SidecarTranscript', function(a)
   s().transcript(a.args)
 end, { nargs = '?', desc = 'Show the session transcript' })
 
+cmd('SidecarConfirm', function()
+  require('sidecar.confirm').answer()
+end, { desc = 'Answer the tool call waiting for your confirmation (the choices are asked then)' })
+
 cmd('SidecarCancel', function()
   s().cancel()
 end, { desc = 'Cancel the running turn' })

@@ -12,9 +12,13 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import pytest
+
 from sidecar.config.settings import HookSpec
 from sidecar.hooks.process import MAX_OUTPUT_CHARS, run_hook
 from sidecar.tools.shell import group_alive
+
+pytestmark = pytest.mark.process  # every test here runs a hook: a real process
 
 
 async def test_a_hook_that_prints_a_lot_is_read_in_bounded_memory(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from sidecar.config.context_names import name_problem
 from sidecar.core.models import token_limit as model_token_limit
 
 DEFAULT_MODEL = "gemini-2.5-flash"
@@ -332,7 +333,11 @@ _RANGES: dict[str, tuple[Any, str]] = {
     "checkpoint_store_mb": (lambda v: v >= 1, "a positive number of megabytes"),
     "truncate_tool_output_threshold": (lambda v: v >= 0, "0 (off) or a positive number of characters"),
     "model": (lambda v: bool(v.strip()), "a non-empty model name"),
-    "context_file_names": (lambda v: all(_plain_relative(n) for n in v), "file names relative to a folder, no `..`"),
+    "context_file_names": (
+        lambda v: all(name_problem(n) is None for n in v),
+        "plain file names (no folder, no `..`), none a credential file (oauth_creds.json, *.pem, id_*, .env*, "
+        "credentials*.json)",
+    ),
     "memory_boundary_markers": (lambda v: all(_plain_relative(n) for n in v), "names relative to a folder, no `..`"),
     "vertex_project": (lambda v: v is None or _RESOURCE_ID.fullmatch(v) is not None, "a Google Cloud project id"),
     "vertex_location": (lambda v: v is None or _RESOURCE_ID.fullmatch(v) is not None, "a location such as us-central1"),

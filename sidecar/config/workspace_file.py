@@ -39,7 +39,11 @@ def settings_path(root: str) -> str:
 
 
 def workspace_values(
-    data: Mapping[str, Any], origin: str, trusted: bool, *, how: str = "from a workspace file (use your editor settings)"
+    data: Mapping[str, Any],
+    origin: str,
+    trusted: bool,
+    *,
+    how: str = "from a workspace file (use your editor settings)",
 ) -> tuple[dict[str, Any], list[str]]:
     """The values a workspace source may set, and the problems to tell (each names `origin` and the key).
 

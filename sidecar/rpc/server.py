@@ -92,7 +92,7 @@ class SidecarServer(LanguageServer):
     def start_mcp(self) -> None:
         """(Re)apply the mcpServers setting: only added, removed, changed and failed servers start or stop."""
         self.mcp_started = True
-        self.mcp.apply_settings(self.session.settings.mcp_servers)
+        self.mcp.apply_settings(self.session.settings.mcp_servers, workspace=self.session.sources.workspace_servers)
 
     def _mcp_changed(self) -> None:
         if self.mcp_started:

@@ -210,8 +210,8 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
         _about(
             "MCP servers whose tools the agent may use, by name: each `{command, args, env, cwd}` (stdio), "
             "`{url, type: http|sse, headers}` or `{httpUrl, headers}`, plus `timeout` (ms), `trust`, `includeTools`, "
-            "`excludeTools`, `description` (docs/mcp.md). A workspace file's servers start only in a trusted "
-            "workspace, and never with `trust`.",
+            "`excludeTools`, `description` (docs/mcp.md). A workspace's servers start only in a trusted "
+            "workspace once you approved each, never with `trust`, never under a name your own settings use.",
             vscode=_MACHINE,
         ),
     ] = msgspec.field(default_factory=dict)
@@ -272,7 +272,9 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
         _about(
             "Names of the instruction files the agent loads (docs/memory.md): `~/.gemini/<name>` for every "
             "workspace, and in a trusted workspace each folder's files from its project root down, plus a "
-            "subfolder's files when a tool first touches it. `[]` loads none.",
+            "subfolder's files when a tool first touches it. `[]` loads none. Plain file names only (no folder, no "
+            "`..`), never a credential file's (`oauth_creds.json`, `*.pem`, `id_*`, `.env*`, `credentials*.json`); "
+            "a workspace cannot set it.",
         ),
     ] = msgspec.field(default_factory=lambda: ["GEMINI.md", "AGENTS.md"])
     memory_boundary_markers: Annotated[

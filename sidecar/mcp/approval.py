@@ -7,21 +7,35 @@ import asyncio
 import hashlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from sidecar.hooks.approval import Ask, ProjectData
 from sidecar.mcp.config import ServerConfig
 from sidecar.private_files import write_private
 from sidecar.protocol.tools import ConfirmToolCallParams, ToolDecision
 
 log = logging.getLogger(__name__)
 
+#: Asks the user (sidecar/confirmToolCall), as the hooks' approval does.
+Ask = Callable[[ConfirmToolCallParams], Awaitable[ToolDecision]]
+
 #: The tool name of the question (sidecar/confirmToolCall) that asks to approve a workspace's MCP server.
 QUESTION_NAME = "Workspace MCP server"
 APPROVALS_DIR = "mcp-approvals"
+
+
+class ProjectData(Protocol):
+    """Where the project's data lives (sidecar.recording.store.SessionStore), as for the hooks' approvals."""
+
+    @property
+    def home(self) -> Path:
+        """The data home."""
+
+    @property
+    def project_id(self) -> str:
+        """The project's short id."""
 
 
 def definition_key(server: ServerConfig) -> str:

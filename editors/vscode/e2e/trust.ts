@@ -30,6 +30,8 @@ export interface TrustHarness {
 }
 
 const CREDENTIAL = 'e2e-refresh-token-NEVER-SENT-9c1d';
+/** The model's write (for a chat request only: the other window's sidecar may be preparing a summary meanwhile). */
+const WRITE = { kind: 'function_call', name: 'write_file', args: { path: 'notes.txt', content: 'unasked\n' }, match: 'chat' };
 
 /** Click Deny on every card that asks, until one whose text matches `last` was answered; the cards' texts. */
 async function denyUntil(chat: Frame, last: RegExp, waitFor: TrustHarness['waitFor']): Promise<string[]> {
@@ -92,7 +94,7 @@ export async function trustSteps(h: TrustHarness): Promise<void> {
       await waitFor('the sidecar in the untrusted window', async () => (await page!.locator('.statusbar-item[aria-label^="Sidecar: "]').count()) > 0, 90_000);
       await w.runCommand('Sidecar: Open Chat');
       await fake.reset();
-      await fake.script([{ kind: 'function_call', name: 'write_file', args: { path: 'notes.txt', content: 'unasked\n' } }]);
+      await fake.script([WRITE]);
       let seen: string[] = [];
       await w.send('Please write the notes file.', async (chat) => { seen = await denyUntil(chat, /write_file/, waitFor); });
       if (seen.length !== 1) throw new Error(`only the write should ask here: ${JSON.stringify(seen)}`);
@@ -113,7 +115,7 @@ export async function trustSteps(h: TrustHarness): Promise<void> {
       const mcp = await denyUntil(chat, /Workspace MCP server/, waitFor);
       if (!mcp.some((s) => s.includes(mcpRan))) throw new Error(`the question does not show the command line: ${JSON.stringify(mcp)}`);
       await fake.reset();
-      await fake.script([{ kind: 'function_call', name: 'write_file', args: { path: 'notes.txt', content: 'unasked\n' } }]);
+      await fake.script([WRITE]);
       let seen: string[] = [];
       await w.send('Please write the notes file.', async (c) => { seen = await denyUntil(c, /write_file/, waitFor); });
       if (!seen.some((s) => /Workspace hooks/.test(s) && s.includes(hookRan))) throw new Error(`the hook did not ask: ${JSON.stringify(seen)}`);
@@ -124,7 +126,12 @@ export async function trustSteps(h: TrustHarness): Promise<void> {
       await w.shot('trust-2-trusted');
       return `asked: ${[...mcp, ...seen].map((s) => s.split(' ').slice(0, 3).join(' ')).join(' | ')}`;
     });
+  } catch (e) {
+    await page?.screenshot({ path: path.join(h.artifacts, 'trust-failure.png') }).catch(() => undefined);
+    throw e;
   } finally {
+    const logs = path.join(ud, 'logs');
+    if (fs.existsSync(logs)) fs.cpSync(logs, path.join(h.artifacts, 'vscode-logs-trust'), { recursive: true });
     await page?.close().catch(() => undefined);
     if (server?.pid) { try { process.kill(-server.pid, 'SIGTERM'); } catch { /* gone */ } }
     await new Promise((r) => setTimeout(r, 500));

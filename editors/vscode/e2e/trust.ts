@@ -111,6 +111,13 @@ export async function trustSteps(h: TrustHarness): Promise<void> {
       await w.runCommand('Workspaces: Manage Workspace Trust');
       await page!.getByRole('button', { name: 'Trust', exact: true }).first().click();
       await restricted.waitFor({ state: 'hidden', timeout: 30_000 });
+      // the trust editor opens as a modal over the window: close it (Escape, else its close button)
+      const modal = page!.locator('.monaco-modal-editor-block');
+      await page!.keyboard.press('Escape');
+      await modal.waitFor({ state: 'hidden', timeout: 5_000 }).catch(async () => {
+        await modal.locator('.codicon-close').first().click();
+        await modal.waitFor({ state: 'hidden', timeout: 10_000 });
+      });
       const chat = await w.chat();
       const mcp = await denyUntil(chat, /Workspace MCP server/, waitFor);
       if (!mcp.some((s) => s.includes(mcpRan))) throw new Error(`the question does not show the command line: ${JSON.stringify(mcp)}`);

@@ -21,6 +21,7 @@ import { ErrorCode, Method } from '../src/protocol';
 import { StdioSidecarClient } from '../src/stdioClient';
 import { FakeGemini, REPO, projectPython, requestText, startFakeGemini } from '../test/support/sidecar';
 import { mcpSteps } from './mcp';
+import { trustSteps } from './trust';
 
 const API_KEY = 'e2e-secret-key-7f3a';
 const MARKER = 'SIDECAR_E2E_SELECTED_MARKER_42';
@@ -865,6 +866,11 @@ async function main(): Promise<void> {
       return 'all three in the request';
     }, { needs: ['memory'] });
     await step('final screenshot', async () => path.relative(REPO, await w.shot('sidecar-vscode')));
+    // ---- workspace trust: a hostile .vscode/settings.json, in Restricted Mode and trusted (e2e/trust.ts) ----
+    await trustSteps({
+      step, waitFor, workbench: (p) => new Workbench(p, artifacts), browser, fake: fake!, python, codeServer,
+      extensions: dirs.exts, serverEnv, port: await freePort(), apiKey: API_KEY, artifacts,
+    });
     await step('a server command that cannot start gives a clear error with “Show log”', async () => {
       for (const scope of ['User', 'Machine']) {
         const file = path.join(dirs.ud, scope, 'settings.json');

@@ -122,7 +122,7 @@ export class SidecarConnection implements vscode.Disposable {
   async settings(): Promise<SettingsWire> {
     const config = vscode.workspace.getConfiguration('sidecar');
     const key = await this.context.secrets.get(SECRET_KEY);
-    return buildSettings((k) => config.get(k), key);
+    return buildSettings((k) => config.inspect(k), key, vscode.workspace.isTrusted);
   }
 
   async setApiKey(key: string | undefined): Promise<void> {

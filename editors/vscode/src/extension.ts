@@ -74,7 +74,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     context.secrets.onDidChange((e) => { if (e.key === 'sidecar.apiKey') void conn.pushSettings(); }),
-    vscode.workspace.onDidGrantWorkspaceTrust(() => { if (conn.state === 'failed') void conn.start(); }),
+    // the workspace's restricted values become visible once trusted: the server gets them (and applies their rules)
+    vscode.workspace.onDidGrantWorkspaceTrust(() => { if (conn.state === 'failed') void conn.start(); else void conn.pushSettings(); }),
   );
 
   // the commands: each failure is shown in words, never thrown at VS Code

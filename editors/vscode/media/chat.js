@@ -96,7 +96,7 @@
       }
       case 'model': {
         const d = el('div', 'msg model' + (item.streaming ? ' streaming' : '') + (item.rewound ? ' rewound' : ''));
-        d.appendChild(el('div', 'who', 'Gemini'));
+        d.appendChild(el('div', 'who', item.rewound ? 'Gemini (rewound: the model no longer sees this)' : 'Gemini'));
         const body = el('div', 'body');
         body.appendChild(markdown(item.text || ''));
         d.appendChild(body);
@@ -104,11 +104,11 @@
         return d;
       }
       case 'tool': {
-        const d = el('div', 'card tool status-' + item.status);
+        const d = el('div', 'card tool status-' + item.status + (item.rewound ? ' rewound' : ''));
         const head = el('div', 'card-head');
         head.appendChild(el('span', 'tool-name', item.name));
         const asking = item.confirm && !item.confirm.decision;
-        head.appendChild(el('span', 'badge', asking ? 'needs approval' : (STATUS_LABEL[item.status] || item.status)));
+        head.appendChild(el('span', 'badge', asking ? 'needs approval' : item.rewound ? 'rewound' : (STATUS_LABEL[item.status] || item.status)));
         d.appendChild(head);
         const desc = item.confirm && item.confirm.description;
         if (desc) d.appendChild(el('div', 'desc', desc));

@@ -20,6 +20,7 @@ import { errorCode } from '../src/api';
 import { ErrorCode, Method } from '../src/protocol';
 import { StdioSidecarClient } from '../src/stdioClient';
 import { FakeGemini, REPO, projectPython, requestText, startFakeGemini } from '../test/support/sidecar';
+import { chatTurnSteps } from './chatTurns';
 import { mcpSteps } from './mcp';
 
 const API_KEY = 'e2e-secret-key-7f3a';
@@ -189,7 +190,8 @@ class Workbench {
     await chat.locator('#input').fill(text);
     await chat.locator('#input').press('Enter');
     if (during) await during(chat);
-    await waitFor('the streamed reply', async () => (await replies.count()) > before && !(await chat.locator('.msg.model.streaming').count()), 60_000);
+    // the turn is over (a turn with tool calls has a message before its cards and one after them)
+    await waitFor('the streamed reply', async () => (await replies.count()) > before && !(await chat.locator('.msg.model.streaming').count()) && !(await chat.locator('body.busy').count()), 60_000);
     const error = chat.locator('.note.error');
     if (await error.count()) throw new Error(`chat error: ${await error.last().innerText()}`);
     return replies.last().innerText();
@@ -514,6 +516,7 @@ async function main(): Promise<void> {
       await waitFor('notes.txt', async () => fs.existsSync(path.join(dirs.ws, 'notes.txt')), 10_000);
       return 'card answered Allow; the card shows done; notes.txt exists';
     }, { needs: ['tools'] });
+    await chatTurnSteps({ step, w, fake: fake!, waitFor });
     // ---- MCP (issue 28): e2e/mcp.ts ----
     await mcpSteps({ step, w, fake: fake!, python, userData: dirs.ud, waitFor });
     // ---- end MCP ----

@@ -3,6 +3,7 @@
  * sidecar/tokenUsage and sidecar/compressed notifications (no vscode import: unit-tested under Node).
  */
 import { CompressedParams, CompressionStatus, McpServerInfo, TokenUsage } from './protocol';
+import { mcpFailureCause } from './notices';
 
 /** True when a compression status means the history got smaller. */
 export function compressionSucceeded(status: CompressionStatus): boolean {
@@ -205,6 +206,6 @@ export function mcpPick(s: McpServerInfo): { label: string; description: string;
   return {
     label: `${icon} ${s.name}`,
     description: `${s.status} · ${plural(s.tools.length, 'tool')}`,
-    detail: s.error ? `${s.error}` : (s.tools.length ? s.tools.join(', ') : 'no tools'),
+    detail: s.error ? mcpFailureCause(s.error) : (s.tools.length ? s.tools.join(', ') : 'no tools'),
   };
 }

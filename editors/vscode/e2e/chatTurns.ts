@@ -15,7 +15,14 @@ export async function chatTurnSteps({ step, w, fake, waitFor }: Omit<McpHarness,
       kind: 'function_call', match: 'chat', text: WORDS, name: 'write_file',
       args: { path: 'multi.txt', content: 'MULTI-LINE-ONE\nMULTI-LINE-TWO\nMULTI-LINE-THREE\n' },
     }]);
+    let footer = '';
     await w.send(ASK, async (c) => {
+      // while Stop is shown (the turn waits for the user's answer), the footer shows the usage whole
+      await c.locator('.card.tool button[data-decision="allow"]').first().waitFor({ timeout: 30_000 });
+      const status = c.locator('#status');
+      footer = await status.innerText();
+      const clipped = await status.evaluate((el) => el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1);
+      if (clipped || !/of context/.test(footer) || !(await c.locator('#stop').isVisible())) throw new Error(`the footer while Stop is shown: “${footer}” (clipped: ${clipped})`);
       await waitFor('the write allowed', async () => {
         const allow = c.locator('.card.tool button[data-decision="allow"]');
         if (await allow.count()) await allow.first().click({ timeout: 2_000 }).catch(() => undefined);
@@ -38,7 +45,7 @@ export async function chatTurnSteps({ step, w, fake, waitFor }: Omit<McpHarness,
       throw new Error(`the turn is not words, card, reply: ${JSON.stringify(order)}`);
     }
     await w.shot('7-tool-turn');
-    return 'words before the card; the reply is a new message below the card';
+    return `words before the card; the reply is a new message below the card; the footer kept “${footer}” whole next to Stop`;
   }, { needs: ['tools'] });
   await step('rewound, the rebuilt chat shows that turn\'s tool card from the call\'s data, its words and card marked rewound, no line of the file as words', async () => {
     const chat = await w.chat();

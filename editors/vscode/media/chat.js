@@ -111,8 +111,9 @@
         head.appendChild(el('span', 'badge', asking ? 'needs approval' : item.rewound ? 'rewound' : (STATUS_LABEL[item.status] || item.status)));
         d.appendChild(head);
         const desc = item.confirm && item.confirm.description;
-        if (desc) d.appendChild(el('div', 'desc', desc));
-        if (item.summary && item.summary !== desc) d.appendChild(el('div', 'summary', item.summary));
+        // `code` in a description or summary (the command a shell call runs) shows as code, not as raw backticks
+        if (desc) { const line = el('div', 'desc'); inline(line, desc); d.appendChild(line); }
+        if (item.summary && item.summary !== desc) { const line = el('div', 'summary'); inline(line, item.summary); d.appendChild(line); }
         if (item.confirm && item.confirm.diff) { const pre = el('pre', 'diff'); pre.appendChild(el('code', undefined, item.confirm.diff)); d.appendChild(pre); }
         if (item.args !== undefined && item.args !== null) {
           const det = el('details');

@@ -33,6 +33,13 @@ export function compactionText(p: Pick<CompressedParams, 'status' | 'originalTok
     : `${who}: ${statusLabel(p.status)}`;
 }
 
+/** A card's line as the user reads it: a command run "in ." runs in the workspace folder. */
+export function cardText(text: string): string;
+export function cardText(text: string | undefined): string | undefined;
+export function cardText(text: string | undefined): string | undefined {
+  return text === undefined ? undefined : text.replace(/ in \.(?=$|[\s:;,)])/g, ' in the workspace folder');
+}
+
 export class ChatModel {
   items: ChatItem[] = [];
   busy = false;
@@ -142,7 +149,7 @@ export class ChatModel {
     const id = `tool-${p.callId}`;
     const prev = this.find(id);
     const confirm = prev && prev.kind === 'tool' ? prev.confirm : undefined;
-    this.upsert({ kind: 'tool', id, callId: p.callId, name: p.name, args: p.args, status: p.status, summary: p.summary, confirm });
+    this.upsert({ kind: 'tool', id, callId: p.callId, name: p.name, args: p.args, status: p.status, summary: cardText(p.summary), confirm });
   }
 
   /** A tool call ends the message the model was writing: its next words are a new message below the card. */
@@ -160,7 +167,7 @@ export class ChatModel {
     const id = `tool-${p.callId}`;
     const prev = this.find(id);
     const base = prev && prev.kind === 'tool' ? prev : { kind: 'tool' as const, id, callId: p.callId, name: p.toolName, args: p.args, status: 'pending' };
-    const confirm = { description: p.description, diff: p.diff, choices: confirmChoices(p), ...(p.mcpServer ? { mcpServer: p.mcpServer } : {}) };
+    const confirm = { description: cardText(p.description), diff: p.diff, choices: confirmChoices(p), ...(p.mcpServer ? { mcpServer: p.mcpServer } : {}) };
     this.upsert({ ...base, confirm });
   }
 

@@ -48,7 +48,9 @@ class SessionActions:
                 live.fresh_estimate("fork")
         live.push_usage()
         return ForkSessionResult(
-            session_id=loaded.session_id, parent_session_id=cut.session_id, message_count=live.conversation.messages_shown()
+            session_id=loaded.session_id,
+            parent_session_id=cut.session_id,
+            message_count=live.conversation.messages_shown(),
         )
 
     def _cut(self, source: str, before: str | None) -> Cut:

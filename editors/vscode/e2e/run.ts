@@ -728,6 +728,10 @@ async function main(): Promise<void> {
         const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Hello! Please look' }).filter({ hasNotText: 'branch of' }).first();
         await row.waitFor({ timeout: 10_000 });
         await row.click();
+        // Delete from the palette asks first, as the pick's Delete button does
+        const confirm = page.locator('.monaco-dialog-box', { hasText: 'It goes to the trash for 30 days' }).first();
+        await confirm.waitFor({ timeout: 15_000 });
+        await confirm.locator('.monaco-button', { hasText: 'Delete' }).first().click();
         await waitFor('the session in the trash', async () => inTrash() && !fs.existsSync(original), 15_000);
         const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'moved to the trash' }).last();
         await toast.waitFor({ state: 'visible', timeout: 15_000 });

@@ -38,11 +38,11 @@ export function stateAfterFailedStart(installCancelled: boolean): 'stopped' | 'f
   return installCancelled ? 'stopped' : 'failed';
 }
 
-/** `MCP server "calc" (from …) failed: cause`: the server's error says the name once, in the extension's words. */
+/** `MCP server "calc" failed (where): cause`: the server's error, naming the server once, in the extension's words. */
 export function mcpFailureText(s: Pick<McpServerInfo, 'name' | 'error'>): string {
   const m = /^MCP server '([^']*)'(?: \(([^)]*)\))? failed: ([\s\S]*)$/.exec(s.error ?? '');
   if (!m) return `MCP server "${s.name}" failed: ${s.error ?? 'no reason given'}`;
-  return `MCP server "${m[1]}"${m[2] ? ` (${m[2]})` : ''} failed: ${m[3]}`;
+  return `MCP server "${m[1]}" failed${m[2] ? ` (${m[2]})` : ''}: ${m[3]}`;
 }
 
 /** Why a server failed, on one line, without the "MCP server 'x' failed:" its row already says: the pick shows it whole. */

@@ -11,7 +11,7 @@ describe('MCP failure and restart notices', () => {
     const notices = new ServerNotices();
     assert.equal(notices.show(`Sidecar: ${ERROR}`), false);
     assert.equal(mcpFailureText({ name: 'broken', error: ERROR }).split('broken').length - 1, 1);
-    assert.match(mcpFailureText({ name: 'broken', error: ERROR }), /^MCP server "broken" \(from settings.json\) failed: it could not be started: cannot open the database/);
+    assert.match(mcpFailureText({ name: 'broken', error: ERROR }), /^MCP server "broken" failed \(from settings.json\): it could not be started: cannot open the database/);
     assert.equal(mcpFailureText({ name: 'x', error: undefined }), 'MCP server "x" failed: no reason given');
   });
   it('says "restarted" only when the server runs again', () => {

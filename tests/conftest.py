@@ -3,6 +3,7 @@ the requests the fake answered."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Generator, Iterator
 from typing import Any
 
@@ -10,6 +11,10 @@ import pytest
 
 from sidecar.fakegemini import FakeGemini
 from sidecar.rpc.client import RpcClient
+
+#: The suites send what the sidecar builds, unrepaired, so the strict fake Gemini sees every request shape the code
+#: makes (the repair tests turn it back on).
+os.environ.setdefault("SIDECAR_REQUEST_REPAIR", "off")
 
 #: How much of a sidecar's log a failed test's report shows (the lines that matter are the last ones).
 LOG_TAIL_LINES = 80

@@ -8,6 +8,7 @@ healthy history costs a few substring searches per content.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections.abc import Sequence
 
 import msgspec
@@ -65,6 +66,22 @@ def _clean_parts(parts: list[Part], fixes: list[str]) -> list[Part]:
     return out
 
 
+def _own_parts(role: str | None, parts: list[Part], fixes: list[str]) -> list[Part]:
+    """Calls belong to model turns and results to user turns: the other side's are kept as text."""
+    out = []
+    for p in parts:
+        if role == "model" and p.function_response is not None:
+            fixes.append("kept a tool result found in a model turn as text")
+            out.append(_response_text(p.function_response))
+        elif role != "model" and p.function_call is not None:
+            fixes.append("kept a tool call found in a user turn as text")
+            args = msgspec.json.encode(p.function_call.args or {}).decode()
+            out.append(Part(text=f"[Tool call {p.function_call.name or '?'}({args})]"))
+        else:
+            out.append(p)
+    return out
+
+
 def _calls_last(parts: list[Part]) -> list[Part]:
     return [p for p in parts if p.function_call is None] + [p for p in parts if p.function_call is not None]
 
@@ -79,23 +96,29 @@ def _no_result(call: FunctionCall) -> Part:
 
 
 def _answer(calls: list[FunctionCall], reply: Content | None, fixes: list[str]) -> Content:
-    """The user content that answers `calls`: the recorded responses matched by id (else name, in order), a
-    'no result' response for each call without one; responses to no call become text."""
+    """The user content that answers `calls`, in their order: the recorded response with the call's id, else one
+    without an id with the call's name; a 'no result' response for a call without one; responses to no call
+    become text."""
     responses = [p for p in (reply.parts if reply else []) if p.function_response is not None]
     others = [p for p in (reply.parts if reply else []) if p.function_response is None]
+    chosen: list[Part | None] = []
+    for call in calls:  # by id first: an id names its call whatever the order
+        match = next((p for p in responses if call.id and p.function_response and p.function_response.id == call.id
+                      and p.function_response.name == call.name), None)
+        if match is not None:
+            responses.remove(match)
+        chosen.append(match)
     answered: list[Part] = []
-    for call in calls:
-        match = next((p for p in responses if call.id and p.function_response and p.function_response.id == call.id),
-                     None)
+    for call, match in zip(calls, chosen, strict=True):
         if match is None:
-            match = next((p for p in responses if p.function_response and p.function_response.name == call.name
-                          and not (p.function_response.id and call.id)), None)
+            match = next((p for p in responses if p.function_response and p.function_response.id is None
+                          and p.function_response.name == call.name), None)
+            if match is not None:
+                responses.remove(match)
         if match is None:
             fixes.append(f"answered the call {call.name} that had no recorded result")
-            answered.append(_no_result(call))
-        else:
-            responses.remove(match)
-            answered.append(match)
+            match = _no_result(call)
+        answered.append(match)
     for extra in responses:
         if extra.function_response is not None:
             fixes.append("kept a tool result that answers no call as text")
@@ -112,7 +135,7 @@ def repair_contents(contents: Sequence[Content], model: str) -> tuple[list[Conte
         if role not in (None, "user", "model"):
             role = "model" if role in _MODEL_ROLES else "user"
             fixes.append(f"sent the role {c.role!r} as {role}")
-        parts = _clean_parts(list(c.parts), fixes)
+        parts = _own_parts(role, _clean_parts(list(c.parts), fixes), fixes)
         if not parts:
             fixes.append("dropped a content with no parts")
             continue
@@ -180,10 +203,23 @@ _CALL, _RESPONSE = b'"functionCall":', b'"functionResponse":'
 _SUSPECT = (b'"text":""', b'"parts":[]', b'"parts":[{}', b',{}]', b',{},')
 
 
+_DATA_KEYS = (b'"text":', _CALL, _RESPONSE, b'"inlineData":', b'"fileData":', b'"executableCode":',
+              b'"codeExecutionResult":')
+
+
+@lru_cache(maxsize=4096)
+def _parts_single(item: bytes) -> bool:
+    """Whether each part of the content sets exactly one data field (decoded once per content: bytes cache their
+    hash, so a content already seen costs a dictionary look-up)."""
+    return all(len(_fields(p)) == 1 for p in decode_contents([item])[0].parts)
+
+
 def _suspect(item: bytes) -> bool:
-    if not (b'"role":"user"' in item or b'"role":"model"' in item):
+    if not (b'"role":"user"' in item or b'"role":"model"' in item) or b'"parts":[' not in item:
         return True
-    return any(s in item for s in _SUSPECT)
+    if any(s in item for s in _SUSPECT):
+        return True
+    return sum(key in item for key in _DATA_KEYS) > 1 and not _parts_single(item)
 
 
 def may_break_rules(wire: Sequence[bytes], model: str) -> bool:

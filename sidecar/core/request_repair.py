@@ -8,8 +8,8 @@ healthy history costs a few substring searches per content.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from collections.abc import Sequence
+from functools import lru_cache
 
 import msgspec
 

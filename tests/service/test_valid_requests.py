@@ -23,7 +23,6 @@ from sidecar.compaction.tool_outputs import ToolOutputSaver
 from sidecar.config.settings import Settings
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
 from sidecar.core.recording import MessageRecord
-from sidecar.core.request_repair import SKIP_SIGNATURE
 from sidecar.fakegemini import FakeGemini
 from sidecar.gemini.client import ClientConfig, ModelClient
 from sidecar.protocol import errors

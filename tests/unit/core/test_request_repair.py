@@ -111,7 +111,7 @@ def test_any_history_is_repaired_into_one_the_strict_fake_accepts(history: list[
     wire = [encode_content(c) for c in history]
     if not may_break_rules(wire, model):  # the fast look says fine: it must be
         validate.check_contents(history, model)
-    fixed, fixes = repair_contents(history, model)
+    fixed, _ = repair_contents(history, model)
     if fixed:
         validate.check_contents(fixed, model)
         assert repair_contents(fixed, model)[1] == []  # a repaired history needs nothing more

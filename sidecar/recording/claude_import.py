@@ -139,7 +139,7 @@ def _assistant(builder: HistoryBuilder, content: Any, meta: dict[str, Any], text
             mapped = _map_call(block["name"], args)
             if mapped is None:
                 textual[call_id] = block["name"]
-                builder.model_text(f"[Claude Code tool call {block['name']}: {as_json(args)}]", meta)
+                builder.call_as_text(f"[Claude Code tool call {block['name']}: {as_json(args)}]", meta)
             else:
                 builder.call(mapped[0], mapped[1], call_id, {**meta, "claudeTool": block["name"]})
 

@@ -152,7 +152,7 @@ def _item(builder: HistoryBuilder, item: dict[str, Any], textual: dict[str, str]
             mapped = _shell_args(args.get("command", args.get("cmd")), args.get("workdir"))
         if mapped is None:
             textual[call_id] = name
-            builder.model_text(f"[Codex tool call {name}: {as_json(args)}]", meta)
+            builder.call_as_text(f"[Codex tool call {name}: {as_json(args)}]", meta)
         else:
             builder.call("run_shell_command", mapped, call_id, {**meta, "codexTool": name})
     elif kind in ("function_call_output", "custom_tool_call_output"):

@@ -126,6 +126,16 @@ class HistoryBuilder:
         assert record.content is not None
         record.content.parts.append(Part(text=text))
 
+    def call_as_text(self, text: str, meta: dict[str, Any] | None = None) -> None:
+        """A call of a tool the sidecar does not have, kept as text in the same model turn (before its calls)."""
+        if self._pending and self._all_answered():
+            self._close()
+        record = self._open(meta)
+        assert record.content is not None
+        parts = record.content.parts
+        first_call = next((i for i, p in enumerate(parts) if p.function_call is not None), len(parts))
+        parts.insert(first_call, Part(text=text))
+
     def call(self, name: str, args: dict[str, Any], call_id: str, meta: dict[str, Any] | None = None) -> None:
         if self._pending and self._all_answered():
             self._close()

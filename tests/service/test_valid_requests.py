@@ -231,3 +231,30 @@ async def test_a_400_naming_a_request_shape_problem_says_the_fix(fake: FakeGemin
         with pytest.raises(errors.SidecarError) as exc:
             await services.chat.send_message("hello")
     assert "Rewind to before the last tool call" in exc.value.message
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+IMPORTS = [
+    FIXTURES / "gemini-cli" / "split-model-turns.jsonl",
+    FIXTURES / "gemini-cli" / "legacy-session.json",
+    FIXTURES / "claude-code" / "5b1f0c3e-8d2a-4c6e-b7f1-0e9a2d4c6b81.jsonl",
+    FIXTURES / "codex" / "rollout-2026-03-02T09-00-00-0199a1b2-7c3d-7e4f-8a5b-6c7d8e9f0a1b.jsonl",
+]
+
+
+@pytest.mark.parametrize("path", IMPORTS, ids=[p.parent.name + "/" + p.suffix for p in IMPORTS])
+@pytest.mark.parametrize("model", ["gemini-2.5-flash", "gemini-3.5-flash"])
+async def test_imported_sessions_resume_and_continue_with_accepted_requests(
+    fake: FakeGemini, tmp_path: Path, path: Path, model: str
+) -> None:
+    """Each import format, resumed and continued (with a tool call) unrepaired: the strict fake accepts it all."""
+    from sidecar.recording.cli import _import_file
+
+    async with tool_services(fake, tmp_path, model=model) as (services, _host):
+        result = _import_file(path, services.store, model)
+        await services.sessions.resume(result.session_id)
+        await services.chat.send_message("Go on from where we stopped.")
+        fake.script(READ)
+        await services.chat.send_message("Read the notes, then go on.")
+    assert refused(fake) == []
+    assert len(fake.requests()) == 3

@@ -51,7 +51,9 @@ class AllowingHost:
 
 
 @asynccontextmanager
-async def tool_services(fake: FakeGemini, root: Path, model: str = "gemini-2.5-flash") -> AsyncIterator[
+async def tool_services(
+    fake: FakeGemini, root: Path, model: str = "gemini-2.5-flash", *, memory: bool = False
+) -> AsyncIterator[
     tuple[Services, AllowingHost]
 ]:
     """The chat services with the built-in tools over a small workspace, against the fake."""
@@ -71,7 +73,7 @@ async def tool_services(fake: FakeGemini, root: Path, model: str = "gemini-2.5-f
     services = build_services(
         session, notifier=rec, inform=rec.warning, model=get_client,
         tools=lambda registry, s: ToolRunner(registry, host, s),
-        save_tool_output=ToolOutputSaver(root), home=root / "home", memory=False,
+        save_tool_output=ToolOutputSaver(root), home=root / "home", memory=memory,
     )
     try:
         yield services, host
@@ -88,7 +90,7 @@ def refused(fake: FakeGemini) -> list[str]:
 READ = {"kind": "function_call", "match": "chat", "name": "read_file", "args": {"path": "notes.txt"}}
 OPS = st.sampled_from([
     "send", "tool", "parallel", "text_and_tool", "compress", "undo", "rewind", "fork", "resume", "cancel",
-    "cancel_in_tool_loop", "pin", "gemini3", "gemini25", "empty_reply",
+    "cancel_in_tool_loop", "pin", "gemini3", "gemini25", "empty_reply", "looping_calls", "rewind_restoring_files",
 ])
 
 
@@ -103,19 +105,21 @@ async def _op(services: Services, fake: FakeGemini, op: str, pick: int) -> None:
         fake.script({**READ, "text": "Let me read the notes first."})
     elif op == "empty_reply":
         fake.script({"kind": "empty", "match": "chat"})
-    if op in ("send", "tool", "parallel", "text_and_tool", "empty_reply"):
+    elif op == "looping_calls":  # the same call over and over: loop detection nudges, then stops the turn
+        fake.script({**READ, "times": 12})
+    if op in ("send", "tool", "parallel", "text_and_tool", "empty_reply", "looping_calls"):
         await chat.send_message(f"{op} {pick}")
     elif op == "compress":
         await chat.compress(None)
     elif op == "undo":
         await services.sessions.undo_compaction()
-    elif op == "rewind":
+    elif op in ("rewind", "rewind_restoring_files"):
         ids = [
             conv.ids[i] for i, c in enumerate(conv.history)
             if c.role == "user" and conv.ids[i] and not any(p.function_response is not None for p in c.parts)
         ]
         if ids:
-            await services.actions.rewind(ids[pick % len(ids)])
+            await services.actions.rewind(ids[pick % len(ids)], restore_files=op == "rewind_restoring_files")
     elif op == "fork":
         await services.actions.fork(None, None)
     elif op == "resume":
@@ -144,7 +148,10 @@ async def _op(services: Services, fake: FakeGemini, op: str, pick: int) -> None:
 
 async def _scenario(fake: FakeGemini, ops: list[tuple[str, int]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        async with tool_services(fake, Path(tmp)) as (services, _host):
+        root = Path(tmp)
+        (root / "project").mkdir()
+        (root / "project" / "GEMINI.md").write_text("Answer briefly.\n")  # the session context turn carries it
+        async with tool_services(fake, root, memory=True) as (services, _host):
             for op, pick in ops:
                 try:
                     await _op(services, fake, op, pick)

@@ -200,7 +200,8 @@ def _sign_current_turn(contents: list[Content], fixes: list[str]) -> None:
 
 # -- the fast look at JSON bytes ---------------------------------------------------------------------------------
 _CALL, _RESPONSE = b'"functionCall":', b'"functionResponse":'
-_SUSPECT = (b'"text":""', b'"parts":[]', b'"parts":[{}', b',{}]', b',{},')
+_SUSPECT = (b'"parts":[]', b'"parts":[{}', b',{}]', b',{},')
+_EMPTY_TEXT, _EMPTY_THOUGHT = b'"text":""', b'"text":"","thought":true'  # the field order of history.Part
 
 
 _DATA_KEYS = (b'"text":', _CALL, _RESPONSE, b'"inlineData":', b'"fileData":', b'"executableCode":',
@@ -217,7 +218,7 @@ def _parts_single(item: bytes) -> bool:
 def _suspect(item: bytes) -> bool:
     if not (b'"role":"user"' in item or b'"role":"model"' in item) or b'"parts":[' not in item:
         return True
-    if any(s in item for s in _SUSPECT):
+    if any(s in item for s in _SUSPECT) or item.count(_EMPTY_TEXT) > item.count(_EMPTY_THOUGHT):
         return True
     return sum(key in item for key in _DATA_KEYS) > 1 and not _parts_single(item)
 

@@ -50,9 +50,12 @@ def add_parsers(subparsers: Any) -> None:
     remove.set_defaults(func=main_sessions_rm)
     restore.set_defaults(func=main_sessions_restore)
     stats_parser(actions, _common, _bad_id)
-    imported = subparsers.add_parser("import", help="import a Gemini CLI session file (.json or .jsonl)")
-    imported.add_argument("path", metavar="PATH", help="a Gemini CLI session file")
+    imported = subparsers.add_parser(
+        "import", help="import a Gemini CLI, Claude Code or Codex session file (.json or .jsonl)"
+    )
+    imported.add_argument("path", metavar="PATH", nargs="?", help="a Gemini CLI, Claude Code or Codex session file")
     imported.add_argument("--model", help="model for the continued session (default: the one recorded)")
+    imported.add_argument("--list", action="store_true", help="list the other agents' session files of the project")
     _common(imported)
     imported.set_defaults(func=main_import)
 
@@ -212,13 +215,56 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines() or [""])
 
 
-def main_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
+def _import_file(path: Path, store: SessionStore, model: str | None) -> Any:
+    """The session file at `path`, whichever agent wrote it, as a new session of `store`."""
+    from sidecar.recording.foreign_import import detect_format, write_session
+
+    kind = detect_format(path)
+    if kind == "claude":
+        from sidecar.recording.claude_import import read_claude_session
+
+        return write_session(read_claude_session(path), store, path, model)
+    if kind == "codex":
+        from sidecar.recording.codex_import import read_codex_session
+
+        found = read_codex_session(path)
+        return write_session(found, store, path, model)
     from sidecar.recording.gemini_import import import_gemini_session
 
+    return import_gemini_session(path, store, model=model)
+
+
+def main_import_list(args: argparse.Namespace, out: TextIO) -> int:
+    """The other agents' session files recorded for this project, newest first."""
+    from datetime import UTC, datetime
+
+    from sidecar.recording.foreign_import import candidates
+
+    root = _store(args).project_root
+    found = candidates(root, Path(os.environ.get("HOME") or Path.home()))
+    if args.json:
+        rows = [{"tool": c.tool, "path": str(c.path), "modified": c.modified} for c in found]
+        out.write(msgspec.json.encode(rows).decode() + "\n")
+        return 0
+    if not found:
+        out.write(f"No Gemini CLI, Claude Code or Codex sessions found for {root}.\n")
+        return 0
+    for c in found:
+        when = datetime.fromtimestamp(c.modified, UTC).strftime("%Y-%m-%d %H:%M")
+        out.write(f"{when}  {c.tool:<11}  {c.path}\n")
+    out.write("Import one with: sidecar import PATH\n")
+    return 0
+
+
+def main_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
+    if getattr(args, "list", False):
+        return main_import_list(args, out)
+    if not args.path:
+        return _fail("import needs a session file (PATH), or --list to find them.")
     store = _store(args)
     try:
-        result = import_gemini_session(Path(args.path), store, model=getattr(args, "model", None))
+        result = _import_file(Path(args.path), store, getattr(args, "model", None))
     except RecordingError as exc:
         return _fail(str(exc))
     for warning in result.warnings:

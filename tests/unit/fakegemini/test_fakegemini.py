@@ -157,7 +157,7 @@ def test_function_response_is_acknowledged(fake: FakeGemini) -> None:
         result("read_file", {"output": "x=1"}),
     ]
     c = client(fake)  # keep the Client referenced: collecting it closes its HTTP client
-    r = c.models.generate_content(model="m", contents=history)
+    r = c.models.generate_content(model="gemini-2.5-flash", contents=history)
     assert r.text is not None and "received the tool result: read_file returned" in r.text
     assert "(history: 3 turns)" in r.text
 

@@ -104,6 +104,7 @@ def _post(fake: FakeGemini, model: str, body: dict[str, Any]) -> tuple[int, dict
         return e.code, json.loads(e.read())
 
 
+@pytest.mark.process  # a real fake Gemini on a loopback socket
 def test_over_the_wire_and_gemini3_replies_carry_signatures() -> None:
     with FakeGemini() as fake:
         status, body = _post(fake, "gemini-3.5-flash", {"contents": [u("hi"), call(text=""), resp(), u("go")]})

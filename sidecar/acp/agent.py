@@ -110,11 +110,13 @@ class SidecarAgent:
                                "open it with session/load first.", {"sessionId": session_id})
         return session
 
-    def _open(self, cwd: str, session_id: str | None = None) -> AcpSession:
+    async def _open(self, cwd: str, session_id: str | None = None) -> AcpSession:
         assert self.conn is not None and self.transport is not None
         from sidecar.acp.session import AcpSession
 
-        return AcpSession(self.conn, self.transport, self.offers, cwd, self.user_settings, session_id)
+        session = AcpSession(self.conn, self.transport, self.offers, cwd, self.user_settings, session_id)
+        await session.start()
+        return session
 
     # -- sessions -------------------------------------------------------------------------------------
     async def new_session(
@@ -122,7 +124,7 @@ class SidecarAgent:
         **kwargs: Any,
     ) -> NewSessionResponse:
         """A new recorded session for `cwd`; its first updates follow the response that names it."""
-        session = self._open(cwd)
+        session = await self._open(cwd)
         session.use_mcp_servers(mcp_servers)
         self.sessions[session.session_id] = session
         assert self.transport is not None
@@ -160,7 +162,7 @@ class SidecarAgent:
             live.announce()
             await live.outbox.flush()
             return live
-        session = self._open(cwd, session_id)
+        session = await self._open(cwd, session_id)
         try:
             await session.resume(session_id, replay=replay)
         except BaseException:
@@ -217,7 +219,7 @@ class SidecarAgent:
         live = self.sessions.get(session_id)
         if live is not None:
             live.services.recorder.sync()  # the fork reads the parent's file: everything said so far is in it
-        session = self._open(cwd)
+        session = await self._open(cwd)
         try:
             session.require_recorded(session_id)
             await session.fork_from(session_id)

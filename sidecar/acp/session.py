@@ -21,11 +21,10 @@ from sidecar.acp.bridge import AcpNotifier
 from sidecar.acp.outbox import Outbox
 from sidecar.acp.replay import conversation_updates, replay_updates
 from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, NdjsonStdio
-from sidecar.acp.tools import AcpToolHost, AcpToolRunner, ClientFiles, PlanMemoRegistry
-from sidecar.app import Services, build_services
+from sidecar.acp.tools import AcpToolHost, ClientFiles
+from sidecar.app import FrontEnd, Services, build_services
 from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService
-from sidecar.chat.tool_runner import ToolRunner
 from sidecar.config.layers import acp_layers
 from sidecar.config.settings import Settings
 from sidecar.core.ide_context import normalize
@@ -43,7 +42,7 @@ from sidecar.protocol.memory import MemoryInfo
 from sidecar.protocol.sessions import TranscriptMessage
 from sidecar.recording.reader import RecordingError
 from sidecar.session import Session
-from sidecar.tools import ToolRegistry
+from sidecar.tools import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -72,17 +71,14 @@ class AcpSession:
             self.outbox, lambda: offers.compaction, lambda: self.cancel_requested, self._latest_snapshot
         )
         self.files = ClientFiles(conn, lambda: self.outbox.session_id, offers.read_text_file, offers.write_text_file)
-        files = self.files
-
-        def runner(registry: ToolRegistry, session: Session) -> ToolRunner:
-            assert isinstance(registry, PlanMemoRegistry)
-            return AcpToolRunner(registry, AcpToolHost(self.outbox, conn, registry), session, files=files)
-
-        self.services: Services = build_services(
-            Session(workspace_folders=[self.cwd], sources=acp_layers(user_settings)), notifier=self.notifier,
-            inform=self.notifier.say, tools=runner, registry_cls=PlanMemoRegistry, editor_text=files.editor_text,
-            on_mcp_change=self._mcp_changed, on_memory_change=self._memory_changed,
+        front_end = FrontEnd(
+            notifier=self.notifier, inform=self.notifier.say,
+            tools=AcpToolHost(self.outbox, conn, self.files, Workspace([self.cwd])),
+            editor_text=self.files.editor_text, on_mcp_change=self._mcp_changed, on_memory_change=self._memory_changed,
+            load_memory_on_start=False,  # on first use: a session/new answers at once
         )
+        session = Session(workspace_folders=[self.cwd], sources=acp_layers(user_settings))
+        self.services: Services = build_services(session, front_end)
         assert self.services.backend is not None and self.services.mcp is not None
         self.backend: Backend = self.services.backend
         self.backend.key_hint = acp_key_hint(user_settings)  # the fake-Gemini notice (issue 25.2)
@@ -96,7 +92,14 @@ class AcpSession:
         self.client_mcp: dict[str, ServerConfig] = {}
         #: MCP prompts offered as slash commands (sidecar/mcp/prompts.py).
         self.prompt_commands: dict[str, PromptCommand] = {}
+        #: start() ran: the recording and the MCP servers are on (a settings reload re-applies the servers).
+        self.started = False
         self.reload_settings()
+
+    async def start(self) -> None:
+        """Start the services (the recording, the settings' MCP servers); the context files load on first use."""
+        self.started = True
+        await self.services.start()
 
     @property
     def chat(self) -> ChatService:
@@ -126,7 +129,8 @@ class AcpSession:
         for problem in self.services.session.reload_settings():
             log.warning("%s", problem)
             self.notifier.say(f"⚠ {problem}")
-        self.mcp.apply_settings(self.settings.mcp_servers, self.client_mcp, retry=False)
+        if self.started:
+            self.mcp.apply_settings(self.settings.mcp_servers, self.client_mcp, retry=False)
         self.live.settings_changed()  # e.g. another model: a prepared summary is stale
 
     def use_mcp_servers(self, servers: list[Any] | None) -> None:

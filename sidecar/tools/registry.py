@@ -154,7 +154,8 @@ class ToolRegistry:
 
     def __init__(
         self,
-        workspace_folders: Sequence[str] | Callable[[], Sequence[str]],
+        workspace: Workspace | Sequence[str] | Callable[[], Sequence[str]],
+        buffers: EditorBuffers | None = None,
         *,
         save_output: SaveOutput,
         output_threshold: Callable[[], int],
@@ -163,8 +164,9 @@ class ToolRegistry:
         extra: ExtraTools | None = None,
         watch: FileWatch | None = None,
     ) -> None:
-        self.workspace = Workspace(workspace_folders, saved_outputs)
-        self.buffers = EditorBuffers(editor_text)
+        #: The workspace folders (shared with the checkpoints, which restore what the tools see).
+        self.workspace = workspace if isinstance(workspace, Workspace) else Workspace(workspace, saved_outputs)
+        self.buffers = buffers if buffers is not None else EditorBuffers(editor_text)
         self._save_output = save_output
         self._output_threshold = output_threshold
         #: The MCP servers' tools (sidecar/mcp/gate.py), when the composition root wires them in.

@@ -144,7 +144,7 @@ class AcpSession:
 
     def _mcp_changed(self) -> None:
         """Servers started, stopped or changed: offer their prompts as slash commands."""
-        taken = {name for name, _, _ in commands.COMMANDS}
+        taken = set(commands.BY_NAME)
         found = prompt_commands(self.mcp, taken)
         if found != self.prompt_commands:
             self.prompt_commands = found
@@ -154,7 +154,7 @@ class AcpSession:
         """The context files loaded changed: the next usage_update says how many, and their tokens."""
         self.notifier.memory = (len(info.files), info.tokens) if info.files else None
 
-    async def _memory(self, argument: str) -> None:
+    async def memory(self, argument: str) -> None:
         """`/memory show|refresh|add [--global|--project] <text>`."""
         try:
             parsed = commands.parse_memory(argument)
@@ -281,41 +281,10 @@ class AcpSession:
                     self.notifier.say(f"⚠ /{prompt.command}: {exc}")
                     return "end_turn"
             return await self._turn(text, files)
-        if command.name == "compress":
-            await self._compress(command.argument or None)
-        elif command.name == "undo-compaction":
-            undone = await self.services.sessions.undo_compaction()
-            self.notifier.say(undone.message)
-        elif command.name == "transcript":
-            transcript = msgspec.to_builtins(self.services.sessions.transcript(None))
-            path = self.live.recorder.path
-            self.notifier.say(commands.render_transcript(transcript, str(path) if path and path.exists() else None))
-        elif command.name == "new":
-            before = self.live.conversation.session_id
-            await self.services.sessions.new()
-            self.attached.clear()
-            self.notifier.say(f"Started a new conversation. The previous one (session {before}) stays recorded; "
-                              "load it from the session list.")
-        elif command.name == "rewind":
-            await self._rewind(command.argument)
-        elif command.name == "pin":
-            if not command.argument:
-                raise errors.SidecarError(errors.INVALID_PARAMS, "/pin needs the fact to pin, e.g. `/pin the API is "
-                                          "v2 only`.")
-            pinned = self.services.actions.pin(command.argument)
-            note = f" ({pinned.warning})" if pinned.warning else ""
-            self.notifier.say(f"Pinned `{pinned.pin_id}`: every request carries it, every compaction keeps it.{note}")
-        elif command.name == "pins":
-            listed = self.services.actions.list_pins()
-            self.notifier.say(commands.render_pins([(p.pin_id, p.text) for p in listed.pins]))
-        elif command.name == "memory":
-            await self._memory(command.argument)
-        elif command.name == "unpin":
-            removed = self.services.actions.unpin(command.argument)
-            self.notifier.say(f"Removed the pinned fact `{removed.pin_id}`.")
+        await commands.BY_NAME[command.name].run(self, command.argument)
         return "end_turn"
 
-    async def _rewind(self, argument: str) -> None:
+    async def rewind(self, argument: str) -> None:
         """`/rewind [--files] [--force] [N]`: take back the user's last N messages (default 1) and everything after
         them; with --files also put back the files the agent changed since (--force: also those changed since)."""
         words = argument.split()
@@ -356,7 +325,8 @@ class AcpSession:
             raise
         return updates.stop_reason(result.finish_reason)
 
-    async def _compress(self, focus: str | None) -> None:
+    async def compress(self, focus: str | None) -> None:
+        """`/compress [focus]`: a manual compaction, shown as the client's compaction updates when offered."""
         notifier = self.notifier
         notifier.manual_next = True
         try:

@@ -16,7 +16,8 @@ from sidecar.acp import updates
 from sidecar.acp.outbox import Outbox
 from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams, ToolDecision
 from sidecar.tools import ToolPlan, Workspace
-from sidecar.tools.edits import ApplyEdit, EditPlan
+from sidecar.tools.builtin import acp_kind
+from sidecar.tools.edits import ApplyEdit
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +102,7 @@ class AcpToolHost:
         call_id = self.acp_id(notice.turn_id, notice.call_id)
         status = notice.status
         if status == "pending":
-            kind = updates.TOOL_KINDS.get(notice.name, "other")
+            kind = acp_kind(notice.name)
             content = updates.plan_content(plan)
             where = updates.locations(plan, notice.args, self._workspace.resolve)
             self._shown[call_id] = (kind, content)
@@ -154,10 +155,9 @@ class AcpToolHost:
     def apply_edit(self, plan: ToolPlan | None = None) -> ApplyEdit | None:
         """An edit of the agent goes through fs/write_text_file when the client offered it; ACP has no
         workspace/applyEdit, so the rest (and a rewind's restores) are written to disk."""
-        files = self._files
-        if plan is None or plan.kind != "edit" or not files.write or not isinstance(plan.payload, EditPlan):
+        files, edit = self._files, plan.edit_plan if plan is not None else None
+        if edit is None or not files.write:
             return None
-        edit: EditPlan = plan.payload
 
         async def through_client(_lsp_edit: dict[str, Any]) -> tuple[bool, str | None]:
             return await files.write_file(edit.path, edit.after)

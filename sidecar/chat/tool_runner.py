@@ -17,11 +17,6 @@ from sidecar.tools.edits import ApplyEdit
 
 log = logging.getLogger(__name__)
 
-TRACKED_TOOLS = ("read_file", "write_file", "replace")
-#: Tools after which a subfolder's context files not yet delivered are appended to the result (sidecar.memory).
-CONTEXT_FILE_TOOLS = ("read_file", "list_directory", "write_file", "replace")
-#: Tools whose `path` an editor buffer may hold unsaved (the host may fetch it before planning).
-BUFFER_TOOLS = ("read_file", "write_file", "replace")
 DENIED = "The user denied this tool call. Do not retry it; ask the user how to proceed."
 CANCELLED = "The tool call was cancelled by the user before it finished."
 
@@ -106,8 +101,8 @@ class ToolRunner:
             self.host.after_call()
 
     def _buffer_paths(self, name: str, args: dict[str, Any]) -> list[Path]:
-        raw = args.get("path")
-        if name not in BUFFER_TOOLS or not isinstance(raw, str):
+        raw, tool = args.get("path"), self.registry.tool(name)
+        if tool is None or not tool.reads_buffer or not isinstance(raw, str):
             return []
         try:
             return [self.registry.workspace.resolve(raw)]
@@ -135,10 +130,11 @@ class ToolRunner:
         if result.media:
             self._media.setdefault(turn_id, []).extend(result.media)
         self._notify(turn_id, call_id, call, "done" if result.ok else "error", result.summary)
-        if name in TRACKED_TOOLS and result.ok:
+        tool = self.registry.tool(name)
+        if tool is not None and tool.tracks_path and result.ok:
             self._track(str(args.get("path", "")))
         response = result.response
-        if name in CONTEXT_FILE_TOOLS and result.ok and self.context_files is not None:
+        if tool is not None and tool.brings_context_files and result.ok and self.context_files is not None:
             response = await self._with_context_files(args, response)
         return _response(call, response)
 

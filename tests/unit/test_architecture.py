@@ -303,3 +303,15 @@ def test_no_constructor_starts_the_recording() -> None:
         and "recorder" in ast.unparse(node.func.value)
     ]
     assert found == []
+
+
+def test_no_front_end_subclasses_the_tool_runner_or_the_registry() -> None:
+    """Front-ends adapt tool calls through the ToolHost port (given each plan), never by overriding privates."""
+    found = [
+        f"{name}:{node.lineno} {node.name}"
+        for name, path in MODULES.items()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ClassDef)
+        and any(ast.unparse(base).rpartition(".")[2] in ("ToolRunner", "ToolRegistry") for base in node.bases)
+    ]
+    assert found == []

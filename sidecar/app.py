@@ -16,8 +16,8 @@ from sidecar.chat.tool_runner import ToolHost, ToolRunner
 from sidecar.compaction.service import Compactor, PreCompressHook
 from sidecar.compaction.tool_outputs import SessionToolOutputs
 from sidecar.core.history import Content
+from sidecar.gemini.backend import Backend
 from sidecar.gemini.client import ModelClient
-from sidecar.gemini.endpoint import Backend
 from sidecar.hooks.approval import Ask
 from sidecar.hooks.service import HookService
 from sidecar.mcp.gate import McpTools

@@ -29,7 +29,7 @@ from sidecar.config.layers import acp_layers
 from sidecar.config.settings import Settings
 from sidecar.core.ide_context import normalize
 from sidecar.core.recording import is_summary_id
-from sidecar.gemini.endpoint import Backend, acp_key_hint
+from sidecar.gemini.backend import Backend, acp_key_hint
 from sidecar.mcp.acp_servers import from_acp
 from sidecar.mcp.config import ServerConfig
 from sidecar.mcp.connection import CallFailed
@@ -81,7 +81,7 @@ class AcpSession:
         self.services: Services = build_services(session, front_end)
         assert self.services.backend is not None and self.services.mcp is not None
         self.backend: Backend = self.services.backend
-        self.backend.key_hint = acp_key_hint(user_settings)  # the fake-Gemini notice (issue 25.2)
+        self.backend.key_hint = acp_key_hint(user_settings)  # the embedded fake's notice names ACP's way to set a key
         self.mcp: McpManager = self.services.mcp
         if session_id is None:
             self.outbox.session_id = self.live.conversation.session_id

@@ -15,7 +15,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from sidecar import __version__
 from sidecar.app import FrontEnd, build_services
 from sidecar.config.workspace_file import settings_path
-from sidecar.gemini.endpoint import key_hint
+from sidecar.gemini.backend import key_hint
 from sidecar.mcp.manager import McpManager
 from sidecar.mcp.status import MCP_STATUS, mcp_status
 from sidecar.protocol import methods
@@ -159,7 +159,7 @@ def build_server() -> SidecarServer:
         # Heavy imports happen now, after `initialize` has been answered, off the event loop.
         await asyncio.get_running_loop().run_in_executor(None, _warm_imports)
         await server.start_watching()
-        server.backend.warm_soon()  # the model client too, before the first message needs it (issue 25.12)
+        server.backend.warm_soon()  # the model client too: the first message does not wait to build it
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def on_configuration(params: lsp.DidChangeConfigurationParams) -> None:

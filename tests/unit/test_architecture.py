@@ -85,14 +85,9 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-#: Modules that sit above the layers rather than in their folder's: the generator of the editors' mirrors reads the
-#: contract and the settings section (config/), which the rest of protocol/ never does.
-TOOLS = {"sidecar.protocol.export"}
-
-
 def _area(module: str) -> str:
     """The folder (or top-level module) a module belongs to: sidecar.chat.service -> sidecar.chat."""
-    return module if module in TOOLS else ".".join(module.split(".")[:2])
+    return ".".join(module.split(".")[:2])
 
 
 def test_the_module_walk_sees_the_whole_package() -> None:
@@ -130,7 +125,7 @@ LAYERS = [
     ["sidecar.app"],
     ["sidecar.rpc", "sidecar.acp"],
     ["sidecar.doctor"],  # checks what each front-end would do, so it reads both front-ends' settings code
-    ["sidecar.cli", "sidecar.demo", "sidecar.protocol.export"],
+    ["sidecar.cli", "sidecar.demo", "sidecar.export"],  # export reads the contract and the settings (config/)
     ["sidecar.__main__"],
 ]
 

@@ -3,8 +3,8 @@
 protocol.ts (types, tables and the typed client API), protocol.lua (tables and LuaCATS types), VS Code's
 `contributes.configuration`, Neovim's settings_schema.lua, docs/protocol.md's and docs/settings.md's tables.
 
-    python -m sidecar.protocol.export          # rewrite the generated files
-    python -m sidecar.protocol.export --check  # exit 1, naming them, when any is stale (what the tests run)
+    python -m sidecar.export          # rewrite the generated files
+    python -m sidecar.export --check  # exit 1, naming them, when any is stale (what the tests run)
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ import msgspec
 import msgspec.inspect as mi
 
 from sidecar.config.settings import Settings
-from sidecar.protocol import error_info, export_lua, export_settings, methods
-from sidecar.protocol.export_model import (
+from sidecar.export import lua as export_lua
+from sidecar.export import settings as export_settings
+from sidecar.export.model import (
     LITERAL_NAMES,
     NAMED_LITERALS,
     NAMED_UNIONS,
@@ -34,6 +35,7 @@ from sidecar.protocol.export_model import (
     structs,
     without_null,
 )
+from sidecar.protocol import error_info, methods
 from sidecar.protocol.version import PROTOCOL_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +45,7 @@ DOCS_PATH = Path("docs/protocol.md")
 PACKAGE_JSON_PATH = Path("editors/vscode/package.json")
 LUA_SETTINGS_PATH = Path("editors/nvim/lua/sidecar/settings_schema.lua")
 SETTINGS_DOCS_PATH = Path("docs/settings.md")
-COMMAND = "python -m sidecar.protocol.export"  # or `make protocol`
+COMMAND = "python -m sidecar.export"  # or `make protocol`
 
 #: The settings section (initializationOptions, didChangeConfiguration) is part of the contract too.
 SETTINGS_NAME = "SidecarSettings"
@@ -329,7 +331,7 @@ def stale(root: Path = ROOT) -> list[Path]:
 
 
 def main(argv: list[str] | None = None, out: Callable[[str], object] = print) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sidecar.protocol.export", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sidecar.export", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
     args = parser.parse_args(argv)
     if args.check:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from sidecar.export.layout import LAYERS
 from sidecar.protocol import error_info
 
 PACKAGE = Path(__file__).resolve().parents[2] / "sidecar"
@@ -108,26 +109,6 @@ def test_no_import_cycles_between_folders() -> None:
     for targets in folders.values():
         targets.discard("sidecar")
     assert _cycles(folders) == []
-
-
-#: The folders as layers, lowest first: a module may import only from a lower layer (or its own folder).
-LAYERS = [
-    ["sidecar", "sidecar.protocol", "sidecar.logging_setup", "sidecar.allocator", "sidecar.private_files"],
-    ["sidecar.core"],
-    ["sidecar.config", "sidecar.tools", "sidecar.fakegemini"],
-    ["sidecar.session", "sidecar.watcher", "sidecar.mcp"],
-    ["sidecar.memory"],
-    ["sidecar.gemini", "sidecar.hooks"],
-    ["sidecar.compaction"],
-    ["sidecar.recording"],
-    ["sidecar.checkpoints"],
-    ["sidecar.chat"],
-    ["sidecar.app"],
-    ["sidecar.rpc", "sidecar.acp"],
-    ["sidecar.doctor"],  # checks what each front-end would do, so it reads both front-ends' settings code
-    ["sidecar.cli", "sidecar.demo", "sidecar.export"],  # export reads the contract and the settings (config/)
-    ["sidecar.__main__"],
-]
 
 
 def test_folders_import_only_from_lower_layers() -> None:

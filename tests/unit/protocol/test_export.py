@@ -12,6 +12,7 @@ import pytest
 
 from sidecar.config import settings as settings_module
 from sidecar.config.settings import Settings
+from sidecar.export import layout
 from sidecar.export import mirrors as export
 from sidecar.export import model as export_model
 from sidecar.export import settings as export_settings
@@ -33,6 +34,7 @@ GENERATED = (
     export.PACKAGE_JSON_PATH,
     export.LUA_SETTINGS_PATH,
     export.SETTINGS_DOCS_PATH,
+    export.README_PATH,
 )
 
 
@@ -183,3 +185,24 @@ def test_the_structs_encode_as_documented() -> None:
     assert to_wire(entry) == {"type": "message", "id": "m1", "time": "t", "role": "user", "kind": "user", "text": "hi"}
     assert msgspec.json.decode(msgspec.json.encode(entry), type=TranscriptMessage) == entry
 
+
+def test_the_readme_map_follows_the_packages_docstrings_and_the_layers(tmp_path: Path) -> None:
+    """The README's layout and layer line are generated: a hand edit, or a package whose docstring changed, is
+    stale; a test folder nobody described cannot be generated at all."""
+    for relative in GENERATED:
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / relative, tmp_path / relative)
+    readme = tmp_path / export.README_PATH
+    text = readme.read_text()
+    assert "  checkpoints/" in text and "tests/mcp_client/" in text and "`app` → `rpc`, `acp`" in text
+    readme.write_text(text.replace("  checkpoints/", "  checkpoint/"))
+    assert export.stale(tmp_path) == [readme]
+    package = tmp_path / "tree" / "sidecar" / "newfeature"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text('"""A new feature: what it does."""\n')
+    (tmp_path / "tree" / "tests" / "newsuite").mkdir(parents=True)
+    (tmp_path / "tree" / "tests" / "newsuite" / "test_x.py").write_text("")
+    with pytest.raises(ValueError, match="tests/newsuite/"):
+        layout.code_map(tmp_path / "tree")
+    (tmp_path / "tree" / "tests" / "newsuite" / "test_x.py").unlink()
+    assert "  newfeature/  A new feature: what it does." in layout.code_map(tmp_path / "tree")

@@ -75,7 +75,7 @@ typecheck: $(STAMP) ## mypy --strict on sidecar/
 	$(BIN)/mypy
 
 protocol: $(STAMP) ## regenerate the editors' protocol and settings mirrors and the docs' tables from sidecar/protocol/ and the Settings struct
-	$(PY) -m sidecar.protocol.export
+	$(PY) -m sidecar.export
 
 bench: $(STAMP) ## benchmarks; writes bench/results/ and docs/performance.md
 	$(PY) -m bench

@@ -21,7 +21,7 @@ import msgspec
 
 from bench import reference
 from bench.common import Row, judge, median, sched
-from sidecar.app import Services, build_services
+from sidecar.app import FrontEnd, Ports, Services, build_services
 from sidecar.chat.service import ChatService
 from sidecar.compaction.tool_outputs import ToolOutputSaver
 from sidecar.config.settings import Settings
@@ -99,9 +99,10 @@ def _services(tmp: Path, contents: list[Content]) -> Services:
         return None
 
     services = build_services(
-        session, notifier=_Notifier(), inform=lambda _t: None, model=client, pre_compress=no_hooks,
-        save_tool_output=ToolOutputSaver(tmp / "session"), home=tmp / "home",
+        session, FrontEnd(notifier=_Notifier(), inform=lambda _t: None, load_memory_on_start=False),
+        Ports(model=client, pre_compress=no_hooks, save_tool_output=ToolOutputSaver(tmp / "session"), home=tmp / "h"),
     )
+    asyncio.run(services.start())  # the recording (no tools: no MCP servers; context files on first use)
     recorder = services.recorder
     ids = [recorder.message(c, _kind(c), "turn-0") for c in contents]
     recorder.sync()

@@ -27,7 +27,7 @@ from bench.timedfake import TimedFake
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
 from sidecar.gemini.stream import request_pieces
 from sidecar.rpc.client import RpcClient
-from sidecar.tools.declarations import DECLARATIONS
+from sidecar.tools import DECLARATIONS
 
 OVERHEAD_LIMIT_MS = 5.0
 USAGE_LIMIT_MS = 5.0

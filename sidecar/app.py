@@ -7,20 +7,19 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sidecar import checkpoints, hooks, mcp, memory
 from sidecar.chat.actions import SessionActions
 from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService, Notifier
 from sidecar.chat.sessions import SessionService
-from sidecar.chat.tool_runner import ToolRunner
-from sidecar.checkpoints.service import CheckpointService
+from sidecar.chat.tool_runner import ToolHost, ToolRunner
 from sidecar.compaction.service import Compactor, PreCompressHook
 from sidecar.compaction.tool_outputs import SessionToolOutputs
 from sidecar.core.history import Content
+from sidecar.gemini.backend import Backend
 from sidecar.gemini.client import ModelClient
-from sidecar.gemini.endpoint import Backend
-from sidecar.hooks.approval import Ask, HookApproval
+from sidecar.hooks.approval import Ask
 from sidecar.hooks.service import HookService
-from sidecar.mcp.approval import McpApproval
 from sidecar.mcp.gate import McpTools
 from sidecar.mcp.manager import McpManager
 from sidecar.memory.service import MemoryService
@@ -30,19 +29,69 @@ from sidecar.recording.recorder import Recorder
 from sidecar.recording.store import SessionStore
 from sidecar.session import Session
 from sidecar.tools import ToolRegistry, protected
-from sidecar.tools.edits import EditorText
+from sidecar.tools.edits import EditorBuffers, EditorText
+from sidecar.tools.paths import Workspace
 
 #: Where model requests go: an awaitable that gives the (possibly rebuilt) client for the current settings.
 ModelSource = Callable[[], Awaitable[ModelClient]]
-#: Builds the tool runner once the registry exists (the front-end's ToolHost is wired in here, not patched later).
-RunnerFactory = Callable[[ToolRegistry, Session], ToolRunner]
+
+
+@dataclass(frozen=True)
+class FrontEnd:
+    """What a front-end (the editor server, ACP) gives the services: where messages go and how the user is asked."""
+
+    #: Streamed text, usage, compactions, errors and progress.
+    notifier: Notifier
+    #: A message in words (e.g. "using the embedded fake").
+    inform: Callable[[str], None]
+    #: A recording problem or a server's failure in words (default: `inform`).
+    warn: Callable[[str], None] | None = None
+    #: The editor side of tool calls (None: no tools are offered, as the service tests and benchmarks run).
+    tools: ToolHost | None = None
+    #: An open buffer's text, unsaved changes included (None: the files on disk).
+    editor_text: EditorText | None = None
+    #: Asks the user to approve a workspace file's hooks (None: they never count, as in ACP).
+    ask_hooks: Ask | None = None
+    #: After an MCP server's status or tool list changed (the front-end tells its client).
+    on_mcp_change: Callable[[], None] | None = None
+    #: After the context files loaded changed (sidecar/memoryChanged).
+    on_memory_change: Callable[[MemoryInfo], None] | None = None
+    #: Also warn in words about project files an untrusted workspace kept out (False where the editor says it).
+    tell_skipped_memory: bool = True
+    #: Load the context files when the services start (False: on first use, as ACP does).
+    load_memory_on_start: bool = True
+
+    def warning(self, text: str) -> None:
+        """A warning in words: `warn`, else `inform`."""
+        (self.warn or self.inform)(text)
+
+
+@dataclass(frozen=True)
+class Ports:
+    """What the service tests and benchmarks replace; every default is the shipped behaviour."""
+
+    #: The model client (default: the settings-driven Backend, which the services then own and close).
+    model: ModelSource | None = None
+    #: The user's PreCompress hooks (default: the hook service's).
+    pre_compress: PreCompressHook | None = None
+    #: Where a long tool output is saved (default: the session's tool-output folder).
+    save_tool_output: Callable[[str, str], str | os.PathLike[str]] | None = None
+    #: The data home (default: ~/.gemini).
+    home: Path | None = None
+    #: The extra context of the session context turn (default: the SessionStart hooks').
+    session_start: SessionStartHook | None = None
+    #: False leaves out the context files and the <session_context> turn (service tests of the turn loop that
+    #: compare exact histories; the memory has tests of its own).
+    memory: bool = True
 
 
 @dataclass(frozen=True)
 class Services:
-    """Everything one Session's conversation needs, built once by build_services; aclose() shuts it down in order."""
+    """Everything one Session's conversation needs, built once by build_services; start() begins the work after
+    `initialize`, aclose() shuts it down in order."""
 
     session: Session
+    front_end: FrontEnd
     recorder: Recorder
     compactor: Compactor
     live: LiveConversation
@@ -55,7 +104,7 @@ class Services:
     backend: Backend | None
     #: The tool registry (None when the services run without tools, as the service tests and benchmarks do).
     registry: ToolRegistry | None
-    #: The MCP servers whose tools the registry offers (None without tools); started by the front-end.
+    #: The MCP servers whose tools the registry offers (None without tools); started by start().
     mcp: McpManager | None
     #: The context files (GEMINI.md, AGENTS.md) and the <session_context> turn built with them.
     memory: MemoryService
@@ -65,6 +114,18 @@ class Services:
     def store(self) -> SessionStore:
         """The recorded sessions of this workspace."""
         return self.recorder.store
+
+    async def start(self) -> None:
+        """Start what construction only prepared, once, after `initialize` (the workspace folders are known): the
+        recording of the live conversation, the MCP servers of the settings (in the background: no turn waits for
+        a server it does not use), then the context files (the editor hears which the model gets)."""
+        self.live.start()
+        if self.mcp is not None:
+            self.mcp.apply_settings(self.session.settings.mcp_servers, workspace=self.session.sources.workspace_servers)
+        if self.front_end.load_memory_on_start and self.live.context is not None:
+            self.live.push_usage()
+            await self.memory.load()
+            self.live.push_usage()
 
     async def aclose(self) -> None:
         """The shutdown order: background compaction first (no orphan request to Gemini while the client closes),
@@ -77,105 +138,74 @@ class Services:
             await self.backend.aclose()
 
 
-def build_services(
-    session: Session,
-    *,
-    notifier: Notifier,
-    inform: Callable[[str], None],
-    warn: Callable[[str], None] | None = None,
-    tools: RunnerFactory | None = None,
-    registry_cls: type[ToolRegistry] = ToolRegistry,
-    editor_text: EditorText | None = None,
-    model: ModelSource | None = None,
-    pre_compress: PreCompressHook | None = None,
-    save_tool_output: Callable[[str, str], str | os.PathLike[str]] | None = None,
-    home: Path | None = None,
-    ask_hooks: Ask | None = None,
-    on_mcp_change: Callable[[], None] | None = None,
-    on_memory_change: Callable[[MemoryInfo], None] | None = None,
-    tell_skipped_memory: bool = True,
-    session_start: SessionStartHook | None = None,
-    memory: bool = True,
-) -> Services:
-    """Wire the services of `session`.
+def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = None) -> Services:
+    """Wire the services of `session` for `front_end`; `ports` replaces parts for tests and benchmarks. Each
+    feature package wires itself (its `wire`), in the order below: a later one may use an earlier one."""
+    ports = ports or Ports()
+    backend = Backend(session, front_end.inform) if ports.model is None else None
+    source: ModelSource = backend.client if backend is not None else ports.model  # type: ignore[assignment]
+    recorder = Recorder(session, front_end.warning, home=ports.home)
+    outputs = ports.save_tool_output if ports.save_tool_output is not None else SessionToolOutputs(recorder)
+    workspace = Workspace(session.folders, outputs.root if isinstance(outputs, SessionToolOutputs) else None)
+    buffers = EditorBuffers(front_end.editor_text)
+    host = front_end.tools
 
-    `inform` shows a message in words (e.g. "using the embedded fake"), `warn` a recording problem (default:
-    `inform`). `tools` builds the runner over the registry (None: no tools are offered). `model`,
-    `pre_compress`, `save_tool_output` and `home` replace the settings-driven client, the user's PreCompress hooks,
-    the session's tool-output folder and the data home (the service tests and benchmarks use them). `ask_hooks`
-    asks the user to approve a workspace's hooks and MCP servers (None: they never count, as in ACP).
-    `on_mcp_change` runs after an MCP server's status or tool list changes (the front-end tells its client);
-    `on_memory_change` after the context files loaded changed (sidecar/memoryChanged); `tell_skipped_memory`
-    also warns in words about project files an untrusted workspace kept out (False where the editor says it).
-    `session_start` gives the extra context of the session context turn (default: the SessionStart hooks').
-    `memory=False` leaves out the
-    context files and the <session_context> turn (service tests of the turn loop that compare exact histories;
-    the memory has tests of its own).
-    """
-    backend: Backend | None = None
-    if model is None:
-        backend = Backend(session, inform)
-        source: ModelSource = backend.client
-    else:
-        source = model
-    recorder = Recorder(session, warn or inform, home=home)
-    outputs = save_tool_output if save_tool_output is not None else SessionToolOutputs(recorder)
-    approval = HookApproval(session, ask_hooks, lambda: recorder.store) if ask_hooks is not None else None
-    hooks = HookService(session, recorder, inform, approval, warn=warn)
+    # The features, in order.
+    hook_service = hooks.wire(
+        session, recorder, front_end.inform, front_end.ask_hooks, lambda: recorder.store, front_end.warn
+    )
     # the files the configured hooks and MCP servers run are protected paths (an edit asks every time)
     protected.set_command_source(lambda: protected.settings_commands(session.settings, session.project_root))
-    # Skipped project files: an editor that gets memoryChanged says so itself (VS Code with a Trust button); a
-    # front-end without it (ACP) is told in words here. Never both: the user saw two near-identical notices.
-    memory_service = MemoryService(session, on_memory_change, notifier.warning if tell_skipped_memory else None)
-    context = SessionContext(
-        session, memory_service, session_start if session_start is not None else hooks.session_start_context
+    memory_service, context = memory.wire(
+        session, front_end.on_memory_change, front_end.notifier.warning if front_end.tell_skipped_memory else None,
+        ports.session_start if ports.session_start is not None else hook_service.session_start_context,
+    )
+    checkpoint_service = checkpoints.wire(session, recorder, workspace, buffers, host)
+    mcp_manager = (
+        mcp.wire(front_end.on_mcp_change, front_end.warning, front_end.ask_hooks, lambda: recorder.store,
+                 lambda: session.project_root)
+        if host is not None else None
     )
 
     async def compacted_context() -> Content:
         return await context.turn("compact")
 
     compactor = Compactor(
-        session, source, outputs, pre_compress if pre_compress is not None else hooks,
-        session_context=compacted_context if memory else None,
+        session, source, outputs, ports.pre_compress if ports.pre_compress is not None else hook_service,
+        session_context=compacted_context if ports.memory else None,
     )
     registry: ToolRegistry | None = None
     runner: ToolRunner | None = None
-    mcp: McpManager | None = None
-    checkpoints = CheckpointService(session, recorder)
-    if tools is not None:
-        servers = McpApproval(ask_hooks, lambda: recorder.store, lambda: session.project_root) if ask_hooks else None
-        mcp = McpManager(on_change=on_mcp_change, inform=warn or inform, approve=servers.approved if servers else None)
-        registry = registry_cls(
-            session.folders,
+    if host is not None:
+        registry = ToolRegistry(
+            workspace,
+            buffers,
             save_output=outputs,
             output_threshold=session.tool_output_threshold,
-            editor_text=editor_text,
-            saved_outputs=outputs.root if isinstance(outputs, SessionToolOutputs) else None,
-            extra=McpTools(mcp),
-            watch=checkpoints.checkpointer,  # every edit and shell command, whichever front-end runs it
+            extra=McpTools(mcp_manager) if mcp_manager is not None else None,
+            watch=checkpoint_service.checkpointer,  # every edit and shell command, whichever front-end runs it
         )
-        runner = tools(registry, session)
-        checkpoints.use_tools(registry, runner.host.apply_edit)
-        if memory:  # a subfolder's GEMINI.md arrives with the first tool result under it
-            runner.context_files = memory_service.just_in_time
+        # A subfolder's GEMINI.md arrives with the first tool result under it.
+        runner = ToolRunner(registry, host, session, memory_service.just_in_time if ports.memory else None)
     live = LiveConversation(
-        session, recorder, compactor, notifier,
+        session, recorder, compactor, front_end.notifier,
         declarations=runner.declarations if runner is not None else None,
         backend_label=backend.describe if backend is not None else None,
-        context=context if memory else None,
+        context=context if ports.memory else None,
     )
     return Services(
         session=session,
+        front_end=front_end,
         recorder=recorder,
         compactor=compactor,
         live=live,
-        chat=ChatService(live, source, notifier, compactor, runner, hooks=hooks),
+        chat=ChatService(live, source, front_end.notifier, compactor, runner, hooks=hook_service),
         sessions=SessionService(live),
-        actions=SessionActions(live, checkpoints),
-        hooks=hooks,
+        actions=SessionActions(live, checkpoint_service),
+        hooks=hook_service,
         backend=backend,
         registry=registry,
-        mcp=mcp,
+        mcp=mcp_manager,
         memory=memory_service,
         context=context,
     )

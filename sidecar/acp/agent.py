@@ -43,6 +43,7 @@ from acp.schema import (
 from sidecar import __version__
 from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, Handler, NdjsonStdio, in_words
 from sidecar.protocol import edge
+from sidecar.protocol.errors import BUSY, METHOD_NOT_FOUND
 
 if TYPE_CHECKING:  # the services are imported after initialize has been answered (see warm_up)
     from sidecar.acp.session import AcpSession
@@ -110,11 +111,13 @@ class SidecarAgent:
                                "open it with session/load first.", {"sessionId": session_id})
         return session
 
-    def _open(self, cwd: str, session_id: str | None = None) -> AcpSession:
+    async def _open(self, cwd: str, session_id: str | None = None) -> AcpSession:
         assert self.conn is not None and self.transport is not None
         from sidecar.acp.session import AcpSession
 
-        return AcpSession(self.conn, self.transport, self.offers, cwd, self.user_settings, session_id)
+        session = AcpSession(self.conn, self.transport, self.offers, cwd, self.user_settings, session_id)
+        await session.start()
+        return session
 
     # -- sessions -------------------------------------------------------------------------------------
     async def new_session(
@@ -122,14 +125,14 @@ class SidecarAgent:
         **kwargs: Any,
     ) -> NewSessionResponse:
         """A new recorded session for `cwd`; its first updates follow the response that names it."""
-        session = self._open(cwd)
+        session = await self._open(cwd)
         session.use_mcp_servers(mcp_servers)
         self.sessions[session.session_id] = session
         assert self.transport is not None
         session.outbox.hold()  # updates wait until the client has the response that names the session
         self.transport.announce(session.session_id, session.outbox.release)
         session.announce()
-        session.backend.warm_soon()  # the model client, before the first prompt needs it (issue 25.12)
+        session.backend.warm_soon()  # the model client: the first prompt does not wait to build it
         return NewSessionResponse(session_id=session.session_id, modes=session.modes())
 
     async def load_session(
@@ -154,13 +157,13 @@ class SidecarAgent:
         live = self.sessions.get(session_id)
         if live is not None:
             if live.turn is not None and not live.turn.done():
-                raise RequestError(-32003, f"Session {session_id} is running a prompt; cancel it or wait first.")
+                raise RequestError(BUSY, f"Session {session_id} is running a prompt; cancel it or wait first.")
             if replay:
                 live.send_replay()
             live.announce()
             await live.outbox.flush()
             return live
-        session = self._open(cwd, session_id)
+        session = await self._open(cwd, session_id)
         try:
             await session.resume(session_id, replay=replay)
         except BaseException:
@@ -217,7 +220,7 @@ class SidecarAgent:
         live = self.sessions.get(session_id)
         if live is not None:
             live.services.recorder.sync()  # the fork reads the parent's file: everything said so far is in it
-        session = self._open(cwd)
+        session = await self._open(cwd)
         try:
             session.require_recorded(session_id)
             await session.fork_from(session_id)
@@ -257,7 +260,7 @@ class SidecarAgent:
 
             session = self._session(str(params.get("sessionId")))
             return {"servers": [msgspec.to_builtins(row) for row in server_rows(session.mcp)]}
-        raise RequestError(-32601, f"Method not found: _{method} is not an extension this agent serves.")
+        raise RequestError(METHOD_NOT_FOUND, f"Method not found: _{method} is not an extension this agent serves.")
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         """Extension notifications are logged and ignored."""
@@ -362,4 +365,4 @@ def _sdk_version() -> str:
         return "?"
 
 
-__all__ = ["SidecarAgent", "run", "serve"]
+__all__ = ["PAGE_SIZE", "STDIO_LIMIT", "SidecarAgent", "run", "warm_up"]

@@ -1,44 +1,146 @@
-"""Slash commands offered through available_commands_update: compress, undo-compaction, transcript, new, rewind,
-pins and memory."""
+"""Slash commands offered through available_commands_update, as a table: compress, undo-compaction, transcript,
+new, rewind, pins and memory. Adding one is a handler and a row of COMMANDS."""
 
 from __future__ import annotations
 
-from typing import Any, Literal, NamedTuple
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, Protocol
 
+import msgspec
 from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput
 
+from sidecar.acp.bridge import AcpNotifier
+from sidecar.app import Services
+from sidecar.protocol import errors
+from sidecar.protocol.ide import OpenFile
 from sidecar.protocol.sessions import RewindResult
 
 TRANSCRIPT_TEXT_MAX = 4_000
 
-COMMANDS: list[tuple[str, str, str | None]] = [
-    (
+
+class CommandSession(Protocol):
+    """What a slash command acts on (sidecar.acp.session.AcpSession)."""
+
+    services: Services
+    notifier: AcpNotifier
+    #: The files the user attached to prompts (a new conversation forgets them).
+    attached: dict[str, OpenFile]
+
+    async def compress(self, focus: str | None) -> None:
+        """`/compress [focus]`."""
+
+    async def rewind(self, argument: str) -> None:
+        """`/rewind [--files] [--force] [N]`."""
+
+    async def memory(self, argument: str) -> None:
+        """`/memory show|refresh|add [--global|--project] <text>`."""
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """One row of the table: the name typed after "/", what the client shows, and what it does."""
+
+    name: str
+    description: str
+    #: The hint for its argument (None: it takes none).
+    hint: str | None
+    run: Callable[[CommandSession, str], Awaitable[None]]
+
+
+async def _compress(session: CommandSession, argument: str) -> None:
+    await session.compress(argument or None)
+
+
+async def _undo_compaction(session: CommandSession, argument: str) -> None:
+    undone = await session.services.sessions.undo_compaction()
+    session.notifier.say(undone.message)
+
+
+async def _transcript(session: CommandSession, argument: str) -> None:
+    transcript = msgspec.to_builtins(session.services.sessions.transcript(None))
+    path = session.services.recorder.path
+    session.notifier.say(render_transcript(transcript, str(path) if path and path.exists() else None))
+
+
+async def _new(session: CommandSession, argument: str) -> None:
+    before = session.services.live.conversation.session_id
+    await session.services.sessions.new()
+    session.attached.clear()
+    session.notifier.say(f"Started a new conversation. The previous one (session {before}) stays recorded; load it "
+                         "from the session list.")
+
+
+async def _rewind(session: CommandSession, argument: str) -> None:
+    await session.rewind(argument)
+
+
+async def _pin(session: CommandSession, argument: str) -> None:
+    if not argument:
+        raise errors.SidecarError(errors.INVALID_PARAMS, "/pin needs the fact to pin, e.g. `/pin the API is v2 only`.")
+    pinned = session.services.actions.pin(argument)
+    note = f" ({pinned.warning})" if pinned.warning else ""
+    session.notifier.say(f"Pinned `{pinned.pin_id}`: every request carries it, every compaction keeps it.{note}")
+
+
+async def _pins(session: CommandSession, argument: str) -> None:
+    listed = session.services.actions.list_pins()
+    session.notifier.say(render_pins([(p.pin_id, p.text) for p in listed.pins]))
+
+
+async def _unpin(session: CommandSession, argument: str) -> None:
+    removed = session.services.actions.unpin(argument)
+    session.notifier.say(f"Removed the pinned fact `{removed.pin_id}`.")
+
+
+async def _memory(session: CommandSession, argument: str) -> None:
+    await session.memory(argument)
+
+
+COMMANDS: list[SlashCommand] = [
+    SlashCommand(
         "compress",
         "Compress the conversation now: the oldest ~70% becomes a summary, the newest ~30% stays verbatim. "
         "Anything you type after it tells the summary what to keep.",
         "optional focus, e.g. keep the file names and the failing test",
+        _compress,
     ),
-    ("undo-compaction", "Restore the history from right before the latest compaction (nothing said since is lost).",
-     None),
-    ("transcript", "Show this session's full recorded transcript, including what compaction summarised.", None),
-    ("new", "Start a new conversation in this chat (the current one stays recorded and can be loaded).", None),
-    (
+    SlashCommand(
+        "undo-compaction",
+        "Restore the history from right before the latest compaction (nothing said since is lost).",
+        None,
+        _undo_compaction,
+    ),
+    SlashCommand(
+        "transcript", "Show this session's full recorded transcript, including what compaction summarised.", None,
+        _transcript,
+    ),
+    SlashCommand(
+        "new", "Start a new conversation in this chat (the current one stays recorded and can be loaded).", None, _new
+    ),
+    SlashCommand(
         "rewind",
         "Take back your last message and everything after it: the model no longer sees them (the transcript keeps "
         "them). `/rewind 3` goes back three of your messages; `/rewind --files` also puts back the files the agent "
         "changed since (files changed since the agent's edit are left as they are; `--force` overwrites them too).",
         "optional: how many of your messages to take back (default 1), --files, --force",
+        _rewind,
     ),
-    ("pin", "Pin a fact: every request carries it verbatim and every compaction keeps it.", "the fact to pin"),
-    ("pins", "List this session's pinned facts.", None),
-    ("unpin", "Remove a pinned fact.", "the pin id, as /pins shows it"),
-    (
+    SlashCommand(
+        "pin", "Pin a fact: every request carries it verbatim and every compaction keeps it.", "the fact to pin", _pin
+    ),
+    SlashCommand("pins", "List this session's pinned facts.", None, _pins),
+    SlashCommand("unpin", "Remove a pinned fact.", "the pin id, as /pins shows it", _unpin),
+    SlashCommand(
         "memory",
         "The context files the agent follows (GEMINI.md, AGENTS.md): `/memory show`, `/memory refresh` (read them "
         "again), `/memory add [--global|--project] <text>` (remember a fact; default --global: ~/.gemini/GEMINI.md).",
         "show | refresh | add [--global|--project] <text>",
+        _memory,
     ),
 ]
+#: The table by name.
+BY_NAME: dict[str, SlashCommand] = {command.name: command for command in COMMANDS}
 
 
 def render_rewound_files(result: RewindResult) -> str:
@@ -66,7 +168,7 @@ def available_commands(extra: list[tuple[str, str, str | None]] | None = None) -
             description=description,
             input=AvailableCommandInput(root=UnstructuredCommandInput(hint=hint)) if hint else None,
         )
-        for name, description, hint in [*COMMANDS, *(extra or [])]
+        for name, description, hint in [*((c.name, c.description, c.hint) for c in COMMANDS), *(extra or [])]
     ]
     return AvailableCommandsUpdate(session_update="available_commands_update", available_commands=commands)
 
@@ -78,7 +180,7 @@ def parse(text: str) -> Command | None:
     if not stripped.startswith("/"):
         return None
     head, _, rest = stripped[1:].partition(" ")
-    if head not in {name for name, _, _ in COMMANDS}:
+    if head not in BY_NAME:
         return None
     return Command(head, rest.strip())
 

@@ -13,6 +13,7 @@ from sidecar.core.history import Content
 from sidecar.core.ide_context import DELTA_HEADER, FULL_HEADER
 from sidecar.core.recording import is_summary_id
 from sidecar.protocol.sessions import TranscriptCompaction, TranscriptEntry, TranscriptFork, TranscriptMessage
+from sidecar.tools.builtin import acp_kind
 
 COMPACTION_MARKER = "⟪ Compacted here"
 OUTPUT_PREVIEW = 2_000
@@ -107,7 +108,7 @@ def _content_updates(entry: TranscriptMessage, content: Content, calls: dict[str
         if call is not None:
             call_id = f"replay-{mid}-{number}"
             calls.setdefault(call.name or "", []).append(call_id)
-            kind = updates.TOOL_KINDS.get(call.name or "", "other")
+            kind = acp_kind(call.name or "")
             args = call.args or {}
             out.append(updates.tool_call_start(call_id, _title(call.name or "", args), kind, args, [], []))
         elif part.text and part.thought:

@@ -18,7 +18,19 @@ from sidecar.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQU
 
 log = logging.getLogger(__name__)
 
-__all__ = ["INTERNAL_ERROR", "INVALID_PARAMS", "INVALID_REQUEST", "METHOD_NOT_FOUND", "PARSE_ERROR"]
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "RESOURCE_NOT_FOUND",
+    "ClientOffers",
+    "Handler",
+    "NdjsonStdio",
+    "explain",
+    "in_words",
+]
 
 #: ACP's own code for an unknown session (JSON-RPC's standard codes are the editor protocol's too).
 RESOURCE_NOT_FOUND = -32002
@@ -58,6 +70,7 @@ class NdjsonStdio:
         self._announced[session_id] = callback
 
     async def send(self, message: dict[str, Any]) -> None:
+        """Write one message as one line."""
         async with self._lock:
             self.write_nowait(message)
             if self._announced:
@@ -80,10 +93,12 @@ class NdjsonStdio:
         self._writer.write(data + b"\n")
 
     async def drain(self) -> None:
+        """Wait until what was written has gone out."""
         if not self._closed and not self._writer.is_closing():
             await self._writer.drain()
 
     async def receive(self) -> dict[str, Any] | None:
+        """The next message (a bad line is answered and skipped); None at the end of input."""
         while True:
             line, skipped = await self._read_line()
             if skipped:
@@ -104,6 +119,7 @@ class NdjsonStdio:
             await self._answer_error(request_id, code, problem)
 
     async def close(self) -> None:
+        """Stop reading and writing."""
         async with self._lock:
             self._closed = True
             with contextlib.suppress(Exception):  # already gone

@@ -21,16 +21,15 @@ from sidecar.acp.bridge import AcpNotifier
 from sidecar.acp.outbox import Outbox
 from sidecar.acp.replay import conversation_updates, replay_updates
 from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, NdjsonStdio
-from sidecar.acp.tools import AcpToolHost, AcpToolRunner, ClientFiles, PlanMemoRegistry
-from sidecar.app import Services, build_services
+from sidecar.acp.tools import AcpToolHost, ClientFiles
+from sidecar.app import FrontEnd, Services, build_services
 from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService
-from sidecar.chat.tool_runner import ToolRunner
 from sidecar.config.layers import acp_layers
 from sidecar.config.settings import Settings
 from sidecar.core.ide_context import normalize
 from sidecar.core.recording import is_summary_id
-from sidecar.gemini.endpoint import Backend, acp_key_hint
+from sidecar.gemini.backend import Backend, acp_key_hint
 from sidecar.mcp.acp_servers import from_acp
 from sidecar.mcp.config import ServerConfig
 from sidecar.mcp.connection import CallFailed
@@ -43,7 +42,7 @@ from sidecar.protocol.memory import MemoryInfo
 from sidecar.protocol.sessions import TranscriptMessage
 from sidecar.recording.reader import RecordingError
 from sidecar.session import Session
-from sidecar.tools import ToolRegistry
+from sidecar.tools import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -72,20 +71,17 @@ class AcpSession:
             self.outbox, lambda: offers.compaction, lambda: self.cancel_requested, self._latest_snapshot
         )
         self.files = ClientFiles(conn, lambda: self.outbox.session_id, offers.read_text_file, offers.write_text_file)
-        files = self.files
-
-        def runner(registry: ToolRegistry, session: Session) -> ToolRunner:
-            assert isinstance(registry, PlanMemoRegistry)
-            return AcpToolRunner(registry, AcpToolHost(self.outbox, conn, registry), session, files=files)
-
-        self.services: Services = build_services(
-            Session(workspace_folders=[self.cwd], sources=acp_layers(user_settings)), notifier=self.notifier,
-            inform=self.notifier.say, tools=runner, registry_cls=PlanMemoRegistry, editor_text=files.editor_text,
-            on_mcp_change=self._mcp_changed, on_memory_change=self._memory_changed,
+        front_end = FrontEnd(
+            notifier=self.notifier, inform=self.notifier.say,
+            tools=AcpToolHost(self.outbox, conn, self.files, Workspace([self.cwd])),
+            editor_text=self.files.editor_text, on_mcp_change=self._mcp_changed, on_memory_change=self._memory_changed,
+            load_memory_on_start=False,  # on first use: a session/new answers at once
         )
+        session = Session(workspace_folders=[self.cwd], sources=acp_layers(user_settings))
+        self.services: Services = build_services(session, front_end)
         assert self.services.backend is not None and self.services.mcp is not None
         self.backend: Backend = self.services.backend
-        self.backend.key_hint = acp_key_hint(user_settings)  # the fake-Gemini notice (issue 25.2)
+        self.backend.key_hint = acp_key_hint(user_settings)  # the embedded fake's notice names ACP's way to set a key
         self.mcp: McpManager = self.services.mcp
         if session_id is None:
             self.outbox.session_id = self.live.conversation.session_id
@@ -96,7 +92,14 @@ class AcpSession:
         self.client_mcp: dict[str, ServerConfig] = {}
         #: MCP prompts offered as slash commands (sidecar/mcp/prompts.py).
         self.prompt_commands: dict[str, PromptCommand] = {}
+        #: start() ran: the recording and the MCP servers are on (a settings reload re-applies the servers).
+        self.started = False
         self.reload_settings()
+
+    async def start(self) -> None:
+        """Start the services (the recording, the settings' MCP servers); the context files load on first use."""
+        self.started = True
+        await self.services.start()
 
     @property
     def chat(self) -> ChatService:
@@ -126,7 +129,8 @@ class AcpSession:
         for problem in self.services.session.reload_settings():
             log.warning("%s", problem)
             self.notifier.say(f"⚠ {problem}")
-        self.mcp.apply_settings(self.settings.mcp_servers, self.client_mcp, retry=False)
+        if self.started:
+            self.mcp.apply_settings(self.settings.mcp_servers, self.client_mcp, retry=False)
         self.live.settings_changed()  # e.g. another model: a prepared summary is stale
 
     def use_mcp_servers(self, servers: list[Any] | None) -> None:
@@ -140,7 +144,7 @@ class AcpSession:
 
     def _mcp_changed(self) -> None:
         """Servers started, stopped or changed: offer their prompts as slash commands."""
-        taken = {name for name, _, _ in commands.COMMANDS}
+        taken = set(commands.BY_NAME)
         found = prompt_commands(self.mcp, taken)
         if found != self.prompt_commands:
             self.prompt_commands = found
@@ -150,7 +154,7 @@ class AcpSession:
         """The context files loaded changed: the next usage_update says how many, and their tokens."""
         self.notifier.memory = (len(info.files), info.tokens) if info.files else None
 
-    async def _memory(self, argument: str) -> None:
+    async def memory(self, argument: str) -> None:
         """`/memory show|refresh|add [--global|--project] <text>`."""
         try:
             parsed = commands.parse_memory(argument)
@@ -277,41 +281,10 @@ class AcpSession:
                     self.notifier.say(f"⚠ /{prompt.command}: {exc}")
                     return "end_turn"
             return await self._turn(text, files)
-        if command.name == "compress":
-            await self._compress(command.argument or None)
-        elif command.name == "undo-compaction":
-            undone = await self.services.sessions.undo_compaction()
-            self.notifier.say(undone.message)
-        elif command.name == "transcript":
-            transcript = msgspec.to_builtins(self.services.sessions.transcript(None))
-            path = self.live.recorder.path
-            self.notifier.say(commands.render_transcript(transcript, str(path) if path and path.exists() else None))
-        elif command.name == "new":
-            before = self.live.conversation.session_id
-            await self.services.sessions.new()
-            self.attached.clear()
-            self.notifier.say(f"Started a new conversation. The previous one (session {before}) stays recorded; "
-                              "load it from the session list.")
-        elif command.name == "rewind":
-            await self._rewind(command.argument)
-        elif command.name == "pin":
-            if not command.argument:
-                raise errors.SidecarError(errors.INVALID_PARAMS, "/pin needs the fact to pin, e.g. `/pin the API is "
-                                          "v2 only`.")
-            pinned = self.services.actions.pin(command.argument)
-            note = f" ({pinned.warning})" if pinned.warning else ""
-            self.notifier.say(f"Pinned `{pinned.pin_id}`: every request carries it, every compaction keeps it.{note}")
-        elif command.name == "pins":
-            listed = self.services.actions.list_pins()
-            self.notifier.say(commands.render_pins([(p.pin_id, p.text) for p in listed.pins]))
-        elif command.name == "memory":
-            await self._memory(command.argument)
-        elif command.name == "unpin":
-            removed = self.services.actions.unpin(command.argument)
-            self.notifier.say(f"Removed the pinned fact `{removed.pin_id}`.")
+        await commands.BY_NAME[command.name].run(self, command.argument)
         return "end_turn"
 
-    async def _rewind(self, argument: str) -> None:
+    async def rewind(self, argument: str) -> None:
         """`/rewind [--files] [--force] [N]`: take back the user's last N messages (default 1) and everything after
         them; with --files also put back the files the agent changed since (--force: also those changed since)."""
         words = argument.split()
@@ -352,7 +325,8 @@ class AcpSession:
             raise
         return updates.stop_reason(result.finish_reason)
 
-    async def _compress(self, focus: str | None) -> None:
+    async def compress(self, focus: str | None) -> None:
+        """`/compress [focus]`: a manual compaction, shown as the client's compaction updates when offered."""
         notifier = self.notifier
         notifier.manual_next = True
         try:

@@ -14,12 +14,11 @@ from acp.schema import PermissionOption, ToolCallUpdate
 
 from sidecar.acp import updates
 from sidecar.acp.outbox import Outbox
-from sidecar.chat.tool_runner import Decision, ToolRunner
-from sidecar.core.history import FunctionCall, Part
 from sidecar.core.visible_text import visible
-from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams
-from sidecar.tools import ToolPlan, ToolRegistry, ToolResult
-from sidecar.tools.edits import ApplyEdit, EditPlan
+from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams, ToolDecision
+from sidecar.tools import ToolPlan, Workspace
+from sidecar.tools.builtin import acp_kind
+from sidecar.tools.edits import ApplyEdit
 
 log = logging.getLogger(__name__)
 
@@ -32,11 +31,9 @@ PERMISSION_OPTIONS = [
 ONCE_OPTIONS = [option for option in PERMISSION_OPTIONS if option.kind != "allow_always"]
 #: For an MCP tool, also: every tool of its server from now on.
 SERVER_OPTION = PermissionOption(option_id="allowAlwaysServer", name="Always allow this server", kind="allow_always")
-DECISIONS: dict[str, Decision] = {
+DECISIONS: dict[str, ToolDecision] = {
     "allow": "allow", "allowAlways": "allowAlways", "allowAlwaysServer": "allowAlwaysServer", "deny": "deny",
 }
-#: Tools whose `path` the client's buffer may hold unsaved (fs/read_text_file sees it).
-BUFFER_TOOLS = ("read_file", "write_file", "replace")
 
 
 @dataclass
@@ -74,60 +71,16 @@ class ClientFiles:
         return True, None
 
 
-class PlanMemoRegistry(ToolRegistry):
-    """The registry, remembering the last plan so that the tool_call update can show kind, locations and diff."""
-
-    last_plan: ToolPlan | None = None
-
-    def plan(self, name: str, args: Any, *, trusted: bool) -> ToolPlan:
-        """Plan the call and remember it for the tool_call update."""
-        plan = super().plan(name, args, trusted=trusted)
-        self.last_plan = plan
-        return plan
-
-
-@dataclass
-class AcpToolRunner(ToolRunner):
-    """The shared ToolRunner, with the client's buffers read before a call and edits written through the client."""
-
-    files: ClientFiles | None = None
-
-    async def _one(self, turn_id: str, call_id: str, call: FunctionCall) -> Part:
-        files = self.files
-        if files is not None and files.read and call.name in BUFFER_TOOLS:
-            raw = (call.args or {}).get("path")
-            if isinstance(raw, str):
-                try:
-                    await files.fetch(self.registry.workspace.resolve(raw))
-                except Exception as exc:  # outside the workspace and the like: planning will say so
-                    log.debug("not reading %r through the client: %s", raw, exc)
-        try:
-            return await super()._one(turn_id, call_id, call)
-        finally:
-            if files is not None:
-                files.texts.clear()
-
-    async def _run(self, plan: ToolPlan) -> ToolResult:
-        files = self.files
-        if plan.kind == "edit" and files is not None and files.write and isinstance(plan.payload, EditPlan):
-            edit: EditPlan = plan.payload
-
-            async def through_client(_lsp_edit: dict[str, Any]) -> tuple[bool, str | None]:
-                return await files.write_file(edit.path, edit.after)
-
-            apply: ApplyEdit = through_client
-            return await self.registry.run(plan, apply_edit=apply)
-        return await self.registry.run(plan, apply_edit=None)  # our own confined file tools
-
-
 class AcpToolHost:
-    """Implements sidecar.chat.tool_runner.ToolHost: tool calls become tool_call / tool_call_update updates."""
+    """Implements sidecar.chat.tool_runner.ToolHost: tool calls become tool_call / tool_call_update updates, the
+    client's buffers are read before a call is planned and edits are written through the client when offered."""
 
-    def __init__(self, outbox: Outbox, conn: AgentSideConnection, registry: PlanMemoRegistry | None = None) -> None:
+    def __init__(self, outbox: Outbox, conn: AgentSideConnection, files: ClientFiles, workspace: Workspace) -> None:
         self._outbox = outbox
         self._conn = conn
-        #: The registry whose last plan the tool_call update shows (kind, locations, diff).
-        self.registry = registry
+        self._files = files
+        #: Where a call's `path` / `directory` argument points, for the tool_call update's locations.
+        self._workspace = workspace
         #: callId -> what the start update showed (kind, diff), for the permission request and the end update.
         self._shown: dict[str, tuple[str, list[updates.ToolContent]]] = {}
 
@@ -136,17 +89,23 @@ class AcpToolHost:
         """Unique within the session: Gemini's call ids (and ours) repeat across turns."""
         return f"{turn_id}/{call_id}"
 
-    def tool_call(self, notice: ToolCallParams) -> None:
+    async def before_plan(self, paths: list[Path]) -> None:
+        """Read the client's view of the files (unsaved changes included), when it offered fs/read_text_file."""
+        for path in paths:
+            await self._files.fetch(path)
+
+    def after_call(self) -> None:
+        """The buffers read for the call are stale once it is answered."""
+        self._files.texts.clear()
+
+    def tool_call(self, notice: ToolCallParams, plan: ToolPlan | None = None) -> None:
         """A tool call's state as ACP tool_call / tool_call_update notifications."""
         call_id = self.acp_id(notice.turn_id, notice.call_id)
         status = notice.status
         if status == "pending":
-            registry = self.registry
-            plan = registry.last_plan if registry is not None else None
-            kind = updates.TOOL_KINDS.get(notice.name, "other")
+            kind = acp_kind(notice.name)
             content = updates.plan_content(plan)
-            resolve = registry.workspace.resolve if registry is not None else None
-            where = updates.locations(plan, notice.args, resolve)
+            where = updates.locations(plan, notice.args, self._workspace.resolve)
             self._shown[call_id] = (kind, content)
             title = visible(notice.summary)  # escapes and bidi controls shown, never obeyed
             self._outbox.put(updates.tool_call_start(call_id, title, kind, notice.args, content, where))
@@ -159,17 +118,12 @@ class AcpToolHost:
         content = [*shown, updates.text_content(notice.summary)]
         self._outbox.put(updates.tool_call_update(call_id, acp_status, content=content))
 
-    def _asked_plan(self, request: ConfirmToolCallParams) -> ToolPlan | None:
-        plan = self.registry.last_plan if self.registry is not None else None
-        return plan if plan is not None and plan.name == request.tool_name and plan.args == request.args else None
-
-    async def confirm(self, request: ConfirmToolCallParams) -> Decision:
+    async def confirm(self, request: ConfirmToolCallParams, plan: ToolPlan | None = None) -> ToolDecision:
         """Ask the client (session/request_permission) and map its answer to a decision."""
         call_id = self.acp_id(request.turn_id, request.call_id)
         kind, content = self._shown.get(call_id, ("other", []))
         if not content and request.diff:
             content = [updates.text_content(f"```diff\n{request.diff}```")]
-        plan = self._asked_plan(request)
         options = PERMISSION_OPTIONS
         if request.mcp_server:  # MCP: also "every tool of this server"
             options = [*PERMISSION_OPTIONS[:2], SERVER_OPTION, PERMISSION_OPTIONS[2]]
@@ -200,8 +154,16 @@ class AcpToolHost:
             return "deny"
         return DECISIONS.get(chosen, "deny")
 
-    def apply_edit(self) -> ApplyEdit | None:
-        """None: ACP has no workspace/applyEdit."""
-        return None  # edits go through AcpToolRunner._run (fs/write_text_file) or to disk
+    def apply_edit(self, plan: ToolPlan | None = None) -> ApplyEdit | None:
+        """An edit of the agent goes through fs/write_text_file when the client offered it; ACP has no
+        workspace/applyEdit, so the rest (and a rewind's restores) are written to disk."""
+        files, edit = self._files, plan.edit_plan if plan is not None else None
+        if edit is None or not files.write:
+            return None
+
+        async def through_client(_lsp_edit: dict[str, Any]) -> tuple[bool, str | None]:
+            return await files.write_file(edit.path, edit.after)
+
+        return through_client
 
 

@@ -17,18 +17,7 @@ from acp.schema import (
 
 from sidecar.protocol.types import TokenUsage
 from sidecar.tools import ToolPlan
-from sidecar.tools.edits import EditPlan
 
-#: Our tool names -> ACP tool kinds (the client picks icons and grouping from these).
-TOOL_KINDS: dict[str, str] = {
-    "read_file": "read",
-    "list_directory": "read",
-    "glob": "search",
-    "search_text": "search",
-    "write_file": "edit",
-    "replace": "edit",
-    "run_shell_command": "execute",
-}
 #: The tool runner's statuses -> ACP tool call statuses (ACP has no "denied" or "cancelled": both are failed).
 TOOL_STATUS: dict[str, str] = {
     "pending": "pending",
@@ -72,16 +61,17 @@ def text_content(text: str) -> ContentToolCallContent:
 
 def plan_content(plan: ToolPlan | None) -> list[ToolContent]:
     """A diff for an edit (the whole file before and after), else nothing."""
-    if plan is None or plan.error is not None or not isinstance(plan.payload, EditPlan):
+    edit = plan.edit_plan if plan is not None and plan.error is None else None
+    if edit is None:
         return []
-    edit: EditPlan = plan.payload
     return [tool_diff_content(str(edit.path), edit.after, edit.before)]
 
 
 def locations(plan: ToolPlan | None, args: dict[str, Any], resolve: Any) -> list[ToolCallLocation]:
     """Where the call acts: the planned file, else the `path`/`directory` argument resolved in the workspace."""
-    if plan is not None and isinstance(plan.payload, EditPlan):
-        return [ToolCallLocation(path=str(plan.payload.path))]
+    edit = plan.edit_plan if plan is not None else None
+    if edit is not None:
+        return [ToolCallLocation(path=str(edit.path))]
     raw = args.get("path", args.get("directory"))
     if not isinstance(raw, str) or resolve is None:
         return []

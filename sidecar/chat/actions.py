@@ -139,7 +139,7 @@ def _rewound(loaded: LoadedSession, first: str) -> LoadedSession:
     fit)."""
     from sidecar.core.replay import ReplayError
 
-    replay = loaded._replay
+    replay = loaded.replay
     if replay is None:
         raise ValueError("the session could not be replayed")
     try:

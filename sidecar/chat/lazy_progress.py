@@ -4,16 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Protocol
 
-
-class Progress(Protocol):
-    """A running progress in the editor (the chat service's Progress)."""
-    def report(self, message: str) -> None:
-        """Show a step of the work."""
-
-    def end(self, message: str | None = None) -> None:
-        """End the progress, with an optional final message."""
+from sidecar.core.progress import Progress
 
 
 class LazyProgress:

@@ -74,8 +74,12 @@ class LiveConversation:
         self._pushed_seq = 0
         #: Summaries prepared before they are needed, so that no turn waits for one (docs/compaction.md).
         self.background = BackgroundCompaction(session, compactor, self.push_usage)
-        recorder.start(session.conversation.session_id)
-        session.conversation.estimate_reason = "newSession"  # counted on first use: the tools need the server
+
+    def start(self) -> None:
+        """Begin recording the conversation (Services.start, once the front-end is initialised): its file is
+        created when the first record arrives."""
+        self.recorder.start(self.session.conversation.session_id)
+        self.session.conversation.estimate_reason = "newSession"  # counted on first use: the tools need the server
 
     @property
     def conversation(self) -> Conversation:

@@ -21,6 +21,8 @@ from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, 
 from sidecar.core.ide_context import context_turn_text
 from sidecar.core.loop_detection import LoopFound, loop_nudge, loop_stop_message
 from sidecar.core.outcome import Outcome, Status, Trigger
+from sidecar.core.progress import Progress
+from sidecar.core.recording import MessageKind
 from sidecar.core.reply_check import INTERRUPTED, cut_short_notice
 from sidecar.core.request_overhead import request_overhead_tokens
 from sidecar.core.request_size import overhead_upper_tokens
@@ -34,16 +36,6 @@ from sidecar.protocol.methods import ProgressKind
 from sidecar.protocol.types import CompressedParams, CompressResult, RetryParams, SendMessageResult, TokenUsage
 
 log = logging.getLogger(__name__)
-
-
-class Progress(Protocol):
-    """A running work-done progress in the editor (implemented by sidecar.rpc.editor.WorkDone)."""
-
-    def report(self, message: str) -> None:
-        """Show a step of the work."""
-
-    def end(self, message: str | None = None) -> None:
-        """End the progress (once), with an optional final message."""
 
 
 class Notifier(Protocol):
@@ -421,7 +413,7 @@ class ChatService:
             self.live.recorder.rewind(conv.ids[-1])
             conv.truncate(len(conv) - 1)
 
-    def _append(self, content: Content, kind: str, turn_id: str | None, shown: str | None = None) -> None:
+    def _append(self, content: Content, kind: MessageKind, turn_id: str | None, shown: str | None = None) -> None:
         """Add to the model-facing history and to the recording, keeping the two in step (`shown`: the
         transcript's text, when it is not the content's)."""
         self._conversation.append(content, self.live.recorder.message(content, kind, turn_id, shown))
@@ -456,7 +448,7 @@ class ChatService:
     def _keep_reply(self, parts: list[Part], turn_id: str, *, text_only: bool) -> list[Part]:
         kept = merge_text_parts([p for p in parts if not text_only or (p.text is not None)])
         if kept:
-            kind = "toolCall" if any(p.function_call for p in kept) else "model"
+            kind: MessageKind = "toolCall" if any(p.function_call for p in kept) else "model"
             self._append(Content(role="model", parts=kept), kind, turn_id)
         return kept
 

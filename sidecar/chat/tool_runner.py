@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from sidecar.core.history import FunctionCall, FunctionResponse, Part
@@ -16,10 +17,6 @@ from sidecar.tools.edits import ApplyEdit
 
 log = logging.getLogger(__name__)
 
-Decision = ToolDecision
-TRACKED_TOOLS = ("read_file", "write_file", "replace")
-#: Tools after which a subfolder's context files not yet delivered are appended to the result (sidecar.memory).
-CONTEXT_FILE_TOOLS = ("read_file", "list_directory", "write_file", "replace")
 DENIED = "The user denied this tool call. Do not retry it; ask the user how to proceed."
 CANCELLED = "The tool call was cancelled by the user before it finished."
 
@@ -34,16 +31,24 @@ class CallsCancelled(asyncio.CancelledError):
 
 
 class ToolHost(Protocol):
-    """What the runner needs from the editor side (implemented by sidecar.rpc.editor.ToolHost)."""
+    """The front-end's side of tool calls (sidecar.rpc.editor.ToolHost, sidecar.acp.tools.AcpToolHost): it is
+    given each call's plan, so it can show what the call does and where, and choose how an edit is applied."""
 
-    def tool_call(self, notice: ToolCallParams) -> None:
-        """A call's status changed: show it."""
+    async def before_plan(self, paths: list[Path]) -> None:
+        """Before a call that reads or edits these files is planned: fetch what the editor holds of them."""
 
-    async def confirm(self, request: ConfirmToolCallParams) -> Decision:
+    def after_call(self) -> None:
+        """The call is answered: forget what before_plan fetched."""
+
+    def tool_call(self, notice: ToolCallParams, plan: ToolPlan | None) -> None:
+        """A call's status changed: show it (`plan`: what the call does, when it was planned)."""
+
+    async def confirm(self, request: ConfirmToolCallParams, plan: ToolPlan | None = None) -> ToolDecision:
         """Ask the user whether the call may run."""
 
-    def apply_edit(self) -> ApplyEdit | None:
-        """How edits are applied through the editor (None: the registry writes the files itself)."""
+    def apply_edit(self, plan: ToolPlan | None = None) -> ApplyEdit | None:
+        """How the edit of `plan` (None: a rewind's) is applied through the editor (None: the registry writes the
+        files itself)."""
 
 
 @dataclass
@@ -54,7 +59,7 @@ class ToolRunner:
     registry: ToolRegistry
     host: ToolHost
     session: Session
-    #: Given the paths a tool touched, the context files to append to its result ("" for none); set by build_services.
+    #: Given the paths a tool touched, the context files to append to its result ("" for none).
     context_files: Callable[[list[str]], Awaitable[str]] | None = None
 
     def __post_init__(self) -> None:
@@ -89,8 +94,26 @@ class ToolRunner:
 
     async def _one(self, turn_id: str, call_id: str, call: FunctionCall) -> Part:
         name, args = call.name or "", call.args or {}
+        await self.host.before_plan(self._buffer_paths(name, args))
+        try:
+            return await self._planned(turn_id, call_id, call)
+        finally:
+            self.host.after_call()
+
+    def _buffer_paths(self, name: str, args: dict[str, Any]) -> list[Path]:
+        raw, tool = args.get("path"), self.registry.tool(name)
+        if tool is None or not tool.reads_buffer or not isinstance(raw, str):
+            return []
+        try:
+            return [self.registry.workspace.resolve(raw)]
+        except Exception as exc:  # outside the workspace and the like: planning will say so
+            log.debug("no buffer for %r: %s", raw, exc)
+            return []
+
+    async def _planned(self, turn_id: str, call_id: str, call: FunctionCall) -> Part:
+        name, args = call.name or "", call.args or {}
         plan = await self.registry.plan_async(name, args, trusted=self.session.trusted)
-        self._notify(turn_id, call_id, call, "pending", plan.description)
+        self._notify(turn_id, call_id, call, "pending", plan.description, plan)
         if plan.error is not None:
             self._notify(turn_id, call_id, call, "error", plan.error)
             return _response(call, {"error": plan.error})
@@ -107,10 +130,11 @@ class ToolRunner:
         if result.media:
             self._media.setdefault(turn_id, []).extend(result.media)
         self._notify(turn_id, call_id, call, "done" if result.ok else "error", result.summary)
-        if name in TRACKED_TOOLS and result.ok:
+        tool = self.registry.tool(name)
+        if tool is not None and tool.tracks_path and result.ok:
             self._track(str(args.get("path", "")))
         response = result.response
-        if name in CONTEXT_FILE_TOOLS and result.ok and self.context_files is not None:
+        if tool is not None and tool.brings_context_files and result.ok and self.context_files is not None:
             response = await self._with_context_files(args, response)
         return _response(call, response)
 
@@ -128,7 +152,7 @@ class ToolRunner:
             return response
         return {**response, "output": response.get("output", "") + block}
 
-    async def _ask(self, turn_id: str, call_id: str, plan: ToolPlan) -> Decision:
+    async def _ask(self, turn_id: str, call_id: str, plan: ToolPlan) -> ToolDecision:
         request = ConfirmToolCallParams(
             turn_id=turn_id,
             call_id=call_id,
@@ -140,7 +164,7 @@ class ToolRunner:
             ask_reason=plan.ask_reason,
         )
         try:
-            return await self.host.confirm(request)
+            return await self.host.confirm(request, plan)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the editor could not ask: safest is no
@@ -148,7 +172,7 @@ class ToolRunner:
             return "deny"
 
     async def _run(self, plan: ToolPlan) -> ToolResult:
-        return await self.registry.run(plan, apply_edit=self.host.apply_edit())
+        return await self.registry.run(plan, apply_edit=self.host.apply_edit(plan))
 
     def _track(self, raw: str) -> None:
         try:
@@ -157,7 +181,10 @@ class ToolRunner:
         except Exception:
             log.debug("not tracking %r", raw)
 
-    def _notify(self, turn_id: str, call_id: str, call: FunctionCall, status: ToolCallStatus, summary: str) -> None:
+    def _notify(
+        self, turn_id: str, call_id: str, call: FunctionCall, status: ToolCallStatus, summary: str,
+        plan: ToolPlan | None = None,
+    ) -> None:
         self.host.tool_call(
             ToolCallParams(
                 turn_id=turn_id,
@@ -166,7 +193,8 @@ class ToolRunner:
                 args=call.args or {},
                 status=status,
                 summary=valid_text(summary),
-            )
+            ),
+            plan,
         )
 
 
@@ -188,7 +216,7 @@ def valid_text(text: str) -> str:
         return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
-def decode_decision(result: Any) -> Decision:
+def decode_decision(result: Any) -> ToolDecision:
     """The client's answer to sidecar/confirmToolCall; anything unexpected counts as deny."""
     decision = result.get("decision") if isinstance(result, dict) else getattr(result, "decision", None)
     return decision if decision in ("allow", "allowAlways", "allowAlwaysServer", "deny") else "deny"

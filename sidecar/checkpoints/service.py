@@ -30,7 +30,6 @@ from sidecar.recording.store import LoadedSession, RecordingError
 from sidecar.session import Session
 from sidecar.tools.edits import ApplyEdit, EditorBuffers
 from sidecar.tools.paths import ToolError, Workspace
-from sidecar.tools.registry import ToolRegistry
 from sidecar.tools.safe_io import PLAN_SECONDS, off_loop
 
 log = logging.getLogger(__name__)
@@ -94,10 +93,6 @@ class CheckpointService:
         self._apply_edit = apply_edit or (lambda: None)
         self.pruner = Pruner(session, recorder, self.blobs)
         self.checkpointer = Checkpointer(session, recorder, self.blobs, self.pruner.wrote, self.pruner.admit)
-
-    def use_tools(self, registry: ToolRegistry, apply_edit: Callable[[], ApplyEdit | None]) -> None:
-        """Restore through the registry's workspace and buffers (what the agent sees) and the front-end's editor."""
-        self._workspace, self._buffers, self._apply_edit = registry.workspace, registry.buffers, apply_edit
 
     def blobs(self) -> BlobStore:
         """The current project's store (the workspace folders are only known after `initialize`)."""

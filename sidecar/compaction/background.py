@@ -8,10 +8,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sidecar.compaction.service import Compactor, Progress, Summary, compression_model
+from sidecar.compaction.service import Compactor, Summary, compression_model
 from sidecar.config.settings import Settings
 from sidecar.core.conversation import Conversation
 from sidecar.core.outcome import Outcome, Status, Trigger
+from sidecar.core.progress import Progress
 from sidecar.gemini.client import ModelError
 from sidecar.protocol.types import SummaryPreparation
 from sidecar.session import Session

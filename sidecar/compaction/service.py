@@ -23,6 +23,7 @@ from sidecar.core.memory_text import is_session_context
 from sidecar.core.models import compression_model_alias
 from sidecar.core.outcome import Outcome, Status, Trigger
 from sidecar.core.pins import summarizer_facts
+from sidecar.core.progress import Progress
 from sidecar.core.prompts import (
     ACKNOWLEDGEMENT,
     compression_system_prompt,
@@ -65,12 +66,6 @@ class Summary:
 
     split: int
     snapshot: str
-
-
-class Progress(Protocol):
-    """Progress messages while a compaction runs (the chat service's Progress; sidecar.rpc.editor.WorkDone)."""
-
-    def report(self, message: str) -> None: ...
 
 
 class PreCompressHook(Protocol):

@@ -18,8 +18,10 @@ from sidecar.protocol.types import UsageSource
 #: fileChange and filesRestored records of checkpoints (docs/checkpoints.md).
 FORMAT_VERSION = 3
 
-MODEL_FACING_KINDS = frozenset({"user", "model", "toolCall", "toolResult", "ideContext", "env"})
-DISPLAY_KINDS = frozenset({"info", "error"})
+#: What a recorded message is: a model-facing kind (sent to the model) or a display-only one (info, error).
+MessageKind = Literal["user", "model", "toolCall", "toolResult", "ideContext", "env", "info", "error"]
+MODEL_FACING_KINDS: frozenset[MessageKind] = frozenset({"user", "model", "toolCall", "toolResult", "ideContext", "env"})
+DISPLAY_KINDS: frozenset[MessageKind] = frozenset({"info", "error"})
 MESSAGE_KINDS = MODEL_FACING_KINDS | DISPLAY_KINDS
 _USER_SIDE_KINDS = frozenset({"user", "toolResult", "ideContext", "env"})
 

@@ -74,9 +74,8 @@ class Replay:
         self.pins: dict[str, str] = {}
         self.wire: list[bytes] = []
         self.history_ids: list[str] = []
-        self._log: list[
-            MessageRecord | RawMessageRecord | TranscriptCompaction | TranscriptFork
-        ] = []  # transcript, built on demand
+        #: Every displayed record in order (the transcript is built from it on demand).
+        self.log: list[MessageRecord | RawMessageRecord | TranscriptCompaction | TranscriptFork] = []
         self._transcript: list[TranscriptEntry] = []
         self.message_count = 0
         self.compaction_count = 0
@@ -99,7 +98,7 @@ class Replay:
     @property
     def transcript(self) -> list[TranscriptEntry]:
         """Every message and compaction so far, in order (texts are derived here, not during replay)."""
-        for item in self._log[len(self._transcript) :]:
+        for item in self.log[len(self._transcript) :]:
             if isinstance(item, TranscriptCompaction | TranscriptFork):
                 self._transcript.append(item)
                 continue
@@ -147,7 +146,7 @@ class Replay:
         elif isinstance(record, RenameRecord):
             self.title = record.title
         elif isinstance(record, FileChangeRecord | FilesRestoredRecord):
-            self.file_records.append((len(self._log), record))
+            self.file_records.append((len(self.log), record))
         elif isinstance(record, ForkRecord):
             self._fork(record)
         elif isinstance(record, SessionRecord):
@@ -176,13 +175,13 @@ class Replay:
             data = None if rec.content is None else encode_content(rec.content)
         self.message_count += 1
         self.last_message_id = rec.id
-        self._positions[rec.id] = len(self._log)
+        self._positions[rec.id] = len(self.log)
         if data is not None and rec.kind not in DISPLAY_KINDS:
             self.wire.append(data)
             self.history_ids.append(rec.id)
         if self.title is None and rec.kind == "user":
             self.title = title_of(rec.text if rec.text is not None else transcript_message(rec).text)
-        self._log.append(rec)
+        self.log.append(rec)
 
     def _compaction(self, rec: CompactionRecord) -> None:
         if rec.id in self._entries:
@@ -194,7 +193,7 @@ class Replay:
         if rec.status in HISTORY_CHANGING:
             self._apply_compaction(rec)  # raises before changing anything if the record does not fit
         self._entries[rec.id] = entry
-        self._log.append(entry)
+        self.log.append(entry)
 
     def _apply_compaction(self, rec: CompactionRecord) -> None:
         if rec.status == Status.COMPRESSED:
@@ -214,7 +213,7 @@ class Replay:
                 wire[where[mid]] = encode_content(replacement)
         if rec.status == Status.COMPRESSED:
             self.compaction_count += 1
-        before = _Applied(rec.id, self.wire, self.history_ids, list(ids), self._usage, self._usage_len, len(self._log))
+        before = _Applied(rec.id, self.wire, self.history_ids, list(ids), self._usage, self._usage_len, len(self.log))
         self._applied.append(before)
         self.wire, self.history_ids = wire, ids
         self._usage = LastUsage(rec.new_token_count, COMPACTION_TOKEN_SOURCE)
@@ -253,7 +252,7 @@ class Replay:
         del self.history_ids[index:]
         if self._usage_len > index:
             self._usage = None
-        for item in self._log[position:]:
+        for item in self.log[position:]:
             if isinstance(item, MessageRecord | RawMessageRecord):
                 self._rewound.add(item.id)
         for entry in self._transcript[position:]:  # already built: mark in place
@@ -278,7 +277,7 @@ class Replay:
             )
         self.fork = rec
         self.wire, self.history_ids = parent.wire, parent.history_ids
-        self._log = parent._log
+        self.log = parent.log
         self.message_count, self.compaction_count = parent.message_count, parent.compaction_count
         self.last_message_id = parent.last_message_id
         self._usage, self._usage_len = parent._usage, parent._usage_len
@@ -287,7 +286,7 @@ class Replay:
         self.pins = parent.pins
         self.file_records = parent.file_records  # a branch shares its parent's checkpoints up to the fork point
         self.title = self.title or parent.title
-        self._log.append(
+        self.log.append(
             TranscriptFork(
                 "fork", rec.time, rec.parent_session_id, rec.parent_message_id, rec.before_message_id, rec.reason
             )

@@ -24,7 +24,7 @@ MAX_MISSING_PATHS = 40
 MAX_MISSING_CONSTRAINTS = 20
 MAX_MISSING_ERRORS = 20
 MAX_MISSING_DECISIONS = 20
-#: The first line of an error: an exception, a failing test, a compiler or tool error (issue 26 §4).
+#: The first line of an error: an exception, a failing test, a compiler or tool error (kept by the retention check).
 _ERROR_LINE = re.compile(
     r"^\s*(?:"
     r"(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt)(?::\s.*)?"  # ValueError: …, pkg.MyError

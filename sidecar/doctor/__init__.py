@@ -20,7 +20,7 @@ Section = Callable[[Context], list[Check]]
 
 
 def sections() -> list[Section]:
-    """The parts checked, in order. A part that a later issue adds (the memory files of issue 27, say) becomes one
+    """The parts checked, in order. A part added later (the context files, say) becomes one
     more Section here: a function of the Context (project, settings in effect, front-end)
     returning its Checks — each failing Check with the next step in words."""
     from sidecar.doctor.backend import backend_check

@@ -1,11 +1,12 @@
 """Which Gemini the server would talk to and whether the first message would work, from the server's own resolution
-(gemini/endpoint.py, gemini/routes.py, gemini/credentials.py): backend, key, Vertex AI project, location and ADC."""
+(gemini/backend.py, gemini/routes.py, gemini/credentials.py): backend, key, Vertex AI project, location and ADC."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from sidecar.doctor.report import Check, Context, Verdict
+from sidecar.gemini.backend import client_config
 from sidecar.gemini.credentials import (
     LOGIN_HINT,
     CredentialsError,
@@ -13,7 +14,6 @@ from sidecar.gemini.credentials import (
     load_credentials,
     missing_project_message,
 )
-from sidecar.gemini.endpoint import client_config
 from sidecar.gemini.routes import Endpoint
 
 ONLINE_HINT = f"{LOGIN_HINT}; then `sidecar doctor --online` checks that a token is issued"

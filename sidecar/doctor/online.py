@@ -10,9 +10,9 @@ import http
 from sidecar.core.history import text_content
 from sidecar.doctor.backend import resolved_endpoint
 from sidecar.doctor.report import Check, Context
+from sidecar.gemini.backend import client_config
 from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.gemini.credentials import LOGIN_HINT, AdcAuth, CredentialsError
-from sidecar.gemini.endpoint import client_config
 
 #: The doctor waits at most this long for each request, whatever requestTimeoutMs says.
 ONLINE_TIMEOUT_MS = 30_000

@@ -30,7 +30,7 @@ MAX_TREE_ENTRIES = 200
 
 
 def folder_tree(root: Path) -> str:
-    """The folder tree of one workspace folder (sidecar.core.folder_tree, from the hooks work of issue 27);
+    """The folder tree of one workspace folder (sidecar.core.folder_tree, shared with the SessionStart hooks);
     "" until that module exists in this tree."""
     try:
         module = importlib.import_module("sidecar.core.folder_tree")

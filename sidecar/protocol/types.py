@@ -23,7 +23,7 @@ SummaryPreparation = Literal["none", "preparing", "ready"]
 
 
 def shown_as(kind: Any) -> msgspec.Meta:
-    """For the editors' mirrors (sidecar.protocol.export): a field typed `str` here that always holds a `kind`."""
+    """For the editors' mirrors (sidecar/export/): a field typed `str` here that always holds a `kind`."""
     return msgspec.Meta(extra={"wire": kind})
 
 

@@ -124,7 +124,8 @@ class LoadedSession:
     warnings: list[str] = field(default_factory=list)
     valid_size: int = 0  # bytes up to the end of the last good record
     needs_newline: bool = False  # the last record is whole but its newline is missing
-    _replay: Replay | None = None
+    #: The replay the session was loaded with: its transcript, file records and positions (None: nothing yet).
+    replay: Replay | None = None
 
     @property
     def history(self) -> list[Content]:
@@ -134,25 +135,25 @@ class LoadedSession:
     @property
     def transcript(self) -> list[TranscriptEntry]:
         """Every message ever recorded and every compaction attempt, in order (built on first use)."""
-        return [] if self._replay is None else self._replay.transcript
+        return [] if self.replay is None else self.replay.transcript
 
     @property
     def file_records(self) -> list[tuple[int, FileChangeRecord | FilesRestoredRecord]]:
         """The checkpoint records (a branch's include its parent's up to the fork), each with its place in the
         transcript log; `position(message_id)` is the same scale (docs/checkpoints.md)."""
-        return [] if self._replay is None else self._replay.file_records
+        return [] if self.replay is None else self.replay.file_records
 
     def position(self, message_id: str) -> int | None:
         """Where a message is in the transcript log (None: not in this session)."""
-        return None if self._replay is None else self._replay.position(message_id)
+        return None if self.replay is None else self.replay.position(message_id)
 
     def shown(self) -> Iterator[tuple[TranscriptEntry, Content | None]]:
         """Each transcript entry with its message's whole content (None: display-only, or not a message), for a
         replay of everything said (ACP's session/load); compacted messages included, rewound ones marked."""
-        replay = self._replay
+        replay = self.replay
         if replay is None:
             return
-        for entry, item in zip(replay.transcript, replay._log, strict=True):
+        for entry, item in zip(replay.transcript, replay.log, strict=True):
             content: Content | None = None
             if isinstance(item, RawMessageRecord) and item.content:
                 content = decode_content(item.content)
@@ -263,7 +264,7 @@ def loaded_session(path: Path, replay: Replay, warnings: list[str], valid_size: 
         warnings=warnings,
         valid_size=valid_size,
         needs_newline=whole_tail,
-        _replay=replay,
+        replay=replay,
     )
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from sidecar.core.history import Content
 from sidecar.core.outcome import Outcome, Status
-from sidecar.core.recording import FileChangeRecord, FilesRestoredRecord, ForkRecord, head_ids
+from sidecar.core.recording import FileChangeRecord, FilesRestoredRecord, ForkRecord, MessageKind, head_ids
 from sidecar.protocol.sessions import TranscriptEntry
 from sidecar.recording.branches import Cut, inherit_copies
 from sidecar.recording.reader import now_iso
@@ -152,7 +152,9 @@ class Recorder:
         self._warn(text)
 
     # -- records -------------------------------------------------------------------------------------
-    def message(self, content: Content, kind: str, turn_id: str | None = None, shown: str | None = None) -> str:
+    def message(
+        self, content: Content, kind: MessageKind, turn_id: str | None = None, shown: str | None = None
+    ) -> str:
         """Record a model-facing message; `shown`: the transcript's text when it is not the content's text."""
         message_id = self._open().message(content, kind=kind, turn_id=turn_id, text=shown)
         if kind == "user":
@@ -166,7 +168,7 @@ class Recorder:
         if isinstance(record, FilesRestoredRecord):
             writer.sync()
 
-    def note(self, kind: str, text: str, turn_id: str | None = None) -> None:
+    def note(self, kind: MessageKind, text: str, turn_id: str | None = None) -> None:
         """A display-only message (info, error): in the transcript, never sent to the model."""
         self._open().message(None, kind=kind, text=text, turn_id=turn_id)
 

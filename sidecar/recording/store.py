@@ -13,8 +13,7 @@ from typing import Any
 from sidecar import __version__
 from sidecar.core.recording import FORMAT_VERSION, ForkRecord, SessionRecord
 from sidecar.private_files import create_private, make_private_dirs
-from sidecar.recording.layout import data_home as default_home
-from sidecar.recording.layout import project_id
+from sidecar.recording.layout import data_home, project_id
 from sidecar.recording.reader import (
     CorruptSession,
     LoadedSession,
@@ -39,7 +38,6 @@ __all__ = [
     "SessionWriter",
     "UnsupportedVersion",
     "all_sessions",
-    "default_home",
     "project_id",
 ]
 
@@ -56,7 +54,7 @@ class SessionStore:
     """One project's sessions: `<home>/sessions/<project-id>/<session-id>.jsonl` (dirs 0700, files 0600)."""
 
     def __init__(self, project_root: str, *, home: Path | None = None) -> None:
-        self.home = home if home is not None else default_home()
+        self.home = home if home is not None else data_home()
         self.project_root = os.path.realpath(os.path.expanduser(project_root))
         self.project_id = project_id(self.project_root)
         self.directory = self.home / "sessions" / self.project_id
@@ -212,7 +210,7 @@ class SessionStore:
 
 def all_sessions(home: Path | None = None) -> tuple[Path, list[SessionInfo]]:
     """The folder holding every project's sessions, and all their sessions, newest first."""
-    root = (home if home is not None else default_home()) / "sessions"
+    root = (home if home is not None else data_home()) / "sessions"
     dirs = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     infos = [info for directory in dirs for info in list_sessions(directory)]
     return root, sorted(infos, key=lambda info: info.last_updated, reverse=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -17,6 +18,7 @@ from sidecar.protocol import methods
 from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams, ToolDecision
 from sidecar.protocol.types import CompressedParams, MessageDeltaParams, RetryParams, TokenUsage, to_wire
 from sidecar.rpc.transport import SidecarProtocol
+from sidecar.tools import ToolPlan
 from sidecar.tools.edits import ApplyEdit
 
 log = logging.getLogger(__name__)
@@ -68,20 +70,27 @@ class ToolHost:
         self._server = server
         self._protocol = protocol
 
-    def tool_call(self, notice: ToolCallParams) -> None:
+    async def before_plan(self, paths: list[Path]) -> None:
+        """Nothing to fetch: the editor syncs its open documents (didOpen/didChange) as they change."""
+
+    def after_call(self) -> None:
+        """Nothing was fetched for the call."""
+
+    def tool_call(self, notice: ToolCallParams, plan: ToolPlan | None = None) -> None:
         """Tell the editor a tool call's status changed (sidecar/toolCall)."""
         notice = msgspec.structs.replace(notice, summary=visible(notice.summary))  # shown as data, never obeyed
         self._protocol.notify(methods.TOOL_CALL.name, to_wire(notice))
 
-    async def confirm(self, request: ConfirmToolCallParams) -> ToolDecision:
+    async def confirm(self, request: ConfirmToolCallParams, plan: ToolPlan | None = None) -> ToolDecision:
         """Ask the user whether the call may run (sidecar/confirmToolCall); anything unexpected is deny. The question
         shows escapes and bidi controls visibly (`\\e`, `<U+202E>`): what the user approves is what runs."""
         request = msgspec.structs.replace(request, description=visible(request.description))
         result = await self._protocol.send_request_async(methods.CONFIRM_TOOL_CALL.name, to_wire(request))
         return decode_decision(result)
 
-    def apply_edit(self) -> ApplyEdit | None:
-        """Edits go through workspace/applyEdit, so the editor's buffers and undo see them."""
+    def apply_edit(self, plan: ToolPlan | None = None) -> ApplyEdit | None:
+        """Edits (and a rewind's restores) go through workspace/applyEdit, so the editor's buffers and undo see
+        them."""
         workspace = self._server.client_capabilities.workspace
         if workspace is None or not workspace.apply_edit:
             return None

@@ -13,10 +13,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from sidecar import __version__
-from sidecar.app import build_services
-from sidecar.chat.tool_runner import ToolRunner
+from sidecar.app import FrontEnd, build_services
 from sidecar.config.workspace_file import settings_path
-from sidecar.gemini.endpoint import key_hint
+from sidecar.gemini.backend import key_hint
 from sidecar.mcp.manager import McpManager
 from sidecar.mcp.status import MCP_STATUS, mcp_status
 from sidecar.protocol import methods
@@ -45,18 +44,18 @@ class SidecarServer(LanguageServer):
         self.session = Session()
         self.mcp_started = False
         host = editor.ToolHost(self, protocol)
-        self.services = build_services(
-            self.session,
+        front_end = FrontEnd(
             notifier=editor.Notifier(self, protocol),
             inform=self.show_info,
             warn=self.show_warning,
-            tools=lambda registry, session: ToolRunner(registry, host, session),
+            tools=host,
             ask_hooks=host.confirm,
             editor_text=self._editor_text,
             on_mcp_change=self._mcp_changed,
             on_memory_change=self._memory_changed,
             tell_skipped_memory=False,  # the editors say it from sidecar/memoryChanged (skippedProjectFiles)
         )
+        self.services = build_services(self.session, front_end)
         self.live = self.services.live
         assert self.services.backend is not None and self.services.mcp is not None
         self.backend = self.services.backend
@@ -156,15 +155,13 @@ def build_server() -> SidecarServer:
 
     @server.feature(lsp.INITIALIZED)
     async def on_initialized(_params: lsp.InitializedParams) -> None:
+        server.mcp_started = True  # from now on, a settings change re-applies the MCP servers
+        # Recording (before anything can be said), MCP servers in the background, context files (memoryChanged).
+        await server.services.start()
         # Heavy imports happen now, after `initialize` has been answered, off the event loop.
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, _warm_imports)
-        server.start_mcp()  # in the background: no turn waits for a server it does not use
-        server.live.push_usage()
-        await server.services.memory.load()  # the editor hears which context files the model gets (memoryChanged)
-        server.live.push_usage()
+        await asyncio.get_running_loop().run_in_executor(None, _warm_imports)
         await server.start_watching()
-        server.backend.warm_soon()  # the model client too, before the first message needs it (issue 25.12)
+        server.backend.warm_soon()  # the model client too: the first message does not wait to build it
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def on_configuration(params: lsp.DidChangeConfigurationParams) -> None:

@@ -1,44 +1,49 @@
-"""The tools' Gemini FunctionDeclarations (JSON Schema in `parametersJsonSchema`) and the argument check."""
+"""The parts of a tool's Gemini FunctionDeclaration (JSON Schema in `parametersJsonSchema`) and the argument check."""
 
 from __future__ import annotations
 
 from typing import Any
 
 __all__ = [
-    "DECLARATIONS",
     "DEFAULT_SHELL_TIMEOUT",
+    "DIRECTORY",
+    "IGNORED",
     "MAX_SHELL_TIMEOUT",
+    "PATH_NOTE",
     "SHELL_TOOL",
     "check_args",
-    "declaration",
+    "declare",
+    "flag",
+    "integer",
+    "string",
 ]
 
 SHELL_TOOL = "run_shell_command"
 DEFAULT_SHELL_TIMEOUT = 120
 MAX_SHELL_TIMEOUT = 600
 
-_PATH_NOTE = (
+PATH_NOTE = (
     "Relative paths start at the first workspace folder (tool results show paths that way too); paths outside "
     "the workspace folders are refused."
 )
 
 
-def _string(description: str) -> dict[str, Any]:
+def string(description: str) -> dict[str, Any]:
     return {"type": "string", "description": description}
 
 
-def _flag(description: str) -> dict[str, Any]:
+def flag(description: str) -> dict[str, Any]:
     return {"type": "boolean", "description": description}
 
 
-def _integer(description: str, minimum: int, maximum: int | None = None) -> dict[str, Any]:
+def integer(description: str, minimum: int, maximum: int | None = None) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "integer", "description": description, "minimum": minimum}
     if maximum is not None:
         schema["maximum"] = maximum
     return schema
 
 
-def _declare(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+def declare(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {
         "name": name,
         "description": description,
@@ -51,103 +56,8 @@ def _declare(name: str, description: str, properties: dict[str, Any], required: 
     }
 
 
-_IGNORED = _flag("Also include files that .gitignore excludes and .git, node_modules and virtualenv folders.")
-_DIRECTORY = _string(f"Directory to search in (default: every workspace folder). {_PATH_NOTE}")
-
-DECLARATIONS: dict[str, dict[str, Any]] = {
-    d["name"]: d
-    for d in (
-        _declare(
-            "read_file",
-            "Read a text file. Shows at most 2,000 lines / 256 KB per call; a note at the top says when the output "
-            "is cut and which lines are shown, so you can read on with start_line/end_line.",
-            {
-                "path": _string(f"The file to read. {_PATH_NOTE}"),
-                "start_line": _integer("First line to show, 1-based (default 1).", 1),
-                "end_line": _integer("Last line to show, 1-based, inclusive (default: the end of the file).", 1),
-            },
-            ["path"],
-        ),
-        _declare(
-            "list_directory",
-            "List a directory's entries (directories end with '/'). Entries excluded by .gitignore and .git, "
-            "node_modules and virtualenv folders are left out and counted unless include_ignored is true.",
-            {
-                "path": _string(f"The directory to list (default: the first workspace folder). {_PATH_NOTE}"),
-                "include_ignored": _IGNORED,
-            },
-            [],
-        ),
-        _declare(
-            "glob",
-            "Find files whose path matches a glob pattern, e.g. '**/*.py', 'src/**/test_*.{ts,tsx}'. '*' and '?' "
-            "stay within one path segment, '**' spans directories, '{a,b}' gives alternatives; a pattern without "
-            "'/' matches file names at any depth. Returns at most 1,000 paths, sorted.",
-            {
-                "pattern": _string("The glob pattern, relative to the directory searched."),
-                "directory": _DIRECTORY,
-                "include_ignored": _IGNORED,
-            },
-            ["pattern"],
-        ),
-        _declare(
-            "search_text",
-            "Search file contents for a regular expression (Python syntax), line by line. Returns 'path:line: text' "
-            "for at most 200 matching lines; binary files and files ignored by .gitignore are skipped.",
-            {
-                "pattern": _string("The regular expression to look for in each line."),
-                "directory": _DIRECTORY,
-                "include": _string("Only search files matching this glob, e.g. '*.py' or 'src/**/*.{ts,tsx}'."),
-                "ignore_case": _flag("Match case-insensitively (default false)."),
-            },
-            ["pattern"],
-        ),
-        _declare(
-            "write_file",
-            "Create a file or replace its whole content. Missing parent directories are created. For a change to "
-            "part of an existing file, prefer replace.",
-            {
-                "path": _string(f"The file to write. {_PATH_NOTE}"),
-                "content": _string("The complete new content of the file."),
-            },
-            ["path", "content"],
-        ),
-        _declare(
-            "replace",
-            "Replace exact text in an existing file. old_string must match the file exactly (whitespace and "
-            "indentation included; read the file first) and occur exactly expected_replacements times (default 1): "
-            "include enough surrounding lines to make it unique.",
-            {
-                "path": _string(f"The file to edit. {_PATH_NOTE}"),
-                "old_string": _string("The exact text to replace (not empty)."),
-                "new_string": _string("The text to put in its place."),
-                "expected_replacements": _integer(
-                    "How many occurrences to replace (default 1); the edit is refused if the count differs.", 1
-                ),
-            },
-            ["path", "old_string", "new_string"],
-        ),
-        _declare(
-            SHELL_TOOL,
-            "Run a shell command (bash -c) in a workspace directory, without input (stdin is empty). Returns the exit "
-            "code and stdout and stderr combined. The command, and anything it starts in the background, is stopped "
-            f"when it finishes, after timeout_seconds (default {DEFAULT_SHELL_TIMEOUT}) or when the user cancels. "
-            "Long output is shortened to its start and end; the full output is saved to a file named in the result.",
-            {
-                "command": _string("The command line, run with bash -c."),
-                "directory": _string(f"Working directory (default: the first workspace folder). {_PATH_NOTE}"),
-                "timeout_seconds": _integer(
-                    f"Stop the command after this many seconds (default {DEFAULT_SHELL_TIMEOUT}).", 1, MAX_SHELL_TIMEOUT
-                ),
-            },
-            ["command"],
-        ),
-    )
-}
-
-
-def declaration(name: str) -> dict[str, Any] | None:
-    return DECLARATIONS.get(name)
+IGNORED = flag("Also include files that .gitignore excludes and .git, node_modules and virtualenv folders.")
+DIRECTORY = string(f"Directory to search in (default: every workspace folder). {PATH_NOTE}")
 
 
 _TYPE_NAMES = {"string": "a string", "integer": "an integer", "boolean": "true or false"}
@@ -183,9 +93,10 @@ def _check_value(name: str, value: Any, schema: dict[str, Any]) -> tuple[Any, st
     return value, None
 
 
-def check_args(name: str, args: Any) -> tuple[dict[str, Any], str | None]:
-    """(arguments with JSON-number integers normalised, problem text or None) for a known tool."""
-    schema = DECLARATIONS[name]["parametersJsonSchema"]
+def check_args(declaration: dict[str, Any], args: Any) -> tuple[dict[str, Any], str | None]:
+    """(arguments with JSON-number integers normalised, problem text or None) for a call of the tool declared."""
+    name = declaration["name"]
+    schema = declaration["parametersJsonSchema"]
     properties: dict[str, Any] = schema["properties"]
     if args is None:
         args = {}

@@ -164,6 +164,8 @@ async def test_a_file_read_by_the_agent_and_changed_on_disk_is_reported(
 ) -> None:
     fake.script([call("read_file", path="notes.txt")])
     await say(client, "read notes.txt")
+    # The watcher starts after `initialized` (with the services): a change made before it runs is not seen.
+    await until(lambda: any("start-up complete" in line for line in client.stderr_lines), "the workspace watcher")
     (root / "notes.txt").write_text("changed behind the agent's back\n")
     for _ in range(300):
         await asyncio.sleep(0.02)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sidecar.app import Services, build_services
+from sidecar.app import FrontEnd, Ports, Services, build_services
 from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService
 from sidecar.compaction.tool_outputs import ToolOutputSaver
@@ -128,10 +128,14 @@ async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
     settings = Settings(token_limit=100_000, retry_initial_delay_ms=1)  # retries of bad replies wait 1, 2, 4 ms
     session = Session(settings=settings, workspace_folders=[str(tmp_path / "project")])
     services = build_services(
-        session, notifier=rec, inform=rec.warning, model=get_client, pre_compress=hook,
-        save_tool_output=ToolOutputSaver(tmp_path), home=tmp_path / "home",
-        memory=False,  # these tests compare exact histories; the session context has its own (tests/e2e/test_memory*)
+        session, FrontEnd(notifier=rec, inform=rec.warning),
+        Ports(
+            model=get_client, pre_compress=hook, save_tool_output=ToolOutputSaver(tmp_path), home=tmp_path / "home",
+            # These tests compare exact histories; the session context has its own (tests/e2e/test_memory*).
+            memory=False,
+        ),
     )
+    await services.start()
     yield Rig(services.chat, rec, fake, tmp_path, services)
     await services.aclose()
     await client.aclose()

@@ -10,17 +10,16 @@ from typing import Any
 
 import pytest
 
-from sidecar.app import Services, build_services
-from sidecar.chat.tool_runner import Decision, ToolRunner
+from sidecar.app import FrontEnd, Ports, Services, build_services
 from sidecar.compaction.service import Trigger
 from sidecar.compaction.tool_outputs import ToolOutputSaver
 from sidecar.config.settings import Settings
 from sidecar.gemini.client import ClientConfig, ModelClient
 from sidecar.protocol import errors
 from sidecar.protocol.ide import OpenFile
-from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams
+from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams, ToolDecision
 from sidecar.session import Session
-from sidecar.tools import ToolRegistry
+from sidecar.tools import ToolPlan
 from sidecar.tools.edits import ApplyEdit
 from tests.service.conftest import EditorSpy
 
@@ -34,14 +33,20 @@ class Editor:
     asked: list[str] = field(default_factory=list)
     edits: list[dict[str, Any]] = field(default_factory=list)
 
-    def tool_call(self, notice: ToolCallParams) -> None:
+    async def before_plan(self, paths: list[Path]) -> None:
         pass
 
-    async def confirm(self, request: ConfirmToolCallParams) -> Decision:
+    def after_call(self) -> None:
+        pass
+
+    def tool_call(self, notice: ToolCallParams, plan: ToolPlan | None = None) -> None:
+        pass
+
+    async def confirm(self, request: ConfirmToolCallParams, plan: ToolPlan | None = None) -> ToolDecision:
         self.asked.append(request.tool_name)
         return "allow"
 
-    def apply_edit(self) -> ApplyEdit | None:
+    def apply_edit(self, plan: ToolPlan | None = None) -> ApplyEdit | None:
         if not self.supports_apply_edit:
             return None
 
@@ -82,20 +87,19 @@ async def make(fake: Any, tmp_path: Path) -> AsyncIterator[Any]:
     async def hook(trigger: Trigger) -> None:
         pass
 
-    def factory(mode: str, supports_apply_edit: bool = False) -> Rig:
+    async def factory(mode: str, supports_apply_edit: bool = False) -> Rig:
         root = tmp_path / f"ws-{len(built)}"
         root.mkdir()
         session = Session(settings=Settings(approval_mode=mode), workspace_folders=[str(root)])  # type: ignore[arg-type]
         editor = Editor(supports_apply_edit)
-
-        def runner(registry: ToolRegistry, session: Session) -> ToolRunner:
-            return ToolRunner(registry, editor, session)
-
         spy = EditorSpy()
         services = build_services(
-            session, notifier=spy, inform=spy.warning, model=get_client, pre_compress=hook, tools=runner,
-            save_tool_output=ToolOutputSaver(tmp_path), home=tmp_path / "home",
+            session, FrontEnd(notifier=spy, inform=spy.warning, tools=editor),
+            Ports(
+                model=get_client, pre_compress=hook, save_tool_output=ToolOutputSaver(tmp_path), home=tmp_path / "home"
+            ),
         )
+        await services.start()
         built.append(services)
         return Rig(services, editor, root, fake)
 
@@ -107,7 +111,7 @@ async def make(fake: Any, tmp_path: Path) -> AsyncIterator[Any]:
 
 @pytest.mark.parametrize("mode", ["default", "autoEdit", "yolo"])
 async def test_edits_are_checkpointed_whether_or_not_they_ask(make: Any, mode: str) -> None:
-    rig: Rig = make(mode)
+    rig: Rig = await make(mode)
     (rig.root / "a.txt").write_text("original\n")
     await rig.say("edit a", {"name": "write_file", "args": {"path": "a.txt", "content": "agent\n"}})
     assert rig.editor.asked == (["write_file"] if mode == "default" else [])
@@ -119,7 +123,7 @@ async def test_edits_are_checkpointed_whether_or_not_they_ask(make: Any, mode: s
 
 
 async def test_open_files_go_back_through_apply_edit_and_the_rest_to_disk(make: Any) -> None:
-    rig: Rig = make("yolo", supports_apply_edit=True)
+    rig: Rig = await make("yolo", supports_apply_edit=True)
     for name in ("open.txt", "closed.txt"):
         (rig.root / name).write_text(f"{name} before\n")
     edits = [
@@ -142,7 +146,7 @@ async def test_open_files_go_back_through_apply_edit_and_the_rest_to_disk(make: 
 
 
 async def test_a_fork_rewinds_the_files_its_parent_changed(make: Any) -> None:
-    rig: Rig = make("yolo")
+    rig: Rig = await make("yolo")
     (rig.root / "a.txt").write_text("original\n")
     await rig.say("edit a", {"name": "replace", "args": {"path": "a.txt", "old_string": "original", "new_string": "x"}})
     await rig.say("talk more")
@@ -156,7 +160,7 @@ async def test_a_fork_rewinds_the_files_its_parent_changed(make: Any) -> None:
 
 
 async def test_bad_requests_are_answered_in_words(make: Any) -> None:
-    rig: Rig = make("yolo")
+    rig: Rig = await make("yolo")
     assert rig.services.actions.checkpoints.list_checkpoints(None).checkpoints == [], "nothing recorded yet"
     with pytest.raises(errors.SidecarError) as caught:
         await rig.services.actions.checkpoints.preview_rewind("m1")

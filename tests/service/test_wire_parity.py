@@ -19,7 +19,7 @@ from sidecar.core.history import text_content as text
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
 from sidecar.gemini.client import ClientConfig, ModelClient
 from sidecar.gemini.routes import GEMINI_API_VERSION, VERTEX_API_VERSION, Endpoint
-from sidecar.tools.declarations import DECLARATIONS
+from sidecar.tools import DECLARATIONS
 from tests.adc_files import service_account
 
 MODEL = "gemini-2.5-pro"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from sidecar.export.layout import LAYERS
 from sidecar.protocol import error_info
 
 PACKAGE = Path(__file__).resolve().parents[2] / "sidecar"
@@ -92,14 +93,9 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-#: Modules that sit above the layers rather than in their folder's: the generator of the editors' mirrors reads the
-#: contract and the settings section (config/), which the rest of protocol/ never does.
-TOOLS = {"sidecar.protocol.export"}
-
-
 def _area(module: str) -> str:
     """The folder (or top-level module) a module belongs to: sidecar.chat.service -> sidecar.chat."""
-    return module if module in TOOLS else ".".join(module.split(".")[:2])
+    return ".".join(module.split(".")[:2])
 
 
 def test_the_module_walk_sees_the_whole_package() -> None:
@@ -120,26 +116,6 @@ def test_no_import_cycles_between_folders() -> None:
     for targets in folders.values():
         targets.discard("sidecar")
     assert _cycles(folders) == []
-
-
-#: The folders as layers, lowest first: a module may import only from a lower layer (or its own folder).
-LAYERS = [
-    ["sidecar", "sidecar.protocol", "sidecar.logging_setup", "sidecar.allocator", "sidecar.private_files"],
-    ["sidecar.core"],
-    ["sidecar.config", "sidecar.tools", "sidecar.fakegemini"],
-    ["sidecar.session", "sidecar.watcher", "sidecar.mcp"],
-    ["sidecar.memory"],
-    ["sidecar.gemini", "sidecar.hooks"],
-    ["sidecar.compaction"],
-    ["sidecar.recording"],
-    ["sidecar.checkpoints"],
-    ["sidecar.chat"],
-    ["sidecar.app"],
-    ["sidecar.rpc", "sidecar.acp"],
-    ["sidecar.doctor"],  # checks what each front-end would do, so it reads both front-ends' settings code
-    ["sidecar.cli", "sidecar.demo", "sidecar.protocol.export"],
-    ["sidecar.__main__"],
-]
 
 
 def test_folders_import_only_from_lower_layers() -> None:
@@ -248,5 +224,77 @@ def test_nothing_reaches_the_live_conversation_through_the_chat_service() -> Non
             (isinstance(node.value, ast.Attribute) and node.value.attr == "chat")
             or (isinstance(node.value, ast.Name) and node.value.id == "chat")
         )
+    ]
+    assert found == []
+
+
+#: The composition code: the root and each feature package's wire(). It builds objects with what they need.
+COMPOSITION = ["sidecar.app", "sidecar.checkpoints", "sidecar.hooks", "sidecar.mcp", "sidecar.memory"]
+
+
+def _finished_after_construction(source: str, filename: str) -> list[str]:
+    """Assignments to another object's attribute (`runner.context_files = …`) and `use_*` calls
+    (`checkpoints.use_tools(…)`): an object finished after its construction, outside its own methods."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename)):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        for target in targets:
+            for part in ast.walk(target):
+                own = isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "self"
+                if isinstance(part, ast.Attribute) and not own:
+                    found.append(f"{filename}:{node.lineno} assigns {ast.unparse(part)}")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.startswith("use_"):
+            found.append(f"{filename}:{node.lineno} calls {ast.unparse(node.func)}")
+    return found
+
+
+def test_the_composition_code_finishes_no_object_after_construction() -> None:
+    """Constructors take what they need; what starts work is Services.start(), which the front-end calls."""
+    found = [f for name in COMPOSITION for f in _finished_after_construction(MODULES[name].read_text(), name)]
+    assert found == []
+
+
+def test_an_object_finished_after_construction_is_found() -> None:
+    source = "def build(a, b):\n    runner = R(a)\n    runner.context_files = b\n    checkpoints.use_tools(a)\n"
+    assert _finished_after_construction(source, "x") == [
+        "x:3 assigns runner.context_files", "x:4 calls checkpoints.use_tools"
+    ]
+
+
+def test_every_feature_package_wires_itself_in_the_composition_root() -> None:
+    """A feature package offers one wire(); the root calls each (a new feature is one more line there)."""
+    root = MODULES["sidecar.app"].read_text()
+    for name in COMPOSITION[1:]:
+        tree = ast.parse(MODULES[name].read_text())
+        assert [n.name for n in tree.body if isinstance(n, ast.FunctionDef)] == ["wire"], name
+        assert f"{name.rpartition('.')[2]}.wire(" in root, name
+
+
+def test_no_constructor_starts_the_recording() -> None:
+    """Recording begins in Services.start(), after `initialize`: building the services records nothing."""
+    found = [
+        f"{name}:{node.lineno}"
+        for name, path in MODULES.items()
+        for function in ast.walk(ast.parse(path.read_text()))
+        if isinstance(function, ast.FunctionDef) and function.name == "__init__"
+        for node in ast.walk(function)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "start"
+        and "recorder" in ast.unparse(node.func.value)
+    ]
+    assert found == []
+
+
+def test_no_front_end_subclasses_the_tool_runner_or_the_registry() -> None:
+    """Front-ends adapt tool calls through the ToolHost port (given each plan), never by overriding privates."""
+    found = [
+        f"{name}:{node.lineno} {node.name}"
+        for name, path in MODULES.items()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ClassDef)
+        and any(ast.unparse(base).rpartition(".")[2] in ("ToolRunner", "ToolRegistry") for base in node.bases)
     ]
     assert found == []

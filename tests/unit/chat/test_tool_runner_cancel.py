@@ -22,14 +22,20 @@ class AskingHost:
         self.asked = asyncio.Event()
         self.notices: list[ToolCallParams] = []
 
-    def tool_call(self, notice: ToolCallParams) -> None:
+    async def before_plan(self, paths: list[Path]) -> None:
+        pass
+
+    def after_call(self) -> None:
+        pass
+
+    def tool_call(self, notice: ToolCallParams, plan: Any = None) -> None:
         self.notices.append(notice)
 
-    async def confirm(self, request: ConfirmToolCallParams) -> Any:
+    async def confirm(self, request: ConfirmToolCallParams, plan: Any = None) -> Any:
         self.asked.set()
         await asyncio.Event().wait()
 
-    def apply_edit(self) -> None:
+    def apply_edit(self, plan: Any = None) -> None:
         return None
 
 

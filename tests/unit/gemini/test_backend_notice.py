@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sidecar.config.settings import Settings
-from sidecar.gemini.endpoint import Backend
+from sidecar.gemini.backend import Backend
 from sidecar.session import Session
 
 

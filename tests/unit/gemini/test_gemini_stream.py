@@ -22,7 +22,7 @@ from sidecar.gemini.stream import (
     request_pieces,
     sse_events,
 )
-from sidecar.tools.declarations import DECLARATIONS
+from sidecar.tools import DECLARATIONS
 
 MODEL = "gemini-2.5-flash"
 

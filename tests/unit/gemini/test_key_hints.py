@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sidecar.gemini.endpoint import acp_key_hint, key_hint
+from sidecar.gemini.backend import acp_key_hint, key_hint
 
 
 def test_each_editor_is_told_its_own_way() -> None:

@@ -224,11 +224,15 @@ def test_restoring_a_deleted_parent_brings_it_back_beside_its_branches(store: Se
 def test_paging_is_newest_first_and_stable(store: SessionStore) -> None:
     for sid in ("a", "b", "c"):
         chat(store, sid, f"hello {sid}")
-    infos = store.list()
+    # c the oldest; a and b updated in the same instant: the session id breaks the tie, the same way every time.
+    when = {"a": "2026-01-02T00:00:00.000Z", "b": "2026-01-02T00:00:00.000Z", "c": "2026-01-01T00:00:00.000Z"}
+    infos = [msgspec.structs.replace(i, last_updated=when[i.session_id]) for i in store.list()]
     first, cursor = page(infos, query=None, limit=2, cursor=None)
+    assert [i.session_id for i in first] == ["b", "a"]
     assert cursor is not None and decode_cursor(cursor)[1] == first[-1].session_id
     rest, end = page(infos, query=None, limit=2, cursor=cursor)
-    assert end is None and {i.session_id for i in first + rest} == {"a", "b", "c"}
+    assert end is None and [i.session_id for i in rest] == ["c"]
+    assert [i.session_id for i in page(list(reversed(infos)), query=None, limit=3, cursor=None)[0]] == ["b", "a", "c"]
     assert [i.session_id for i in page(infos, query="HELLO B", limit=None, cursor=None)[0]] == ["b"]
     with pytest.raises(ValueError, match="limit must be"):
         page(infos, query=None, limit=0, cursor=None)

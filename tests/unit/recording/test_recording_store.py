@@ -13,6 +13,7 @@ from sidecar.core.compaction import find_split_point, truncate_history_to_budget
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
 from sidecar.core.recording import FORMAT_VERSION, LastUsage, RewindRecord, head_ids
 from sidecar.protocol.sessions import TranscriptCompaction
+from sidecar.recording.layout import data_home
 from sidecar.recording.store import (
     CorruptSession,
     SessionLocked,
@@ -20,7 +21,6 @@ from sidecar.recording.store import (
     SessionStore,
     SessionWriter,
     UnsupportedVersion,
-    default_home,
     project_id,
 )
 
@@ -102,15 +102,15 @@ def test_paths_and_permissions(store: SessionStore, tmp_path: Path) -> None:
     writer.close()
 
 
-def test_default_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_data_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("SIDECAR_HOME", str(tmp_path / "sc"))
-    assert default_home() == tmp_path / "sc"
+    assert data_home() == tmp_path / "sc"
     monkeypatch.delenv("SIDECAR_HOME")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    assert default_home() == tmp_path / "xdg" / "sidecar"
+    assert data_home() == tmp_path / "xdg" / "sidecar"
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert default_home() == tmp_path / ".local" / "share" / "sidecar"
+    assert data_home() == tmp_path / ".local" / "share" / "sidecar"
 
 
 def test_resume_equals_the_live_history_through_compaction_chains(store: SessionStore) -> None:

@@ -139,8 +139,8 @@ def test_transcript_texts_and_roles_are_those_of_the_decoded_records(store: Sess
 def test_a_replay_keeps_no_decoded_contents(store: SessionStore) -> None:
     write_session(store)
     loaded = store.load("s1")
-    assert loaded._replay is not None
-    kept = [r.content for r in loaded._replay._log if isinstance(r, RawMessageRecord)]
+    assert loaded.replay is not None
+    kept = [r.content for r in loaded.replay.log if isinstance(r, RawMessageRecord)]
     assert all(isinstance(c, msgspec.Raw) for c in kept)  # JSON only, sharing the history's bytes
     assert sum(map(len, kept)) == sum(map(len, recorded_contents(loaded.path).values()))
 

@@ -144,4 +144,4 @@ async def test_unexpected_errors_become_error_results(tools: ToolRegistry, tmp_p
     plan = tools.plan("read_file", {"path": "a.txt"}, trusted=True)
     broken = ToolPlan(plan.name, plan.args, plan.kind, plan.description, payload=None)  # not a valid payload
     result = await tools.run(broken, apply_edit=None)
-    assert not result.ok and result.response["error"].startswith("read_file failed unexpectedly: TypeError")
+    assert not result.ok and result.response["error"].startswith("read_file failed unexpectedly: AttributeError")

@@ -9,8 +9,7 @@ from typing import Any
 import msgspec
 import msgspec.inspect as mi
 
-from sidecar.protocol import error_info, methods
-from sidecar.protocol.export_model import (
+from sidecar.export.model import (
     LITERAL_NAMES,
     NAMED_LITERALS,
     NAMED_UNIONS,
@@ -21,7 +20,8 @@ from sidecar.protocol.export_model import (
     structs,
     without_null,
 )
-from sidecar.protocol.export_settings import docs_type, lua_value, setting_fields
+from sidecar.export.settings import docs_type, lua_value, setting_fields
+from sidecar.protocol import error_info, methods
 from sidecar.protocol.version import PROTOCOL_VERSION
 
 #: LuaCATS names live in this namespace (`sidecar.TokenUsage`), as conform.nvim's do in `conform.`.

@@ -130,6 +130,7 @@ class SidecarAgent:
         self.transport.announce(session.session_id, session.outbox.release)
         session.announce()
         session.backend.warm_soon()  # the model client, before the first prompt needs it (issue 25.12)
+        await session.backend.warmed()  # answered once it is built: a prompt sent at once does not wait for it
         return NewSessionResponse(session_id=session.session_id, modes=session.modes())
 
     async def load_session(

@@ -209,19 +209,21 @@ class AcpSession:
     async def resume(self, recorded_id: str, *, replay: bool) -> None:
         """Continue the recorded session `recorded_id` (session/load replays it to the client, resume does not)."""
         self.require_recorded(recorded_id)
+        self.notifier.usage_sent = False
         try:
-            await self.services.sessions.resume(recorded_id)
+            await self.services.sessions.resume(recorded_id)  # pushes the resumed usage (once)
         except errors.SidecarError as exc:
             raise RequestError(exc.code, exc.message, msgspec.to_builtins(exc.data)) from None
         if replay:
             self.send_replay()
-        self.announce()
+        self.outbox.put(self._available_commands())
+        self.usage_after()
         await self.outbox.flush()
 
     def send_replay(self) -> None:
         """Everything said in the session, as an editor's resume shows it (the model keeps the compacted view)."""
         try:
-            shown = conversation_updates(self.live.recorder.reload().shown())
+            shown = conversation_updates(self.live.recorder.reload().shown(), self.cwd)
         except (RecordingError, ValueError):  # nothing readable recorded (recording off): the model's view
             conv = self.live.conversation
             shown = replay_updates(conv.history, conv.ids)
@@ -298,17 +300,20 @@ class AcpSession:
             if not command.argument:
                 raise errors.SidecarError(errors.INVALID_PARAMS, "/pin needs the fact to pin, e.g. `/pin the API is "
                                           "v2 only`.")
-            pinned = self.services.actions.pin(command.argument)
-            note = f" ({pinned.warning})" if pinned.warning else ""
-            self.notifier.say(f"Pinned `{pinned.pin_id}`: every request carries it, every compaction keeps it.{note}")
+            with self.notifier.usage_after_reply():
+                pinned = self.services.actions.pin(command.argument)
+                note = f" ({pinned.warning})" if pinned.warning else ""
+                self.notifier.say(f"Pinned `{pinned.pin_id}`: every request carries it, every compaction keeps it."
+                                  f"{note}")
         elif command.name == "pins":
             listed = self.services.actions.list_pins()
             self.notifier.say(commands.render_pins([(p.pin_id, p.text) for p in listed.pins]))
         elif command.name == "memory":
             await self._memory(command.argument)
         elif command.name == "unpin":
-            removed = self.services.actions.unpin(command.argument)
-            self.notifier.say(f"Removed the pinned fact `{removed.pin_id}`.")
+            with self.notifier.usage_after_reply():
+                removed = self.services.actions.unpin(command.argument)
+                self.notifier.say(f"Removed the pinned fact `{removed.pin_id}`.")
         return "end_turn"
 
     async def _rewind(self, argument: str) -> None:
@@ -333,7 +338,11 @@ class AcpSession:
 
     async def fork_from(self, source: str) -> None:
         """Make this (new) session a fork of the recorded session `source`: its whole history, the parent unchanged."""
-        result = await self.services.actions.fork(source, None)
+        self.outbox.hold()  # the usage the fork pushes is the fork's: announce() sends it under the fork's id
+        try:
+            result = await self.services.actions.fork(source, None)
+        finally:
+            self.outbox.close()
         self.outbox.session_id = result.session_id
 
     async def _turn(self, text: str, files: list[str]) -> str:

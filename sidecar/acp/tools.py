@@ -77,12 +77,20 @@ class PlanMemoRegistry(ToolRegistry):
     """The registry, remembering the last plan so that the tool_call update can show kind, locations and diff."""
 
     last_plan: ToolPlan | None = None
+    last_response: dict[str, Any] | None = None
 
     def plan(self, name: str, args: Any, *, trusted: bool) -> ToolPlan:
         """Plan the call and remember it for the tool_call update."""
         plan = super().plan(name, args, trusted=trusted)
-        self.last_plan = plan
+        self.last_plan, self.last_response = plan, None
         return plan
+
+    async def run(self, plan: ToolPlan, *, apply_edit: ApplyEdit | None) -> ToolResult:
+        """Run the plan and remember its response for the tool_call update (a shell call's output)."""
+        self.last_response = None
+        result = await super().run(plan, apply_edit=apply_edit)
+        self.last_response = result.response
+        return result
 
 
 @dataclass
@@ -154,7 +162,9 @@ class AcpToolHost:
             self._outbox.put(updates.tool_call_update(call_id, acp_status))
             return
         _kind, shown = self._shown.pop(call_id, ("other", []))
-        content = [*shown, updates.text_content(notice.summary)]
+        registry = self.registry
+        output = updates.shell_output(registry.last_plan, registry.last_response) if registry is not None else []
+        content = [*shown, updates.text_content(notice.summary), *output]
         self._outbox.put(updates.tool_call_update(call_id, acp_status, content=content))
 
     def _asked_plan(self, request: ConfirmToolCallParams) -> ToolPlan | None:

@@ -210,13 +210,14 @@ class AcpSession:
         """Continue the recorded session `recorded_id` (session/load replays it to the client, resume does not)."""
         self.require_recorded(recorded_id)
         self.notifier.usage_sent = False
-        try:
-            await self.services.sessions.resume(recorded_id)  # pushes the resumed usage (once)
-        except errors.SidecarError as exc:
-            raise RequestError(exc.code, exc.message, msgspec.to_builtins(exc.data)) from None
-        if replay:
-            self.send_replay()
-        self.outbox.put(self._available_commands())
+        with self.notifier.usage_after_reply():  # the resumed usage, once, after the replay and the commands
+            try:
+                await self.services.sessions.resume(recorded_id)
+            except errors.SidecarError as exc:
+                raise RequestError(exc.code, exc.message, msgspec.to_builtins(exc.data)) from None
+            if replay:
+                self.send_replay()
+            self.outbox.put(self._available_commands())
         self.usage_after()
         await self.outbox.flush()
 

@@ -1,4 +1,4 @@
-"""A one-shot ACP client (like `acpx exec`): spawn, initialize, session/new and the prompt at once; time to its first chunk."""
+"""A one-shot ACP client (like `acpx exec`): session/new, then the prompt at once; the time to its first chunk."""
 
 # Per fresh process, with no pause anywhere: spawn `sidecar acp`, initialize, session/new, then write the prompt as
 # soon as session/new answers. Timed on one clock: prompt written -> first agent_message_chunk read (what the user

@@ -203,8 +203,9 @@ class AcpSession:
         except ValueError:
             exists = False
         if not exists:
-            raise RequestError(RESOURCE_NOT_FOUND, f"No recorded session {recorded_id!r} for the folder {self.cwd}.",
-                               {"sessionId": recorded_id})
+            raise RequestError(RESOURCE_NOT_FOUND, f"No recorded session {recorded_id!r} for the folder {self.cwd}. "
+                               "A session is recorded from its first prompt: one that was never prompted left "
+                               "nothing to load, resume or list (start a new one).", {"sessionId": recorded_id})
 
     async def resume(self, recorded_id: str, *, replay: bool) -> None:
         """Continue the recorded session `recorded_id` (session/load replays it to the client, resume does not)."""

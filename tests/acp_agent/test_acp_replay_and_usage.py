@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import acp
+import pytest
+
 from tests.acp_agent.harness import Agent
 
 
@@ -86,5 +89,20 @@ async def test_load_resume_and_fork_send_one_usage_update_and_pin_sends_it_after
         await agent.prompt(sid, "/pin the API is v2 only")
         kinds = [u["sessionUpdate"] for u in agent.client.updates(sid)[start:]]
         assert "usage_update" in kinds and kinds.index("agent_message_chunk") < kinds.index("usage_update")
+    finally:
+        await agent.close()
+
+
+async def test_a_session_never_prompted_says_why_it_cannot_be_loaded(fake: Any, home: str, workspace: str) -> None:
+    first = await Agent(fake.url, home).start()
+    await first.initialize()
+    sid = await first.new_session(workspace)
+    await first.close()
+    agent = await Agent(fake.url, home).start()
+    try:
+        await agent.initialize()
+        with pytest.raises(acp.RequestError) as caught:
+            await agent.raw_request("session/load", {"sessionId": sid, "cwd": workspace, "mcpServers": []})
+        assert caught.value.code == -32002 and "recorded from its first prompt" in str(caught.value)
     finally:
         await agent.close()

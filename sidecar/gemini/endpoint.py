@@ -131,7 +131,7 @@ class Backend:
             self._warming = asyncio.get_running_loop().create_task(self._warm(), name="warm-model-client")
 
     async def warmed(self) -> None:
-        """Wait for the warm-up warm_soon() started (nothing when none runs); its failure is left to the first request."""
+        """Wait for the warm-up warm_soon() started (if any); a failure is left to the first request to say."""
         if self._warming is not None and not self._warming.done():
             await asyncio.wait([self._warming])
 

@@ -145,7 +145,8 @@ def tool_call_update(
 
 def compaction_update(compaction_id: str, status: str, *, summary: str | None = None, error: str | None = None
                       ) -> dict[str, Any]:
-    """The unstable `compaction_update` (sent only to clients that advertised session.compaction)."""
+    """`compaction_update` (stable since ACP schema 1.25.0; the SDK has no type for it yet; sent only to clients that
+    advertised session.compaction)."""
     update: dict[str, Any] = {"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": status}
     if summary:
         update["summary"] = [{"type": "text", "text": summary}]

@@ -143,7 +143,8 @@ class McpManager:
     async def wait_for_starting(self, report: Callable[[str], None]) -> list[str]:
         """Before a turn's first model request: wait for the servers still starting (each start waited for once,
         each server up to its `timeout`, at most START_WAIT_CAP_S), naming each through `report`. Returns one
-        sentence per server the turn goes on without (still starting, or failed while it waited)."""
+        sentence per server the turn goes on without because it is still starting (one that failed meanwhile was
+        already told, with its cause)."""
         loop = asyncio.get_running_loop()
         now = loop.time()
         deadlines = {
@@ -168,8 +169,6 @@ class McpManager:
             if connection.status == "starting":
                 without.append(f"MCP server {name!r} did not finish starting within {bound:g} s: this turn goes on "
                                "without its tools (they are offered from the next request once it is ready).")
-            elif connection.status == "failed":
-                without.append(f"MCP server {name!r} could not start: this turn goes on without its tools.")
         return without
 
     # -- state ----------------------------------------------------------------------------------------

@@ -169,6 +169,7 @@ class SidecarAgent:
             raise
         self.sessions[session_id] = session
         session.backend.warm_soon()
+        await session.backend.warmed()  # as session/new: a prompt sent at once does not wait for the model client
         return session
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any

@@ -238,6 +238,7 @@ class AcpSession:
         if self.turn is not None and not self.turn.done():
             raise RequestError(errors.BUSY, "A prompt is already running in this session: wait for it to finish, "
                                "or cancel it (session/cancel).")
+        log.debug("prompt for session %s", self.session_id)
         text, files = read_prompt(blocks)
         if not text.strip():
             raise RequestError(INVALID_PARAMS, edge.bad_params("session/prompt", "the prompt has no text."))

@@ -9,6 +9,7 @@ import acp
 import pytest
 
 from tests.acp_agent.harness import Agent
+from tests.waiting import until
 
 
 def call(name: str, **args: Any) -> dict[str, Any]:
@@ -104,5 +105,25 @@ async def test_a_session_never_prompted_says_why_it_cannot_be_loaded(fake: Any, 
         with pytest.raises(acp.RequestError) as caught:
             await agent.raw_request("session/load", {"sessionId": sid, "cwd": workspace, "mcpServers": []})
         assert caught.value.code == -32002 and "recorded from its first prompt" in str(caught.value)
+    finally:
+        await agent.close()
+
+
+async def test_a_prompt_sent_at_once_after_session_new_finds_the_model_client_built(
+    fake: Any, home: str, workspace: str
+) -> None:
+    agent = await Agent(fake.url, home).start(log=True)
+    try:
+        await agent.initialize()
+        sid = await agent.new_session(workspace)
+        assert await agent.prompt(sid, "at once") == "end_turn"
+
+        async def both_logged() -> bool:
+            return bool(agent.logged("built for the warm-up")) and bool(agent.logged("prompt for session"))
+
+        await until(both_logged, "the warm-up and the prompt in the log")
+        built = next(i for i, line in enumerate(agent.log) if "built for the warm-up" in line)
+        prompted = next(i for i, line in enumerate(agent.log) if "prompt for session" in line)
+        assert built < prompted, "session/new answered before the model client was ready"
     finally:
         await agent.close()

@@ -7,9 +7,11 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?=
+VSCODE    := editors/vscode
+VSCODE_NM := $(VSCODE)/node_modules/.package-lock.json
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test test-fast test-python test-stress lint typecheck protocol bench clean vsix test-vscode-unit test-vscode-e2e test-nvim nvim-install acpx-install
+.PHONY: help venv demo test test-fast test-fast-editors test-python test-stress lint format typecheck protocol bench eval clean vsix test-vscode-unit test-vscode-e2e test-nvim nvim-install acpx-install
 
 help: ## list the targets
 	@echo "sidecar — make targets:"
@@ -28,8 +30,18 @@ demo: $(STAMP) ## a scripted editor session end to end (embedded fake Gemini, or
 
 test: lint typecheck test-python test-vscode-unit test-nvim test-vscode-e2e release-check ## everything: lint, types, Python suites, both editors, the release
 
-test-fast: $(STAMP) ## the edit loop: unit tests that start no process (under 30 s); `make test` before pushing
-	$(PY) -m pytest -q -p no:xdist -m "not process" tests/unit $(PYTEST_ARGS)
+test-fast: $(STAMP) ## the edit loop: unit tests that start no process and open no socket (20 s); `make test` before pushing
+	$(PY) -m pytest -q -p no:xdist -m "not process" --hypothesis-profile=fast --durations=10 tests/unit $(PYTEST_ARGS)
+
+# The editors' unit tests that start no server: Neovim's plugin logic and module graph on both Neovims (no fake
+# Gemini is started for them), VS Code's node --test files but the two that drive a real sidecar.
+VSCODE_SERVER_TESTS := roundtrip doctor
+VSCODE_PURE_TESTS = $(filter-out $(VSCODE_SERVER_TESTS:%=out/test/%.test.js),\
+  $(patsubst $(VSCODE)/test/%.ts,out/test/%.js,$(wildcard $(VSCODE)/test/*.test.ts)))
+
+test-fast-editors: $(VSCODE_NM) nvim-install ## the editors' pure unit tests (Neovim plugin logic, VS Code node --test): no server, no process of ours
+	SIDECAR_NVIM_SKIP_INSTALL=1 $(NVIM)/tests/run.sh test_unit test_architecture
+	cd $(VSCODE) && node_modules/.bin/tsc -p . && node --test $(VSCODE_PURE_TESTS)
 
 test-python: $(STAMP) acpx-install ## the pytest suites (two workers: most e2e time is spent waiting on processes)
 	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
@@ -37,8 +49,27 @@ test-python: $(STAMP) acpx-install ## the pytest suites (two workers: most e2e t
 test-stress: ## the Python suites (SUITES=all: all of make test) RUNS times (default 5) on fresh clones of HEAD under CPU, fsync and process-spawn load
 	RUNS=$(or $(RUNS),5) SUITES=$(or $(SUITES),python) PYTHON=$(PYTHON) tools/stress.sh
 
-lint: $(STAMP) ## ruff
-	$(BIN)/ruff check sidecar tests bench
+PY_SOURCES  := sidecar tests bench eval
+NVIM        := editors/nvim
+NVIM_NM     := $(NVIM)/node_modules/.package-lock.json
+LUA_SOURCES := lua plugin tests
+STYLUA      := node_modules/.bin/stylua
+
+$(NVIM_NM): $(NVIM)/package.json $(NVIM)/package-lock.json
+	cd $(NVIM) && npm ci --no-audit --no-fund
+	@touch $@
+
+lint: $(STAMP) $(VSCODE_NM) $(NVIM_NM) nvim-install ## Python (ruff check, ruff format --check), TypeScript (ESLint), Lua (StyLua --check, no require cycle)
+	$(BIN)/ruff check $(PY_SOURCES)
+	$(BIN)/ruff format --check $(PY_SOURCES)
+	cd $(VSCODE) && npm run --silent lint
+	cd $(NVIM) && $(STYLUA) --check $(LUA_SOURCES)
+	SIDECAR_NVIM_SKIP_INSTALL=1 NVIM_VERSIONS=0.11 $(NVIM)/tests/run.sh test_architecture
+
+# StyLua runs twice: 2.5 settles some long call arguments only on its second pass (the check then agrees).
+format: $(STAMP) $(NVIM_NM) ## apply the formatters: ruff format (Python), StyLua (Lua)
+	$(BIN)/ruff format $(PY_SOURCES)
+	cd $(NVIM) && $(STYLUA) $(LUA_SOURCES) && $(STYLUA) $(LUA_SOURCES)
 
 typecheck: $(STAMP) ## mypy --strict on sidecar/
 	$(BIN)/mypy
@@ -48,6 +79,9 @@ protocol: $(STAMP) ## regenerate the editors' protocol and settings mirrors and 
 
 bench: $(STAMP) ## benchmarks; writes bench/results/ and docs/performance.md
 	$(PY) -m bench
+
+eval: $(STAMP) ## compaction quality: planted facts through 5 rounds (fake Gemini; real model too with a key); eval/results/
+	$(PY) -m eval
 
 # ---- ACP (sidecar acp) ----
 acpx-install: ## acpx (headless ACP client, npm) and the Node 24 it needs, in .cache/acpx, for the ACP tests
@@ -61,9 +95,6 @@ test-nvim: $(STAMP) nvim-install ## the Neovim plugin's headless tests on nvim 0
 	SIDECAR_PYTHON=$(abspath $(PY)) SIDECAR_NVIM_SKIP_INSTALL=1 editors/nvim/tests/run.sh
 
 # ---- VS Code extension (editors/vscode) ----
-VSCODE    := editors/vscode
-VSCODE_NM := $(VSCODE)/node_modules/.package-lock.json
-
 $(VSCODE_NM): $(VSCODE)/package.json $(VSCODE)/package-lock.json
 	cd $(VSCODE) && npm ci --no-audit --no-fund
 	@touch $@

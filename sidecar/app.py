@@ -20,6 +20,7 @@ from sidecar.gemini.client import ModelClient
 from sidecar.gemini.endpoint import Backend
 from sidecar.hooks.approval import Ask, HookApproval
 from sidecar.hooks.service import HookService
+from sidecar.mcp.approval import McpApproval
 from sidecar.mcp.gate import McpTools
 from sidecar.mcp.manager import McpManager
 from sidecar.memory.service import MemoryService
@@ -102,7 +103,7 @@ def build_services(
     `inform`). `tools` builds the runner over the registry (None: no tools are offered). `model`,
     `pre_compress`, `save_tool_output` and `home` replace the settings-driven client, the user's PreCompress hooks,
     the session's tool-output folder and the data home (the service tests and benchmarks use them). `ask_hooks`
-    asks the user to approve a workspace file's hooks (None: they never count, as in ACP).
+    asks the user to approve a workspace's hooks and MCP servers (None: they never count, as in ACP).
     `on_mcp_change` runs after an MCP server's status or tool list changes (the front-end tells its client);
     `on_memory_change` after the context files loaded changed (sidecar/memoryChanged); `tell_skipped_memory`
     also warns in words about project files an untrusted workspace kept out (False where the editor says it).
@@ -142,7 +143,8 @@ def build_services(
     mcp: McpManager | None = None
     checkpoints = CheckpointService(session, recorder)
     if tools is not None:
-        mcp = McpManager(on_change=on_mcp_change, inform=warn or inform)
+        servers = McpApproval(ask_hooks, lambda: recorder.store, lambda: session.project_root) if ask_hooks else None
+        mcp = McpManager(on_change=on_mcp_change, inform=warn or inform, approve=servers.approved if servers else None)
         registry = registry_cls(
             session.folders,
             save_output=outputs,

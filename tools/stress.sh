@@ -94,6 +94,7 @@ commit=$(git -C "$top" rev-parse HEAD)  # every run tests this commit, even if H
 export VSCODE_E2E_CACHE=${VSCODE_E2E_CACHE:-$top/.cache/vscode-e2e}
 export ACPX_CACHE=${ACPX_CACHE:-$top/.cache/acpx}  # acpx and its Node, installed once, not downloaded per run
 export SIDECAR_ACPX=${SIDECAR_ACPX:-$ACPX_CACHE/bin/acpx}
+export SIDECAR_PROPERTY_EXAMPLES=${SIDECAR_PROPERTY_EXAMPLES:-200}  # the random edit-sequence test: more examples than make test
 echo "stress: $RUNS runs of make ${targets[*]} on fresh clones of ${commit:0:7}, $describe"
 
 failed_runs=0

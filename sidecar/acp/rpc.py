@@ -25,6 +25,10 @@ RESOURCE_NOT_FOUND = -32002
 
 Handler = Callable[[str, Any, bool], Awaitable[Any]]
 
+#: The longest line (one JSON-RPC message) read; a longer one is skipped unread and answered -32600, as the editor
+#: protocol answers a frame over its limit (sidecar.rpc.transport.MAX_MESSAGE_BYTES, the same size).
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
 
 class ClientOffers:
     """What the client advertised at initialize."""
@@ -81,7 +85,12 @@ class NdjsonStdio:
 
     async def receive(self) -> dict[str, Any] | None:
         while True:
-            line = await self._read_line()
+            line, skipped = await self._read_line()
+            if skipped:
+                log.warning("bad input: a line of %d bytes or more was skipped", skipped)
+                await self._answer_error(None, INVALID_REQUEST, f"Invalid request: the message is longer than the "
+                                         f"{MAX_LINE_BYTES} byte limit ({skipped} bytes or more); it was skipped.")
+                continue
             if not line:
                 return None
             line = line.strip()
@@ -106,18 +115,32 @@ class NdjsonStdio:
         except Exception as exc:
             log.info("could not answer a bad message: %s", exc)
 
-    async def _read_line(self) -> bytes:
+    async def _read_line(self) -> tuple[bytes, int]:
+        """(one line, 0), or (b"", its size so far) for a line over MAX_LINE_BYTES, read to its end and dropped
+        chunk by chunk (never held whole)."""
         chunks: list[bytes] = []
+        size = 0
         try:
             while True:
                 try:
-                    chunks.append(await self._reader.readuntil(b"\n"))
-                    return b"".join(chunks)
+                    chunk = await self._reader.readuntil(b"\n")
                 except asyncio.LimitOverrunError as exc:
-                    chunks.append(await self._reader.readexactly(exc.consumed))
+                    chunk = await self._reader.readexactly(exc.consumed)
+                    ended = False
+                else:
+                    ended = True
+                size += len(chunk)
+                if size > MAX_LINE_BYTES:
+                    chunks.clear()
+                elif chunk:
+                    chunks.append(chunk)
+                if ended:
+                    return (b"", size) if size > MAX_LINE_BYTES else (b"".join(chunks), 0)
         except asyncio.IncompleteReadError as exc:
+            if size + len(exc.partial) > MAX_LINE_BYTES:
+                return b"", size + len(exc.partial)  # the next read returns b"": end of input
             chunks.append(exc.partial)
-            return b"".join(chunks)
+            return b"".join(chunks), 0
 
 
 def _builtins(value: Any) -> Any:
@@ -135,6 +158,8 @@ def _decode(line: bytes) -> tuple[Any, str | None, Any]:
         message = json.loads(line)
     except (ValueError, UnicodeDecodeError) as exc:
         return None, f"Parse error: the line is not valid JSON ({exc}).", None
+    except RecursionError:
+        return None, "Parse error: the JSON is nested too deeply.", None
     if not isinstance(message, dict):
         return message, f"Invalid request: a JSON-RPC message must be an object, got {type(message).__name__}.", None
     request_id = message.get("id")

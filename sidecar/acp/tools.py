@@ -16,6 +16,7 @@ from sidecar.acp import updates
 from sidecar.acp.outbox import Outbox
 from sidecar.chat.tool_runner import Decision, ToolRunner
 from sidecar.core.history import FunctionCall, Part
+from sidecar.core.visible_text import visible
 from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams
 from sidecar.tools import ToolPlan, ToolRegistry, ToolResult
 from sidecar.tools.edits import ApplyEdit, EditPlan
@@ -155,7 +156,8 @@ class AcpToolHost:
             resolve = registry.workspace.resolve if registry is not None else None
             where = updates.locations(plan, notice.args, resolve)
             self._shown[call_id] = (kind, content)
-            self._outbox.put(updates.tool_call_start(call_id, notice.summary, kind, notice.args, content, where))
+            title = visible(notice.summary)  # escapes and bidi controls shown, never obeyed
+            self._outbox.put(updates.tool_call_start(call_id, title, kind, notice.args, content, where))
             return
         acp_status = updates.TOOL_STATUS.get(status, "failed")
         if status == "running":
@@ -182,13 +184,13 @@ class AcpToolHost:
         if request.mcp_server:  # MCP: also "every tool of this server"
             options = [*PERMISSION_OPTIONS[:2], SERVER_OPTION, PERMISSION_OPTIONS[2]]
         if plan is not None and plan.kind == "shell":  # the whole command, as it will run (the title is one line)
-            content = [*content, updates.text_content(f"```sh\n{plan.args.get('command', '')}\n```")]
+            content = [*content, updates.text_content(f"```sh\n{visible(str(plan.args.get('command', '')))}\n```")]
         if request.ask_reason is not None:  # "allow always" would count once: not offered
             content = [*content, updates.text_content(f"Asks every time: {request.ask_reason}.")]
             options = ONCE_OPTIONS
         tool_call = ToolCallUpdate(
             tool_call_id=call_id,
-            title=request.description,
+            title=visible(request.description),  # escapes and bidi controls shown, never obeyed
             kind=kind,  # type: ignore[arg-type]
             status="pending",
             content=content or None,

@@ -48,7 +48,9 @@ class SessionActions:
                 live.fresh_estimate("fork")
         live.push_usage()
         return ForkSessionResult(
-            session_id=loaded.session_id, parent_session_id=cut.session_id, message_count=len(live.conversation)
+            session_id=loaded.session_id,
+            parent_session_id=cut.session_id,
+            message_count=live.conversation.messages_shown(),
         )
 
     def _cut(self, source: str, before: str | None) -> Cut:
@@ -89,7 +91,7 @@ class SessionActions:
         live.push_usage()
         untouched = "Files the agent changed were not touched."
         return RewindResult(
-            message_count=len(live.conversation),
+            message_count=live.conversation.messages_shown(),
             text=entry.text,
             message=(
                 f"Rewound to before your message {_named(entry)}: {max(dropped, 0)} history item(s) the model will no "

@@ -22,6 +22,7 @@ from sidecar.core.ide_context import context_turn_text
 from sidecar.core.loop_detection import LoopFound, loop_nudge, loop_stop_message
 from sidecar.core.outcome import Outcome, Status, Trigger
 from sidecar.core.reply_check import INTERRUPTED, cut_short_notice
+from sidecar.core.request_overhead import request_overhead_tokens
 from sidecar.core.request_size import overhead_upper_tokens
 from sidecar.gemini.attempts import Attempts, Retry, is_function_response, stream_checked, with_nudge
 from sidecar.gemini.client import ModelClient, ModelError
@@ -378,6 +379,8 @@ class ChatService:
         current: list[Part] = []  # the attempt under way
         tools = self.tools.declarations() if self.tools is not None else None
         system = self.live.system_instruction(bool(tools))
+        # The reference's estimate of this very request, recorded next to the API's count (sessions stats).
+        estimated = conv.estimated_tokens() + request_overhead_tokens(system, tools)
 
         def on_retry(retry: Retry) -> None:
             self._notify.retry(RetryParams(
@@ -417,7 +420,7 @@ class ChatService:
             self.live.cached_tokens = usage.cached_content_token_count
             self.live.recorder.usage(
                 usage.prompt_token_count, "api", conv.ids[-1] if conv.ids else None, None,
-                paused_until=conv.auto_compaction_paused_until,
+                paused_until=conv.auto_compaction_paused_until, estimated=estimated,
             )
         notice = cut_short_notice(round_reply.finish_reason, round_reply.finish_message) if reply else None
         if notice is not None:

@@ -69,7 +69,7 @@ class SessionService:
             if loaded.last_usage is None:
                 self.live.fresh_estimate("resume")
         self.live.push_usage()
-        count = len(self.live.conversation)
+        count = self.live.conversation.messages_shown()
         if loaded.session_id == session_id:
             return ResumeSessionResult(session_id=session_id, message_count=count)
         # it was open in another window: this one continues in a new branch of it

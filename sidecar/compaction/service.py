@@ -253,12 +253,13 @@ class Compactor:
             env = await self._session_context()
         else:
             env = environment_turn(self._session.workspace_folders)
-        new_history = [
-            env,
-            text_content("user", snapshot),
-            text_content("model", ACKNOWLEDGEMENT),
-            *kept,
-        ]
+        ack = text_content("model", ACKNOWLEDGEMENT)
+        if kept and kept[0].role == "model":
+            # A tail kept from inside an agent turn starts with a tool round: the API refuses a call turn right after
+            # a model turn, so the acknowledgement and that round's calls are one model turn (text, then the calls).
+            ack = Content(role="model", parts=[*ack.parts, *kept[0].parts])
+            kept, split = kept[1:], split + 1
+        new_history = [env, text_content("user", snapshot), ack, *kept]
         if progress is not None:
             progress.report("Counting tokens")
         counted = await self._count(conv, history, new_history)

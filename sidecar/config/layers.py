@@ -1,5 +1,6 @@
-"""Which settings win, lowest first: defaults < the user's file < initializationOptions < didChangeConfiguration <
-the workspace settings file < front-end overrides (an ACP session mode). One pipeline for both front-ends."""
+"""Which settings win, lowest first: defaults < the user's file < the editor's user values (initializationOptions,
+then didChangeConfiguration) < the workspace's values (the editor's workspace layer, then `.sidecar/settings.json`,
+both under the workspace rules) < front-end overrides (an ACP session mode). One pipeline for both front-ends."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ from typing import Any
 import msgspec
 
 from sidecar.config.files import MISSING, read_json_file
-from sidecar.config.mcp_servers import merge_servers
+from sidecar.config.mcp_servers import add_workspace_servers
 from sidecar.config.settings import Hooks, Settings, concat_hooks, decode_settings
-from sidecar.config.workspace_file import read_workspace_settings
+from sidecar.config.workspace_file import read_workspace_settings, workspace_values
 from sidecar.logging_setup import register_secret
+from sidecar.protocol.editor_settings import split_section
+
+#: How the editor's workspace layer is named in messages.
+EDITOR_WORKSPACE = "Workspace settings from the editor (e.g. .vscode/settings.json)"
 
 
 class SettingsLayers:
@@ -30,18 +35,29 @@ class SettingsLayers:
         #: False where the front-end cannot ask the user whether to trust the workspace (ACP): its file's hooks stay
         #: off whatever the editor says about trust.
         self.workspace_trust = True
-        #: The hooks of the workspace file as last resolved (none when it is not trusted): the tail of each event's
-        #: list in the resolved settings, which runs only once the user approved it (sidecar/hooks/approval.py).
+        #: The workspace's hooks as last resolved (none when it is not trusted): the tail of each event's list in
+        #: the resolved settings, which runs only once the user approved it (sidecar/hooks/approval.py).
         self.workspace_hooks = Hooks()
+        #: The names of the MCP servers the workspace added (none when it is not trusted): each starts only once
+        #: the user approved its definition (sidecar/mcp/approval.py).
+        self.workspace_servers: frozenset[str] = frozenset()
         self._last_problems: set[str] = set()
+
+    def editor_workspace_layer(self) -> Any:
+        """The workspace values the editor sent last (a didChangeConfiguration's replace initializationOptions')."""
+        for source in (self.config_section, self.init_options):
+            if source is not None:
+                return split_section(source)[1]
+        return None
 
     def resolve(self, workspace_folders: list[str], trusted: bool) -> tuple[Settings, list[str]]:
         """The settings, and the problems not reported by the previous call (each is told once until it goes away).
 
-        The files are read from disk each time; the workspace file's hooks and MCP servers count only in a trusted
-        workspace, and it can never set the keys a hostile repository must not (workspace_file.FORBIDDEN_KEYS).
-        Hooks are not replaced but concatenated, each event's list in this order: the editor's (a later
-        didChangeConfiguration replaces initializationOptions' as a whole), the user file's, the workspace file's."""
+        The files are read from disk each time. Workspace values — the editor's workspace layer and the workspace
+        file — go through the same rules (workspace_file.workspace_values): never the forbidden keys; hooks and MCP
+        servers only in a trusted workspace, a server never under a name the user's settings use. Hooks are not
+        replaced but concatenated, each event's list in this order: the editor's user values (a later
+        didChangeConfiguration replaces initializationOptions' as a whole), the user file's, the workspace's."""
         messages: list[str] = []
         settings = Settings()
         file_hooks = Hooks()
@@ -54,26 +70,64 @@ class SettingsLayers:
         editor_hooks = Hooks()
         for source in (self.init_options, self.config_section):
             before = settings.hooks
-            settings, bad = decode_settings(source, base=settings)
+            settings, bad = decode_settings(split_section(source)[0], base=settings)
             editor_hooks = settings.hooks if settings.hooks is not before else editor_hooks
             messages += [p.message() for p in bad]
-        section, file_problems = read_workspace_settings(workspace_folders, trusted and self.workspace_trust)
-        user_servers = settings.mcp_servers  # a workspace file adds servers; it never replaces the user's
+        may_run = trusted and self.workspace_trust
+        section, workspace_problems = self._workspace_section(workspace_folders, may_run)
+        messages += workspace_problems
+        user_servers = settings.mcp_servers
+        servers, added, clashes = add_workspace_servers(user_servers, section.pop("mcpServers", None))
+        messages += clashes
         before = settings.hooks
         settings, bad = decode_settings(section, base=settings)
         self.workspace_hooks = settings.hooks if settings.hooks is not before else Hooks()
+        self.workspace_servers = frozenset(added)
         settings = msgspec.structs.replace(
-            settings,
-            mcp_servers=merge_servers(user_servers, settings.mcp_servers),
-            hooks=concat_hooks(editor_hooks, file_hooks, self.workspace_hooks),
+            settings, hooks=concat_hooks(editor_hooks, file_hooks, self.workspace_hooks)
         )
-        messages += file_problems + [p.message() for p in bad]
+        if added:
+            settings, bad_servers = decode_settings({"mcpServers": servers}, base=settings)
+            bad += bad_servers
+        messages += [p.message() for p in bad]
         settings, bad = decode_settings(self.overrides, base=settings)
         messages += [p.message() for p in bad]
         register_secret(settings.api_key)  # never in a log line
         new = [message for message in messages if message not in self._last_problems]
         self._last_problems = set(messages)
         return settings, new
+
+    def _workspace_section(self, folders: list[str], may_run: bool) -> tuple[dict[str, Any], list[str]]:
+        """The workspace's values: the editor's workspace layer with the workspace file's on top (hooks of both)."""
+        problems: list[str] = []
+        section: dict[str, Any] = {}
+        layer = self.editor_workspace_layer()
+        if isinstance(layer, dict):
+            section, problems = workspace_values(
+                layer, EDITOR_WORKSPACE, may_run, how="in workspace settings (set it in your user settings)"
+            )
+        elif layer is not None:
+            problems.append(f"{EDITOR_WORKSPACE} must be an object; they are ignored.")
+        from_file, file_problems = read_workspace_settings(folders, may_run)
+        problems += file_problems
+        for key, value in from_file.items():
+            if key == "hooks" and "hooks" in section:
+                value = _joined_hooks(section["hooks"], value)
+            elif key == "mcpServers" and isinstance(section.get(key), dict) and isinstance(value, dict):
+                value = {**section[key], **{n: e for n, e in value.items() if n not in section[key]}}
+            section[key] = value
+        return section, problems
+
+
+def _joined_hooks(first: Any, second: Any) -> Any:
+    """Two workspace sources' raw hooks sections, each event's lists joined (a malformed one is left to the check)."""
+    if not isinstance(first, dict) or not isinstance(second, dict):
+        return second
+    joined = dict(first)
+    for event, entries in second.items():
+        earlier = joined.get(event)
+        joined[event] = [*earlier, *entries] if isinstance(earlier, list) and isinstance(entries, list) else entries
+    return joined
 
 
 def acp_layers(user_file: Path) -> SettingsLayers:

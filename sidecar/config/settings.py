@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from sidecar.config.context_names import name_problem
 from sidecar.core.models import token_limit as model_token_limit
 
 DEFAULT_MODEL = "gemini-2.5-flash"
@@ -209,8 +210,8 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
         _about(
             "MCP servers whose tools the agent may use, by name: each `{command, args, env, cwd}` (stdio), "
             "`{url, type: http|sse, headers}` or `{httpUrl, headers}`, plus `timeout` (ms), `trust`, `includeTools`, "
-            "`excludeTools`, `description` (docs/mcp.md). A workspace file's servers start only in a trusted "
-            "workspace, and never with `trust`.",
+            "`excludeTools`, `description` (docs/mcp.md). A workspace's servers start only in a trusted "
+            "workspace once you approved each, never with `trust`, never under a name your own settings use.",
             vscode=_MACHINE,
         ),
     ] = msgspec.field(default_factory=dict)
@@ -271,7 +272,9 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
         _about(
             "Names of the instruction files the agent loads (docs/memory.md): `~/.gemini/<name>` for every "
             "workspace, and in a trusted workspace each folder's files from its project root down, plus a "
-            "subfolder's files when a tool first touches it. `[]` loads none.",
+            "subfolder's files when a tool first touches it. `[]` loads none. Plain file names only (no folder, no "
+            "`..`), never a credential file's (`oauth_creds.json`, `*.pem`, `id_*`, `.env*`, `credentials*.json`); "
+            "a workspace cannot set it.",
         ),
     ] = msgspec.field(default_factory=lambda: ["GEMINI.md", "AGENTS.md"])
     memory_boundary_markers: Annotated[
@@ -332,7 +335,11 @@ _RANGES: dict[str, tuple[Any, str]] = {
     "checkpoint_store_mb": (lambda v: v >= 1, "a positive number of megabytes"),
     "truncate_tool_output_threshold": (lambda v: v >= 0, "0 (off) or a positive number of characters"),
     "model": (lambda v: bool(v.strip()), "a non-empty model name"),
-    "context_file_names": (lambda v: all(_plain_relative(n) for n in v), "file names relative to a folder, no `..`"),
+    "context_file_names": (
+        lambda v: all(name_problem(n) is None for n in v),
+        "plain file names (no folder, no `..`), none a credential file (oauth_creds.json, *.pem, id_*, .env*, "
+        "credentials*.json)",
+    ),
     "memory_boundary_markers": (lambda v: all(_plain_relative(n) for n in v), "names relative to a folder, no `..`"),
     "vertex_project": (lambda v: v is None or _RESOURCE_ID.fullmatch(v) is not None, "a Google Cloud project id"),
     "vertex_location": (lambda v: v is None or _RESOURCE_ID.fullmatch(v) is not None, "a location such as us-central1"),

@@ -1,9 +1,11 @@
-"""The workspace settings file `.sidecar/settings.json`: read safely, with keys a hostile repo must not set removed."""
+"""Workspace settings (the `.sidecar/settings.json` file, an editor's workspace layer): keys a hostile repo must not
+set removed, hooks and MCP servers only in a trusted workspace."""
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from sidecar.config.files import MISSING, read_json_file
@@ -23,6 +25,12 @@ FORBIDDEN_KEYS = frozenset(
         "contextFileNames", "memoryBoundaryMarkers",
     }
 )
+#: Keys that run something: kept from a workspace only when it is trusted, and then only once the user approved
+#: the exact hooks list (sidecar/hooks/approval.py) or server definition (sidecar/mcp/approval.py).
+APPROVED_KEYS = frozenset({"hooks", "mcpServers"})
+#: Every key the server refuses from a workspace as it arrives (the editors' "restricted" lists are checked to hold
+#: each of them: VS Code's `restrictedConfigurations`).
+REFUSED_FROM_WORKSPACE = FORBIDDEN_KEYS | APPROVED_KEYS
 
 
 def settings_path(root: str) -> str:
@@ -30,10 +38,38 @@ def settings_path(root: str) -> str:
     return os.path.join(root, RELATIVE_PATH)
 
 
+def workspace_values(
+    data: Mapping[str, Any],
+    origin: str,
+    trusted: bool,
+    *,
+    how: str = "from a workspace file (use your editor settings)",
+) -> tuple[dict[str, Any], list[str]]:
+    """The values a workspace source may set, and the problems to tell (each names `origin` and the key).
+
+    The same rules for every way workspace settings arrive: the forbidden keys are dropped with a warning; hooks
+    and MCP servers only in a trusted workspace (their `trust` flag never), and they still wait for approval."""
+    problems: list[str] = []
+    for key in sorted(FORBIDDEN_KEYS & data.keys()):
+        problems.append(f"{origin}: `{key}` cannot be set {how}; ignored.")
+    kept: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in FORBIDDEN_KEYS:
+            continue
+        if key in APPROVED_KEYS and not trusted:
+            log.info("%s defines %s; they stay off until the workspace is trusted", origin, key)
+            continue
+        if key == "mcpServers":  # servers never skip confirmations
+            value, trust_problems = untrusted_entries(value, origin)
+            problems += trust_problems
+        kept[key] = value
+    return kept, problems
+
+
 def read_workspace_settings(roots: list[str], trusted: bool) -> tuple[dict[str, Any], list[str]]:
     """The merged `sidecar` settings of the workspace folders' settings files, and problems to tell the user.
 
-    Later folders do not override earlier ones. Hooks are kept only in a trusted workspace.
+    Later folders do not override earlier ones. Hooks and MCP servers are kept only in a trusted workspace.
     """
     merged: dict[str, Any] = {}
     problems: list[str] = []
@@ -50,18 +86,8 @@ def read_workspace_settings(roots: list[str], trusted: bool) -> tuple[dict[str, 
         if not isinstance(data, dict):
             problems.append(f"{path} must hold a JSON object; it is ignored.")
             continue
-        for key in sorted(FORBIDDEN_KEYS & data.keys()):
-            problems.append(f"{path}: `{key}` cannot be set from a workspace file (use your editor settings); ignored.")
-        if "mcpServers" in data:  # servers start only in a trusted workspace, and never skip confirmations
-            if trusted:
-                data["mcpServers"], trust_problems = untrusted_entries(data["mcpServers"], path)
-                problems += trust_problems
-            else:
-                log.info("%s defines MCP servers; they stay off until the workspace is trusted", path)
-        if "hooks" in data and not trusted:
-            log.info("%s defines hooks; they stay off until the workspace is trusted", path)
-        for key, value in data.items():
-            if key in FORBIDDEN_KEYS or (key in ("hooks", "mcpServers") and not trusted):
-                continue
+        kept, found = workspace_values(data, path, trusted)
+        problems += found
+        for key, value in kept.items():
             merged.setdefault(key, value)
     return merged, problems

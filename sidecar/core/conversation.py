@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from sidecar.core.compaction import ContentMeasure, measure_content
 from sidecar.core.content_json import decode_content, decode_contents, encode_content
 from sidecar.core.history import Content, has_function_call
+from sidecar.core.memory_text import is_session_context
 from sidecar.core.pins import Pin, pins_tokens
 from sidecar.protocol.types import EstimateReason, UsageSource
 
@@ -74,6 +75,10 @@ class Conversation:
             return None
         parts = decode_content(self._wire[0]).parts
         return parts[0].text if parts else None
+
+    def messages_shown(self) -> int:
+        """How many messages the user is told of: the hidden <session_context> turn at the head is not counted."""
+        return len(self._wire) - (1 if is_session_context(self.first_text()) else 0)
 
     def last(self) -> Content | None:
         return decode_content(self._wire[-1]) if self._wire else None

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sidecar.core.gitignore_rules import IgnoreRules, parse_gitignore
+from sidecar.core.visible_text import visible_name
 
 __all__ = ["ALWAYS_COLLAPSED", "MAX_ENTRIES", "folder_tree"]
 
@@ -38,7 +39,9 @@ def folder_tree(root: Path, *, max_entries: int = MAX_ENTRIES) -> str:
     files and folders are listed (a collapsed folder counts one); the walk stops reading folders once the cap is
     reached. Collapsed (`name/...`): node_modules, .git, dist, __pycache__, folders a .gitignore ignores, symbolic
     links to folders (never followed), and folders not reached before the cap. Files a .gitignore ignores are left
-    out. Unreadable folders are listed without content.
+    out. Unreadable folders are listed without content. Names are data (a cloned repository chooses them): control
+    characters are shown visibly and `<`/`>` escaped (sidecar.core.visible_text.visible_name), so that no name can
+    forge a line or a tag of the session context, or send a terminal escape.
     """
     real = os.path.realpath(root)
     try:
@@ -69,7 +72,7 @@ def folder_tree(root: Path, *, max_entries: int = MAX_ENTRIES) -> str:
             f" Folders or files indicated with {MORE} contain more items not shown, were ignored, or the display "
             f"limit ({max_entries} items) was reached."
         )
-    return f"{header}\n\n{real.rstrip(os.sep)}{os.sep}\n" + "\n".join(lines)
+    return f"{header}\n\n{visible_name(real.rstrip(os.sep))}{os.sep}\n" + "\n".join(lines)
 
 
 @dataclass
@@ -128,7 +131,7 @@ def _fill(folder: _Folder, listing: _Listing, cap: int, count: int, queue: deque
 def _format(folder: _Folder, indent: str, last: bool, is_root: bool, lines: list[str]) -> None:
     """The lines of a folder and what it holds; the last line of each level gets the closing connector."""
     if not is_root:
-        lines.append(f"{indent}{_connector(last)}{folder.name}{os.sep}{MORE if folder.collapsed else ''}")
+        lines.append(f"{indent}{_connector(last)}{visible_name(folder.name)}{os.sep}{MORE if folder.collapsed else ''}")
     inner = "" if is_root else indent + ("    " if last else "│   ")
     items: list[str | _Folder] = [*folder.files, *([MORE] if folder.more_files else [])]
     items += folder.folders
@@ -139,7 +142,7 @@ def _format(folder: _Folder, indent: str, last: bool, is_root: bool, lines: list
         if isinstance(item, _Folder):
             _format(item, inner, at_end, False, lines)
         else:
-            lines.append(f"{inner}{_connector(at_end)}{item}")
+            lines.append(f"{inner}{_connector(at_end)}{visible_name(item)}")
 
 
 def _connector(last: bool) -> str:

@@ -85,6 +85,10 @@ class UsageRecord(_Record, tag="usage"):
     #: After "Undo Last Compaction": no automatic compaction until the prompt reaches this count (or the user
     #: compresses). Written with the undo and with every count while the pause holds, so a resume keeps it.
     paused_until: int | None = None
+    #: What the sidecar had estimated for the same request before sending it (its history, system instruction and
+    #: tool declarations, with the reference's estimator), next to the API's count: `sidecar sessions stats` reads
+    #: the pairs. Absent in recordings made before it existed, and for counts that are not a request's.
+    estimated_token_count: int | None = None
 
 
 class CompactionRecord(_Record, tag="compaction"):

@@ -25,6 +25,7 @@ def sections() -> list[Section]:
     returning its Checks — each failing Check with the next step in words."""
     from sidecar.doctor.backend import backend_check
     from sidecar.doctor.editor_install import editor_install_check
+    from sidecar.doctor.estimate_check import estimate_check
     from sidecar.doctor.install import packages_check, python_check, recordings_check
     from sidecar.doctor.mcp_check import mcp_check
     from sidecar.doctor.online import online_check
@@ -32,7 +33,7 @@ def sections() -> list[Section]:
 
     return [
         python_check, editor_install_check, packages_check, settings_check, backend_check, online_check,
-        recordings_check, mcp_check,
+        recordings_check, estimate_check, mcp_check,
     ]
 
 

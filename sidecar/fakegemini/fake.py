@@ -248,7 +248,7 @@ class FakeGemini:
                 location=where.location,
                 auth="bearer" if bearer else ("key" if api_key else ""),
             )
-            plan = self._decide(rec, api_key, bearer)
+            plan = self._decide(rec, api_key, bearer, len(raw))
             rec.status = plan.status
             rec.outcome = "cut" if plan.action == "close" or plan.cut_after is not None else "reply"
             if plan.status >= 400:
@@ -292,7 +292,7 @@ class FakeGemini:
             self._lock.notify_all()
             return {"access_token": self.tokens.new_token(), "expires_in": self.tokens.lifetime, "token_type": "Bearer"}
 
-    def _decide(self, rec: RequestRecord, api_key: str | None, bearer: str | None = None) -> Plan:
+    def _decide(self, rec: RequestRecord, api_key: str | None, bearer: str | None = None, size: int = 0) -> Plan:
         if rec.kind == "unknown":
             pin = " (fake Gemini serves only /v1beta and Vertex AI's /v1beta1: pin the api_version)"
             hint = pin if "/v1/" in rec.path else ""
@@ -318,7 +318,8 @@ class FakeGemini:
         try:
             contents = validate.contents_of(body, required=rec.kind != "count")
             if self.strict:
-                validate.check_contents(contents)
+                validate.check_payload(size)
+                validate.check_contents(contents, rec.model, generate=rec.kind != "count")
                 validate.check_tools(body.get("tools"))
                 validate.instruction_ok(body.get("systemInstruction", body.get("system_instruction")))
         except validate.InvalidRequest as exc:
@@ -365,7 +366,8 @@ class FakeGemini:
         else:
             self._replies += 1
             text = replies.chat_text(contents, self._replies)
-        parts = ([] if text is None else replies.text_parts(text)) + replies.call_parts(calls)
+        signed = validate.rules_for(rec.model).require_signatures
+        parts = ([] if text is None else replies.text_parts(text)) + replies.call_parts(calls, signed=signed)
         candidates = replies.count_tokens(parts)
         if isinstance(step, faults.Usage) and step.candidates_token_count is not None:
             candidates = step.candidates_token_count
@@ -390,7 +392,7 @@ class FakeGemini:
             events = [resp(None, True)]
         elif calls:
             events = [resp(replies.text_parts(c), False) for c in chunks]
-            events.append(resp(replies.call_parts(calls), True))
+            events.append(resp(replies.call_parts(calls, signed=signed), True))
         elif len(chunks) > 1:
             events = [resp(replies.text_parts(c), False) for c in chunks[:-1]]
             events.append(resp(replies.text_parts(chunks[-1]), True))

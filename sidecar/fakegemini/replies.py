@@ -89,18 +89,26 @@ def split_chunks(text: str) -> list[str]:
     return out
 
 
+#: The opaque thoughtSignature the fake puts on a Gemini 3 reply's first function call.
+FAKE_SIGNATURE = "ZmFrZS10aG91Z2h0LXNpZ25hdHVyZQ=="
+
+
 def text_parts(text: str) -> list[dict[str, Any]]:
     return [{"text": text}]
 
 
-def call_parts(calls: Sequence[Call], text: str | None = None) -> list[dict[str, Any]]:
-    """Model parts for function calls (optionally preceded by a text part)."""
+def call_parts(calls: Sequence[Call], text: str | None = None, *, signed: bool = False) -> list[dict[str, Any]]:
+    """Model parts for function calls (optionally preceded by a text part). `signed`: the first call carries a
+    thoughtSignature, as Gemini 3 models send it (and expect it back)."""
     parts: list[dict[str, Any]] = [{"text": text}] if text else []
-    for c in calls:
+    for n, c in enumerate(calls):
         call: dict[str, Any] = {"name": c.name, "args": c.args}
         if c.id is not None:
             call["id"] = c.id
-        parts.append({"functionCall": call})
+        part: dict[str, Any] = {"functionCall": call}
+        if signed and n == 0:
+            part["thoughtSignature"] = FAKE_SIGNATURE
+        parts.append(part)
     return parts
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import random
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -13,7 +14,9 @@ from typing import Any, Literal
 
 import msgspec
 
+from sidecar.core.content_json import decode_contents, encode_content
 from sidecar.core.history import Content, Part, dump_contents
+from sidecar.core.request_repair import repair_wire, shape_hint
 from sidecar.gemini.credentials import LOGIN_HINT, AdcAuth, CredentialsError, missing_project_message
 from sidecar.gemini.routes import GEMINI_API_VERSION, GEMINI_URL, Endpoint
 from sidecar.gemini.stream import ApiError, Chunk, GeminiStream, MalformedEvent, Usage
@@ -109,6 +112,19 @@ class ModelClient:
         # or with ADC in a worker thread once the credentials are loaded (`_sdk`), never on the event loop.
         self._client: Any = self._build_sdk() if self._auth is None and self.endpoint.problem is None else None
         self._sdk_lock = asyncio.Lock()
+        self._repairs_logged: set[tuple[str, ...]] = set()
+
+    def _repaired(self, model: str, contents: Sequence[bytes]) -> Sequence[bytes]:
+        """The request contents with every rule the API enforces satisfied (sidecar.core.request_repair); a
+        history that needed fixing is logged once per kind of fix, and never sent as it was."""
+        if os.environ.get("SIDECAR_REQUEST_REPAIR") == "off":  # the test suites: the strict fake sees every shape
+            return contents
+        repaired, fixes = repair_wire(contents, model)
+        key = tuple(sorted(set(fixes)))
+        if fixes and key not in self._repairs_logged:
+            self._repairs_logged.add(key)
+            log.warning("request to %s repaired before sending: %s", model, "; ".join(key))
+        return repaired
 
     @property
     def where(self) -> str:
@@ -189,6 +205,7 @@ class ModelClient:
     ) -> AsyncIterator[Chunk]:
         """Stream a reply to `contents`, each a content's JSON bytes (Conversation.wire()). Retries happen only
         before the first chunk; a later failure raises ModelError."""
+        contents = self._repaired(model, contents)
         attempt = 0
         refreshed = False
         while True:
@@ -229,7 +246,7 @@ class ModelClient:
         tools: list[dict[str, Any]] | None = None,
     ) -> Reply:
         config = self._config(system_instruction, tools)
-        payload = dump_contents(contents)
+        payload = dump_contents(decode_contents(self._repaired(model, [encode_content(c) for c in contents])))
 
         async def call() -> Reply:
             client = await self._sdk()
@@ -349,7 +366,9 @@ class ModelClient:
                 return ModelError("notFound", f"{api}: model or endpoint not found (404): {detail}", status)
             if status is not None and status >= 500:
                 return ModelError("server", f"{api} server error ({status}){retries}: {detail}", status)
-            return ModelError("badRequest", f"{api} rejected the request ({status}): {detail}", status)
+            hint = shape_hint(detail) if status == 400 else None
+            fix = f" {hint}" if hint else ""
+            return ModelError("badRequest", f"{api} rejected the request ({status}): {detail}{fix}", status)
         name = type(exc).__name__
         text = redact(str(exc)) or name
         if isinstance(exc, MalformedEvent):

@@ -1,13 +1,17 @@
-"""One hook command as a process: JSON on stdin, stdout and stderr kept apart, a timeout, the process group ended."""
+"""One hook command as a process: JSON on stdin, stdout and stderr kept apart (their ends), a timeout, the process
+group ended, also when the sidecar dies."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import signal
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sidecar.config.settings import HookSpec
@@ -16,8 +20,12 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_MS = 60_000
 KILL_GRACE_S = 5.0
-#: What is kept of a hook's stdout and of its stderr (the end of each).
+#: What is kept of a hook's stdout and of its stderr (the end of each), while it is read.
 MAX_OUTPUT_CHARS = 64_000
+_KEPT_BYTES = 4 * MAX_OUTPUT_CHARS  # a character is at most 4 bytes of UTF-8
+_CHUNK = 65_536
+#: The shell tool's guard: it leads the hook's process group and ends the group when the sidecar dies.
+GUARD_SCRIPT = str(Path(__file__).resolve().parent.parent / "tools" / "shell_guard.py")
 #: Never in a hook's environment: a hook is the user's command, the key is not its business.
 HIDDEN_ENV = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 
@@ -65,11 +73,16 @@ def hook_env(cwd: str, session_id: str) -> dict[str, str]:
 
 async def run_hook(spec: HookSpec, payload: dict[str, Any], *, cwd: str, session_id: str) -> HookRun:
     """Run `spec.command` through the shell in `cwd` with `payload` as JSON on stdin. Never raises for the
-    command's sake (not found, non-zero exit, timeout); a cancellation ends its process group and propagates."""
+    command's sake (not found, non-zero exit, timeout); a cancellation ends its process group and propagates.
+
+    It runs under the shell tool's guard (sidecar/tools/shell_guard.py), which leads its process group and ends the
+    group when the sidecar dies, even by SIGKILL. Its stdout and stderr are read as they come; only the last
+    MAX_OUTPUT_CHARS of each are kept (a hook that prints gigabytes does not fill the sidecar's memory)."""
     timeout_ms = spec.timeout or DEFAULT_TIMEOUT_MS
+    guard = [sys.executable, "-I", "-S", GUARD_SCRIPT, str(os.getpid())]
     try:
-        proc = await asyncio.create_subprocess_shell(
-            spec.command,
+        proc = await asyncio.create_subprocess_exec(
+            *guard, "/bin/sh", "-c", spec.command,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -81,11 +94,12 @@ async def run_hook(spec: HookSpec, payload: dict[str, Any], *, cwd: str, session
         return HookRun(spec.command, None, False, "", "", timeout_ms, start_error=str(exc))
     data = json.dumps(payload).encode()
     timed_out = False
+    out, err = bytearray(), bytearray()
     try:
-        out, err = await asyncio.wait_for(proc.communicate(data), timeout_ms / 1000)
+        await asyncio.wait_for(_talk(proc, data, out, err), timeout_ms / 1000)
     except TimeoutError:
         timed_out = True
-        out, err = b"", b""
+        out, err = bytearray(), bytearray()
         await terminate(proc)
     except asyncio.CancelledError:
         await terminate(proc)
@@ -98,6 +112,26 @@ async def run_hook(spec: HookSpec, payload: dict[str, Any], *, cwd: str, session
         err.decode(errors="replace")[-MAX_OUTPUT_CHARS:],
         timeout_ms,
     )
+
+
+async def _talk(proc: asyncio.subprocess.Process, data: bytes, out: bytearray, err: bytearray) -> None:
+    """Write the payload, read both outputs to their end keeping their tails, wait for the exit."""
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    await asyncio.gather(_feed(proc.stdin, data), _keep_tail(proc.stdout, out), _keep_tail(proc.stderr, err))
+    await proc.wait()
+
+
+async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a hook need not read its input
+        stdin.write(data)
+        await stdin.drain()
+    stdin.close()
+
+
+async def _keep_tail(stream: asyncio.StreamReader, kept: bytearray) -> None:
+    while chunk := await stream.read(_CHUNK):
+        kept += chunk
+        del kept[:-_KEPT_BYTES]
 
 
 async def terminate(proc: asyncio.subprocess.Process) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -40,6 +41,9 @@ class ServerConfig:
     description: str | None = None
     #: Where it came from, for messages: "settings", "the ACP client", a file path.
     origin: str = field(default="settings", compare=False)
+    #: Defined by the workspace (a repository's settings), not the user: it starts only once the user approved this
+    #: exact definition, and its `$VAR`s never expand the sidecar's secrets.
+    workspace: bool = False
 
     @property
     def timeout_s(self) -> float:
@@ -49,6 +53,22 @@ class ServerConfig:
     def where(self) -> str:
         """The command or URL, for messages and the status list."""
         return self.command or "" if self.transport == "stdio" else self.url or ""
+
+    def command_line(self) -> str:
+        """The whole command line (shell-quoted) or the URL: what the user approves."""
+        if self.transport != "stdio":
+            return self.url or ""
+        return shlex.join([self.command or "", *self.args])
+
+    def definition(self) -> dict[str, Any]:
+        """Every field that decides what runs and how (the approval is keyed on it), without where it came from."""
+        return {
+            "name": self.name, "transport": self.transport, "command": self.command, "args": list(self.args),
+            "env": [list(pair) for pair in self.env], "cwd": self.cwd, "url": self.url,
+            "headers": [list(pair) for pair in self.headers], "timeout": self.timeout_ms,
+            "includeTools": None if self.include_tools is None else list(self.include_tools),
+            "excludeTools": list(self.exclude_tools),
+        }
 
 
 class _Bad(Exception):

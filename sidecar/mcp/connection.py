@@ -5,19 +5,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import tempfile
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 from sidecar.mcp.config import ServerConfig
 from sidecar.mcp.environment import child_environment, guarded_command
+from sidecar.mcp.stderr_tail import StderrTail
 
 log = logging.getLogger(__name__)
 
 Status = Literal["starting", "ready", "failed", "disabled"]
-STDERR_TAIL = 2_000
 
 
 async def _first(*waits: Any) -> None:
@@ -129,7 +128,7 @@ class Connection:
         self._ended = asyncio.Event()
         #: The tool of the call in flight, if any (for the words of a failure).
         self._calling: str | None = None
-        self._stderr: IO[bytes] | None = None
+        self._stderr: StderrTail | None = None
         self._task: asyncio.Task[None] | None = None
         self._refresh: asyncio.Task[None] | None = None
 
@@ -173,6 +172,8 @@ class Connection:
         from mcp import ClientSession  # the SDK loads after `initialize` has been answered
 
         read, write = await stack.enter_async_context(self._transport())
+        if self._stderr is not None:
+            self._stderr.started()
         read = _WatchedStream(read, self._ended)
         session = await stack.enter_async_context(ClientSession(read, write, message_handler=self._message))
         try:
@@ -191,9 +192,11 @@ class Connection:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             command, args = guarded_command(config)
-            self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in aclose)
+            if self._stderr is not None:
+                self._stderr.close()
+            self._stderr = StderrTail()
             params = StdioServerParameters(command=command, args=args, env=child_environment(config), cwd=config.cwd)
-            return stdio_client(params, errlog=self._stderr)  # type: ignore[arg-type]
+            return stdio_client(params, errlog=self._stderr.writer)  # type: ignore[arg-type]
         assert config.url is not None
         headers = dict(config.headers)
         if config.transport == "sse":
@@ -357,14 +360,7 @@ class Connection:
     # -- reporting ------------------------------------------------------------------------------------
     def stderr_tail(self) -> str:
         """The last lines the server printed on stderr (for a failure's reason)."""
-        if self._stderr is None or self._stderr.closed:
-            return ""
-        try:
-            size = self._stderr.seek(0, 2)
-            self._stderr.seek(max(0, size - STDERR_TAIL))
-            return self._stderr.read().decode("utf-8", "replace").strip()
-        except (OSError, ValueError):
-            return ""
+        return "" if self._stderr is None else self._stderr.text()
 
     def _timeout(self) -> str:
         ms = self.config.timeout_ms

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
 from sidecar.mcp.config import ServerConfig, parse_servers
 from sidecar.mcp.connection import CallFailed, Connection, RemoteTool, Status
+from sidecar.mcp.environment import secret_references
 from sidecar.mcp.naming import clean_schema, qualified_name, tool_enabled
 from sidecar.mcp.results import Converted, convert, convert_resource
 
@@ -19,6 +22,10 @@ log = logging.getLogger(__name__)
 
 #: The longest a turn's first model request waits for a server still starting (its own `timeout` when shorter).
 START_WAIT_CAP_S = 10.0
+#: Asks the user whether a workspace's server may start (sidecar/mcp/approval.py): True when approved.
+Approve = Callable[[ServerConfig], Awaitable[bool]]
+#: How a workspace's servers are named in messages.
+WORKSPACE_ORIGIN = "the workspace settings"
 
 
 @dataclass(frozen=True)
@@ -47,7 +54,12 @@ class McpManager:
     tail, a name clash) is logged and given to `inform(message)` once.
     """
 
-    def __init__(self, on_change: Callable[[], None] | None = None, inform: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        on_change: Callable[[], None] | None = None,
+        inform: Callable[[str], None] | None = None,
+        approve: Approve | None = None,
+    ):
         #: Called after any status or tool list change (settable: the ACP session hooks in after building).
         self.on_change: Callable[[], None] = on_change or (lambda: None)
         self._inform = inform or (lambda message: None)
@@ -61,6 +73,13 @@ class McpManager:
         #: Set on every status or tool list change; the starts a turn already waited for (see wait_for_starting).
         self._change = asyncio.Event()
         self._waited: weakref.WeakSet[Connection] = weakref.WeakSet()
+        #: Asks whether a workspace's server may start (None: none ever starts, there is nobody to ask).
+        self._approve = approve
+        #: Every server the settings want, workspace servers still waiting for approval included.
+        self._wanted: dict[str, ServerConfig] = {}
+        #: The user's answer for each workspace server definition asked about (sidecar/mcp/approval.py's key).
+        self._verdicts: dict[ServerConfig, bool] = {}
+        self._asking: dict[ServerConfig, asyncio.Task[None]] = {}
 
     # -- configuration --------------------------------------------------------------------------------
     def configure(self, servers: dict[str, ServerConfig]) -> None:
@@ -75,16 +94,64 @@ class McpManager:
                 self._start(config)
         self._changed()
 
-    def apply_settings(self, raw: Any, extra: dict[str, ServerConfig] | None = None, *, retry: bool = True) -> None:
-        """The `mcpServers` setting (problems told once each) plus `extra` servers (an ACP session's). With
+    def apply_settings(
+        self,
+        raw: Any,
+        extra: dict[str, ServerConfig] | None = None,
+        *,
+        retry: bool = True,
+        workspace: AbstractSet[str] = frozenset(),
+    ) -> None:
+        """The `mcpServers` setting (problems told once each) plus `extra` servers (an ACP session's). The servers
+        named in `workspace` came from the workspace: each starts once the user approved its definition. With
         `retry` false nothing happens while the servers wanted are the ones already configured."""
         servers, problems = parse_servers(raw)
         for problem in problems:
             self._tell(problem)
-        wanted = {**servers, **(extra or {})}
+        for name in workspace & servers.keys():
+            server = servers[name] = dataclasses.replace(servers[name], workspace=True, origin=WORKSPACE_ORIGIN)
+            for secret in secret_references(server):
+                self._tell(
+                    f"MCP server {name!r} ({WORKSPACE_ORIGIN}): `${secret}` in its env expands to nothing: a "
+                    "workspace's server never gets the sidecar's secrets."
+                )
+        self._wanted = {**servers, **(extra or {})}
+        wanted = self._admitted()
         if not retry and wanted == {name: c.config for name, c in self._connections.items()}:
             return
         self.configure(wanted)
+
+    def _admitted(self) -> dict[str, ServerConfig]:
+        """The wanted servers that may run now: the user's, and the workspace's the user approved (the others are
+        asked about once each, in the background, and start when approved)."""
+        admitted: dict[str, ServerConfig] = {}
+        for name, config in self._wanted.items():
+            verdict = self._verdicts.get(config)
+            if not config.workspace or verdict:
+                admitted[name] = config
+            elif verdict is None and config not in self._asking:
+                self._asking[config] = asyncio.create_task(self._ask_about(config))
+        return admitted
+
+    async def _ask_about(self, config: ServerConfig) -> None:
+        try:
+            if self._approve is None:
+                ok = False
+                self._tell(f"MCP server {config.name!r} ({WORKSPACE_ORIGIN}) is not started: nobody can be asked "
+                           "to approve it here.")
+            else:
+                ok = await self._approve(config)
+        except Exception:
+            log.exception("asking about the workspace's MCP server %r failed; it is not started", config.name)
+            ok = False
+        finally:
+            self._asking.pop(config, None)
+        self._verdicts[config] = ok
+        if not ok:
+            self._tell(f"MCP server {config.name!r} ({WORKSPACE_ORIGIN}) was not approved; it is not started.")
+        elif self._wanted.get(config.name) == config and config.name not in self._connections:
+            self._start(config)
+            self._changed()
 
     def _start(self, config: ServerConfig) -> None:
         """Start the server, or (disabled) only hold its config and the status `disabled`."""
@@ -134,6 +201,8 @@ class McpManager:
 
     async def aclose(self) -> None:
         """Stop every server (their process groups end) and wait for it."""
+        for task in list(self._asking.values()):
+            task.cancel()
         connections, self._connections = list(self._connections.values()), {}
         closing = [c.aclose() for c in connections] + list(self._closing)
         if closing:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sidecar.config.context_names import name_problem
 from sidecar.memory.imports import project_root
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -20,13 +24,15 @@ class Found:
 
 
 def usable_names(names: Iterable[str]) -> list[str]:
-    """The configured names, trimmed and normalised, without empty, absolute or `..` names, duplicates dropped."""
+    """The configured names, trimmed, without a folder part, `..` or a credential file's name (whichever source
+    set them: the settings check refuses them first, this is the last line), duplicates dropped."""
     kept: list[str] = []
     for raw in names:
         name = raw.strip()
-        if not name or os.path.isabs(name) or ".." in Path(name).parts:
+        problem = name_problem(name)
+        if problem is not None:
+            log.warning("context file name refused: %s", problem)
             continue
-        name = os.path.normpath(name)
         if name not in kept:
             kept.append(name)
     return kept

@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 UNTRUSTED_REASON = (
     "the workspace is not trusted: its context files are instructions written by whoever wrote the repository"
 )
+_TRUST_MOVED = "the workspace trust changed while context files were read; that read is discarded"
 #: The file addMemory writes to (when it is one of the configured names).
 ADD_FILE_NAME = "GEMINI.md"
 
@@ -132,8 +133,9 @@ class MemoryService:
         return self._session.trusted
 
     # -- loading ----------------------------------------------------------------------------------------
-    def _scan(self) -> Snapshot:
-        """Discover and read every global and project file (blocking file work: run off the loop)."""
+    def _scan(self, trusted: bool) -> Snapshot:
+        """Discover and read every global file, and the project files when `trusted` (blocking file work: run off
+        the loop; the caller checks that the trust still holds when it is done)."""
         names = self.names()
         protected.set_context_file_names(names)
         folders = list(self._session.workspace_folders)
@@ -147,7 +149,7 @@ class MemoryService:
         found = discovery.project_files(folders, names, self._markers(), self._home)
         for candidate in self._project_candidates(folders, names):
             snap.stamps[candidate] = _stamp(Path(candidate))
-        if self._trusted():
+        if trusted:
             snap.project_files = [f for f in (_load(p, budget, folders) for p in found) if f is not None]
         else:
             snap.skipped = len(found)
@@ -194,11 +196,16 @@ class MemoryService:
         """(Re)read every context file and tell the editor; subfolder files will be delivered again. Files that
         changed since the model saw them are told to it at its next turn (refresh and addMemory included)."""
         if not self.loaded:
-            snap = await asyncio.to_thread(self._scan)
+            while True:
+                trusted = self._trusted()
+                snap = await asyncio.to_thread(self._scan, trusted)
+                if self._trusted() == trusted:
+                    break
+                log.info(_TRUST_MOVED)  # read again under the trust that holds now
             self._install(snap)
             return self._changed()
         async with self._checking:
-            await asyncio.to_thread(self._rescan)
+            await self._rescan_while_trust_holds()
             with self._lock:
                 self._jit = []
                 self._jit_stamps = {}
@@ -301,6 +308,12 @@ class MemoryService:
         except Exception:  # a failure here must never fail the tool call itself
             log.exception("just-in-time context files for %s", paths)
             return ""
+        if fresh and not self._trusted():  # the trust was withdrawn while they were read: they are not delivered
+            with self._lock:
+                self._jit = [f for f in self._jit if all(f is not g for g in fresh)]
+                self._delivered -= {ident for f in fresh if (ident := discovery.file_id(Path(f.path))) is not None}
+            log.info(_TRUST_MOVED)
+            return ""
         if fresh:
             self._changed()
         return jit_block(fresh)
@@ -320,11 +333,17 @@ class MemoryService:
             jit = dict(self._jit_stamps)
         return any(_stamp(Path(p)) != s for p, s in (*stamps.items(), *jit.items()))
 
-    def _rescan(self) -> None:
-        """Read everything again and remember which files changed, for the next turn's context turn."""
+    async def _rescan_while_trust_holds(self) -> None:
+        """_rescan off the loop, again whenever the trust changed while it read (that read is discarded)."""
+        while not await asyncio.to_thread(self._rescan, self._trusted()):
+            log.info(_TRUST_MOVED)
+
+    def _rescan(self, trusted: bool) -> bool:
+        """Read everything again and remember which files changed, for the next turn's context turn; False (and
+        nothing changed) when the workspace trust is no longer `trusted` once the files are read."""
         old = {f.path: f for f in self.files()}
         old_global = {f.path for f in self._snap.global_files}
-        snap = self._scan()
+        snap = self._scan(trusted)
         with self._lock:
             previous = list(self._jit)
         jit: list[LoadedFile] = []
@@ -338,6 +357,8 @@ class MemoryService:
             if loaded is not None:
                 jit.append(loaded)
                 jit_imported += budget.files
+        if self._trusted() != trusted:
+            return False
         with self._lock:
             for f in previous:
                 self._jit_stamps[f.path] = _stamp(Path(f.path))
@@ -358,6 +379,7 @@ class MemoryService:
             self._delivered |= {
                 ident for f in new.values() if (ident := discovery.file_id(Path(f.path))) is not None
             }
+        return True
 
     async def check(self, *, force: bool = False) -> bool:
         """Look for context files changed, created or deleted on disk since the last look (`force`: read them all
@@ -369,7 +391,7 @@ class MemoryService:
             if not force and not await asyncio.to_thread(self._stale):
                 return False
             before = self.info()
-            await asyncio.to_thread(self._rescan)
+            await self._rescan_while_trust_holds()
             after = self.info()
         if force and after == before:
             return False

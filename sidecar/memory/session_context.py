@@ -15,6 +15,7 @@ from sidecar.core.conversation import Conversation
 from sidecar.core.history import Content, text_content
 from sidecar.core.memory_text import is_session_context, session_context_text
 from sidecar.core.tokens import text_quarters
+from sidecar.core.visible_text import visible_name
 from sidecar.memory.service import MemoryService
 from sidecar.session import Session
 
@@ -38,7 +39,7 @@ def folder_tree(root: Path) -> str:
     try:
         return str(module.folder_tree(root, max_entries=MAX_TREE_ENTRIES))
     except OSError as exc:
-        return f'Error: Could not read directory "{root}": {exc.strerror or exc}'
+        return f'Error: Could not read directory "{visible_name(str(root))}": {exc.strerror or exc}'
 
 
 def _today() -> str:
@@ -64,13 +65,14 @@ class SessionContext:
 
     def _static_text(self, extra: list[str]) -> str:
         folders = list(self._session.workspace_folders)
+        shown = [visible_name(f) for f in folders]  # a folder's name may hold a newline or a tag, like a file's
         trees: list[str] = []
         if self._session.settings.include_directory_tree:
             trees = [self._tree(Path(f)) for f in folders]
         return session_context_text(
             date=_today(),
             os_name=platform.system().lower(),
-            folders=folders,
+            folders=shown,
             trees=trees,
             project_memory=self.memory.project_section(),
             extra=extra,

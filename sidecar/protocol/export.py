@@ -105,7 +105,9 @@ def _ts_interface(cls: type[msgspec.Struct], name: str | None = None, *, all_opt
     text = doc(cls)
     head = f"/** {text} */\n" if text else ""
     body = "\n".join(_ts_fields(cls, all_optional=all_optional))
-    return f"{head}export interface {name or cls.__name__} {{{chr(10) + body + chr(10) if body else ''}}}"
+    if not body:  # an object with no field: `{}` would be any value but null
+        return f"{head}export type {name or cls.__name__} = Record<string, never>;"
+    return f"{head}export interface {name or cls.__name__} {{\n{body}\n}}"
 
 
 def _ts_table(name: str, entries: Iterable[tuple[str, str]], doc: str) -> str:

@@ -1,4 +1,4 @@
-"""The `sidecar sessions list|show|rm|restore` and `sidecar import` commands (registered by sidecar.cli)."""
+"""The `sidecar sessions list|show|rm|restore|stats` and `sidecar import` commands (registered by sidecar.cli)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,16 @@ import argparse
 import os
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
 import msgspec
 
 from sidecar.core.recording import CompactionRecord
+from sidecar.core.visible_text import visible
 from sidecar.protocol.sessions import TranscriptCompaction, TranscriptFork, TranscriptMessage
+from sidecar.recording.stats import add_parser as stats_parser
 from sidecar.recording.store import RecordingError, SessionInfo, SessionStore, all_sessions
 
 _SPEAKERS = {
@@ -30,7 +33,7 @@ _SPEAKERS = {
 def add_parsers(subparsers: Any) -> None:
     """Register `sessions list`, `sessions show ID` and `import PATH` on an argparse subparsers object."""
     sessions = subparsers.add_parser("sessions", help="list or show recorded sessions")
-    actions = sessions.add_subparsers(dest="sessions_command", required=True, metavar="{list,show,rm,restore}")
+    actions = sessions.add_subparsers(dest="sessions_command", required=True, metavar="{list,show,rm,restore,stats}")
     listing = actions.add_parser("list", help="list this project's sessions, newest first")
     listing.add_argument("--all", action="store_true", help="list the sessions of every project")
     listing.add_argument("--query", metavar="TEXT", help="only sessions whose title or messages contain TEXT")
@@ -46,9 +49,13 @@ def add_parsers(subparsers: Any) -> None:
     show.set_defaults(func=main_sessions_show)
     remove.set_defaults(func=main_sessions_rm)
     restore.set_defaults(func=main_sessions_restore)
-    imported = subparsers.add_parser("import", help="import a Gemini CLI session file (.json or .jsonl)")
-    imported.add_argument("path", metavar="PATH", help="a Gemini CLI session file")
+    stats_parser(actions, _common, _bad_id)
+    imported = subparsers.add_parser(
+        "import", help="import a Gemini CLI, Claude Code or Codex session file (.json or .jsonl)"
+    )
+    imported.add_argument("path", metavar="PATH", nargs="?", help="a Gemini CLI, Claude Code or Codex session file")
     imported.add_argument("--model", help="model for the continued session (default: the one recorded)")
+    imported.add_argument("--list", action="store_true", help="list the other agents' session files of the project")
     _common(imported)
     imported.set_defaults(func=main_import)
 
@@ -56,6 +63,16 @@ def add_parsers(subparsers: Any) -> None:
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--project", metavar="DIR", help="project root (default: the current directory)")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def _shown(out: TextIO) -> Callable[[str], object]:
+    """Write text for a terminal: recorded text (the model's, a file's, a tool's output) may hold escape sequences
+    (an OSC 52 one writes the clipboard) and bidi controls; they are printed visibly (`\\e`, `<U+202E>`)."""
+    return lambda text: out.write(visible(text))
+
+
+def _warn(warning: str) -> None:
+    print(f"warning: {visible(warning)}", file=sys.stderr)
 
 
 def _store(args: argparse.Namespace) -> SessionStore:
@@ -99,12 +116,13 @@ def main_sessions_list(args: argparse.Namespace, out: TextIO | None = None) -> i
     if args.json:
         out.write(msgspec.json.encode(infos).decode() + "\n")
         return 0
+    say = _shown(out)
     if not infos:
         found = f" matching {query!r}" if query else ""
-        out.write(f"No recorded sessions{found} for {where}.\n")
+        say(f"No recorded sessions{found} for {where}.\n")
         return 0
     for info in infos:
-        out.write(_list_line(info, show_project=getattr(args, "all", False)) + "\n")
+        say(_list_line(info, show_project=getattr(args, "all", False)) + "\n")
     return 0
 
 
@@ -128,7 +146,7 @@ def main_sessions_show(args: argparse.Namespace, out: TextIO | None = None) -> i
     except RecordingError as exc:
         return _fail(str(exc))
     for warning in loaded.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        _warn(warning)
     if args.json:
         body = {
             "sessionId": loaded.session_id,
@@ -139,28 +157,29 @@ def main_sessions_show(args: argparse.Namespace, out: TextIO | None = None) -> i
         out.write(msgspec.json.encode(body).decode() + "\n")
         return 0
     meta = loaded.metadata
-    out.write(f"Session {loaded.session_id}: {loaded.title or '(no title)'}\n")
-    out.write(
+    say = _shown(out)
+    say(f"Session {loaded.session_id}: {loaded.title or '(no title)'}\n")
+    say(
         f"Project {meta.project_root} · model {meta.model} · started {_when(meta.time)} · "
         f"{loaded.message_count} messages · {loaded.compaction_count} compactions\n"
     )
     if meta.imported_from:
-        out.write(f"Imported from {meta.imported_from.get('tool')}: {meta.imported_from.get('path')}\n")
+        say(f"Imported from {meta.imported_from.get('tool')}: {meta.imported_from.get('path')}\n")
     snapshots = _snapshots(loaded.path)
     for entry in loaded.transcript:
-        out.write("\n")
+        say("\n")
         if isinstance(entry, TranscriptFork):
-            out.write(f"[{_when(entry.time)}] ── Branch of session {entry.parent_session_id} starts here ──\n")
+            say(f"[{_when(entry.time)}] ── Branch of session {entry.parent_session_id} starts here ──\n")
         elif isinstance(entry, TranscriptMessage):
             turn = f" ({entry.turn_id})" if entry.turn_id else ""
             rewound = " [rewound: the model no longer sees this]" if entry.rewound else ""
-            out.write(f"[{_when(entry.time)}] {_SPEAKERS.get(entry.kind, entry.kind)}{turn}{rewound}:\n")
-            out.write(_indent(entry.text or "(empty)") + "\n")
+            say(f"[{_when(entry.time)}] {_SPEAKERS.get(entry.kind, entry.kind)}{turn}{rewound}:\n")
+            say(_indent(entry.text or "(empty)") + "\n")
         else:
-            out.write(_compaction_line(entry) + "\n")
+            say(_compaction_line(entry) + "\n")
             snapshot = snapshots.get(entry.id)
             if snapshot:
-                out.write(_indent(snapshot) + "\n")
+                say(_indent(snapshot) + "\n")
     return 0
 
 
@@ -196,17 +215,60 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines() or [""])
 
 
-def main_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
+def _import_file(path: Path, store: SessionStore, model: str | None) -> Any:
+    """The session file at `path`, whichever agent wrote it, as a new session of `store`."""
+    from sidecar.recording.foreign_import import detect_format, write_session
+
+    kind = detect_format(path)
+    if kind == "claude":
+        from sidecar.recording.claude_import import read_claude_session
+
+        return write_session(read_claude_session(path), store, path, model)
+    if kind == "codex":
+        from sidecar.recording.codex_import import read_codex_session
+
+        found = read_codex_session(path)
+        return write_session(found, store, path, model)
     from sidecar.recording.gemini_import import import_gemini_session
 
+    return import_gemini_session(path, store, model=model)
+
+
+def main_import_list(args: argparse.Namespace, out: TextIO) -> int:
+    """The other agents' session files recorded for this project, newest first."""
+    from datetime import UTC, datetime
+
+    from sidecar.recording.foreign_import import candidates
+
+    root = _store(args).project_root
+    found = candidates(root, Path(os.environ.get("HOME") or Path.home()))
+    if args.json:
+        rows = [{"tool": c.tool, "path": str(c.path), "modified": c.modified} for c in found]
+        out.write(msgspec.json.encode(rows).decode() + "\n")
+        return 0
+    if not found:
+        out.write(f"No Gemini CLI, Claude Code or Codex sessions found for {root}.\n")
+        return 0
+    for c in found:
+        when = datetime.fromtimestamp(c.modified, UTC).strftime("%Y-%m-%d %H:%M")
+        out.write(f"{when}  {c.tool:<11}  {c.path}\n")
+    out.write("Import one with: sidecar import PATH\n")
+    return 0
+
+
+def main_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
+    if getattr(args, "list", False):
+        return main_import_list(args, out)
+    if not args.path:
+        return _fail("import needs a session file (PATH), or --list to find them.")
     store = _store(args)
     try:
-        result = import_gemini_session(Path(args.path), store, model=getattr(args, "model", None))
+        result = _import_file(Path(args.path), store, getattr(args, "model", None))
     except RecordingError as exc:
         return _fail(str(exc))
     for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        _warn(warning)
     if args.json:
         body = {
             "sessionId": result.session_id,
@@ -217,7 +279,7 @@ def main_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
         }
         out.write(msgspec.json.encode(body).decode() + "\n")
     else:
-        out.write(
+        _shown(out)(
             f"Imported {result.messages} messages ({result.history_length} for the model) from {args.path}\n"
             f"as session {result.session_id} of {store.project_root}.\n"
         )

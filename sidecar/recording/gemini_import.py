@@ -123,10 +123,19 @@ def _read_jsonl(data: bytes) -> GeminiSession:
 
 
 def _parts(value: Any) -> list[Part]:
-    """PartListUnion (a string, a part, or a list of both) as Parts."""
+    """PartListUnion (a string, a part, or a list of both) as Parts; empty text parts (outside thoughts) are
+    dropped, as Gemini CLI's history curation drops them: the API refuses them."""
     items = value if isinstance(value, list) else [] if value is None else [value]
     raw = [{"text": item} if isinstance(item, str) else item for item in items]
-    return msgspec.convert([r for r in raw if isinstance(r, dict)], list[Part])
+    parts = msgspec.convert([r for r in raw if isinstance(r, dict)], list[Part])
+    return [p for p in parts if not _empty(p)]
+
+
+def _empty(part: Part) -> bool:
+    """A part that carries nothing the API accepts: no data, or only an empty text outside a thought."""
+    data = (part.function_call, part.function_response, part.inline_data, part.file_data, part.executable_code,
+            part.code_execution_result)
+    return all(d is None for d in data) and not part.text and not (part.thought and part.text is not None)
 
 
 def _text(value: Any) -> str:
@@ -142,6 +151,9 @@ class _Converter:
         self.first_user: str | None = None
         self.model: str | None = None
         self._time = fallback_time
+        #: The last model message sent to the model with no calls, while nothing else was sent after it: a
+        #: following model message continues the same turn (Gemini CLI records text, then a message with calls).
+        self._open_model: MessageRecord | None = None
 
     def _message(self, kind: str, content: Content | None, text: str | None, meta: dict[str, Any]) -> str:
         self.message_count += 1
@@ -150,6 +162,9 @@ class _Converter:
             MessageRecord(time=self._time, id=message_id, kind=kind, content=content, text=text, meta=meta)
         )
         self.history_length += content is not None
+        if content is not None:
+            last = self.records[-1]
+            self._open_model = last if kind == "model" and isinstance(last, MessageRecord) else None
         return message_id
 
     def marker(self) -> None:
@@ -204,7 +219,23 @@ class _Converter:
             results = [part for call in calls for part in self._result_parts(call, live=False)]
             self._message(kind, None, display_text(Content(parts=parts + results)), meta)
             return
-        message_id = self._message(kind, model, None, meta)
+        opened = self._open_model
+        if opened is not None and opened.content is not None:
+            # One model turn recorded as two messages: one content, text first, then the calls (the API refuses a
+            # call turn right after a model turn). The merged message keeps both Gemini CLI ids.
+            opened.content.parts.extend(parts)
+            merged = dict(opened.meta or {})
+            gemini = dict(merged.get("gemini") or {})
+            gemini["mergedIds"] = [*gemini.get("mergedIds", []), message.get("id")]
+            merged["gemini"] = gemini
+            if calls:
+                merged["toolCalls"] = [*merged.get("toolCalls", []), *meta["toolCalls"]]
+                opened.kind = "toolCall"
+            opened.meta = merged
+            message_id = opened.id
+            self._open_model = opened if not calls else None
+        else:
+            message_id = self._message(kind, model, None, meta)
         tokens = message.get("tokens")
         if isinstance(tokens, dict) and isinstance(tokens.get("input"), int):
             self.records.append(
@@ -226,16 +257,21 @@ class _Converter:
             )
 
     def _result_parts(self, call: dict[str, Any], *, live: bool = True) -> Iterator[Part]:
+        """The call's recorded result as parts; a result without a functionResponse (missing, `[]`) gets one
+        saying no result was recorded, so every call is answered in the turn that follows it."""
         result = call.get("result")
+        parts = _parts(result) if isinstance(result, list) else _parts([result]) if isinstance(result, dict) else []
         if isinstance(result, str):
             yield _response_part(call, result)
-        elif isinstance(result, list):
-            yield from _parts(result)
-        elif isinstance(result, dict):
-            yield from _parts([result])
-        elif live:
-            self.warnings.append(f"Tool call {call.get('name')!r} had no recorded result; an error result was added.")
-            yield _response_part(call, None)
+        elif any(p.function_response is not None for p in parts):
+            yield from parts
+        else:
+            if live:
+                self.warnings.append(
+                    f"Tool call {call.get('name')!r} had no recorded result; an error result was added."
+                )
+                yield _response_part(call, None)
+            yield from parts
 
 
 def _call_part(call: dict[str, Any]) -> Part:

@@ -172,9 +172,13 @@ class Recorder:
 
     def usage(
         self, prompt_tokens: int, source: str, message_id: str | None, raw: dict[str, Any] | None,
-        paused_until: int | None = None,
+        paused_until: int | None = None, estimated: int | None = None,
     ) -> None:
-        self._open().usage(prompt_tokens, source, message_id=message_id or None, raw=raw, paused_until=paused_until)
+        """A request's usage; `estimated`: what the sidecar estimated for that request before sending it."""
+        self._open().usage(
+            prompt_tokens, source, message_id=message_id or None, raw=raw, paused_until=paused_until,
+            estimated=estimated,
+        )
 
     def rewind(self, message_id: str, undoable: Sequence[str] | None = None) -> None:
         if message_id:

@@ -144,9 +144,10 @@ class SessionWriter:
         message_id: str | None = None,
         raw: dict[str, Any] | None = None,
         paused_until: int | None = None,
+        estimated: int | None = None,
     ) -> None:
         """The usageMetadata of a completed request (promptTokenCount, and where the count came from); with an undo
-        pause of automatic compaction, where it ends."""
+        pause of automatic compaction, where it ends; `estimated`: the sidecar's estimate of that request."""
         self.append(
             UsageRecord(
                 time=now_iso(),
@@ -155,6 +156,7 @@ class SessionWriter:
                 message_id=message_id,
                 raw=raw or None,
                 paused_until=paused_until,
+                estimated_token_count=estimated,
             )
         )
 

@@ -7,10 +7,12 @@ import logging
 import uuid
 from typing import Any
 
+import msgspec
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from sidecar.chat.tool_runner import decode_decision
+from sidecar.core.visible_text import visible
 from sidecar.protocol import methods
 from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams, ToolDecision
 from sidecar.protocol.types import CompressedParams, MessageDeltaParams, RetryParams, TokenUsage, to_wire
@@ -68,10 +70,13 @@ class ToolHost:
 
     def tool_call(self, notice: ToolCallParams) -> None:
         """Tell the editor a tool call's status changed (sidecar/toolCall)."""
+        notice = msgspec.structs.replace(notice, summary=visible(notice.summary))  # shown as data, never obeyed
         self._protocol.notify(methods.TOOL_CALL.name, to_wire(notice))
 
     async def confirm(self, request: ConfirmToolCallParams) -> ToolDecision:
-        """Ask the user whether the call may run (sidecar/confirmToolCall); anything unexpected is deny."""
+        """Ask the user whether the call may run (sidecar/confirmToolCall); anything unexpected is deny. The question
+        shows escapes and bidi controls visibly (`\\e`, `<U+202E>`): what the user approves is what runs."""
+        request = msgspec.structs.replace(request, description=visible(request.description))
         result = await self._protocol.send_request_async(methods.CONFIRM_TOOL_CALL.name, to_wire(request))
         return decode_decision(result)
 

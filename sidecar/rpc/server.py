@@ -20,6 +20,7 @@ from sidecar.gemini.endpoint import key_hint
 from sidecar.mcp.manager import McpManager
 from sidecar.mcp.status import MCP_STATUS, mcp_status
 from sidecar.protocol import methods
+from sidecar.protocol.editor_settings import split_section
 from sidecar.protocol.memory import MemoryInfo
 from sidecar.protocol.types import to_wire
 from sidecar.rpc import editor
@@ -91,7 +92,7 @@ class SidecarServer(LanguageServer):
     def start_mcp(self) -> None:
         """(Re)apply the mcpServers setting: only added, removed, changed and failed servers start or stop."""
         self.mcp_started = True
-        self.mcp.apply_settings(self.session.settings.mcp_servers)
+        self.mcp.apply_settings(self.session.settings.mcp_servers, workspace=self.session.sources.workspace_servers)
 
     def _mcp_changed(self) -> None:
         if self.mcp_started:
@@ -148,6 +149,7 @@ def build_server() -> SidecarServer:
     @server.feature(lsp.INITIALIZE)
     def on_initialize(params: lsp.InitializeParams) -> None:
         session.sources.init_options = params.initialization_options
+        session.ide.trusted = split_section(params.initialization_options)[2]  # known from the start when sent
         session.workspace_folders = _workspace_folders(params)
         server.backend.key_hint = key_hint(params.client_info.name if params.client_info else None)
         server.apply_settings()

@@ -86,3 +86,27 @@ async def test_the_process_exits_cleanly_when_the_client_closes_stdin(agent: Age
     sid = await agent.new_session(workspace)
     await agent.prompt(sid, "bye")
     assert await agent.close() == 0
+
+
+async def test_deep_nesting_is_a_parse_error_and_the_agent_keeps_serving(agent: Agent, workspace: str) -> None:
+    await agent.initialize()
+    before = len(agent.client.raw)
+    agent.write_line(b"[" * 100_000 + b"\n")
+    answer = await agent.wait_for(lambda m: m.get("error") is not None, start=before)
+    assert answer["error"]["code"] == -32700 and "nested too deeply" in answer["error"]["message"]
+    sid = await agent.new_session(workspace)
+    assert await agent.prompt(sid, "still here") == "end_turn"
+
+
+async def test_a_line_over_the_size_limit_is_skipped_unread_and_answered(agent: Agent, workspace: str) -> None:
+    await agent.initialize()
+    sid = await agent.new_session(workspace)
+    text = "a" * (65 * 1024 * 1024)  # a well-formed request, over the 64 MiB limit of one message
+    request = {"jsonrpc": "2.0", "id": 41, "method": "session/prompt",
+               "params": {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}}
+    before = len(agent.client.raw)
+    agent.write_line(json.dumps(request).encode() + b"\n")
+    answer = await agent.wait_for(lambda m: m.get("error") is not None or m.get("id") == 41, timeout=60, start=before)
+    assert answer.get("error", {}).get("code") == -32600, answer
+    assert "byte limit" in answer["error"]["message"]
+    assert await agent.prompt(sid, "the next line is read as before") == "end_turn"

@@ -97,3 +97,26 @@ async def test_the_permission_request_shows_the_whole_command(agent: Agent, fake
     assert command in asked["toolCall"]["title"]
     assert f"```sh\n{command}\n```" in json.dumps(asked["toolCall"]["content"], ensure_ascii=False).replace("\\n", "\n")
     assert not os.path.exists(os.path.join(workspace, "PAYLOAD"))
+
+
+async def test_escapes_and_bidi_controls_in_the_permission_request_are_shown_not_obeyed(
+    agent: Agent, fake: Any, workspace: str
+) -> None:
+    """ESC and U+202E in a command reach a terminal client as text: `\\e`, `<U+202E>` in the title, the call's
+    announcement and the `sh` block, never as a control character that clears a line or reorders it."""
+    await agent.initialize()
+    sid = await agent.new_session(workspace)
+    command = "echo ok \x1b[2K\x1b[1A\u202e; touch PAYLOAD"
+    fake.script([call("run_shell_command", command=command)])
+    agent.client.decisions = ["deny"]
+    await agent.prompt(sid, "run it")
+    (asked,) = agent.client.permissions
+    shown = "echo ok \\e[2K\\e[1A<U+202E>; touch PAYLOAD"
+    assert shown in asked["toolCall"]["title"]
+    blocks = [c["content"]["text"] for c in asked["toolCall"]["content"] if c.get("type") == "content"]
+    assert f"```sh\n{shown}\n```" in blocks
+    announced = [u for u in agent.client.updates(sid) if u.get("sessionUpdate") == "tool_call"]
+    assert announced and shown in announced[0]["title"]
+    for text in (asked["toolCall"]["title"], json.dumps(asked["toolCall"]["content"]), announced[0]["title"]):
+        assert "\x1b" not in text and "\\u001b" not in text and "\u202e" not in text and "\\u202e" not in text
+    assert not os.path.exists(os.path.join(workspace, "PAYLOAD"))

@@ -349,3 +349,18 @@ async def test_sigkill_during_fork_or_rewind_loses_nothing(fake: Any, dirs: tupl
     await again.say("after the kill")
     check_contents(parse_contents(chat_contents(fake)))
     await again.client.close()
+
+
+async def test_message_counts_leave_out_the_hidden_session_context(fake: Any, dirs: tuple[str, str]) -> None:
+    """A fork or rewind before the first message holds only the hidden <session_context> turn: 0 messages, not 1."""
+    side = await started(dirs, fake)
+    await side.say("one: the plan")
+    first = users((await transcript(side))["entries"])[0]
+    forked = await side.client.request("sidecar/forkSession", {"beforeMessageId": first["id"]})
+    assert forked["messageCount"] == 0
+    await side.say("one, again")
+    again = users((await transcript(side))["entries"])[-1]
+    rewound = await side.client.request("sidecar/rewind", {"messageId": again["id"]})
+    assert rewound["messageCount"] == 0
+    resumed = await side.client.request("sidecar/resumeSession", {"sessionId": forked["parentSessionId"]})
+    assert resumed["messageCount"] == 2, "the user's message and the reply, not the session context"

@@ -1,9 +1,9 @@
 """A small real MCP server for the tests, written with the SDK's server side: `python server.py MODE [DIR]`.
 
 MODE: basic (tools), silent (never answers initialize), garbage (prints non-MCP lines first), dies (exits at once
-with a message on stderr), exits (basic, and exits with a message on stderr once DIR/exit-now appears: dies while
-idle), gated (basic, but starts serving only once DIR/start-now appears: a slow start), http PORT (basic over
-streamable HTTP). DIR receives pid and cancellation marker files.
+with a message on stderr), noisy (32 MB on stderr, then dies like `dies`), exits (basic, and exits with a message
+on stderr once DIR/exit-now appears: dies while idle), gated (basic, but starts serving only once DIR/start-now
+appears: a slow start), http PORT (basic over streamable HTTP). DIR receives pid and cancellation marker files.
 """
 
 from __future__ import annotations
@@ -26,6 +26,13 @@ if MODE == "gated":
 if MODE == "dies":
     sys.stderr.write("fatal: cannot open the database at /nowhere\n")
     sys.exit(3)
+if MODE == "noisy":  # 32 MB on stderr, then its last words
+    line = b"debug: " + b"x" * 1017 + b"\n"
+    for _ in range(32 * 1024):
+        sys.stderr.buffer.write(line)
+    sys.stderr.buffer.write(b"fatal: the last words\n")
+    sys.stderr.flush()
+    sys.exit(5)
 
 import anyio  # noqa: E402
 from mcp.server.mcpserver import Context, Image, MCPServer  # noqa: E402

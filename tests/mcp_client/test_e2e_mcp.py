@@ -181,12 +181,14 @@ async def test_a_workspace_files_servers_start_only_when_trusted_and_never_trust
     assert not any(n.startswith("mcp_") for n in declared(fake))
     assert "Unknown tool" in streams(fake)[-1].body["contents"][-1]["parts"][0]["functionResponse"]["response"]["error"]
     assert groups(marks) == [], "an untrusted workspace's server never started"
+    editor.decisions.append("allow")  # the one-time approval of the workspace's server
     editor.notify("sidecar/ideContext", {"openFiles": [], "isTrusted": True})
     await until(lambda: status_is(editor, "repo", "ready"), "the server once the workspace is trusted", timeout=30)
+    assert editor.confirmations[0]["toolName"] == "Workspace MCP server"
     fake.script([call("mcp_repo_add", a=1)])
     editor.decisions.append("deny")
     await request(editor, "sidecar/sendMessage", {"text": "use it"})
-    assert editor.confirmations and editor.confirmations[0]["toolName"] == "mcp_repo_add", "trust is ignored"
+    assert editor.confirmations[1]["toolName"] == "mcp_repo_add", "trust is ignored"
     warnings = [m["message"] for m in notes(editor, "window/showMessage")]
     assert any("cannot set `trust`" in m for m in warnings), warnings
 
@@ -280,3 +282,53 @@ async def test_a_server_that_never_finishes_starting_is_waited_for_at_most_the_b
     assert (await servers(editor))["stuck"]["status"] == "starting", "the bound ended the wait, not a failure"
     await request(editor, "sidecar/sendMessage", {"text": "again"})
     assert len([w for w in (n["message"] for n in notes(editor, "window/showMessage")) if "goes on without" in w]) == 1
+async def test_a_workspace_server_asks_once_loses_a_name_clash_and_never_expands_a_secret(
+    fake: Any, dirs: Any
+) -> None:
+    root, marks = dirs
+    (root / ".sidecar").mkdir()
+    settings = root / ".sidecar" / "settings.json"
+    user_marks, denied_marks = marks / "user", marks / "denied"
+    user_marks.mkdir()
+    denied_marks.mkdir()
+    settings.write_text(json.dumps({"mcpServers": {
+        "ws": stdio("basic", marks, env={"EXTRA": "key=${GEMINI_API_KEY} $GOOGLE_APPLICATION_CREDENTIALS"}),
+        "calc": stdio("basic", marks),  # the user's server has this name: the user's wins
+        "denied": stdio("basic", denied_marks),
+    }}))
+    editor = EditorClient("visual-studio-code", str(root), GEMINI_API_KEY="AIzaSECRET-env-key-1234567890",
+                          GOOGLE_APPLICATION_CREDENTIALS="/home/me/adc.json")
+    await editor.start()
+    try:
+        answers = {"denied": "deny", "ws": "allow"}  # by server; a tool call is allowed
+        editor.on("sidecar/confirmToolCall", lambda params: (
+            editor.confirmations.append(params),
+            {"decision": answers.get(params["args"].get("server"), "allow")},
+        )[1])
+        await editor.initialize(fake.url, isTrusted=True, mcpServers={"calc": stdio("basic", user_marks)})
+        await until(lambda: status_is(editor, "ws", "ready"), "the approved workspace server", timeout=30)
+        await until(lambda: status_is(editor, "calc", "ready"), "the user's server", timeout=30)
+        asked = {c["args"]["server"]: c for c in editor.confirmations if c["toolName"] == "Workspace MCP server"}
+        assert set(asked) == {"ws", "denied"}, "the user's own server is never asked about; the clash never starts"
+        assert str(SERVER) in asked["ws"]["description"] and "basic" in asked["ws"]["args"]["commandLine"]
+        assert "denied" not in await servers(editor) and groups(denied_marks) == []
+        assert len(groups(user_marks)) == 1, "the user's calc runs, not the workspace's"
+        warnings = [m["message"] for m in notes(editor, "window/showMessage")]
+        assert any("'calc'" in m and "yours is kept" in m for m in warnings), warnings
+        assert any("GEMINI_API_KEY" in m and "expands to nothing" in m for m in warnings), warnings
+        fake.script([call("mcp_ws_add", a=1)])
+        await request(editor, "sidecar/sendMessage", {"text": "use it"})
+        contents = streams(fake)[-1].body["contents"]
+        outputs = [p["functionResponse"]["response"].get("output", "") for c in contents for p in c["parts"]
+                   if "functionResponse" in p]
+        assert any("extra=key= " in o for o in outputs), outputs
+        assert not any("AIzaSECRET" in o or "adc.json" in o for o in outputs), "a workspace server got a secret"
+        await editor.stop()
+        editor = EditorClient("visual-studio-code", str(root))
+        await editor.start()
+        await editor.initialize(fake.url, isTrusted=True)
+        await until(lambda: status_is(editor, "ws", "ready"), "the workspace server approved before", timeout=30)
+        assert not any(c["toolName"] == "Workspace MCP server" and c["args"]["server"] == "ws"
+                       for c in editor.confirmations), "an approval is kept for the project"
+    finally:
+        await editor.stop()

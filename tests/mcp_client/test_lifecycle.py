@@ -3,6 +3,8 @@ editors (listed with their arguments, expanded by name or from an argument line)
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from sidecar.mcp.manager import McpManager
@@ -81,5 +83,33 @@ async def test_prompts_are_listed_with_arguments_and_expanded_by_name_or_from_a_
         assert unknown.error is not None and "nosuch" in unknown.error and "review" in unknown.error
         await manager.set_enabled("rev", False)
         assert prompt_infos(manager) == []  # a disabled server offers no prompts
+    finally:
+        await manager.aclose()
+
+
+def _deleted_files_held_open() -> dict[str, int]:
+    """Files this process holds open that no name reaches any more (a temporary file), with their sizes."""
+    held: dict[str, int] = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            info = os.fstat(int(fd))
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_nlink == 0:
+            held[target] = info.st_size
+    return held
+
+
+async def test_a_chatty_servers_stderr_is_kept_as_a_bounded_tail(tmp_path: Path) -> None:
+    """32 MB on stderr: only the tail is kept (it was written whole into a temporary file), and it still says why."""
+    manager = McpManager()
+    manager.configure({"noisy": stdio("noisy", "noisy", tmp_path)})
+    try:
+        error = await until(lambda: failed(manager, "noisy"), "the noisy server to fail")
+        assert error.endswith("fatal: the last words")
+        assert len(error) < 3_000, "the tail, not the whole output"
+        held = _deleted_files_held_open()
+        assert sum(held.values()) < 1_000_000, f"the output kept in files: {held}"
     finally:
         await manager.aclose()

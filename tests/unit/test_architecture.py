@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from collections.abc import Iterator
@@ -23,11 +24,17 @@ def _module_name(path: Path) -> str:
 MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once for all the checks (parsing is most of this file's time)."""
+    return ast.parse(path.read_text(), str(path))
+
+
 def _imports(name: str) -> Iterator[tuple[str, int]]:
     """(imported module, line) for every import in a module: top level, in functions and under TYPE_CHECKING."""
     path = MODULES[name]
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield alias.name, node.lineno
@@ -185,7 +192,7 @@ def test_method_names_are_spelled_only_in_protocol() -> None:
         f"{name}:{node.lineno} {node.value!r}"
         for name, path in MODULES.items()
         if not name.startswith("sidecar.protocol")
-        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        for node in ast.walk(_tree(path))
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and METHOD_NAME.fullmatch(node.value)
     ]
     assert found == []
@@ -234,7 +241,7 @@ def test_nothing_reaches_the_live_conversation_through_the_chat_service() -> Non
     found = [
         f"{name}:{node.lineno} .chat.{node.attr}"
         for name, path in [*MODULES.items(), *((str(p), p) for p in others)]
-        for node in ast.walk(ast.parse(path.read_text(), str(path)))
+        for node in ast.walk(_tree(path))
         if isinstance(node, ast.Attribute)
         and node.attr in LIVE_STATE
         and (

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = """
 import logging, sys
 from sidecar.logging_setup import configure_logging
@@ -23,6 +25,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
                           cwd=Path(__file__).resolve().parents[2], check=True)
 
 
+@pytest.mark.process
 def test_with_a_log_file_stderr_gets_the_errors_only(tmp_path: Path) -> None:
     log_file = tmp_path / "sidecar.log"
     done = run(str(log_file))
@@ -34,6 +37,7 @@ def test_with_a_log_file_stderr_gets_the_errors_only(tmp_path: Path) -> None:
     assert done.stdout == ""
 
 
+@pytest.mark.process
 def test_without_a_log_file_everything_goes_to_stderr() -> None:
     done = run()
     assert "an info line" in done.stderr and "an error line" in done.stderr

@@ -55,6 +55,10 @@ cmd('SidecarTranscript', function(a)
   s().transcript(a.args)
 end, { nargs = '?', desc = 'Show the session transcript' })
 
+cmd('SidecarConfirm', function()
+  require('sidecar.confirm').answer()
+end, { desc = 'Answer the tool call waiting for your confirmation (the choices are asked then)' })
+
 cmd('SidecarCancel', function()
   s().cancel()
 end, { desc = 'Cancel the running turn' })
@@ -115,12 +119,14 @@ cmd('SidecarPins', function()
 end, { desc = 'List the pinned facts (pick one to unpin it)' })
 
 cmd('SidecarMcp', function(a)
+  s() -- loads the composition root, which gives the client its handlers before anything starts
   require('sidecar.mcp').run(a.args)
 end, { nargs = '*', complete = function(arglead, cmdline)
   return require('sidecar.mcp').complete(arglead, cmdline)
 end, desc = 'List the MCP servers (status, tools); :SidecarMcp restart|disable|enable NAME; :SidecarMcp prompt NAME ARGS' })
 
 cmd('SidecarMemory', function(a)
+  s() -- loads the composition root, which gives the client its handlers before anything starts
   require('sidecar.memory').run(a.args)
 end, { nargs = '*', complete = function(arglead, cmdline)
   return require('sidecar.memory').complete(arglead, cmdline)

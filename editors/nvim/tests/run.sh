@@ -17,7 +17,6 @@ if [ "${SIDECAR_NVIM_SKIP_INSTALL:-0}" != 1 ]; then
 fi
 NVIM_07=${NVIM_07:-/usr/bin/nvim}
 NVIM_011=${NVIM_011:-$CACHE/nvim011/bin/nvim}
-[ -x "$PY" ] || { echo "nvim tests: $PY not found (run make venv)" >&2; exit 2; }
 
 TESTS=()
 if [ $# -gt 0 ]; then
@@ -25,6 +24,14 @@ if [ $# -gt 0 ]; then
 else
   for t in "$HERE"/test_*.lua; do TESTS+=("$t"); done
 fi
+# Tests of the plugin's own logic that start no sidecar: a run of only these (make test-fast-editors) needs no
+# Python and starts no fake Gemini.
+PURE_TESTS=" test_unit test_architecture "
+needs_server=0
+for t in "${TESTS[@]}"; do
+  case "$PURE_TESTS" in *" $(basename "$t" .lua) "*) ;; *) needs_server=1 ;; esac
+done
+[ $needs_server = 0 ] || [ -x "$PY" ] || { echo "nvim tests: $PY not found (run make venv)" >&2; exit 2; }
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/sidecar-nvim-tests.XXXXXX")
 FAKE_PID=
@@ -39,19 +46,22 @@ trap 'exit 130' INT TERM
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 
 # One fake Gemini for the run; each test resets it.
-"$PY" -m sidecar.fakegemini --port 0 >"$WORK/fake.log" 2>&1 &
-FAKE_PID=$!
-BASEURL=
-for _ in $(seq 1 200); do
-  BASEURL=$(sed -n 's/^fake-gemini listening on \(http[^ ]*\).*/\1/p' "$WORK/fake.log" | head -n1)
-  [ -n "$BASEURL" ] && break
-  kill -0 "$FAKE_PID" 2>/dev/null || break
-  sleep 0.05
-done
-if [ -z "$BASEURL" ]; then
-  echo "nvim tests: the fake Gemini did not start:" >&2
-  cat "$WORK/fake.log" >&2
-  exit 2
+BASEURL=none
+if [ $needs_server = 1 ]; then
+  "$PY" -m sidecar.fakegemini --port 0 >"$WORK/fake.log" 2>&1 &
+  FAKE_PID=$!
+  BASEURL=
+  for _ in $(seq 1 200); do
+    BASEURL=$(sed -n 's/^fake-gemini listening on \(http[^ ]*\).*/\1/p' "$WORK/fake.log" | head -n1)
+    [ -n "$BASEURL" ] && break
+    kill -0 "$FAKE_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  if [ -z "$BASEURL" ]; then
+    echo "nvim tests: the fake Gemini did not start:" >&2
+    cat "$WORK/fake.log" >&2
+    exit 2
+  fi
 fi
 
 # Isolation: no user config, plugins, shada, state or API keys (XDG dirs are per test, below).

@@ -392,7 +392,19 @@ T.run('test_e2e', function()
   step_new()
   step_resume()
 
-  -- Tools: sidecar/confirmToolCall answered with vim.ui.select, edits through workspace/applyEdit.
+  -- Tools: sidecar/confirmToolCall answered with :SidecarConfirm and vim.ui.select, edits through
+  -- workspace/applyEdit.
+  --- Wait for the turn; a question that waits is answered as the user does: :SidecarConfirm.
+  local function wait_answering(turn, ms, what)
+    local confirm = require('sidecar.confirm')
+    T.wait(function()
+      if confirm.waiting[1] and not confirm.waiting[1].asking then
+        vim.cmd('SidecarConfirm')
+      end
+      return turn.done
+    end, ms, what)
+  end
+
   local function stub_select(decision, asked)
     local orig = vim.ui.select
     vim.ui.select = function(items, opts, on_choice)
@@ -431,7 +443,7 @@ T.run('test_e2e', function()
       local asked = {}
       local restore = stub_select('allow', asked)
       local turn = sidecar.send('please write notes.txt')
-      T.wait(function() return turn.done end, 20000, 'the tool turn')
+      wait_answering(turn, 20000, 'the tool turn')
       restore()
       T.eq(turn.error, nil, 'turn error')
       T.eq(#asked, 1, 'asked once')
@@ -457,7 +469,7 @@ T.run('test_e2e', function()
       local asked = {}
       local restore = stub_select('allow', asked)
       local turn = sidecar.send('shout the greeting')
-      T.wait(function() return turn.done end, 20000, 'the tool turn')
+      wait_answering(turn, 20000, 'the tool turn')
       restore()
       T.eq(#asked, 1, 'asked once')
       local buf = vim.fn.bufnr(main_py)
@@ -495,7 +507,7 @@ T.run('test_e2e', function()
       local asked = {}
       local restore = stub_select('deny', asked)
       local turn = sidecar.send('please run a command')
-      T.wait(function() return turn.done end, 20000, 'the tool turn')
+      wait_answering(turn, 20000, 'the tool turn')
       restore()
       T.eq(#asked, 1, 'asked once')
       T.match(tool_line(turn, 'run_shell_command') or '', 'denied', 'denied in the chat')

@@ -59,7 +59,7 @@ T.run('test_newcomer', function()
       .. 'Set sidecar.apiKey or GEMINI_API_KEY to talk to the Gemini API, or GOOGLE_GENAI_USE_VERTEXAI=true '
       .. '(or sidecar.backend "vertex") with a project for Vertex AI.'
     local got, restore = capture_notify()
-    require('sidecar.client').handlers['window/showMessage'](nil, { type = 3, message = 'Sidecar: ' .. long },
+    require('sidecar.handlers')['window/showMessage'](nil, { type = 3, message = 'Sidecar: ' .. long },
       { client_id = 0 })
     restore()
     T.eq(#got, 1, 'one notice')

@@ -2,6 +2,7 @@
 -- driven by keys; the screen is read with `tmux capture-pane` and every wait is on what the screen shows.
 -- Issue 30: setup({}) starts without a warning or a Press-ENTER prompt (#1, #2: the embedded fake's long notice);
 -- the chat; a tool confirmation with its diff in sight above the choices (#5); no prompt after the edit (#15).
+-- A confirmation never takes keys typed in another buffer: it waits for :SidecarConfirm while Insert mode goes on.
 local T = require('sidecar_test')
 
 local SOCKET = 'sidecar-test-' .. vim.fn.getpid()
@@ -135,6 +136,8 @@ T.run('test_terminal', function()
       local s = wait_screen('✦', 30000, 'the statusline')
       calm(s, 'after start-up with a backend')
       keys(':SidecarSend shout the greeting', 'Enter')
+      wait_screen(':SidecarConfirm', 30000, 'the notice of the question')
+      keys(':SidecarConfirm', 'Enter')
       s = wait_screen('Allow always', 30000, 'the choices')
       T.log('the screen while asked:\n%s', s)
       T.ok(s:find('+    return message.upper()', 1, true), 'the diff in sight while choosing\n' .. s)
@@ -144,6 +147,57 @@ T.run('test_terminal', function()
       T.ok(not s:find('Allow always', 1, true), 'the question is gone\n' .. s)
       T.ok(not s:find('Workspace edit', 1, true), 'no edit label printed\n' .. s)
       calm(s, 'after the edit')
+      keys(':qa!', 'Enter')
+      stop()
+    end)
+
+    T.step('keys typed in Insert mode while a question arrives stay in the buffer and answer nothing', function()
+      T.fake_reset()
+      T.http('POST', '/_control/script', { steps = { { kind = 'function_call', match = 'chat',
+        name = 'run_shell_command', args = { command = 'touch APPROVED' }, id = 'call-t2' } } })
+      start({ 'GEMINI_API_KEY=dummy', 'GOOGLE_GEMINI_BASE_URL=' .. T.env('SIDECAR_TEST_BASEURL') })
+      wait_screen('✦', 30000, 'the statusline')
+      keys(':edit notes.txt', 'Enter')
+      wait_screen('\nnotes.txt ', 10000, 'the new buffer in the statusline')
+      -- the message goes, and the user is already typing (Insert mode) when its question arrives
+      keys(':SidecarSend run the command', 'Enter', 'i')
+      local typed, s = 0, ''
+      local deadline = vim.loop.now() + 30000
+      while vim.loop.now() < deadline do
+        keys('-l', '1. first step')
+        keys('Enter')
+        typed = typed + 1
+        s = screen()
+        if s:find(':SidecarConfirm', 1, true) then
+          break
+        end
+      end
+      T.ok(s:find(':SidecarConfirm', 1, true), 'the question was announced while typing\n' .. s)
+      keys('-l', '1. first step') -- and the user goes on typing after the notice
+      keys('Enter', 'Escape')
+      typed = typed + 1
+      keys(':write', 'Enter')
+      s = wait_screen('written', 10000, 'notes.txt saved')
+      T.log('the screen after typing through the question:\n%s', s)
+      T.ok(not s:find('Allow always', 1, true), 'no choices were shown by themselves\n' .. s)
+      local lines = vim.fn.readfile(project .. '/notes.txt')
+      local want = {}
+      for _ = 1, typed do
+        want[#want + 1] = '1. first step'
+      end
+      want[#want + 1] = ''
+      T.eq(lines, want, 'every key typed landed in the buffer')
+      T.eq(vim.fn.filereadable(project .. '/APPROVED'), 0, 'nothing was approved')
+      calm(s, 'after typing through the question')
+      -- now the user answers, deliberately
+      keys(':SidecarConfirm', 'Enter')
+      s = wait_screen('Allow always', 10000, 'the choices, when asked for')
+      T.ok(s:find('touch APPROVED', 1, true), 'the question shows the command\n' .. s)
+      T.eq(vim.fn.filereadable(project .. '/APPROVED'), 0, 'still nothing approved while the choices are shown')
+      keys('1', 'Enter')
+      T.wait(function() return vim.fn.filereadable(project .. '/APPROVED') == 1 end, 30000, 'the approved command ran')
+      s = wait_screen('I received the tool result', 30000, 'the reply after the tool')
+      calm(s, 'after the answer')
       keys(':qa!', 'Enter')
       stop()
     end)

@@ -136,7 +136,7 @@ T.run('test_unit', function()
         T.ok(tags[':' .. name], 'help tag for :' .. name)
       end
     end
-    T.eq(n, 21, 'user commands checked')
+    T.eq(n, 22, 'user commands checked')
     for _, tag in ipairs({ 'sidecar.txt', 'sidecar-setup', 'sidecar-statusline', 'sidecar.statusline()',
       'hl-SidecarStatusWarn', 'sidecar-ide-context', 'sidecar-health' }) do
       T.ok(tags[tag], 'help tag ' .. tag)
@@ -275,6 +275,17 @@ T.run('test_unit', function()
     client.notify, client.running = orig_notify, orig_running
   end)
 
+  --- A question as on Neovim 0.11 (the handler runs in a coroutine), answered with :SidecarConfirm.
+  local function confirmed(params)
+    local confirm = require('sidecar.confirm')
+    local result
+    local c = coroutine.create(function() result = confirm.handle(nil, params) end)
+    assert(coroutine.resume(c))
+    T.eq(result, nil, 'waiting for :SidecarConfirm')
+    confirm.answer()
+    return result
+  end
+
   T.step('tool confirmation: a synchronous vim.ui.select', function()
     local confirm = require('sidecar.confirm')
     local orig = vim.ui.select
@@ -283,7 +294,7 @@ T.run('test_unit', function()
       seen = { items = items, prompt = opts.prompt, label = opts.format_item(items[2]) }
       on_choice(items[2])
     end
-    local r = confirm.handle(nil, { turnId = 't', callId = 'c', toolName = 'write_file', args = {},
+    local r = confirmed({ turnId = 't', callId = 'c', toolName = 'write_file', args = {},
       description = 'Write 3 lines to a.py', diff = '--- a\n+++ b\n' })
     vim.ui.select = orig
     T.eq(r, { decision = 'allowAlways' }, 'decision')
@@ -302,7 +313,7 @@ T.run('test_unit', function()
       end
       on_choice(items[3])
     end
-    local r = confirm.handle(nil, { turnId = 't', callId = 'c', toolName = 'mcp_calc_add', args = { a = 1 },
+    local r = confirmed({ turnId = 't', callId = 'c', toolName = 'mcp_calc_add', args = { a = 1 },
       description = 'MCP server calc: add {"a": 1}', mcpServer = 'calc' })
     vim.ui.select = orig
     T.eq(r, { decision = 'allowAlwaysServer' }, 'decision')
@@ -385,31 +396,108 @@ T.run('test_unit', function()
     T.contains(prompt, command, 'the full command, payload included')
   end)
 
-  T.step('tool confirmation: an asynchronous vim.ui.select, dismissed = deny', function()
+  T.step('tool confirmation: the question waits for :SidecarConfirm and reads no key by itself (0.11)', function()
     local confirm = require('sidecar.confirm')
     local orig = vim.ui.select
+    local asked = 0
     vim.ui.select = function(items, _, on_choice)
-      vim.defer_fn(function() on_choice(items[1]) end, 30)
+      asked = asked + 1
+      T.eq(vim.fn.getchar(0), 0, 'the keys typed before the choices were dropped')
+      vim.defer_fn(function() on_choice(items[1]) end, 30) -- an asynchronous picker
     end
-    -- As on Neovim 0.11 (server requests run in a coroutine): the answer comes later.
+    -- As on Neovim 0.11 (server requests run in a coroutine): the answer comes when the user gives it.
     local result
     local c = coroutine.create(function()
-      result = confirm.handle(nil, { toolName = 'run_shell_command', description = 'ls' })
+      result = confirm.handle(nil, { toolName = 'run_shell_command', description = 'Run `touch X` in .' })
     end)
     assert(coroutine.resume(c))
-    T.eq(result, nil, 'no answer before the user chose')
-    T.wait(function() return result end, 2000, 'the asynchronous answer')
-    T.eq(result, { decision = 'allow' }, 'async decision')
-    -- As on Neovim 0.7 (the handler runs on the main thread, no coroutine): waits for the choice.
+    T.eq(asked, 0, 'nothing asked by itself')
+    T.eq(#confirm.waiting, 1, 'the question waits')
+    T.contains(require('sidecar.chat').text(), ':SidecarConfirm', 'the chat says how to answer')
+    vim.api.nvim_feedkeys('1\r', 'n', false) -- typed by the user in another buffer, not yet read
+    T.eq(result, nil, 'no answer before the user chose to answer')
+    vim.cmd('SidecarConfirm')
+    T.wait(function() return result end, 2000, 'the answer')
+    T.eq(asked, 1, 'asked once, when the user chose to answer')
+    T.eq(result, { decision = 'allow' }, 'the decision')
+    T.eq(#confirm.waiting, 0, 'nothing waits any more')
+    vim.ui.select = function(_, _, on_choice) on_choice(nil) end
+    c = coroutine.create(function() result = confirm.handle(nil, { toolName = 'x' }) end)
+    result = nil
+    assert(coroutine.resume(c))
+    confirm.answer()
+    T.eq(result, { decision = 'deny' }, 'dismissed = deny')
+    -- the question of a sidecar that has exited is dropped, not asked
+    asked = 0
+    vim.ui.select = function() asked = asked + 1 end
+    c = coroutine.create(function() confirm.handle(nil, { toolName = 'gone_tool' }, { client_id = 424242 }) end)
+    assert(coroutine.resume(c))
+    confirm.answer()
+    T.eq({ asked, #confirm.waiting }, { 0, 0 }, 'not asked, not waiting')
+    T.contains(require('sidecar.chat').text(), 'gone_tool: not answered (its sidecar has exited)', 'told')
+    vim.ui.select = orig
+  end)
+
+  T.step('tool confirmation: before 0.11 the answer is sent later, through the client\'s own response', function()
+    local confirm = require('sidecar.confirm')
+    local orig = vim.ui.select
+    local asked = 0
+    vim.ui.select = function(items, _, on_choice)
+      asked = asked + 1
+      on_choice(items[#items])
+    end
+    -- As Neovim 0.7/0.8's rpc runs a server request: a scheduled function whose upvalues are the decoded message and
+    -- the module's send_response; it sends what the handler returns.
+    local sent = {}
+    local send_response = function(id, err, result) sent[#sent + 1] = { id = id, err = err, result = result } end
+    local decoded = { id = 7, method = 'sidecar/confirmToolCall' }
+    local function server_request()
+      local result = confirm.handle(nil, { toolName = 'write_file', description = 'Write a.py' })
+      send_response(decoded.id, nil, result)
+    end
+    vim.schedule(server_request) -- on the main thread, as Neovim runs it (no coroutine)
+    T.wait(function() return #confirm.waiting == 1 end, 2000, 'the question waiting')
+    T.eq(asked, 0, 'nothing asked by itself')
+    T.eq(sent, {}, 'no answer sent yet')
+    send_response(8, nil, { other = true }) -- another response goes out as usual
+    T.eq(sent, { { id = 8, result = { other = true } } }, 'only the placeholder was dropped')
+    confirm.answer()
+    T.eq(sent[2], { id = 7, result = { decision = 'deny' } }, 'the user\'s answer, for the request asked')
+    -- 0.9/0.10: the rpc client is an object whose send_response is a method.
+    local Client = {}
+    Client.__index = Client
+    function Client:send_response(id, err, result) sent[#sent + 1] = { id = id, err = err, result = result } end
+    local self = setmetatable({}, Client)
+    local server_request9
+    do
+      local decoded = { id = 9 } -- luacheck: ignore 421 (the name the rpc module uses)
+      server_request9 = function()
+        local result = confirm.handle(nil, { toolName = 'write_file' })
+        self:send_response(decoded.id, nil, result)
+      end
+    end
+    vim.schedule(server_request9)
+    T.wait(function() return #confirm.waiting == 1 end, 2000, 'the question waiting (0.9)')
+    T.eq(#sent, 2, 'no answer sent yet (0.9)')
+    vim.ui.select = function(items, _, on_choice) on_choice(items[1]) end
+    confirm.answer()
+    T.eq(sent[3], { id = 9, result = { decision = 'allow' } }, 'the answer (0.9)')
+    self:send_response(10, nil, {})
+    T.eq(sent[4].id, 10, 'the method works as before')
+    -- A client built otherwise (nothing found on the stack): asked at once, the typeahead dropped first.
+    local seen
+    vim.ui.select = function(items, _, on_choice)
+      seen = vim.fn.getchar(0)
+      on_choice(items[1])
+    end
     local waited
     vim.schedule(function()
-      T.eq(coroutine.running(), nil, 'main thread')
+      vim.api.nvim_feedkeys('3\r', 'n', false)
       waited = confirm.handle(nil, { toolName = 'x' })
     end)
-    T.wait(function() return waited end, 2000, 'the waited answer')
-    T.eq(waited, { decision = 'allow' }, 'waited decision')
-    vim.ui.select = function(_, _, on_choice) on_choice(nil) end
-    T.eq(confirm.handle(nil, { toolName = 'x' }), { decision = 'deny' }, 'dismissed select denies')
+    T.wait(function() return waited end, 2000, 'the answer asked at once')
+    T.eq(waited, { decision = 'allow' }, 'the decision')
+    T.eq(seen, 0, 'no key typed before was left for the choices')
     vim.ui.select = orig
   end)
 
@@ -548,5 +636,29 @@ T.run('test_unit', function()
     T.eq(memory.complete('', 'SidecarMemory add '), { '--global', '--project' }, "add's options")
     T.eq(memory.complete('--p', 'SidecarMemory add --p'), { '--project' }, 'an option completed')
     T.eq(memory.complete('', 'SidecarMemory show '), {}, 'show takes nothing')
+  end)
+
+  T.step('client.call tells a failed request in words and hands the error on; an answer goes to on_result', function()
+    local client, ui = require('sidecar.client'), require('sidecar.ui')
+    local told, orig_tell, orig_status = {}, ui.tell, state.status
+    ui.tell = function(msg, level)
+      told[#told + 1] = { msg = msg, level = level }
+    end
+    state.status = 'stopped'
+    local got, answered = nil, false
+    client.call('pin', 'sidecar/pin', { text = 'x' }, function(err)
+      got = err
+    end, function()
+      answered = true
+    end)
+    T.wait(function()
+      return got ~= nil
+    end, 5000, 'the callback with the error')
+    ui.tell, state.status = orig_tell, orig_status
+    T.ok(not answered, 'no answer to handle')
+    T.eq(#told, 1, 'told once')
+    T.eq(told[1].msg, 'pin: the sidecar is not running (stopped)', 'in words, naming what was asked')
+    T.eq(told[1].level, vim.log.levels.ERROR, 'as an error')
+    T.eq(got.message, 'the sidecar is not running (stopped)', 'the error handed on')
   end)
 end)

@@ -20,7 +20,9 @@ import { errorCode } from '../src/api';
 import { ErrorCode, Method } from '../src/protocol';
 import { StdioSidecarClient } from '../src/stdioClient';
 import { FakeGemini, REPO, projectPython, requestText, startFakeGemini } from '../test/support/sidecar';
+import { chatTurnSteps } from './chatTurns';
 import { mcpSteps } from './mcp';
+import { trustSteps } from './trust';
 
 const API_KEY = 'e2e-secret-key-7f3a';
 const MARKER = 'SIDECAR_E2E_SELECTED_MARKER_42';
@@ -189,7 +191,8 @@ class Workbench {
     await chat.locator('#input').fill(text);
     await chat.locator('#input').press('Enter');
     if (during) await during(chat);
-    await waitFor('the streamed reply', async () => (await replies.count()) > before && !(await chat.locator('.msg.model.streaming').count()), 60_000);
+    // the turn is over (a turn with tool calls has a message before its cards and one after them)
+    await waitFor('the streamed reply', async () => (await replies.count()) > before && !(await chat.locator('.msg.model.streaming').count()) && !(await chat.locator('body.busy').count()), 60_000);
     const error = chat.locator('.note.error');
     if (await error.count()) throw new Error(`chat error: ${await error.last().innerText()}`);
     return replies.last().innerText();
@@ -514,6 +517,7 @@ async function main(): Promise<void> {
       await waitFor('notes.txt', async () => fs.existsSync(path.join(dirs.ws, 'notes.txt')), 10_000);
       return 'card answered Allow; the card shows done; notes.txt exists';
     }, { needs: ['tools'] });
+    await chatTurnSteps({ step, w, fake: fake!, waitFor });
     // ---- MCP (issue 28): e2e/mcp.ts ----
     await mcpSteps({ step, w, fake: fake!, python, userData: dirs.ud, waitFor });
     // ---- end MCP ----
@@ -725,6 +729,10 @@ async function main(): Promise<void> {
         const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Hello! Please look' }).filter({ hasNotText: 'branch of' }).first();
         await row.waitFor({ timeout: 10_000 });
         await row.click();
+        // Delete from the palette asks first, as the pick's Delete button does
+        const confirm = page.locator('.monaco-dialog-box', { hasText: 'It goes to the trash for 30 days' }).first();
+        await confirm.waitFor({ timeout: 15_000 });
+        await confirm.locator('.monaco-button', { hasText: 'Delete' }).first().click();
         await waitFor('the session in the trash', async () => inTrash() && !fs.existsSync(original), 15_000);
         const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'moved to the trash' }).last();
         await toast.waitFor({ state: 'visible', timeout: 15_000 });
@@ -865,6 +873,11 @@ async function main(): Promise<void> {
       return 'all three in the request';
     }, { needs: ['memory'] });
     await step('final screenshot', async () => path.relative(REPO, await w.shot('sidecar-vscode')));
+    // ---- workspace trust: a hostile .vscode/settings.json, in Restricted Mode and trusted (e2e/trust.ts) ----
+    await trustSteps({
+      step, waitFor, workbench: (p) => new Workbench(p, artifacts), browser, fake: fake!, python, codeServer,
+      extensions: dirs.exts, serverEnv, port: await freePort(), apiKey: API_KEY, artifacts,
+    });
     await step('a server command that cannot start gives a clear error with “Show log”', async () => {
       for (const scope of ['User', 'Machine']) {
         const file = path.join(dirs.ud, scope, 'settings.json');

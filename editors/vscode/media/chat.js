@@ -8,7 +8,6 @@
 /** @typedef {import('../src/protocol').PinnedFact} PinnedFact */
 /** @typedef {import('../src/protocol').ToolDecision} ToolDecision */
 (function () {
-  // eslint-disable-next-line no-undef
   const vscode = acquireVsCodeApi();
   const log = /** @type {HTMLElement} */ (document.getElementById('log'));
   const empty = /** @type {HTMLElement} */ (document.getElementById('empty'));
@@ -96,7 +95,7 @@
       }
       case 'model': {
         const d = el('div', 'msg model' + (item.streaming ? ' streaming' : '') + (item.rewound ? ' rewound' : ''));
-        d.appendChild(el('div', 'who', 'Gemini'));
+        d.appendChild(el('div', 'who', item.rewound ? 'Gemini (rewound: the model no longer sees this)' : 'Gemini'));
         const body = el('div', 'body');
         body.appendChild(markdown(item.text || ''));
         d.appendChild(body);
@@ -104,15 +103,16 @@
         return d;
       }
       case 'tool': {
-        const d = el('div', 'card tool status-' + item.status);
+        const d = el('div', 'card tool status-' + item.status + (item.rewound ? ' rewound' : ''));
         const head = el('div', 'card-head');
         head.appendChild(el('span', 'tool-name', item.name));
         const asking = item.confirm && !item.confirm.decision;
-        head.appendChild(el('span', 'badge', asking ? 'needs approval' : (STATUS_LABEL[item.status] || item.status)));
+        head.appendChild(el('span', 'badge', asking ? 'needs approval' : item.rewound ? 'rewound' : (STATUS_LABEL[item.status] || item.status)));
         d.appendChild(head);
         const desc = item.confirm && item.confirm.description;
-        if (desc) d.appendChild(el('div', 'desc', desc));
-        if (item.summary && item.summary !== desc) d.appendChild(el('div', 'summary', item.summary));
+        // `code` in a description or summary (the command a shell call runs) shows as code, not as raw backticks
+        if (desc) { const line = el('div', 'desc'); inline(line, desc); d.appendChild(line); }
+        if (item.summary && item.summary !== desc) { const line = el('div', 'summary'); inline(line, item.summary); d.appendChild(line); }
         if (item.confirm && item.confirm.diff) { const pre = el('pre', 'diff'); pre.appendChild(el('code', undefined, item.confirm.diff)); d.appendChild(pre); }
         if (item.args !== undefined && item.args !== null) {
           const det = el('details');

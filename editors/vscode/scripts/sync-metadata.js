@@ -43,13 +43,13 @@ function sync(file, edits) {
 }
 
 sync('package.json', (j) => [
-  ['version', /^(  "version": ")[^"]*(")/m, version, j.version],
+  ['version', /^( {2}"version": ")[^"]*(")/m, version, j.version],
   ['repository', /("repository": \{[^}]*"url": ")[^"]*(")/, url, j.repository && j.repository.url],
 ]);
 // package-lock.json: the top-level version, then the root package's (packages[""]), in that order in the file
 sync('package-lock.json', (j) => [
-  ['version', /^(  "version": ")[^"]*(")/m, version, j.version],
-  ['version', /^(  "packages": \{\n    "": \{\n(?:      .*\n)*?      "version": ")[^"]*(")/m, version, j.packages[''].version],
+  ['version', /^( {2}"version": ")[^"]*(")/m, version, j.version],
+  ['version', /^( {2}"packages": \{\n {4}"": \{\n(?: {6}.*\n)*? {6}"version": ")[^"]*(")/m, version, j.packages[''].version],
 ]);
 
 if (check && problems.length) {

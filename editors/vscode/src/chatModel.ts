@@ -33,6 +33,13 @@ export function compactionText(p: Pick<CompressedParams, 'status' | 'originalTok
     : `${who}: ${statusLabel(p.status)}`;
 }
 
+/** A card's line as the user reads it: a command run "in ." runs in the workspace folder. */
+export function cardText(text: string): string;
+export function cardText(text: string | undefined): string | undefined;
+export function cardText(text: string | undefined): string | undefined {
+  return text === undefined ? undefined : text.replace(/ in \.(?=$|[\s:;,)])/g, ' in the workspace folder');
+}
+
 export class ChatModel {
   items: ChatItem[] = [];
   busy = false;
@@ -41,6 +48,8 @@ export class ChatModel {
   private listeners: Array<(msg: ToWebview) => void> = [];
   /** turnId of the streaming reply; deltas before the first turnId are attached to `pendingTurn` */
   private currentModelId: string | undefined;
+  /** The streamed messages of each unfinished turn (turnId → message item ids, the open one last). */
+  private turns = new Map<string, { segments: string[]; open?: string }>();
 
   onChange(listener: (msg: ToWebview) => void): { dispose(): void } {
     this.listeners.push(listener);
@@ -54,6 +63,7 @@ export class ChatModel {
   reset(items: ChatItem[] = []): void {
     this.items = items;
     this.currentModelId = undefined;
+    this.turns.clear();
     this.emit(this.snapshot());
   }
 
@@ -64,6 +74,7 @@ export class ChatModel {
       if (item && item.kind === 'model' && item.streaming) this.upsert({ ...item, streaming: false });
       this.currentModelId = undefined;
     }
+    if (!busy) this.turns.clear();
     this.emit({ type: 'busy', busy });
   }
 
@@ -71,45 +82,92 @@ export class ChatModel {
     this.upsert({ kind: 'user', id: nextId('user'), text });
   }
 
-  /** A streamed chunk of the reply to turn `turnId`. */
+  /**
+   * A streamed chunk of the reply to turn `turnId`. The model's words before a tool call and its words after it are
+   * separate messages, each where it was said: a chunk after a tool card starts a new message below that card.
+   */
   delta(turnId: string, text: string): void {
-    const id = `model-${turnId}`;
-    const item = this.find(id);
-    if (item && item.kind === 'model') {
-      this.upsert({ ...item, text: item.text + text });
+    const turn = this.turnOf(turnId);
+    const open = turn.open ? this.find(turn.open) : undefined;
+    if (open && open.kind === 'model') {
+      this.upsert({ ...open, text: open.text + text });
     } else {
+      const id = turn.segments.length ? `model-${turnId}-${turn.segments.length}` : `model-${turnId}`;
+      turn.segments.push(id);
+      turn.open = id;
       this.upsert({ kind: 'model', id, text, streaming: true });
     }
-    this.currentModelId = id;
+    this.currentModelId = turn.open;
   }
 
   /** A failed attempt is retried: its text goes (the turn's text restarts from `p.text`), and the user is told why. */
   retry(p: RetryParams): void {
-    const id = `model-${p.turnId}`;
-    const item = this.find(id);
-    if (item && item.kind === 'model') this.upsert({ ...item, text: p.text });
+    const turn = this.turnOf(p.turnId);
+    const open = turn.open ? this.find(turn.open) : undefined;
+    if (open && open.kind === 'model') {
+      const earlier = this.closedText(turn);
+      this.upsert({ ...open, text: p.text.startsWith(earlier) ? p.text.slice(earlier.length) : '' });
+    }
     this.info(retryText(p));
   }
 
-  /** The finished reply: its full text wins over the concatenated deltas. */
+  /** The finished reply: its full text (every round's words) wins over the concatenated deltas. */
   finish(turnId: string, text: string): void {
-    const id = `model-${turnId}`;
-    this.upsert({ kind: 'model', id, text, streaming: false });
-    if (this.currentModelId === id) this.currentModelId = undefined;
+    const turn = this.turnOf(turnId);
+    const earlier = this.closedText(turn);
+    const rest = text.startsWith(earlier) ? text.slice(earlier.length) : text;
+    const open = turn.open ? this.find(turn.open) : undefined;
+    if (open && open.kind === 'model') {
+      this.upsert({ ...open, text: rest, streaming: false });
+    } else if (rest.trim() || !turn.segments.length) {
+      // words never streamed (or said after the last tool call without a chunk): a message at the end
+      const id = turn.segments.length ? `model-${turnId}-${turn.segments.length}` : `model-${turnId}`;
+      turn.segments.push(id);
+      this.upsert({ kind: 'model', id, text: rest, streaming: false });
+    }
+    if (this.currentModelId && turn.segments.includes(this.currentModelId)) this.currentModelId = undefined;
+    this.turns.delete(turnId);
+  }
+
+  /** The streamed messages of a turn: their ids in order, and the one a chunk goes on (none after a tool call). */
+  private turnOf(turnId: string): { segments: string[]; open?: string } {
+    let turn = this.turns.get(turnId);
+    if (!turn) { turn = { segments: [] }; this.turns.set(turnId, turn); }
+    return turn;
+  }
+
+  /** The text of a turn's messages closed by a tool call (what the server's turn text starts with). */
+  private closedText(turn: { segments: string[]; open?: string }): string {
+    return turn.segments.filter((id) => id !== turn.open).map((id) => {
+      const item = this.find(id);
+      return item && item.kind === 'model' ? item.text : '';
+    }).join('');
   }
 
   toolCall(p: ToolCallParams): void {
+    this.closeSegment(p.turnId);
     const id = `tool-${p.callId}`;
     const prev = this.find(id);
     const confirm = prev && prev.kind === 'tool' ? prev.confirm : undefined;
-    this.upsert({ kind: 'tool', id, callId: p.callId, name: p.name, args: p.args, status: p.status, summary: p.summary, confirm });
+    this.upsert({ kind: 'tool', id, callId: p.callId, name: p.name, args: p.args, status: p.status, summary: cardText(p.summary), confirm });
+  }
+
+  /** A tool call ends the message the model was writing: its next words are a new message below the card. */
+  private closeSegment(turnId: string | undefined): void {
+    const turn = turnId ? this.turns.get(turnId) : undefined;
+    if (!turn || !turn.open) return;
+    const item = this.find(turn.open);
+    if (item && item.kind === 'model' && item.streaming) this.upsert({ ...item, streaming: false });
+    if (this.currentModelId === turn.open) this.currentModelId = undefined;
+    turn.open = undefined;
   }
 
   confirmRequest(p: ConfirmToolCallParams): void {
+    this.closeSegment(p.turnId);
     const id = `tool-${p.callId}`;
     const prev = this.find(id);
     const base = prev && prev.kind === 'tool' ? prev : { kind: 'tool' as const, id, callId: p.callId, name: p.toolName, args: p.args, status: 'pending' };
-    const confirm = { description: p.description, diff: p.diff, choices: confirmChoices(p), ...(p.mcpServer ? { mcpServer: p.mcpServer } : {}) };
+    const confirm = { description: cardText(p.description), diff: p.diff, choices: confirmChoices(p), ...(p.mcpServer ? { mcpServer: p.mcpServer } : {}) };
     this.upsert({ ...base, confirm });
   }
 
@@ -165,15 +223,21 @@ export function toolName(text: string): string {
   return /^(?:→\s*)?([A-Za-z_][\w.-]*)/.exec(text.trim())?.[1] ?? 'tool';
 }
 
-/** A toolCall transcript entry: the model's own words (if any) and its calls. The calls come from `toolCalls`
- * (data); a server without it gets the `→ name(args)` lines of the text, never the text's first word. */
+/**
+ * A toolCall transcript entry: the model's own words (if any) and its calls. The calls come from `toolCalls` (data);
+ * the words are the text before the first call's `→ name(` line, since a call's arguments (a written file's
+ * content) can span many lines. A server without `toolCalls` gets the `→ name(args)` lines of the text.
+ */
 export function splitToolCallEntry(e: { text: string; toolCalls?: TranscriptToolCall[] }): { prose: string; calls: Array<{ name: string; args?: unknown; summary?: string }> } {
+  if (e.toolCalls && e.toolCalls.length) {
+    const head = `→ ${e.toolCalls[0].name}(`;
+    const at = e.text.startsWith(head) ? 0 : e.text.indexOf(`\n${head}`);
+    const prose = at === -1 ? '' : e.text.slice(0, at).trim();
+    return { prose, calls: e.toolCalls.map((c) => ({ name: c.name, args: c.args })) };
+  }
   const lines = e.text.split('\n');
   const callLines = lines.filter((l) => /^→ /.test(l));
   const prose = lines.filter((l) => !/^→ /.test(l)).join('\n').trim();
-  if (e.toolCalls && e.toolCalls.length) {
-    return { prose, calls: e.toolCalls.map((c) => ({ name: c.name, args: c.args })) };
-  }
   return { prose, calls: callLines.map((l) => ({ name: toolName(l), summary: l.slice(2) })) };
 }
 
@@ -196,8 +260,8 @@ export function itemsFromTranscript(entries: TranscriptEntry[]): ChatItem[] {
       case 'model': items.push({ kind: 'model', id: `t-${e.id}`, text: e.text, streaming: false, messageId: e.id, ...rewound }); break;
       case 'toolCall': {
         const { prose, calls } = splitToolCallEntry(e);
-        if (prose) items.push({ kind: 'model', id: `t-${e.id}`, text: prose, streaming: false });
-        calls.forEach((c, i) => items.push({ kind: 'tool', id: `t-${e.id}-${i}`, callId: `${e.id}-${i}`, name: c.name, args: c.args, status: 'done', summary: c.summary }));
+        if (prose) items.push({ kind: 'model', id: `t-${e.id}`, text: prose, streaming: false, ...rewound });
+        calls.forEach((c, i) => items.push({ kind: 'tool', id: `t-${e.id}-${i}`, callId: `${e.id}-${i}`, name: c.name, args: c.args, status: 'done', summary: c.summary, ...rewound }));
         break;
       }
       case 'info': items.push({ kind: 'info', id: `t-${e.id}`, text: e.text }); break;

@@ -47,7 +47,16 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     this.post(this.status);
   }
 
-  async reveal(): Promise<void> {
+  /**
+   * Show the chat. `keepFocus`: a question that arrives while the user types elsewhere shows the view without taking
+   * the keyboard (keys meant for the editor must not land in the chat); only a view never opened yet is focused, as
+   * VS Code can create it no other way.
+   */
+  async reveal(keepFocus = false): Promise<void> {
+    if (keepFocus && this.view) {
+      this.view.show(true);
+      return;
+    }
     await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
   }
 
@@ -126,7 +135,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 
   private confirm(p: ConfirmToolCallParams, token: vscode.CancellationToken): Promise<ConfirmToolCallResult> {
     this.model.confirmRequest(p);
-    void this.reveal();
+    void this.reveal(true);
     return new Promise((resolve) => {
       const done = (decision: ToolDecision) => {
         if (!this.confirms.has(p.callId)) return;

@@ -8,9 +8,10 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as vscode from 'vscode';
 import {
-  CloseAction, CloseHandlerResult, ErrorAction, LanguageClient, LanguageClientOptions, State, StreamInfo,
+  CloseAction, CloseHandlerResult, ErrorAction, LanguageClient, LanguageClientOptions, ResponseError, State, StreamInfo,
 } from 'vscode-languageclient/node';
 import { SidecarApi, errorMessage } from './api';
+import type { ConnectionState, ReadyEvent } from './connectionTypes';
 import { ProgressBridge } from './progress';
 import { protocolWarning } from './protocolVersion';
 import {
@@ -25,13 +26,10 @@ import { ServerLogParser } from './serverLog';
 import { InstallError, PrivateServer } from './serverSetup';
 import { settingScope } from './settingScope';
 import { SettingsWire, buildSettings, redacted } from './settings';
+import { WireEdit, editedUris, saveWaitMs, waitUntilSaved } from './editSaves';
+import { ServerNotices, clientErrorLogged, stateAfterFailedStart } from './notices';
 import { startFailureCause } from './wording';
 
-/** A server answered after a start: `target` is the session it was to resume (none on a first start), `resumed` the
- * one it continues, `resumeError` why it could not; `crashed` when the process had died. */
-export interface ReadyEvent { crashed: boolean; target?: string; resumed?: string; resumeError?: string }
-
-export type ConnectionState = 'stopped' | 'starting' | 'installing' | 'running' | 'restarting' | 'failed';
 
 const SECRET_KEY = 'sidecar.apiKey';
 
@@ -40,9 +38,8 @@ class SidecarLanguageClient extends LanguageClient {
   /** set once the server answered `initialize`: stopping a client that never ran is not an error worth a trace */
   ran = false;
   override error(message: string, data?: unknown): void {
-    // a client that never ran: SidecarConnection.start logs why in words (no transport stack trace)
-    if (!this.ran && /^Stopping server failed|couldn't create connection to server/.test(message)) return;
-    super.error(message, data, false);
+    // SidecarConnection logs why in words (no transport stack trace, no "Connection to server got closed")
+    if (clientErrorLogged(message, this.ran)) super.error(message, data, false);
   }
 }
 
@@ -60,6 +57,7 @@ export class SidecarConnection implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private installError: InstallError | undefined;
   readonly privateServer: PrivateServer;
+  private readonly notices = new ServerNotices();
   private confirmHandler: ((p: ConfirmToolCallParams, token: vscode.CancellationToken) => Promise<ConfirmToolCallResult>) | undefined;
 
   state: ConnectionState = 'stopped';
@@ -126,7 +124,7 @@ export class SidecarConnection implements vscode.Disposable {
   async settings(): Promise<SettingsWire> {
     const config = vscode.workspace.getConfiguration('sidecar');
     const key = await this.context.secrets.get(SECRET_KEY);
-    return buildSettings((k) => config.get(k), key);
+    return buildSettings((k) => config.inspect(k), key, vscode.workspace.isTrusted);
   }
 
   async setApiKey(key: string | undefined): Promise<void> {
@@ -249,6 +247,12 @@ export class SidecarConnection implements vscode.Disposable {
         closed: (): CloseHandlerResult => this.onClosed(),
       },
       initializationFailedHandler: () => false,
+      // an applied edit VS Code saves by itself is answered once saved: the server tells the model what is true
+      middleware: { workspace: { handleApplyEdit: async (params, next) => {
+        const result = await next(params, new vscode.CancellationTokenSource().token);
+        if (!(result instanceof ResponseError) && result.applied) await savedByVsCode(params.edit as WireEdit);
+        return result;
+      } } },
     };
     const client = new SidecarLanguageClient('sidecar', 'Sidecar', () => this.spawnServer(), clientOptions);
     client.registerFeature(this.progress.feature(client));
@@ -261,6 +265,12 @@ export class SidecarConnection implements vscode.Disposable {
     on(Method.retry, (p) => this._onRetry.fire(p));
     on(Method.mcpStatus, (p) => this._onMcpStatus.fire(p));
     on(Method.memoryChanged, (p) => this._onMemoryChanged.fire(p));
+    // the server's notices, less those the extension says itself or said already in this window
+    client.onNotification('window/showMessage', (m: { type: number; message: string }) => {
+      if (!this.notices.show(m.message)) { this.output.info(`(not shown again) ${m.message}`); return; }
+      const show = m.type === 1 ? vscode.window.showErrorMessage : m.type === 2 ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+      void show(m.message);
+    });
     type Confirm = ServerRequests[typeof Method.confirmToolCall];
     client.onRequest(Method.confirmToolCall, async (p: Confirm['params'], token: vscode.CancellationToken): Promise<Confirm['result']> => {
       if (!this.confirmHandler) return { decision: 'deny' };
@@ -349,7 +359,7 @@ export class SidecarConnection implements vscode.Disposable {
       if (install?.cancelled) { // the user's choice, not an error
         this.output.info(install.message);
         this.lastError = 'installing the server was cancelled';
-        this.setState('failed');
+        this.setState(stateAfterFailedStart(true)); // stopped, not error-red: the user chose it
         void vscode.window.showInformationMessage(install.message, 'Reinstall').then((c) => { if (c === 'Reinstall') void this.reinstall(); });
         return;
       }
@@ -439,6 +449,13 @@ export class SidecarConnection implements vscode.Disposable {
     void this.stop();
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/** Wait (briefly) until VS Code has saved the documents of an applied edit, when its auto save will. */
+function savedByVsCode(edit: WireEdit): Promise<void> {
+  const dirty = (uri: string) => vscode.workspace.textDocuments.some((d) => d.uri.toString() === vscode.Uri.parse(uri).toString() && d.isDirty);
+  const setting = (key: string) => vscode.workspace.getConfiguration().get(key);
+  return waitUntilSaved(editedUris(edit), dirty, (l) => vscode.workspace.onDidSaveTextDocument(l), saveWaitMs(setting));
 }
 
 function lastLines(text: string, n: number): string {

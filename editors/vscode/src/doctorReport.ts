@@ -52,19 +52,25 @@ export function runDoctor(command: string, args: string[], settings: object, env
   });
 }
 
-const escape = (s: string) => s.replace(/([\\`*_[\]<>|])/g, '\\$1');
+/** The document is read as text in an editor: the server's words as they are (never `GEMINI\_API\_KEY`), on one line. */
+const oneLine = (s: string) => s.replace(/\s*\r?\n\s*/g, ' ');
+
+/** "1 problem found", "2 problems found". */
+export function problemsFound(n: number): string {
+  return `${n} ${n === 1 ? 'problem' : 'problems'} found`;
+}
 
 export function doctorMarkdown(r: DoctorReport, o: { online: boolean }): string {
   const lines = [`# Sidecar doctor${o.online ? ' (online)' : ''}`, ''];
-  lines.push(r.ok ? '**All good.**' : `**${r.checks.filter((c) => !c.ok).length} problem(s) found.**`, '');
+  lines.push(r.ok ? '**All good.**' : `**${problemsFound(r.checks.filter((c) => !c.ok).length)}.**`, '');
   if (r.backend) {
     const works = r.backend.ok ? 'the first message would work' : `the first message would fail (${r.backend.errorKind ?? 'error'})`;
-    lines.push(`Backend: **${escape(r.backend.label)}**: ${works}.`, '');
+    lines.push(`Backend: **${oneLine(r.backend.label)}**: ${works}.`, '');
   }
-  lines.push(`sidecar ${escape(r.version)}`, '');
+  lines.push(`sidecar ${oneLine(r.version)}`, '');
   for (const c of r.checks) {
-    lines.push(`- ${c.ok ? '✅' : '❌'} **${escape(c.name)}**: ${escape(c.detail)}`);
-    if (c.hint) lines.push(`  - ${c.ok ? '' : '→ '}${escape(c.hint)}`);
+    lines.push(`- ${c.ok ? '✅' : '❌'} **${oneLine(c.name)}**: ${oneLine(c.detail)}`);
+    if (c.hint) lines.push(`  - ${c.ok ? '' : '→ '}${oneLine(c.hint)}`);
   }
   if (!o.online) lines.push('', 'Run “Sidecar: Run Doctor (Online)” to also fetch a token and make one countTokens call.');
   return lines.join('\n') + '\n';

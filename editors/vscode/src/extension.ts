@@ -6,6 +6,7 @@ import { COMMANDS } from './commands';
 import { Ctx } from './commands/context';
 import { SidecarConnection } from './connection';
 import { trackOpenFiles } from './ideContext';
+import { mcpFailureText } from './notices';
 import { OpenFilesTracker } from './openFiles';
 import { newMcpFailures, statusLevel, statusText } from './status';
 import { backendNote, restartNote } from './wording';
@@ -40,7 +41,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       const { fresh, told } = newMcpFailures(mcpFailuresTold, p.servers);
       mcpFailuresTold = told;
       for (const s of fresh) {
-        void vscode.window.showErrorMessage(`Sidecar: MCP server "${s.name}" failed: ${s.error ?? 'no reason given'}`, 'Show log', 'Restart')
+        void vscode.window.showErrorMessage(`Sidecar: ${mcpFailureText(s)}`, 'Show log', 'Restart')
           .then((pick) => {
             if (pick === 'Show log') void vscode.commands.executeCommand('sidecar.showLog');
             else if (pick === 'Restart') void vscode.commands.executeCommand('sidecar.showMcpServers', s.name);
@@ -74,7 +75,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     }),
     context.secrets.onDidChange((e) => { if (e.key === 'sidecar.apiKey') void conn.pushSettings(); }),
-    vscode.workspace.onDidGrantWorkspaceTrust(() => { if (conn.state === 'failed') void conn.start(); }),
+    // the workspace's restricted values become visible once trusted: the server gets them (and applies their rules)
+    vscode.workspace.onDidGrantWorkspaceTrust(() => { if (conn.state === 'failed') void conn.start(); else void conn.pushSettings(); }),
   );
 
   // the commands: each failure is shown in words, never thrown at VS Code

@@ -27,17 +27,16 @@ export class ProgressBridge {
   }
 
   feature(client: BaseLanguageClient): StaticFeature {
-    const bridge = this;
     return {
-      fillClientCapabilities(capabilities) {
+      fillClientCapabilities: (capabilities) => {
         capabilities.window = { ...(capabilities.window ?? {}), workDoneProgress: true };
       },
-      initialize() {
+      initialize: () => {
         // registered after the built-in ProgressFeature, so this handler replaces its handler
-        client.onRequest(WorkDoneProgressCreateRequest.type, ({ token }) => { bridge.track(client, token); });
+        client.onRequest(WorkDoneProgressCreateRequest.type, ({ token }) => { this.track(client, token); });
       },
-      getState(): FeatureState { return { kind: 'static' }; },
-      clear() { for (const end of [...bridge.active]) end(); bridge.active.clear(); },
+      getState: (): FeatureState => ({ kind: 'static' }),
+      clear: () => { for (const end of [...this.active]) end(); this.active.clear(); },
     };
   }
 

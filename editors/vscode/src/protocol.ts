@@ -183,7 +183,7 @@ export interface SendMessageResult {
 }
 
 /** Params of methods that take none (an absent or empty object). */
-export interface Empty {}
+export type Empty = Record<string, never>;
 
 export interface CompressParams {
   instructions?: string;

@@ -147,3 +147,8 @@ export function rewindNote(mode: RewindMode, text: string, r: FilePlan, roots: r
   const note = mode === 'files' ? rewoundFilesNote(text, r, roots) : rewoundNote(text);
   return checkpointing === false ? `${note} ${CHECKPOINTING_OFF}` : note;
 }
+
+/** The Rewind pick lists your messages newest first: the one pre-selected is the last you sent (the usual target). */
+export function newestFirst<T>(messages: readonly T[]): T[] {
+  return [...messages].reverse();
+}

@@ -38,7 +38,7 @@ export class PrivateServer {
   /** The wheel shipped in the .vsix (`server/sidecar-<version>-py3-none-any.whl`). */
   bundledWheel(): string | undefined {
     const dir = this.context.asAbsolutePath('server');
-    let files: string[] = [];
+    let files: string[];
     try { files = fs.readdirSync(dir); } catch { return undefined; }
     const wheel = files.filter((f) => wheelVersion(f)).sort().pop();
     return wheel ? path.join(dir, wheel) : undefined;

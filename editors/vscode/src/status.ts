@@ -3,6 +3,7 @@
  * sidecar/tokenUsage and sidecar/compressed notifications (no vscode import: unit-tested under Node).
  */
 import { CompressedParams, CompressionStatus, McpServerInfo, TokenUsage } from './protocol';
+import { mcpFailureCause } from './notices';
 
 /** True when a compression status means the history got smaller. */
 export function compressionSucceeded(status: CompressionStatus): boolean {
@@ -171,6 +172,24 @@ export function sessionDescription(s: { messageCount: number; compactionCount: n
   return `${plural(s.messageCount, 'message')}${s.compactionCount ? ` · ${plural(s.compactionCount, 'compaction')}` : ''}`;
 }
 
+/**
+ * A session's row in the Resume and Delete picks. Sessions with the same title are told apart by their message
+ * count, when they were last used (date and time) and the start of their id.
+ */
+export function sessionPickText(
+  s: { sessionId: string; title?: string | null; messageCount: number; compactionCount: number; lastUpdated: string; parentSessionId?: string | null },
+  current: string | undefined, title: string,
+): { label: string; description: string; detail: string } {
+  const updated = new Date(s.lastUpdated);
+  const when = Number.isNaN(updated.getTime()) ? s.lastUpdated : updated.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  const branch = s.parentSessionId ? ` · branch of ${s.parentSessionId.slice(0, 8)}` : '';
+  return {
+    label: `${s.sessionId === current ? '$(circle-filled) ' : ''}${s.parentSessionId ? '$(repo-forked) ' : ''}${title}`,
+    description: `${sessionDescription(s)}${branch} · id ${s.sessionId.slice(0, 8)}`,
+    detail: `Last used ${when}${s.sessionId === current ? ' · current session' : ''}`,
+  };
+}
+
 /** "1 compaction", "2 compactions". */
 export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
@@ -205,6 +224,6 @@ export function mcpPick(s: McpServerInfo): { label: string; description: string;
   return {
     label: `${icon} ${s.name}`,
     description: `${s.status} · ${plural(s.tools.length, 'tool')}`,
-    detail: s.error ? `${s.error}` : (s.tools.length ? s.tools.join(', ') : 'no tools'),
+    detail: s.error ? mcpFailureCause(s.error) : (s.tools.length ? s.tools.join(', ') : 'no tools'),
   };
 }

@@ -1,6 +1,6 @@
 /** The status bar item: token usage from sidecar/tokenUsage; click to compress. */
 import * as vscode from 'vscode';
-import { ConnectionState } from './connection';
+import type { ConnectionState } from './connectionTypes';
 import { CompressedParams, McpServerInfo, TokenUsage } from './protocol';
 import { LastCompaction, exact, lastCompactionFrom, statusLevel, statusText, statusTooltip } from './status';
 

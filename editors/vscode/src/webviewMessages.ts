@@ -9,7 +9,7 @@ export type ChatItem =
   | { kind: 'user'; id: string; text: string; messageId?: string; rewound?: boolean }
   | { kind: 'model'; id: string; text: string; streaming: boolean; messageId?: string; rewound?: boolean }
   | {
-      kind: 'tool'; id: string; callId: string; name: string; args: unknown; status: string; summary?: string;
+      kind: 'tool'; id: string; callId: string; name: string; args: unknown; status: string; summary?: string; rewound?: boolean;
       // choices: the answers the card offers, in order (confirmChoices in chatModel.ts)
       confirm?: { description: string; diff?: string; mcpServer?: string; choices: ToolDecision[]; decision?: ToolDecision };
     }

@@ -2,7 +2,7 @@
  * What the extension tells the user about sessions, messages and pins, built from protocol data: short, with no
  * internal ids (message ids like `m10`, pin ids, full session UUIDs). Pure (no vscode import): unit-tested.
  */
-import type { ReadyEvent } from './connection';
+import type { ReadyEvent } from './connectionTypes';
 
 /** The chat note after a server (re)start; undefined for a first start with nothing to resume. */
 export function restartNote(e: ReadyEvent): string | undefined {

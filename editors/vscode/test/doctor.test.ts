@@ -43,8 +43,16 @@ describe('Sidecar: Run Doctor', { timeout: 60_000 }, () => {
     assert.equal(report.ok, false);
     assert.equal(report.backend?.errorKind, 'credentials');
     const md = doctorMarkdown(report, { online: false });
-    assert.ok(md.includes('❌ **adc**') && md.includes('→ run \\`gcloud auth application-default login\\`'), md);
+    assert.ok(md.includes('❌ **adc**') && md.includes('→ run `gcloud auth application-default login`'), md);
     assert.ok(md.includes('the first message would fail (credentials)'), md);
+  });
+
+  it('shows the server\'s words without Markdown escapes and counts problems in words', () => {
+    const md = doctorMarkdown({ version: '1.0', ok: false, frontEnd: 'vscode', backend: null, checks: [
+      { name: 'api_key', ok: false, detail: 'GEMINI_API_KEY is not set', hint: 'run `Sidecar: Set API Key` <or> set *GEMINI_API_KEY*' },
+    ] }, { online: false });
+    assert.ok(md.includes('**api_key**: GEMINI_API_KEY is not set') && !md.includes('\\'), md);
+    assert.ok(md.includes('**1 problem found.**') && !md.includes('(s)'), md);
   });
 
   it('refuses output that is not a report, in words', () => {

@@ -22,13 +22,13 @@ describe('settings offered and sent', () => {
   it('approvedPlanPath is offered and sent (and cleared with null)', () => {
     assert.equal(properties['sidecar.approvedPlanPath']?.default, null);
     const config: Record<string, unknown> = { approvedPlanPath: 'docs/plan.md' };
-    assert.equal(buildSettings((k) => config[k], undefined).approvedPlanPath, 'docs/plan.md');
-    assert.equal(buildSettings(() => undefined, undefined).approvedPlanPath, null);
+    assert.equal(buildSettings((k) => ({ globalValue: config[k] }), undefined, true).approvedPlanPath, 'docs/plan.md');
+    assert.equal(buildSettings(() => undefined, undefined, true).approvedPlanPath, null);
   });
 
   it('every default VS Code shows is what buildSettings sends for it (or leaves to the server)', () => {
     const defaults = (k: string) => properties[`sidecar.${k}`]?.default;
-    const sent = buildSettings(defaults, undefined) as Record<string, unknown>;
+    const sent = buildSettings((k) => ({ defaultValue: defaults(k) }), undefined, true) as Record<string, unknown>;
     for (const key of SERVER_KEYS) {
       if (key === 'hooks') { assert.ok(!(key in sent), 'no hooks: nothing sent'); continue; }
       assert.deepEqual(sent[key], defaults(key), key);

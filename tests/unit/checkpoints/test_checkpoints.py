@@ -157,6 +157,7 @@ async def test_protected_paths_and_files_outside_the_workspace_are_not_written_w
     assert not outside.exists()
 
 
+@pytest.mark.process
 async def test_shell_commands_are_checked_for_the_files_they_name(tmp_path: Path) -> None:
     rig = Rig(tmp_path)
     (rig.root / "gone.txt").write_text("delete me\n")
@@ -174,6 +175,7 @@ async def test_shell_commands_are_checked_for_the_files_they_name(tmp_path: Path
     assert (rig.root / "gone.txt").read_text() == "delete me\n" and not (rig.root / "made.txt").exists()
 
 
+@pytest.mark.process
 async def test_files_over_the_limit_are_skipped_and_named(tmp_path: Path) -> None:
     rig = Rig(tmp_path)
     big = rig.root / "big.bin"

@@ -19,6 +19,7 @@ from sidecar.core.compaction import (
 from sidecar.core.history import parse_contents
 from sidecar.core.jsonlen import js_json_length
 from sidecar.core.models import compression_model_alias, token_limit
+from tests.examples import examples
 
 
 def user(text: str) -> dict[str, Any]:
@@ -129,7 +130,7 @@ part = st.one_of(
 histories = st.lists(st.builds(lambda r, p: {"role": r, "parts": p}, roles, st.lists(part, max_size=3)), max_size=12)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(histories, st.floats(min_value=0.01, max_value=0.99))
 def test_split_is_always_a_safe_boundary(history: list[dict[str, Any]], fraction: float) -> None:
     split = find_split_point(history, fraction)

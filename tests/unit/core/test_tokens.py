@@ -20,6 +20,7 @@ from sidecar.core.tokens import (
     estimate_tokens,
     quarters_to_tokens,
 )
+from tests.examples import examples
 
 # ---------------------------------------------------------------- JSON.stringify length
 
@@ -89,13 +90,13 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(json_values)
 def test_fast_length_equals_the_faithful_serialiser(value: Any) -> None:
     assert js_json_length(value) == utf16_len(js_json_dumps(value))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(json_values)
 def test_faithful_serialiser_reparses_to_the_same_json(value: Any) -> None:
     text = js_json_dumps(value)
@@ -290,7 +291,7 @@ parts_strategy = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(parts_strategy, max_size=5))
 def test_quarter_arithmetic_equals_a_literal_port(parts: list[Any]) -> None:
     assert estimate_tokens(parts) == _naive_estimate(parts)
@@ -312,7 +313,7 @@ text_contents = st.builds(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(text_contents)
 def test_single_pass_measure_of_text_contents_equals_the_separate_measures(content: Content) -> None:
     measure = measure_content(content)

@@ -112,6 +112,7 @@ def test_vertex_ai_project_location_and_adc_are_named_with_their_sources(
     assert report["backend"]["label"] == "Vertex AI (sa-project, europe-west4)"
 
 
+@pytest.mark.process
 def test_no_adc_is_a_problem_with_the_next_step_and_exit_code_1(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GOOGLE_GENAI_USE_VERTEXAI", "true")
     code, report, checks = run(project)
@@ -170,6 +171,7 @@ def test_a_workspace_file_that_is_not_json_and_editor_settings_that_are_not_json
 
 # -- --online -------------------------------------------------------------------------------------------------------
 
+@pytest.mark.process
 def test_online_counts_tokens_once_and_says_the_status(project: Path) -> None:
     with FakeGemini(api_keys={KEY}) as fake:
         code, _report, checks = run(project, editor={"apiKey": KEY, "baseUrl": fake.url}, online=True)
@@ -189,6 +191,7 @@ def test_online_counts_tokens_once_and_says_the_status(project: Path) -> None:
         assert len([r for r in fake.requests() if r.kind == "count"]) == 2, "one call per run, no retries"
 
 
+@pytest.mark.process
 def test_online_obtains_a_vertex_token_then_counts(project: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeGemini() as fake:

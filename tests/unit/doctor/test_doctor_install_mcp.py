@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from sidecar import __version__
 from sidecar.doctor.editor_install import editor_install_check, private_install
 from sidecar.doctor.report import Context
@@ -54,6 +56,7 @@ def _gone(pgid: int) -> bool:
     return False
 
 
+@pytest.mark.process
 def test_mcp_servers_are_started_listed_failed_and_stopped(tmp_path: Path) -> None:
     (tmp_path / ".sidecar").mkdir()
     settings = {"mcpServers": {
@@ -71,6 +74,7 @@ def test_mcp_servers_are_started_listed_failed_and_stopped(tmp_path: Path) -> No
     assert pgids and all(_gone(g) for g in pgids)
 
 
+@pytest.mark.process
 def test_an_untrusted_workspaces_servers_are_listed_not_started(tmp_path: Path) -> None:
     (tmp_path / ".sidecar").mkdir()
     from sidecar.config.workspace_file import settings_path

@@ -104,6 +104,7 @@ async def collect(fake: FakeGemini, contents: Any = "hello stream", **cfg: Any) 
 # ---- normal replies, tokens ----------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_generate_reply_usage_and_token_rule(fake: FakeGemini) -> None:
     c = client(fake)
     r1 = c.models.generate_content(model="gemini-2.5-flash", contents="Hello there, fake!")
@@ -119,6 +120,7 @@ def test_generate_reply_usage_and_token_rule(fake: FakeGemini) -> None:
     assert r1.usage_metadata.total_token_count == expected + cand
 
 
+@pytest.mark.process
 async def test_async_stream_chunks_and_final_usage(fake: FakeGemini) -> None:
     chunks = await collect(fake, "please stream a longer reply for me", system_instruction="be nice", tools=TOOLS)
     assert 3 <= len(chunks) <= 6
@@ -133,6 +135,7 @@ async def test_async_stream_chunks_and_final_usage(fake: FakeGemini) -> None:
     assert last.usage_metadata.prompt_token_count == prompt_tokens(body)
 
 
+@pytest.mark.process
 def test_count_tokens_and_multiplier(fake: FakeGemini) -> None:
     c = client(fake)
     contents = [user("x" * 400)]
@@ -146,6 +149,7 @@ def test_count_tokens_and_multiplier(fake: FakeGemini) -> None:
     assert c.models.count_tokens(model="m", contents=contents).total_tokens == base
 
 
+@pytest.mark.process
 def test_function_response_is_acknowledged(fake: FakeGemini) -> None:
     history = [
         user("read a.py"),
@@ -153,11 +157,12 @@ def test_function_response_is_acknowledged(fake: FakeGemini) -> None:
         result("read_file", {"output": "x=1"}),
     ]
     c = client(fake)  # keep the Client referenced: collecting it closes its HTTP client
-    r = c.models.generate_content(model="m", contents=history)
+    r = c.models.generate_content(model="gemini-2.5-flash", contents=history)
     assert r.text is not None and "received the tool result: read_file returned" in r.text
     assert "(history: 3 turns)" in r.text
 
 
+@pytest.mark.process
 def test_string_system_instruction_and_auth(fake: FakeGemini) -> None:
     body = {"contents": [user("hi")], "systemInstruction": "plain string"}
     path = "/v1beta/models/m:generateContent"
@@ -169,6 +174,7 @@ def test_string_system_instruction_and_auth(fake: FakeGemini) -> None:
     assert [r.has_key for r in fake.requests()] == [True, False, True]
 
 
+@pytest.mark.process
 def test_api_keys_allowlist_and_wait_for_requests() -> None:
     with FakeGemini(api_keys={"good"}) as f:
         bad, good = client(f, key="bad"), client(f, key="good")
@@ -182,6 +188,7 @@ def test_api_keys_allowlist_and_wait_for_requests() -> None:
         _clients.pop().close()
 
 
+@pytest.mark.process
 def test_strict_validation_and_token_limit(fake: FakeGemini) -> None:
     c = client(fake)
     orphan = [
@@ -200,6 +207,7 @@ def test_strict_validation_and_token_limit(fake: FakeGemini) -> None:
 # ---- faults ---------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_status_faults_map_to_sdk_errors(fake: FakeGemini) -> None:
     c = client(fake)
     fake.script([{"kind": "status", "status": 429, "retryDelay": "1s"}, {"kind": "status", "status": 500}])
@@ -214,6 +222,7 @@ def test_status_faults_map_to_sdk_errors(fake: FakeGemini) -> None:
     assert [r.status for r in fake.requests()] == [429, 500, 200]
 
 
+@pytest.mark.process
 async def test_status_fault_on_stream_and_times(fake: FakeGemini) -> None:
     fake.script({"kind": "status", "status": 503, "match": "stream", "times": 2})
     for _ in range(2):
@@ -223,6 +232,7 @@ async def test_status_fault_on_stream_and_times(fake: FakeGemini) -> None:
     assert len(await collect(fake)) >= 3
 
 
+@pytest.mark.process
 def test_delay_beyond_timeout_then_recovers(fake: FakeGemini) -> None:
     fake.script({"kind": "delay", "seconds": 0.6})
     c, impatient = client(fake), client(fake, timeout=150)
@@ -231,6 +241,7 @@ def test_delay_beyond_timeout_then_recovers(fake: FakeGemini) -> None:
     assert c.models.generate_content(model="m", contents="hi").text is not None
 
 
+@pytest.mark.process
 async def test_cut_stream_and_cut_generate(fake: FakeGemini) -> None:
     fake.script([{"kind": "cut", "match": "stream"}, {"kind": "cut", "match": "generate"}])
     with pytest.raises(httpx2.RemoteProtocolError):
@@ -241,6 +252,7 @@ async def test_cut_stream_and_cut_generate(fake: FakeGemini) -> None:
     assert [r.outcome for r in fake.requests()] == ["cut", "cut"]
 
 
+@pytest.mark.process
 async def test_midstream_error_raises_from_iterator(fake: FakeGemini) -> None:
     fake.script({"kind": "midstream_error", "status": 500, "message": "boom"})
     c = client(fake)
@@ -253,6 +265,7 @@ async def test_midstream_error_raises_from_iterator(fake: FakeGemini) -> None:
     await c.aio.aclose()
 
 
+@pytest.mark.process
 async def test_empty_text_and_custom_replies(fake: FakeGemini) -> None:
     c = client(fake)
     fake.script(
@@ -274,6 +287,7 @@ async def test_empty_text_and_custom_replies(fake: FakeGemini) -> None:
     assert chunks[-1].usage_metadata and chunks[-1].usage_metadata.prompt_token_count == 900000
 
 
+@pytest.mark.process
 async def test_function_call_replies(fake: FakeGemini) -> None:
     c = client(fake)
     fake.script(
@@ -295,6 +309,7 @@ async def test_function_call_replies(fake: FakeGemini) -> None:
     assert streamed == ["a", "b"] and chunks[0].text == "Two."
 
 
+@pytest.mark.process
 def test_match_routing_and_count_exclusion(fake: FakeGemini) -> None:
     c = client(fake)
     fake.script(
@@ -319,6 +334,7 @@ def test_match_routing_and_count_exclusion(fake: FakeGemini) -> None:
     ]
 
 
+@pytest.mark.process
 def test_request_log_never_holds_the_key(fake: FakeGemini) -> None:
     secret = "AIza-very-secret-key-123"
     c = client(fake, key=secret)
@@ -331,6 +347,7 @@ def test_request_log_never_holds_the_key(fake: FakeGemini) -> None:
     assert code == 200 and len(served) == 2 and secret not in json.dumps(served)
 
 
+@pytest.mark.process
 def test_control_endpoints(fake: FakeGemini) -> None:
     code, body = raw(fake, "/_control/script", [{"kind": "status", "status": 503}, {"kind": "text", "text": "t"}])
     assert (code, body["queued"]) == (200, 2)
@@ -343,6 +360,7 @@ def test_control_endpoints(fake: FakeGemini) -> None:
     assert fake.requests() == [] and fake.token_multiplier == 1
 
 
+@pytest.mark.process
 def test_context_manager_start_and_stop_idempotent() -> None:
     """How fast it starts is a benchmark row (bench/startup.py, 1c), not a test: tests never time."""
     f = FakeGemini().start()
@@ -442,6 +460,7 @@ def test_previous_snapshot_is_carried_forward() -> None:
     )
 
 
+@pytest.mark.process
 def test_summary_request_over_http(fake: FakeGemini) -> None:
     cfg = types.GenerateContentConfig(system_instruction=SUMMARIZER)
     c = client(fake)

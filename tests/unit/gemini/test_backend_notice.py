@@ -9,6 +9,7 @@ from sidecar.gemini.endpoint import Backend
 from sidecar.session import Session
 
 
+@pytest.mark.process
 async def test_the_no_backend_notice_is_short_and_said_once(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GEMINI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)

@@ -64,6 +64,7 @@ def fake() -> Iterator[FakeGemini]:
         yield running
 
 
+@pytest.mark.process
 async def test_the_request_is_the_one_google_genai_sends(fake: FakeGemini) -> None:
     contents = history()
     sdk = genai.Client(api_key="k-1", http_options=types.HttpOptions(api_version="v1beta", base_url=fake.url))
@@ -99,6 +100,7 @@ def camel_case_fields(value: Any) -> Any:
     return value
 
 
+@pytest.mark.process
 async def test_a_big_body_arrives_whole(fake: FakeGemini) -> None:
     big = text_content("user", "x" * 6_000_000 + " 🙂")
     wire = Conversation("s", [text_content("user", "hi"), big]).wire()
@@ -194,6 +196,7 @@ async def test_a_malformed_event_is_named() -> None:
         await events_of(b"data: {not json\n\n")
 
 
+@pytest.mark.process
 async def test_an_http_error_status_carries_the_error_json(fake: FakeGemini) -> None:
     fake.script([{"kind": "status", "status": 429, "retryDelay": "1.5s"}])
     ours = GeminiStream(gemini_api(fake.url), 5000)

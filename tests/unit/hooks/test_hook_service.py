@@ -33,6 +33,7 @@ def service(tmp_path: Path, told: list[str], **events: list[HookSpec]) -> tuple[
     return HookService(session, NoRecording(), told.append), session
 
 
+@pytest.mark.process
 async def test_before_agent_gets_the_prompt_and_adds_context(tmp_path: Path) -> None:
     seen = tmp_path / "seen.json"
     command = script(
@@ -51,6 +52,7 @@ async def test_before_agent_gets_the_prompt_and_adds_context(tmp_path: Path) -> 
     assert told == []
 
 
+@pytest.mark.process
 async def test_hooks_run_in_order_and_a_block_wins(tmp_path: Path) -> None:
     log = tmp_path / "order"
     context = "print(json.dumps({'additionalContext': 'A'}))"
@@ -62,6 +64,7 @@ async def test_hooks_run_in_order_and_a_block_wins(tmp_path: Path) -> None:
     assert out.blocked and out.reason == "not today" and out.additional_context == "A"
 
 
+@pytest.mark.process
 async def test_session_start_matches_the_source_and_wraps_the_context(tmp_path: Path) -> None:
     echo = script(tmp_path, "src", "print(json.dumps({'additionalContext': 'started <' + event['source'] + '>'}))")
     hooks, _ = service(
@@ -74,6 +77,7 @@ async def test_session_start_matches_the_source_and_wraps_the_context(tmp_path: 
     assert len(await hooks.session_start_context("resume")) == 3
 
 
+@pytest.mark.process
 async def test_a_failing_or_slow_hook_is_told_once_and_the_work_goes_on(tmp_path: Path) -> None:
     slow = script(tmp_path, "slow", "import time\ntime.sleep(30)\n")
     broken = script(tmp_path, "broken", "sys.stderr.write('Traceback: boom')\nsys.exit(1)\n")
@@ -90,6 +94,7 @@ async def test_a_failing_or_slow_hook_is_told_once_and_the_work_goes_on(tmp_path
     ]
 
 
+@pytest.mark.process
 async def test_a_hook_that_cannot_start_is_a_failure_in_words(tmp_path: Path) -> None:
     told: list[str] = []
     hooks, _ = service(tmp_path, told, before_agent=[HookSpec("/nonexistent/hook-command")])
@@ -97,6 +102,7 @@ async def test_a_hook_that_cannot_start_is_a_failure_in_words(tmp_path: Path) ->
     assert len(told) == 1 and "exited with code 127" in told[0]
 
 
+@pytest.mark.process
 async def test_the_api_key_is_not_in_the_hook_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GEMINI_API_KEY", "canary-key")
     dump = tmp_path / "env"
@@ -107,6 +113,7 @@ async def test_the_api_key_is_not_in_the_hook_environment(tmp_path: Path, monkey
     assert "GEMINI_API_KEY" not in env and env["SIDECAR_SESSION_ID"] == session.conversation.session_id
 
 
+@pytest.mark.process
 async def test_workspace_hooks_wait_for_the_approval(tmp_path: Path) -> None:
     """The workspace file's hooks are the tail of each list (config/layers.py); they run once approved."""
     log = tmp_path / "ran"

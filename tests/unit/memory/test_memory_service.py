@@ -129,7 +129,7 @@ async def test_add_memory_to_the_project_is_refused_when_untrusted(layout: tuple
 async def test_the_configured_names_are_protected(layout: tuple[Path, Path]) -> None:
     home, repo = layout
     memory, _, _ = _service(home, repo / "Api")
-    memory._session.settings.context_file_names = ["CLAUDE.md", "docs/RULES.md"]
+    memory._session.settings.context_file_names = ["CLAUDE.md", "docs/RULES.md", "RULES.md", "id_rsa"]
     try:
         await memory.load()
         assert protected.context_file_names() == ("CLAUDE.md", "RULES.md", "GEMINI.md", "AGENTS.md")

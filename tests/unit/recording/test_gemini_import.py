@@ -193,3 +193,37 @@ def test_cli_show_prints_compactions_with_their_snapshot(tmp_path: Path, monkeyp
     text = out.getvalue()
     assert f"── Compaction {cid} (manual): COMPRESSED, 12,000 → 3,000 tokens (undone) ──" in text
     assert "    <overall_goal>greet</overall_goal>" in text
+
+
+SPLIT = FIXTURES / "split-model-turns.jsonl"
+
+
+def test_import_merges_split_model_turns_and_sends_only_what_the_api_accepts(store: SessionStore) -> None:
+    from sidecar.fakegemini import validate
+
+    result = import_gemini_session(SPLIT, store)
+    loaded = store.load(result.session_id)
+    history = loaded.history
+    assert [c.role for c in history] == ["user", "model", "user", "model", "user", "user", "model", "user", "model",
+                                         "user"]
+    # text, then the call, in one model content (Gemini CLI recorded them as two messages)
+    first = history[1]
+    assert [p.text is not None for p in first.parts] == [True, False]
+    assert first.parts[1].function_call is not None and first.parts[1].function_call.name == "read_file"
+    # the calls after an info message: empty text dropped; the cancelled call and the empty result answered
+    both = history[3]
+    assert [p.function_call.name for p in both.parts if p.function_call] == ["run_shell_command", "glob"]
+    assert all(p.text != "" for c in history for p in c.parts)
+    answers = [p.function_response.name for p in history[4].parts if p.function_response]
+    assert answers == ["run_shell_command", "glob"]
+    # two text messages of one reply (and an empty one) are one model content
+    assert content_text(history[6]) == "Yes: ubuntu-22.04 lost Python 3.8; pin it with actions/setup-python."
+    # info and error messages are in the transcript only
+    texts = [e.text for e in loaded.transcript if isinstance(e, TranscriptMessage) and e.kind in ("info", "error")]
+    assert "Switched to fallback model gemini-2.5-flash." in texts and "Request cancelled." in texts
+    merged = next(e for e in loaded.transcript if e.id == "m2")
+    assert isinstance(merged, TranscriptMessage) and merged.tool_calls is not None
+    # continuing: the next request satisfies every rule of the strictest model, unrepaired
+    request = [*history, text_content("user", "Go on.")]
+    for model in ("gemini-2.5-flash", "gemini-3.5-flash", "an-unknown-model"):
+        validate.check_contents(request, model)

@@ -13,6 +13,7 @@ from lsprotocol import converters, types
 
 from sidecar.tools import ToolRegistry, needs_confirmation
 from sidecar.tools.edits import line_edits, split_lines, unified_diff, workspace_edit
+from tests.examples import examples
 from tests.waiting import settled
 
 # ---------------------------------------------------------------- a client applying WorkspaceEdits
@@ -80,7 +81,7 @@ texts = st.lists(
 ).map(lambda parts: "".join(a + b for a, b in parts))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(texts, texts, st.sampled_from(["utf-16-le", "utf-8", "utf-32-le"]))
 def test_line_edits_reproduce_the_new_text_in_any_position_encoding(before: str, after: str, encoding: str) -> None:
     edits = line_edits(before, after)

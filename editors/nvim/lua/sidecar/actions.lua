@@ -8,9 +8,7 @@ local state = require('sidecar.state')
 
 local M = {}
 
-local function ensure()
-  require('sidecar').ensure()
-end
+local ensure = require('sidecar.lifecycle').ensure
 
 local function tell(msg, level)
   return require('sidecar.ui').tell(msg, level) -- true: too long for the command line, so it is in the chat already
@@ -65,11 +63,7 @@ end
 
 function M.undo_compaction(cb)
   ensure()
-  client.request(protocol.method.undoCompaction, vim.empty_dict(), function(err, result)
-    if err then
-      on_err('undo compaction')(err)
-      return done(cb, err)
-    end
+  client.call('undo compaction', protocol.method.undoCompaction, vim.empty_dict(), cb, function(result)
     local msg = result.message or (result.restored and 'compaction undone' or 'nothing to undo')
     say(msg, result.restored and vim.log.levels.INFO or vim.log.levels.WARN)
     done(cb, nil, result)
@@ -80,11 +74,7 @@ end
 
 function M.new_session(cb)
   ensure()
-  client.request(protocol.method.newSession, vim.empty_dict(), function(err, result)
-    if err then
-      on_err('new session')(err)
-      return done(cb, err)
-    end
+  client.call('new session', protocol.method.newSession, vim.empty_dict(), cb, function(result)
     state.session_id = result.sessionId or state.session_id
     chat().clear()
     chat().note('new session ' .. tostring(result.sessionId))
@@ -97,11 +87,7 @@ end
 
 --- Replace the chat with a session's transcript.
 function M.load_into_chat(session_id, cb)
-  client.request(protocol.method.getTranscript, { sessionId = session_id }, function(err, t)
-    if err then
-      on_err('transcript')(err)
-      return done(cb, err)
-    end
+  client.call('transcript', protocol.method.getTranscript, { sessionId = session_id }, cb, function(t)
     chat().load(t)
     done(cb, nil, t)
   end)
@@ -112,11 +98,7 @@ end
 function M.resume(session_id, cb)
   ensure()
   local function resume(id)
-    client.request(protocol.method.resumeSession, { sessionId = id }, function(err, result)
-      if err then
-        on_err('resume')(err)
-        return done(cb, err)
-      end
+    client.call('resume', protocol.method.resumeSession, { sessionId = id }, cb, function(result)
       state.session_id = result.sessionId or id
       if not (result.forked and result.message) then
         tell(string.format('resumed session %s (%s messages)', state.session_id, tostring(result.messageCount)))
@@ -134,11 +116,7 @@ function M.resume(session_id, cb)
   if session_id and session_id ~= '' then
     return resume(session_id)
   end
-  client.request(protocol.method.listSessions, vim.empty_dict(), function(err, sessions)
-    if err then
-      on_err('list sessions')(err)
-      return done(cb, err)
-    end
+  client.call('list sessions', protocol.method.listSessions, vim.empty_dict(), cb, function(sessions)
     if type(sessions) ~= 'table' or #sessions == 0 then
       tell('no sessions to resume', vim.log.levels.WARN)
       return done(cb, { message = 'no sessions' })
@@ -152,11 +130,7 @@ end
 function M.transcript(session_id, cb)
   ensure()
   local params = (session_id and session_id ~= '') and { sessionId = session_id } or vim.empty_dict()
-  client.request(protocol.method.getTranscript, params, function(err, t)
-    if err then
-      on_err('transcript')(err)
-      return done(cb, err)
-    end
+  client.call('transcript', protocol.method.getTranscript, params, cb, function(t)
     local buf = require('sidecar.transcript').show(t)
     done(cb, nil, { transcript = t, bufnr = buf })
   end)
@@ -164,11 +138,9 @@ end
 
 --- The live session's user messages (not rewound), for vim.ui.select.
 local function user_messages(cb)
-  client.request(protocol.method.getTranscript, vim.empty_dict(), function(err, t)
-    if err then
-      on_err('transcript')(err)
-      return cb(nil)
-    end
+  client.call('transcript', protocol.method.getTranscript, vim.empty_dict(), function()
+    cb(nil)
+  end, function(t)
     local out = {}
     for _, e in ipairs(t.entries or {}) do
       if e.type == 'message' and e.kind == 'user' and not e.rewound then
@@ -212,11 +184,7 @@ function M.fork(message_id, cb)
       return done(cb, { message = 'no message chosen' })
     end
     local params = id and { beforeMessageId = id } or vim.empty_dict()
-    client.request(protocol.method.forkSession, params, function(err, result)
-      if err then
-        on_err('fork')(err)
-        return done(cb, err)
-      end
+    client.call('fork', protocol.method.forkSession, params, cb, function(result)
       state.session_id = result.sessionId
       context().reset_sent()
       M.load_into_chat(result.sessionId, function()
@@ -257,15 +225,11 @@ local function rewind_files(id, cb)
   local root = vim.fn.getcwd()
   local checkpointing -- false: the setting is off (said in the note); nil: unknown
   local function run(force)
-    client.request(protocol.method.rewind, { messageId = id, restoreFiles = true, force = force },
-      function(err, result)
-        if err then
-          on_err('rewind')(err)
-          return done(cb, err)
-        end
-        forget_removed(result.removed)
-        rewound(result, rf.summary(result.text, result, root, checkpointing), cb)
-      end)
+    local params = { messageId = id, restoreFiles = true, force = force }
+    client.call('rewind', protocol.method.rewind, params, cb, function(result)
+      forget_removed(result.removed)
+      rewound(result, rf.summary(result.text, result, root, checkpointing), cb)
+    end)
   end
   local function preview()
     client.request(protocol.method.previewRewind, { messageId = id }, function(err, plan)
@@ -311,11 +275,7 @@ function M.rewind(message_id, cb, opts)
     if opts and opts.files then
       return rewind_files(id, cb)
     end
-    client.request(protocol.method.rewind, { messageId = id }, function(err, result)
-      if err then
-        on_err('rewind')(err)
-        return done(cb, err)
-      end
+    client.call('rewind', protocol.method.rewind, { messageId = id }, cb, function(result)
       rewound(result, result.message, cb)
     end)
   end)
@@ -329,11 +289,7 @@ function M.rename(title, cb, session_id)
       return done(cb, { message = 'no title' })
     end
     local params = { sessionId = session_id or state.session_id, title = vim.trim(t) }
-    client.request(protocol.method.renameSession, params, function(err, result)
-      if err then
-        on_err('rename')(err)
-        return done(cb, err)
-      end
+    client.call('rename', protocol.method.renameSession, params, cb, function(result)
       tell('session renamed to ' .. result.title)
       done(cb, nil, result)
     end)
@@ -361,11 +317,7 @@ end
 function M.delete(session_id, cb)
   ensure()
   local function go(id)
-    client.request(protocol.method.deleteSession, { sessionId = id }, function(err, result)
-      if err then
-        on_err('delete')(err)
-        return done(cb, err)
-      end
+    client.call('delete', protocol.method.deleteSession, { sessionId = id }, cb, function(result)
       result.message = M.cli_advice(result.message)
       tell(result.message)
       done(cb, nil, result)
@@ -374,11 +326,7 @@ function M.delete(session_id, cb)
   if session_id and session_id ~= '' then
     return go(session_id)
   end
-  client.request(protocol.method.listSessions, vim.empty_dict(), function(err, sessions)
-    if err then
-      on_err('list sessions')(err)
-      return done(cb, err)
-    end
+  client.call('list sessions', protocol.method.listSessions, vim.empty_dict(), cb, function(sessions)
     local others = vim.tbl_filter(function(s)
       return s.sessionId ~= state.session_id
     end, sessions or {})
@@ -396,11 +344,7 @@ end
 function M.restore(session_id, cb)
   ensure()
   local function go(id)
-    client.request(protocol.method.restoreSession, { sessionId = id }, function(err, result)
-      if err then
-        on_err('restore')(err)
-        return done(cb, err)
-      end
+    client.call('restore', protocol.method.restoreSession, { sessionId = id }, cb, function(result)
       tell(result.message)
       done(cb, nil, result)
     end)
@@ -408,11 +352,7 @@ function M.restore(session_id, cb)
   if session_id and session_id ~= '' then
     return go(session_id)
   end
-  client.request(protocol.method.listDeletedSessions, vim.empty_dict(), function(err, trash)
-    if err then
-      on_err('list deleted sessions')(err)
-      return done(cb, err)
-    end
+  client.call('list deleted sessions', protocol.method.listDeletedSessions, vim.empty_dict(), cb, function(trash)
     if #trash.sessions == 0 then
       tell('no deleted session to restore', vim.log.levels.WARN)
       return done(cb, { message = 'nothing to restore' })
@@ -433,11 +373,7 @@ function M.pin(text, cb)
     tell('usage: :SidecarPin {text}', vim.log.levels.WARN)
     return done(cb, { message = 'no text' })
   end
-  client.request(protocol.method.pin, { text = text }, function(err, result)
-    if err then
-      on_err('pin')(err)
-      return done(cb, err)
-    end
+  client.call('pin', protocol.method.pin, { text = text }, cb, function(result)
     local warning = type(result.warning) == 'string' and (' (' .. result.warning .. ')') or ''
     tell('pinned ' .. result.pinId .. warning)
     done(cb, nil, result)
@@ -446,11 +382,7 @@ end
 
 function M.unpin(pin_id, cb)
   ensure()
-  client.request(protocol.method.unpin, { pinId = pin_id }, function(err, result)
-    if err then
-      on_err('unpin')(err)
-      return done(cb, err)
-    end
+  client.call('unpin', protocol.method.unpin, { pinId = pin_id }, cb, function(result)
     tell('unpinned ' .. pin_id)
     done(cb, nil, result)
   end)
@@ -459,11 +391,7 @@ end
 --- :SidecarPins: list the pinned facts; picking one offers to unpin it.
 function M.pins(cb)
   ensure()
-  client.request(protocol.method.listPins, vim.empty_dict(), function(err, result)
-    if err then
-      on_err('pins')(err)
-      return done(cb, err)
-    end
+  client.call('pins', protocol.method.listPins, vim.empty_dict(), cb, function(result)
     local pins = result.pins or {}
     if #pins == 0 then
       tell('nothing is pinned in this session (:SidecarPin {text} adds a fact)')

@@ -5,6 +5,12 @@ local protocol = require('sidecar.protocol')
 
 local M = {}
 
+--- What the input line's text is handed to, and what Ctrl-C on it does (given by init.lua: sidecar/turn.lua).
+---@type fun(text: string)
+M.on_submit = function() end
+---@type fun()
+M.on_interrupt = function() end
+
 local NAME = 'sidecar://chat'
 local PROMPT = '> '
 local ns = vim.api.nvim_create_namespace('sidecar_chat')
@@ -55,21 +61,7 @@ local function on_submit(text)
   if text == '' then
     return
   end
-  local sidecar = require('sidecar')
-  local cmd, rest = text:match('^/(%a+)%s*(.*)$')
-  if cmd == 'compress' then
-    sidecar.compress(rest)
-  elseif cmd == 'new' then
-    sidecar.new_session()
-  elseif cmd == 'resume' then
-    sidecar.resume()
-  elseif cmd == 'undo' then
-    sidecar.undo_compaction()
-  elseif cmd == 'transcript' then
-    sidecar.transcript()
-  else
-    sidecar.send(text)
-  end
+  M.on_submit(text)
 end
 
 function M.ensure()
@@ -89,10 +81,10 @@ function M.ensure()
   vim.fn.prompt_setprompt(buf, PROMPT)
   vim.fn.prompt_setcallback(buf, on_submit)
   vim.fn.prompt_setinterrupt(buf, function()
-    require('sidecar').cancel()
+    M.on_interrupt()
   end)
   vim.keymap.set('n', '<C-c>', function()
-    require('sidecar').cancel()
+    M.on_interrupt()
   end, { buffer = buf, desc = 'sidecar: cancel the running turn' })
   turns, unbound, order = {}, {}, {}
   M.hint()

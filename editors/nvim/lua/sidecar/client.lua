@@ -1,4 +1,4 @@
--- The sidecar process as a Neovim LSP client: start, handlers, requests, crash restart + resume.
+-- The sidecar process as a Neovim LSP client: start, requests, crash restart + resume (the handlers: handlers.lua).
 local compat = require('sidecar.compat')
 local config = require('sidecar.config')
 local state = require('sidecar.state')
@@ -119,6 +119,26 @@ function M.cancel(id)
   end
 end
 
+--- A request whose failure ends the caller's work: the error is told in words (`<what>: <message>`) and handed to
+--- cb(err); an answer goes to on_result(result), which calls cb itself once it is done.
+---@param what string what the user asked for, as the error message begins
+---@param method string
+---@param params table
+---@param cb fun(err: table|nil, result: any)|nil
+---@param on_result fun(result: any)
+function M.call(what, method, params, cb, on_result)
+  return M.request(method, params, function(err, result)
+    if err then
+      require('sidecar.ui').tell(what .. ': ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      if cb then
+        cb(err)
+      end
+      return
+    end
+    on_result(result)
+  end)
+end
+
 function M.notify(method, params)
   local client = M.get()
   if not client or state.status ~= 'running' then
@@ -143,98 +163,25 @@ local function fail_queue(message)
   end
 end
 
--- Handlers ---------------------------------------------------------------------------------------
+-- Wiring ---------------------------------------------------------------------------------------
 
-local function on_token_usage(_, usage)
-  if not status.accept(usage) then
-    return
-  end
-  -- While a restart resumes the old session, the fresh server's own session is not "ours" (if it
-  -- crashed again now, the old session is the one to resume).
-  if usage.sessionId and not state.resuming then
-    state.session_id = usage.sessionId
-  end
-  status.changed()
-end
+--- What the server sends, by method (sidecar/handlers.lua): given by init.lua, the composition root, before any start.
+---@type table<string, function>|nil
+M.handlers = nil
 
-local function on_progress(err, params, ctx, cfg)
-  -- Keep Neovim's own progress tracking (LspProgress / LspProgressUpdate, fidget.nvim, ...).
-  local default = vim.lsp.handlers['$/progress']
-  if default and ctx and vim.lsp.get_client_by_id(ctx.client_id) then
-    pcall(default, err, params, ctx, cfg)
-  end
-  if type(params) ~= 'table' or type(params.value) ~= 'table' then
-    return
-  end
-  local token, value = tostring(params.token), params.value
-  local p = state.progress[token]
-  if value.kind == 'begin' then
-    p = { title = value.title, message = value.message, percentage = value.percentage, done = false }
-    state.progress[token] = p
-  elseif p then
-    p.message = value.message or p.message
-    p.percentage = value.percentage or p.percentage
-    if value.kind == 'end' then
-      p.done = true
-      state.progress[token] = nil
-    end
-  end
-  if p then
-    require('sidecar.ui').on_progress(p, value.kind)
-  end
-  status.changed()
-end
-
-M.handlers = {
-  [protocol.method.tokenUsage] = on_token_usage,
-  [protocol.method.messageDelta] = function(_, params)
-    require('sidecar.chat').on_delta(params)
-  end,
-  [protocol.method.toolCall] = function(_, params)
-    require('sidecar.chat').on_tool_call(params)
-  end,
-  [protocol.method.retry] = function(_, params)
-    require('sidecar.chat').on_retry(params)
-  end,
-  [protocol.method.compressed] = function(_, params)
-    require('sidecar.ui').on_compressed(params)
-  end,
-  -- MCP servers' statuses, kept for whoever shows them (a failing server is also told in words by the server).
-  [protocol.method.mcpStatus] = function(_, params)
-    require('sidecar.state').mcp_servers = type(params) == 'table' and params.servers or {}
-    vim.schedule(function()
-      require('sidecar.mcp').refresh_prompts() -- for :SidecarMcp prompt's completion
-    end)
-  end,
-  -- The context files loaded (issue 27): :SidecarStatus, :checkhealth, an open memory buffer, the skipped notice.
-  [protocol.method.memoryChanged] = function(_, params)
-    require('sidecar.memory').accept(params)
-  end,
-  [protocol.method.confirmToolCall] = function(err, params, ctx)
-    return require('sidecar.confirm').handle(err, params, ctx)
-  end,
-  ['$/progress'] = on_progress,
-  -- Neovim's default shows a long text as a multi-line message that waits behind a Press-ENTER prompt.
-  ['window/showMessage'] = function(_, params)
-    if type(params) == 'table' and type(params.message) == 'string' then
-      local levels = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
-      require('sidecar.ui').tell(params.message:gsub('^Sidecar: ', ''), levels[params.type] or vim.log.levels.INFO)
-    end
-    return vim.NIL
-  end,
-  ['workspace/applyEdit'] = function(err, params, ctx, cfg)
-    return require('sidecar.edits').handler(err, params, ctx, cfg)
-  end,
-}
+--- Called once a (re)started server answered initialize, before the queued calls go: the editor's context is sent
+--- again in full (given by init.lua).
+---@type fun()|nil
+M.on_running = nil
 
 -- Lifecycle --------------------------------------------------------------------------------------
 
 local function after_init(client_id, resume)
   state.status = 'running'
   status.changed()
-  local ctx = require('sidecar.context')
-  ctx.reset_sent()
-  ctx.flush(true)
+  if M.on_running then
+    M.on_running()
+  end
   if not resume then
     flush_queue()
     return
@@ -271,6 +218,7 @@ function M.start(opts)
   if M.get() then
     return state.client_id
   end
+  assert(M.handlers, "sidecar: the client was started before require('sidecar') gave it its handlers")
   local root = config.root_dir(cfg)
   local cmd = config.cmd(cfg)
   state.root, state.cmd = root, cmd

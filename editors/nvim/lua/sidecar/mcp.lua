@@ -137,7 +137,7 @@ local function prompt(rest, finish)
     elseif type(result) == 'table' and type(result.error) == 'string' then
       tell('sidecar: MCP prompt ' .. name .. ': ' .. result.error, vim.log.levels.ERROR)
     elseif type(result) == 'table' and type(result.text) == 'string' then
-      require('sidecar').send(result.text)
+      require('sidecar.turn').send(result.text)
     end
     finish(err, result)
   end)
@@ -145,7 +145,7 @@ end
 
 --- :SidecarMcp [restart|disable|enable NAME | prompt [NAME [ARGS]]]. cb(err, result) once answered (tests wait on it).
 function M.run(args, cb)
-  require('sidecar').ensure()
+  require('sidecar.lifecycle').ensure()
   local line = vim.trim(args or '')
   local words = vim.split(line, '%s+', { trimempty = true })
   local function finish(err, result)

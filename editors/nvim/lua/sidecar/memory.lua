@@ -180,7 +180,7 @@ end
 
 --- :SidecarMemory [show|refresh|add [--global|--project] {text}]. cb(err, result) once answered (tests wait on it).
 function M.run(args, cb)
-  require('sidecar').ensure()
+  require('sidecar.lifecycle').ensure()
   local function finish(err, result)
     if cb then
       cb(err, result)

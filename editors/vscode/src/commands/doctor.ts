@@ -2,7 +2,7 @@
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { errorMessage } from '../api';
-import { doctorArgs, doctorMarkdown, runDoctor as runDoctorProcess } from '../doctorReport';
+import { doctorArgs, doctorMarkdown, problemsFound, runDoctor as runDoctorProcess } from '../doctorReport';
 import { CommandFactory, Ctx } from './context';
 
 const SCHEME = 'sidecar-doctor';
@@ -31,7 +31,7 @@ function doctorRunner(ctx: Ctx): (online: boolean) => Promise<void> {
       changed.fire(uri);
       await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: false });
       const problems = result.checks.filter((c) => !c.ok).length;
-      if (problems) void vscode.window.showWarningMessage(`Sidecar doctor: ${problems} problem(s) found; each names the next step.`);
+      if (problems) void vscode.window.showWarningMessage(`Sidecar doctor: ${problemsFound(problems)}; each names the next step.`);
       else void vscode.window.showInformationMessage('Sidecar doctor: all good.');
     } catch (e) {
       void vscode.window.showErrorMessage(`Sidecar doctor: ${errorMessage(e)}`);

@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { errorCode } from '../api';
 import { ErrorCode, ListCheckpointsResult, PreviewRewindResult, SidecarApi, TranscriptMessage } from '../protocol';
-import { confirmFiles, filesDone, filesFromHere, RewindMode, rewindChoices, rewindNote, touchesFiles, withFileCount } from '../rewindFiles';
+import { confirmFiles, filesDone, filesFromHere, newestFirst, RewindMode, rewindChoices, rewindNote, touchesFiles, withFileCount } from '../rewindFiles';
 import { firstWords, userMessagePick } from '../wording';
 import { Cmd, Ctx } from './context';
 
@@ -19,6 +19,7 @@ async function pickUserMessage(ctx: Ctx, arg: unknown, title: string, withWhole:
       return { ...item, description: withFileCount(item.description, fileCounts?.get(e.id)), entry: e };
     });
   if (withWhole) items.unshift({ label: '$(repo-forked) The whole session', description: 'everything so far', entry: null });
+  else items.splice(0, items.length, ...newestFirst(items)); // Rewind: the newest message first, pre-selected
   if (!items.length) { void vscode.window.showInformationMessage('Sidecar: no message of yours in this session yet.'); return undefined; }
   const pick = await vscode.window.showQuickPick(items, { title, placeHolder: 'Pick one of your messages' });
   return pick === undefined ? undefined : pick.entry;

@@ -3,8 +3,9 @@
  * Disable (a disabled one: Enable). Run MCP Prompt…: a server's prompt, its arguments, sent as the user's turn.
  */
 import * as vscode from 'vscode';
-import { McpPromptInfo, McpServerInfo, SidecarApi } from '../protocol';
+import { McpPromptInfo, McpServerInfo } from '../protocol';
 import { MCP_PICK_PLACEHOLDER, McpAction, mcpActionMessage, mcpArgumentInput, mcpArgumentProblem, mcpPromptPick, mcpServerActions } from '../mcpView';
+import { mcpRestartedText } from '../notices';
 import { mcpPick, mcpSummary } from '../status';
 import { Cmd, Ctx } from './context';
 
@@ -17,10 +18,32 @@ const BUTTONS: Record<McpAction, ActionButton> = {
   enable: { iconPath: new vscode.ThemeIcon('play'), tooltip: 'Enable', action: 'enable' },
 };
 
-async function run(api: SidecarApi, action: McpAction, name: string): Promise<void> {
-  const applied = action === 'restart'
-    ? (await api.restartMcpServer({ name })).restarted
-    : (await api.setMcpServerEnabled({ name, enabled: action === 'enable' })).applied;
+/** The server's status once it is no longer starting (undefined after `ms`): from sidecar/mcpStatus, or asked. */
+async function settled(ctx: Ctx, name: string, ms = 60_000): Promise<McpServerInfo | undefined> {
+  return new Promise((resolve) => {
+    const done = (s: McpServerInfo | undefined) => { sub.dispose(); clearTimeout(timer); resolve(s); };
+    const check = (servers: McpServerInfo[]) => {
+      const s = servers.find((x) => x.name === name);
+      if (s && s.status !== 'starting') done(s);
+    };
+    const sub = ctx.conn.onMcpStatus((p) => check(p.servers));
+    const timer = setTimeout(() => done(undefined), ms);
+    void ctx.api().listMcpServers().then(check, () => undefined);
+  });
+}
+
+async function run(ctx: Ctx, action: McpAction, name: string): Promise<void> {
+  const api = ctx.api();
+  if (action === 'restart') {
+    // "restarted" only once it runs again: a restart that fails is told by the failure notification alone
+    if (!(await api.restartMcpServer({ name })).restarted) { void vscode.window.showWarningMessage(mcpActionMessage(action, name, false)); return; }
+    const s = await settled(ctx, name);
+    const text = mcpRestartedText(s);
+    if (text) void vscode.window.showInformationMessage(text);
+    else if (!s) void vscode.window.showInformationMessage(`Sidecar: MCP server "${name}" is still starting.`);
+    return;
+  }
+  const applied = (await api.setMcpServerEnabled({ name, enabled: action === 'enable' })).applied;
   const message = mcpActionMessage(action, name, applied);
   if (applied) void vscode.window.showInformationMessage(message); else void vscode.window.showWarningMessage(message);
 }
@@ -29,7 +52,7 @@ async function run(api: SidecarApi, action: McpAction, name: string): Promise<vo
 export function showMcpServers(ctx: Ctx): Cmd {
   return async (nameArg?: unknown) => {
     const api = ctx.api();
-    if (typeof nameArg === 'string' && nameArg) { await run(api, 'restart', nameArg); return; }
+    if (typeof nameArg === 'string' && nameArg) { await run(ctx, 'restart', nameArg); return; }
     const servers = await api.listMcpServers();
     ctx.status.setMcp(servers);
     if (!servers.length) {
@@ -48,7 +71,7 @@ export function showMcpServers(ctx: Ctx): Cmd {
       qp.onDidHide(() => { resolve(undefined); qp.dispose(); });
       qp.show();
     });
-    if (chosen) await run(api, chosen[0], chosen[1].name);
+    if (chosen) await run(ctx, chosen[0], chosen[1].name);
   };
 }
 

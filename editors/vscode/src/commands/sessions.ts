@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { errorMessage, listAllSessions } from '../api';
 import { SessionSummary } from '../protocol';
-import { plural, sessionDescription } from '../status';
+import { plural, sessionPickText } from '../status';
 import { branchNote, sessionTitle } from '../wording';
 import { Cmd, Ctx } from './context';
 import { deletedToast } from './trash';
@@ -55,7 +55,7 @@ export function deleteSession(ctx: Ctx): Cmd {
     const others = (await listAllSessions(api)).filter((s) => s.sessionId !== ctx.conn.sessionId);
     if (!others.length) { void vscode.window.showInformationMessage('Sidecar: no other saved session to delete (the live one cannot be).'); return; }
     const pick = await vscode.window.showQuickPick(others.map((s) => sessionPickItem(s, ctx.conn.sessionId)), { title: 'Delete Session', placeHolder: 'It goes to the trash for 30 days' });
-    if (!pick) return;
+    if (!pick || !(await confirmDelete(pick.session))) return;
     void deletedToast(api, await api.deleteSession({ sessionId: pick.session.sessionId }));
   };
 }
@@ -66,16 +66,18 @@ const RENAME_BUTTON: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon(
 const DELETE_BUTTON: vscode.QuickInputButton = { iconPath: new vscode.ThemeIcon('trash'), tooltip: 'Delete (to the trash for 30 days)' };
 
 function sessionPickItem(s: SessionSummary, current: string | undefined): SessionPick {
-  const updated = new Date(s.lastUpdated);
-  const when = Number.isNaN(updated.getTime()) ? s.lastUpdated : updated.toLocaleString();
-  const branch = s.parentSessionId ? ` · branch of ${s.parentSessionId.slice(0, 8)}` : '';
   return {
-    label: `${s.sessionId === current ? '$(circle-filled) ' : ''}${s.parentSessionId ? '$(repo-forked) ' : ''}${sessionTitle(s.title)}`,
-    description: `${sessionDescription(s)}${branch}`,
-    detail: `Last used ${when}${s.sessionId === current ? ' · current session' : ''}`,
+    ...sessionPickText(s, current, sessionTitle(s.title)),
     buttons: s.sessionId === current ? [RENAME_BUTTON] : [RENAME_BUTTON, DELETE_BUTTON],
     session: s,
   };
+}
+
+/** Asked before a session goes to the trash (from the palette and from a pick's button alike). */
+async function confirmDelete(s: SessionSummary): Promise<boolean> {
+  const ok = await vscode.window.showWarningMessage(
+    `Delete session “${sessionTitle(s.title)}”? It goes to the trash for 30 days.`, { modal: true }, 'Delete');
+  return ok === 'Delete';
 }
 
 /**
@@ -101,9 +103,7 @@ function pickSession(ctx: Ctx, sessions: SessionSummary[], title: string, placeH
           const newTitle = await vscode.window.showInputBox({ title: 'Rename Session', value: item.session.title ?? '', ignoreFocusOut: true });
           if (newTitle?.trim()) await api.renameSession({ sessionId: item.session.sessionId, title: newTitle.trim() });
         } else if (button === DELETE_BUTTON) {
-          const ok = await vscode.window.showWarningMessage(
-            `Delete session “${sessionTitle(item.session.title)}”? It goes to the trash for 30 days.`, { modal: true }, 'Delete');
-          if (ok === 'Delete') void deletedToast(api, await api.deleteSession({ sessionId: item.session.sessionId }));
+          if (await confirmDelete(item.session)) void deletedToast(api, await api.deleteSession({ sessionId: item.session.sessionId }));
         }
       } catch (e) {
         void vscode.window.showErrorMessage(`Sidecar: ${errorMessage(e)}`);

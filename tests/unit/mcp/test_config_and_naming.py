@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from sidecar.config.mcp_servers import merge_servers, untrusted_entries
 from sidecar.mcp.config import ServerConfig, parse_servers
-from sidecar.mcp.environment import child_environment, expand
+from sidecar.mcp.environment import child_environment, expand, secret_references
 from sidecar.mcp.naming import clean_schema, qualified_name, tool_enabled
 from sidecar.mcp.results import convert
 
@@ -51,6 +51,17 @@ def test_environment_without_secrets_and_with_expansion() -> None:
     assert "GEMINI_API_KEY" not in env and "GOOGLE_API_KEY" not in env and "GITHUB_TOKEN" not in env
     assert env["TOKEN_FOR_SERVER"] == "t" and env["B"] == "/h/x" and env["PATH"] == "/bin"
     assert expand("$NOPE-$HOME", source) == "-/h"
+
+
+def test_a_workspace_servers_variables_never_expand_a_secret() -> None:
+    env_spec = (("A", "$GEMINI_API_KEY"), ("B", "${GOOGLE_APPLICATION_CREDENTIALS}"), ("C", "$GITHUB_TOKEN:$HOME"))
+    source = {"GEMINI_API_KEY": "k", "GOOGLE_APPLICATION_CREDENTIALS": "/adc.json", "GITHUB_TOKEN": "t", "HOME": "/h"}
+    theirs = ServerConfig("s", "stdio", command="x", env=env_spec, workspace=True)
+    env = child_environment(theirs, source)
+    assert (env["A"], env["B"], env["C"]) == ("", "", ":/h")
+    assert secret_references(theirs) == ["GEMINI_API_KEY", "GITHUB_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS"]
+    mine = ServerConfig("s", "stdio", command="x", env=env_spec)
+    assert child_environment(mine, source)["C"] == "t:/h" and secret_references(mine) == [], "the user's own choice"
 
 
 def test_names_follow_the_reference() -> None:

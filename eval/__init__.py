@@ -1,0 +1,1 @@
+"""Compaction quality, measured: planted facts through rounds of compaction (`make eval`, docs/compaction.md)."""

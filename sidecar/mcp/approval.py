@@ -1,0 +1,134 @@
+"""A workspace's MCP server starts only once the user approved its exact definition (kept per project, by hash):
+the mechanism of the workspace hooks' approval (sidecar/hooks/approval.py), for servers."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from sidecar.mcp.config import ServerConfig
+from sidecar.private_files import write_private
+from sidecar.protocol.tools import ConfirmToolCallParams, ToolDecision
+
+log = logging.getLogger(__name__)
+
+#: Asks the user (sidecar/confirmToolCall), as the hooks' approval does.
+Ask = Callable[[ConfirmToolCallParams], Awaitable[ToolDecision]]
+
+#: The tool name of the question (sidecar/confirmToolCall) that asks to approve a workspace's MCP server.
+QUESTION_NAME = "Workspace MCP server"
+APPROVALS_DIR = "mcp-approvals"
+
+
+class ProjectData(Protocol):
+    """Where the project's data lives (sidecar.recording.store.SessionStore), as for the hooks' approvals."""
+
+    @property
+    def home(self) -> Path:
+        """The data home."""
+
+    @property
+    def project_id(self) -> str:
+        """The project's short id."""
+
+
+def definition_key(server: ServerConfig) -> str:
+    """The key of an approval: sha256 of the server's whole definition (a changed command, argument, variable,
+    folder, URL or header asks again)."""
+    return hashlib.sha256(json.dumps(server.definition(), sort_keys=True).encode()).hexdigest()
+
+
+class McpApproval:
+    """Decides whether a workspace's MCP server may start: only after the user approved exactly that definition
+    once for this project. A refusal holds for the rest of this process; an approval is kept in
+    `<data home>/mcp-approvals/<project-id>.json` (0600)."""
+
+    def __init__(self, ask: Ask, project: Callable[[], ProjectData], project_root: Callable[[], str]) -> None:
+        self._ask = ask
+        self._project = project
+        self._project_root = project_root
+        self._refused: set[str] = set()
+        self._lock = asyncio.Lock()
+
+    def store_path(self) -> Path:
+        """Where this project's approvals are kept."""
+        project = self._project()
+        return project.home / APPROVALS_DIR / f"{project.project_id}.json"
+
+    def _approved(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.store_path().read_bytes())
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            log.warning("cannot read the MCP server approvals %s (%s); asking again", self.store_path(), exc)
+            return {}
+        approved = data.get("approved") if isinstance(data, dict) else None
+        return approved if isinstance(approved, dict) else {}
+
+    def _remember(self, key: str, server: ServerConfig) -> None:
+        approved = self._approved()
+        approved[key] = {
+            "server": server.name,
+            "commandLine": server.command_line(),
+            "approvedAt": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+        }
+        data = {"project": self._project_root(), "approved": approved}
+        try:
+            write_private(self.store_path(), json.dumps(data, indent=2).encode())
+        except OSError as exc:
+            log.warning("cannot keep the MCP approval in %s: %s (it holds for this session)", self.store_path(), exc)
+
+    async def approved(self, server: ServerConfig) -> bool:
+        """Whether the workspace's server may start; asks the user when this definition is not approved yet."""
+        key = definition_key(server)
+        async with self._lock:
+            if key in self._refused:
+                return False
+            if key in self._approved():
+                return True
+            decision = await self._question(key, server)
+            if decision in ("allow", "allowAlways"):
+                self._remember(key, server)
+                log.info("the workspace's MCP server %r was approved (%s)", server.name, key[:12])
+                return True
+            self._refused.add(key)
+            log.warning("the workspace's MCP server %r was not approved; it is not started", server.name)
+            return False
+
+    async def _question(self, key: str, server: ServerConfig) -> ToolDecision:
+        if server.transport == "stdio":
+            what = f"runs this command on your machine:\n  {server.command_line()}"
+            if server.cwd:
+                what += f"\n  in {server.cwd}"
+            if server.env:
+                what += "\n  with " + ", ".join(f"{k}={v}" for k, v in server.env)
+        else:
+            what = f"connects to {server.url} ({server.transport})"
+            if server.headers:
+                what += " with the headers " + ", ".join(k for k, _ in server.headers)
+        description = (
+            f"The workspace settings ({server.origin}) define the MCP server {server.name!r}, which {what}\n"
+            "A repository can ship such settings, and the agent can write them. Start this server in this project? "
+            "You are asked once for this exact definition; a change asks again. Its tools still ask before each call."
+        )
+        request = ConfirmToolCallParams(
+            turn_id="mcp",
+            call_id=f"mcp-{key[:16]}",
+            tool_name=QUESTION_NAME,
+            args={"server": server.name, "commandLine": server.command_line()},
+            description=description,
+        )
+        try:
+            return await self._ask(request)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the editor could not ask: safest is no
+            log.warning("could not ask about the workspace's MCP server %r (%s); it is not started", server.name, exc)
+            return "deny"

@@ -26,6 +26,7 @@ from bench import (
     first_prompt,
     long_turns,
     mcp,
+    one_shot,
     recording,
     report,
     startup,
@@ -47,13 +48,14 @@ REPEATS = {
     "background": (3, 1),  # runs per mode (background / synchronous compaction), ~25 s each
     "long_turns": (3, 1),  # runs per mode (uncompacted baseline, background, synchronous), ~15 s each
     "first_prompt": (7, 2),  # fresh processes per protocol (3 prompts each, after a 1.5 s pause)
+    "one_shot": (9, 3),  # fresh ACP processes prompted at once after session/new
     "mcp_startup": (7, 2),  # spawns with 0 and with 3 MCP servers, alternating
     "mcp_calls": (200, 30),  # MCP call pairs (the SDK's own, through the sidecar)
     "checkpoints": (50, 10),  # 100 KB edits with a checkpoint (and the restore of 100 files, once)
 }
 BENCHMARKS = (
     "startup", "turn", "estimate", "compaction", "recording", "acp", "background", "long_turns", "first_prompt", "mcp",
-    "checkpoints",
+    "checkpoints", "one_shot",
 )
 
 
@@ -114,11 +116,12 @@ def main(argv: list[str] | None = None) -> int:
             "first_prompt": lambda: first_prompt.run(tmp / "first_prompt", n["first_prompt"]),
             "mcp": lambda: mcp.measure(tmp / "mcp", n["mcp_startup"], n["mcp_calls"]),
             "checkpoints": lambda: checkpoints.measure(tmp / "checkpoints", n["checkpoints"]),
+            "one_shot": lambda: one_shot.run(tmp / "one_shot", n["one_shot"]),
         }
         modules = {"startup": startup, "turn": turn, "estimate": estimate, "compaction": compaction,
                    "recording": recording, "acp": acp, "background": background,
                    "long_turns": long_turns, "first_prompt": first_prompt, "mcp": mcp,
-                   "checkpoints": checkpoints}  # fmt: skip
+                   "checkpoints": checkpoints, "one_shot": one_shot}  # fmt: skip
         for name in selected:
             began = time.perf_counter()
             print(f"bench: {name} ...", flush=True)

@@ -74,8 +74,7 @@ async def _fake_runs(strategies: list[Strategy], sessions: int, rounds: int) -> 
 
 
 async def _real_runs(strategies: list[Strategy], sessions: int, rounds: int) -> list[SessionResult]:
-    from sidecar.gemini.endpoint import Backend
-
+    from sidecar.gemini.backend import Backend
     from sidecar.session import Session
 
     backend = Backend(Session(settings=Settings()), lambda text: print(text, file=sys.stderr))

@@ -15,11 +15,12 @@ from eval.facts import Fact, Planted, plant
 from eval.probes import SURVIVED, Verdict, answer_lines, probe_all, request_text, score_answer
 from eval.sessions import FIRST_PROMPT, PROBE_PROMPT, segment
 from eval.strategies import Strategy
-from sidecar.app import build_services
+from sidecar.app import FrontEnd, Ports, build_services
 from sidecar.compaction.tool_outputs import ToolOutputSaver
 from sidecar.config.settings import Settings
 from sidecar.core.history import Content, content_text, text_content
 from sidecar.core.prompts import VERIFY_INSTRUCTION
+from sidecar.core.recording import MessageKind
 from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.recording.stats import read_session
 from sidecar.session import Session
@@ -204,9 +205,10 @@ async def _run(
         pass
 
     services = build_services(
-        session, notifier=editor, inform=editor.warning, model=model, pre_compress=no_hook,
-        save_tool_output=ToolOutputSaver(tmp), home=tmp / "home",
+        session, FrontEnd(notifier=editor, inform=editor.warning),
+        Ports(model=model, pre_compress=no_hook, save_tool_output=ToolOutputSaver(tmp), home=tmp / "home"),
     )
+    await services.start()
     result = SessionResult(seed, strategy.name, planted.facts)
     try:
         for pin in planted.pins:
@@ -238,7 +240,7 @@ async def _run(
     return result
 
 
-def _kind(content: Content) -> str:
+def _kind(content: Content) -> MessageKind:
     part = content.parts[-1] if content.parts else None
     if part is not None and part.function_call is not None:
         return "toolCall"

@@ -133,6 +133,7 @@ class SidecarAgent:
         self.transport.announce(session.session_id, session.outbox.release)
         session.announce()
         session.backend.warm_soon()  # the model client: the first prompt does not wait to build it
+        await session.backend.warmed()  # answered once it is built: a prompt sent at once does not wait for it
         return NewSessionResponse(session_id=session.session_id, modes=session.modes())
 
     async def load_session(
@@ -171,6 +172,7 @@ class SidecarAgent:
             raise
         self.sessions[session_id] = session
         session.backend.warm_soon()
+        await session.backend.warmed()  # as session/new: a prompt sent at once does not wait for the model client
         return session
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any

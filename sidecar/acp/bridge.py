@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from acp import update_agent_message_text, update_agent_thought_text
@@ -82,6 +83,8 @@ class AcpNotifier:
         self.usage_sent = False
         #: The context files loaded and their tokens (sidecar.memory), for usage_update's `_meta`.
         self.memory: tuple[int, int] | None = None
+        #: While a command's reply is being said: the usage it changed, sent after the reply (usage_after_reply).
+        self._held_usage: list[TokenUsage] | None = None
 
     # -- Notifier -----------------------------------------------------------------------------------
     def message_delta(self, turn_id: str, text: str) -> None:
@@ -95,6 +98,9 @@ class AcpNotifier:
     def token_usage(self, usage: TokenUsage) -> None:
         """The usage as usage_update (used / size)."""
         self.usage_sent = True
+        if self._held_usage is not None:
+            self._held_usage.append(usage)
+            return
         current = self.current
         if current is not None and not current.finished and current.notice is not None:
             current.usage = usage  # sent by finish(), right after "Chat history compressed…"
@@ -137,6 +143,17 @@ class AcpNotifier:
         return CompactionProgress(self, compaction)
 
     # -- helpers ------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def usage_after_reply(self) -> Iterator[None]:
+        """Within: a usage change (a /pin) waits until the command's reply is said; the last one is sent after."""
+        self._held_usage = []
+        try:
+            yield
+        finally:
+            held, self._held_usage = self._held_usage, None
+            if held:
+                self.outbox.put(updates.usage_update(held[-1], self.memory))
+
     def say(self, text: str) -> None:
         """One agent message paragraph."""
         self.outbox.put(update_agent_message_text(f"\n\n{text}\n\n"))

@@ -78,9 +78,10 @@ async def _rewind(session: CommandSession, argument: str) -> None:
 async def _pin(session: CommandSession, argument: str) -> None:
     if not argument:
         raise errors.SidecarError(errors.INVALID_PARAMS, "/pin needs the fact to pin, e.g. `/pin the API is v2 only`.")
-    pinned = session.services.actions.pin(argument)
-    note = f" ({pinned.warning})" if pinned.warning else ""
-    session.notifier.say(f"Pinned `{pinned.pin_id}`: every request carries it, every compaction keeps it.{note}")
+    with session.notifier.usage_after_reply():  # the usage update follows the reply that explains it
+        pinned = session.services.actions.pin(argument)
+        note = f" ({pinned.warning})" if pinned.warning else ""
+        session.notifier.say(f"Pinned `{pinned.pin_id}`: every request carries it, every compaction keeps it.{note}")
 
 
 async def _pins(session: CommandSession, argument: str) -> None:
@@ -89,8 +90,9 @@ async def _pins(session: CommandSession, argument: str) -> None:
 
 
 async def _unpin(session: CommandSession, argument: str) -> None:
-    removed = session.services.actions.unpin(argument)
-    session.notifier.say(f"Removed the pinned fact `{removed.pin_id}`.")
+    with session.notifier.usage_after_reply():
+        removed = session.services.actions.unpin(argument)
+        session.notifier.say(f"Removed the pinned fact `{removed.pin_id}`.")
 
 
 async def _memory(session: CommandSession, argument: str) -> None:

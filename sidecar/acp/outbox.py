@@ -17,8 +17,9 @@ Update = Any  # an acp.schema session update model, or a raw dict for updates th
 
 
 class Outbox:
-    """One per ACP session. Typed updates are validated and serialised by the SDK's models; raw dicts (the
-    unstable compaction_update) are written as they are. Writes are synchronous, so the order is the call order."""
+    """One per ACP session. Typed updates are validated and serialised by the SDK's models; raw dicts
+    (compaction_update, which the SDK has no type for) are written as they are. Writes are synchronous, so the order
+    is the call order."""
 
     def __init__(self, transport: NdjsonStdio, session_id: str) -> None:
         self._transport = transport

@@ -3,10 +3,12 @@ marker at each compaction; the model itself goes on with the compacted history."
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from typing import Any
 
-from acp import update_agent_message_text, update_agent_thought_text, update_user_message_text
+from acp import tool_diff_content, update_agent_message_text, update_agent_thought_text, update_user_message_text
+from acp.schema import ToolCallLocation
 
 from sidecar.acp import updates
 from sidecar.core.history import Content
@@ -16,7 +18,6 @@ from sidecar.protocol.sessions import TranscriptCompaction, TranscriptEntry, Tra
 from sidecar.tools.builtin import acp_kind
 
 COMPACTION_MARKER = "⟪ Compacted here"
-OUTPUT_PREVIEW = 2_000
 #: Messages the model gets but a person does not read: editor context, the <session_context> turn, summaries.
 _NOT_SHOWN = frozenset({"ideContext", "env", "summary"})
 
@@ -26,17 +27,56 @@ def _is_ide_context(content: Content) -> bool:
     return text is not None and text.startswith((FULL_HEADER, DELTA_HEADER))
 
 
+#: The words of a live call's title (the plan's description), from the recorded arguments.
+_TITLES = {
+    "read_file": "Read {path}",
+    "list_directory": "List {path}",
+    "glob": "Find files matching {pattern}",
+    "search_text": "Search /{pattern}/",
+    "write_file": "Write {path}",
+    "replace": "Edit {path}",
+    "run_shell_command": "Run `{command}`",
+}
+
+
 def _title(name: str, args: dict[str, Any]) -> str:
-    target = args.get("path") or args.get("command") or args.get("pattern") or args.get("directory")
-    return f"{name} {target}" if isinstance(target, str) else name
+    """The call's title in the words a live call shows (its arguments are recorded, its plan is not)."""
+    template = _TITLES.get(name)
+    if template is not None:
+        try:
+            return " ".join(template.format(**{k: v for k, v in args.items() if isinstance(v, str)}).split())
+        except KeyError:
+            pass
+    if name.startswith("mcp_"):
+        return f"MCP tool {name}"
+    return name
+
+
+def _where(args: dict[str, Any], root: str | None) -> list[ToolCallLocation]:
+    raw = args.get("path", args.get("directory"))
+    if not isinstance(raw, str) or not raw:
+        return []
+    path = raw if os.path.isabs(raw) or root is None else os.path.normpath(os.path.join(root, raw))
+    line = args.get("start_line")
+    return [ToolCallLocation(path=path, line=line if isinstance(line, int) and line >= 0 else None)]
+
+
+def _diff(name: str, args: dict[str, Any], where: list[ToolCallLocation]) -> list[updates.ToolContent]:
+    """An edit's diff from its arguments: replace's old and new text; write_file's text (the text it replaced is
+    not recorded, so it shows as written whole)."""
+    if not where:
+        return []
+    path = where[0].path
+    if name == "replace" and isinstance(args.get("new_string"), str):
+        old = args.get("old_string")
+        return [tool_diff_content(path, args["new_string"], old if isinstance(old, str) and old else None)]
+    if name == "write_file" and isinstance(args.get("content"), str):
+        return [tool_diff_content(path, args["content"], None)]
+    return []
 
 
 def _output(response: dict[str, Any] | None) -> tuple[bool, str]:
-    response = response or {}
-    ok = "error" not in response
-    value = response.get("output", response.get("error", ""))
-    text = value if isinstance(value, str) else str(value)
-    return ok, text if len(text) <= OUTPUT_PREVIEW else text[:OUTPUT_PREVIEW] + "…"
+    return updates.output_preview(response)
 
 
 def compaction_marker(entry: TranscriptCompaction) -> str | None:
@@ -55,9 +95,10 @@ def compaction_marker(entry: TranscriptCompaction) -> str | None:
     return f"⟪ A compaction was attempted here ({entry.trigger}) and failed; nothing changed ({entry.status}) ⟫\n\n"
 
 
-def conversation_updates(shown: Iterable[tuple[TranscriptEntry, Content | None]]) -> list[Any]:
+def conversation_updates(shown: Iterable[tuple[TranscriptEntry, Content | None]], root: str | None = None) -> list[Any]:
     """The updates that show every message and tool call recorded (`LoadedSession.shown()`), rewound ones left out,
-    with a marker at each compaction and each branch point."""
+    with a marker at each compaction and each branch point. Tool calls keep the ids, titles, diffs and locations the
+    live calls had (paths resolved in `root`)."""
     out: list[Any] = []
     calls: dict[str, list[str]] = {}  # function name -> pending ACP ids, to pair responses without ids
     for entry, content in shown:
@@ -78,11 +119,13 @@ def conversation_updates(shown: Iterable[tuple[TranscriptEntry, Content | None]]
                 say = update_user_message_text if entry.role == "user" else update_agent_message_text
                 out.append(say(entry.text))
             continue
-        _content_updates(entry, content, calls, out)
+        _content_updates(entry, content, calls, out, root)
     return out
 
 
-def _content_updates(entry: TranscriptMessage, content: Content, calls: dict[str, list[str]], out: list[Any]) -> None:
+def _content_updates(
+    entry: TranscriptMessage, content: Content, calls: dict[str, list[str]], out: list[Any], root: str | None = None
+) -> None:
     mid = entry.id
     if content.role == "user":
         if _is_ide_context(content):
@@ -103,14 +146,20 @@ def _content_updates(entry: TranscriptMessage, content: Content, calls: dict[str
             elif part.text:
                 out.append(update_user_message_text(part.text))
         return
+    index = 0  # the call's place among the message's calls (the live id's fallback, as the tool runner numbers)
     for number, part in enumerate(content.parts):
         call = part.function_call
         if call is not None:
-            call_id = f"replay-{mid}-{number}"
-            calls.setdefault(call.name or "", []).append(call_id)
-            kind = acp_kind(call.name or "")
-            args = call.args or {}
-            out.append(updates.tool_call_start(call_id, _title(call.name or "", args), kind, args, [], []))
+            index += 1
+            turn = entry.turn_id
+            # the id the live call had (sidecar.acp.tools.AcpToolHost.acp_id), so a client can match them up
+            call_id = f"{turn}/{call.id or f'{turn}-call-{index}'}" if turn else f"replay-{mid}-{number}"
+            name, args = call.name or "", call.args or {}
+            calls.setdefault(name, []).append(call_id)
+            kind = acp_kind(name)
+            where = _where(args, root)
+            diff = _diff(name, args, where)
+            out.append(updates.tool_call_start(call_id, _title(name, args), kind, args, diff, where))
         elif part.text and part.thought:
             out.append(update_agent_thought_text(part.text))
         elif part.text:

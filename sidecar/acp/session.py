@@ -207,25 +207,29 @@ class AcpSession:
         except ValueError:
             exists = False
         if not exists:
-            raise RequestError(RESOURCE_NOT_FOUND, f"No recorded session {recorded_id!r} for the folder {self.cwd}.",
-                               {"sessionId": recorded_id})
+            raise RequestError(RESOURCE_NOT_FOUND, f"No recorded session {recorded_id!r} for the folder {self.cwd}. "
+                               "A session is recorded from its first prompt: one that was never prompted left "
+                               "nothing to load, resume or list (start a new one).", {"sessionId": recorded_id})
 
     async def resume(self, recorded_id: str, *, replay: bool) -> None:
         """Continue the recorded session `recorded_id` (session/load replays it to the client, resume does not)."""
         self.require_recorded(recorded_id)
-        try:
-            await self.services.sessions.resume(recorded_id)
-        except errors.SidecarError as exc:
-            raise RequestError(exc.code, exc.message, msgspec.to_builtins(exc.data)) from None
-        if replay:
-            self.send_replay()
-        self.announce()
+        self.notifier.usage_sent = False
+        with self.notifier.usage_after_reply():  # the resumed usage, once, after the replay and the commands
+            try:
+                await self.services.sessions.resume(recorded_id)
+            except errors.SidecarError as exc:
+                raise RequestError(exc.code, exc.message, msgspec.to_builtins(exc.data)) from None
+            if replay:
+                self.send_replay()
+            self.outbox.put(self._available_commands())
+        self.usage_after()
         await self.outbox.flush()
 
     def send_replay(self) -> None:
         """Everything said in the session, as an editor's resume shows it (the model keeps the compacted view)."""
         try:
-            shown = conversation_updates(self.live.recorder.reload().shown())
+            shown = conversation_updates(self.live.recorder.reload().shown(), self.cwd)
         except (RecordingError, ValueError):  # nothing readable recorded (recording off): the model's view
             conv = self.live.conversation
             shown = replay_updates(conv.history, conv.ids)
@@ -238,6 +242,7 @@ class AcpSession:
         if self.turn is not None and not self.turn.done():
             raise RequestError(errors.BUSY, "A prompt is already running in this session: wait for it to finish, "
                                "or cancel it (session/cancel).")
+        log.debug("prompt for session %s", self.session_id)
         text, files = read_prompt(blocks)
         if not text.strip():
             raise RequestError(INVALID_PARAMS, edge.bad_params("session/prompt", "the prompt has no text."))
@@ -306,7 +311,11 @@ class AcpSession:
 
     async def fork_from(self, source: str) -> None:
         """Make this (new) session a fork of the recorded session `source`: its whole history, the parent unchanged."""
-        result = await self.services.actions.fork(source, None)
+        self.outbox.hold()  # the usage the fork pushes is the fork's: announce() sends it under the fork's id
+        try:
+            result = await self.services.actions.fork(source, None)
+        finally:
+            self.outbox.close()
         self.outbox.session_id = result.session_id
 
     async def _turn(self, text: str, files: list[str]) -> str:

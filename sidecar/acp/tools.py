@@ -16,7 +16,7 @@ from sidecar.acp import updates
 from sidecar.acp.outbox import Outbox
 from sidecar.core.visible_text import visible
 from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams, ToolDecision
-from sidecar.tools import ToolPlan, Workspace
+from sidecar.tools import ToolPlan, ToolResult, Workspace
 from sidecar.tools.builtin import acp_kind
 from sidecar.tools.edits import ApplyEdit
 
@@ -98,7 +98,7 @@ class AcpToolHost:
         """The buffers read for the call are stale once it is answered."""
         self._files.texts.clear()
 
-    def tool_call(self, notice: ToolCallParams, plan: ToolPlan | None = None) -> None:
+    def tool_call(self, notice: ToolCallParams, plan: ToolPlan | None = None, result: ToolResult | None = None) -> None:
         """A tool call's state as ACP tool_call / tool_call_update notifications."""
         call_id = self.acp_id(notice.turn_id, notice.call_id)
         status = notice.status
@@ -115,7 +115,8 @@ class AcpToolHost:
             self._outbox.put(updates.tool_call_update(call_id, acp_status))
             return
         _kind, shown = self._shown.pop(call_id, ("other", []))
-        content = [*shown, updates.text_content(notice.summary)]
+        output = updates.shell_output(plan, result.response if result is not None else None)
+        content = [*shown, updates.text_content(notice.summary), *output]
         self._outbox.put(updates.tool_call_update(call_id, acp_status, content=content))
 
     async def confirm(self, request: ConfirmToolCallParams, plan: ToolPlan | None = None) -> ToolDecision:

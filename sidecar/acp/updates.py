@@ -27,6 +27,8 @@ TOOL_STATUS: dict[str, str] = {
     "denied": "failed",
     "cancelled": "failed",
 }
+#: The most of a tool's output a tool call's card shows (live and replayed); the model gets its own bounded copy.
+OUTPUT_PREVIEW = 2_000
 REFUSAL_REASONS = frozenset(
     {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "LANGUAGE", "PROMPT_BLOCKED"}
 )
@@ -57,6 +59,23 @@ def usage_update(usage: TokenUsage, memory: tuple[int, int] | None = None) -> Us
 def text_content(text: str) -> ContentToolCallContent:
     """Text shown in a tool call's card."""
     return ContentToolCallContent(type="content", content=text_block(text))
+
+
+def output_preview(response: dict[str, Any] | None) -> tuple[bool, str]:
+    """(ok, the output or error text cut to OUTPUT_PREVIEW characters) of a tool's functionResponse."""
+    response = response or {}
+    ok = "error" not in response
+    value = response.get("output", response.get("error", ""))
+    text = value if isinstance(value, str) else str(value)
+    return ok, text if len(text) <= OUTPUT_PREVIEW else text[:OUTPUT_PREVIEW] + "…"
+
+
+def shell_output(plan: ToolPlan | None, response: dict[str, Any] | None) -> list[ToolContent]:
+    """A shell call's output (bounded) for its card; nothing for other tools or an empty output."""
+    if plan is None or plan.kind != "shell" or response is None:
+        return []
+    _ok, text = output_preview(response)
+    return [text_content(f"```\n{text}\n```")] if text.strip() else []
 
 
 def plan_content(plan: ToolPlan | None) -> list[ToolContent]:
@@ -116,7 +135,8 @@ def tool_call_update(
 
 def compaction_update(compaction_id: str, status: str, *, summary: str | None = None, error: str | None = None
                       ) -> dict[str, Any]:
-    """The unstable `compaction_update` (sent only to clients that advertised session.compaction)."""
+    """`compaction_update` (stable since ACP schema 1.25.0; the SDK has no type for it yet; sent only to clients that
+    advertised session.compaction)."""
     update: dict[str, Any] = {"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": status}
     if summary:
         update["summary"] = [{"type": "text", "text": summary}]

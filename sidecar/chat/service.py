@@ -90,8 +90,12 @@ class ChatService:
         tools: ToolRunner | None = None,
         *,
         hooks: TurnHooks | None = None,
+        tools_starting: Callable[[Callable[[str], None]], Awaitable[list[str]]] | None = None,
     ) -> None:
         self.live = live
+        #: Waits (bounded) for the MCP servers still starting; returns what the turn goes on without
+        #: (sidecar.mcp.manager.McpManager.wait_for_starting).
+        self._tools_starting = tools_starting
         #: BeforeAgent runs before each turn (None: no hooks, as in the service tests).
         self.hooks = hooks
         self._client = client
@@ -215,6 +219,7 @@ class ChatService:
         if before.additional_context:  # for the model, and recorded: a resumed session sends the same
             message.parts.append(Part(text=hook_context_text(before.additional_context)))
         sent = "".join(p.text or "" for p in message.parts)
+        await self._wait_for_tools(turn_id, progress)
         await self.budget.before_message(  # compaction if due; refused (nothing sent) when it cannot fit
             conv, settings, self._overhead(), lambda: new_turn_tokens(conv, ide, editor, sent), self._auto_compact
         )
@@ -259,6 +264,22 @@ class ChatService:
         self.live.recorder.note("info", f"Not sent (a BeforeAgent hook blocked it: {reason}): {text}", turn_id)
         self._notify.warning(f"Your message was not sent: a BeforeAgent hook blocked it: {reason}")
         return "", HOOK_BLOCKED
+
+    async def _wait_for_tools(self, turn_id: str, progress: Progress | None) -> None:
+        """The MCP servers still starting get a bounded wait before the first request, so that a prompt sent at
+        once after start is offered their tools; the wait shows in the progress (no progress: as a thought)."""
+        if self._tools_starting is None:
+            return
+
+        def report(text: str) -> None:
+            if progress is not None:
+                progress.report(text)
+            else:
+                self._notify.thought_delta(turn_id, f"{text}\n")
+
+        for problem in await self._tools_starting(report):
+            self.live.recorder.note("info", problem, turn_id)
+            self._notify.warning(problem)
 
     def _stop_for_loop(
         self, turn_id: str, calls: list[FunctionCall], found: LoopFound, texts: list[str]

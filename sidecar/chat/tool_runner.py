@@ -40,8 +40,9 @@ class ToolHost(Protocol):
     def after_call(self) -> None:
         """The call is answered: forget what before_plan fetched."""
 
-    def tool_call(self, notice: ToolCallParams, plan: ToolPlan | None) -> None:
-        """A call's status changed: show it (`plan`: what the call does, when it was planned)."""
+    def tool_call(self, notice: ToolCallParams, plan: ToolPlan | None, result: ToolResult | None = None) -> None:
+        """A call's status changed: show it (`plan`: what the call does, when it was planned; `result`: what the
+        call gave, once it ran)."""
 
     async def confirm(self, request: ConfirmToolCallParams, plan: ToolPlan | None = None) -> ToolDecision:
         """Ask the user whether the call may run."""
@@ -129,7 +130,7 @@ class ToolRunner:
         result = await self._run(plan)
         if result.media:
             self._media.setdefault(turn_id, []).extend(result.media)
-        self._notify(turn_id, call_id, call, "done" if result.ok else "error", result.summary)
+        self._notify(turn_id, call_id, call, "done" if result.ok else "error", result.summary, plan, result)
         tool = self.registry.tool(name)
         if tool is not None and tool.tracks_path and result.ok:
             self._track(str(args.get("path", "")))
@@ -183,7 +184,7 @@ class ToolRunner:
 
     def _notify(
         self, turn_id: str, call_id: str, call: FunctionCall, status: ToolCallStatus, summary: str,
-        plan: ToolPlan | None = None,
+        plan: ToolPlan | None = None, result: ToolResult | None = None,
     ) -> None:
         self.host.tool_call(
             ToolCallParams(
@@ -195,6 +196,7 @@ class ToolRunner:
                 summary=valid_text(summary),
             ),
             plan,
+            result,
         )
 
 

@@ -130,6 +130,11 @@ class Backend:
         if self._warming is None and routes.resolve(self._session.settings) is not None:
             self._warming = asyncio.get_running_loop().create_task(self._warm(), name="warm-model-client")
 
+    async def warmed(self) -> None:
+        """Wait for the warm-up warm_soon() started (if any); a failure is left to the first request to say."""
+        if self._warming is not None and not self._warming.done():
+            await asyncio.wait([self._warming])
+
     async def _warm(self) -> None:
         try:
             client = await self.client(why=WARM_UP)

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import weakref
 from collections.abc import Awaitable, Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from sidecar.mcp.results import Converted, convert, convert_resource
 
 log = logging.getLogger(__name__)
 
+#: The longest a turn's first model request waits for a server still starting (its own `timeout` when shorter).
+START_WAIT_CAP_S = 10.0
 #: Asks the user whether a workspace's server may start (sidecar/mcp/approval.py): True when approved.
 Approve = Callable[[ServerConfig], Awaitable[bool]]
 #: How a workspace's servers are named in messages.
@@ -67,6 +70,9 @@ class McpManager:
         #: Servers the user disabled (sidecar/setMcpServerEnabled): kept for the life of this process, across
         #: settings changes; not written anywhere.
         self._disabled: set[str] = set()
+        #: Set on every status or tool list change; the starts a turn already waited for (see wait_for_starting).
+        self._change = asyncio.Event()
+        self._waited: weakref.WeakSet[Connection] = weakref.WeakSet()
         #: Asks whether a workspace's server may start (None: none ever starts, there is nobody to ask).
         self._approve = approve
         #: Every server the settings want, workspace servers still waiting for approval included.
@@ -203,6 +209,37 @@ class McpManager:
             await asyncio.gather(*closing, return_exceptions=True)
         self._tools = {}
 
+    async def wait_for_starting(self, report: Callable[[str], None]) -> list[str]:
+        """Before a turn's first model request: wait for the servers still starting (each start waited for once,
+        each server up to its `timeout`, at most START_WAIT_CAP_S), naming each through `report`. Returns one
+        sentence per server the turn goes on without because it is still starting (one that failed meanwhile was
+        already told, with its cause)."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        deadlines = {
+            c: now + min(c.config.timeout_s, START_WAIT_CAP_S)
+            for c in self._connections.values()
+            if c.status == "starting" and c.started and c not in self._waited
+        }
+        for connection in deadlines:
+            self._waited.add(connection)
+            report(f"Waiting for MCP server {connection.config.name!r} to start…")
+        pending = dict(deadlines)
+        while pending:
+            pending = {c: d for c, d in pending.items() if c.status == "starting" and d > loop.time()}
+            if not pending:
+                break
+            self._change.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._change.wait(), min(pending.values()) - loop.time())
+        without: list[str] = []
+        for connection in deadlines:
+            name, bound = connection.config.name, min(connection.config.timeout_s, START_WAIT_CAP_S)
+            if connection.status == "starting":
+                without.append(f"MCP server {name!r} did not finish starting within {bound:g} s: this turn goes on "
+                               "without its tools (they are offered from the next request once it is ready).")
+        return without
+
     # -- state ----------------------------------------------------------------------------------------
     def servers(self) -> list[ServerState]:
         """Every configured server with its status and tool names."""
@@ -219,6 +256,7 @@ class McpManager:
         return self._connections.get(name)
 
     def _changed(self) -> None:
+        self._change.set()
         self._tools = self._table()
         for connection in self._connections.values():
             if connection.error is not None:

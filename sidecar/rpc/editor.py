@@ -18,7 +18,7 @@ from sidecar.protocol import methods
 from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams, ToolDecision
 from sidecar.protocol.types import CompressedParams, MessageDeltaParams, RetryParams, TokenUsage, to_wire
 from sidecar.rpc.transport import SidecarProtocol
-from sidecar.tools import ToolPlan
+from sidecar.tools import ToolPlan, ToolResult
 from sidecar.tools.edits import ApplyEdit
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ class ToolHost:
     def after_call(self) -> None:
         """Nothing was fetched for the call."""
 
-    def tool_call(self, notice: ToolCallParams, plan: ToolPlan | None = None) -> None:
+    def tool_call(self, notice: ToolCallParams, plan: ToolPlan | None = None, result: ToolResult | None = None) -> None:
         """Tell the editor a tool call's status changed (sidecar/toolCall)."""
         notice = msgspec.structs.replace(notice, summary=visible(notice.summary))  # shown as data, never obeyed
         self._protocol.notify(methods.TOOL_CALL.name, to_wire(notice))

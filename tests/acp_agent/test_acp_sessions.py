@@ -204,7 +204,7 @@ async def test_load_replays_tool_calls_and_leaves_out_rewound_messages(fake: Any
         assert "Here is the user's editor context" not in shown, "editor context is not shown"
         updates = agent.client.updates(recorded)
         calls = [u for u in updates if u["sessionUpdate"] == "tool_call"]
-        assert [c["title"] for c in calls] == ["read_file notes.txt"]
+        assert [c["title"] for c in calls] == ["Read notes.txt"]
         results = [u for u in updates if u["sessionUpdate"] == "tool_call_update"]
         assert results[0]["toolCallId"] == calls[0]["toolCallId"] and results[0]["status"] == "completed"
         assert "NOTES-CONTENT" in results[0]["content"][0]["content"]["text"]

@@ -2,8 +2,8 @@
 
 MODE: basic (tools), silent (never answers initialize), garbage (prints non-MCP lines first), dies (exits at once
 with a message on stderr), noisy (32 MB on stderr, then dies like `dies`), exits (basic, and exits with a message
-on stderr once DIR/exit-now appears: dies while idle), http PORT (basic over streamable HTTP). DIR receives pid and
-cancellation marker files.
+on stderr once DIR/exit-now appears: dies while idle), gated (basic, but starts serving only once DIR/start-now
+appears: a slow start), http PORT (basic over streamable HTTP). DIR receives pid and cancellation marker files.
 """
 
 from __future__ import annotations
@@ -18,6 +18,11 @@ DIR = Path(sys.argv[2]) if len(sys.argv) > 2 and MODE != "http" else Path(os.env
 if MODE == "silent":
     sys.stdin.read()  # reads its input and never answers
     sys.exit(0)
+if MODE == "gated":
+    import time
+
+    while not (DIR / "start-now").exists():
+        time.sleep(0.02)
 if MODE == "dies":
     sys.stderr.write("fatal: cannot open the database at /nowhere\n")
     sys.exit(3)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import sys
@@ -106,5 +107,33 @@ async def test_session_new_with_mcp_servers_declares_asks_and_calls(
         await agent.prompt(sid, "/review")
         assert "Missing required argument(s): --code" in agent.client.text()
         assert len(chats(fake)) == before, "nothing is sent to the model"
+    finally:
+        await agent.close()
+
+
+async def test_a_prompt_sent_at_once_waits_for_a_server_still_starting_and_says_so(
+    fake: Any, home: str, workspace: str, marks: Path
+) -> None:
+    slow = {"command": sys.executable, "args": [SERVER, "gated", str(marks)]}
+    stuck = {"command": sys.executable, "args": [SERVER, "silent", str(marks)]}  # its timeout: 10 minutes
+    agent = await Agent(fake.url, home, settings={"mcpServers": {"slow": slow, "stuck": stuck}}).start()
+    try:
+        await agent.initialize()
+        sid = await agent.new_session(workspace)
+        turn = asyncio.create_task(agent.prompt(sid, "at once"))
+
+        def waiting(message: dict[str, Any]) -> bool:
+            update = message.get("params", {}).get("update", {})
+            text = update.get("content", {}).get("text", "") if isinstance(update.get("content"), dict) else ""
+            return update.get("sessionUpdate") == "agent_thought_chunk" and "MCP server 'slow'" in text
+
+        await agent.wait_for(waiting)
+        (marks / "start-now").write_text("")
+        assert await asyncio.wait_for(turn, 60) == "end_turn"
+        names = [d["name"] for t in chats(fake)[0].body["tools"] for d in t["functionDeclarations"]]
+        assert "mcp_slow_add" in names, "the first request declares the slow server's tools"
+        assert not any(n.startswith("mcp_stuck_") for n in names)
+        said = agent.client.text()
+        assert "MCP server 'stuck' did not finish starting within 10 s" in said and "goes on without its tools" in said
     finally:
         await agent.close()

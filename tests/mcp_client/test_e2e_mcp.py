@@ -250,6 +250,38 @@ async def test_a_big_image_result_is_counted_as_the_api_counts_it_and_the_sessio
     assert len(images) == 1 and len(images[0]["data"]) > 4_000_000, "the image reached the model whole"
 
 
+async def test_the_first_prompt_waits_for_a_server_still_starting_and_is_offered_its_tools(
+    editor: EditorClient, fake: Any, dirs: Any
+) -> None:
+    _, marks = dirs
+    await editor.initialize(fake.url, mcpServers={"calc": stdio("gated", marks)})
+    turn = asyncio.create_task(request(editor, "sidecar/sendMessage", {"text": "at once"}))
+
+    def waiting(note: dict[str, Any]) -> bool:
+        return "Waiting for MCP server 'calc'" in str(note["value"].get("message", ""))
+
+    await editor.wait_note("$/progress", waiting, timeout=30)
+    assert not streams(fake), "nothing is sent while the server starts"
+    (marks / "start-now").write_text("")
+    await turn
+    assert "mcp_calc_add" in declared(fake, 0), "the first request declares the server's tools"
+    warnings = [n["message"] for n in notes(editor, "window/showMessage")]
+    assert not any("goes on without" in w for w in warnings)
+
+
+async def test_a_server_that_never_finishes_starting_is_waited_for_at_most_the_bound_and_named(
+    editor: EditorClient, fake: Any, dirs: Any
+) -> None:
+    _, marks = dirs
+    await editor.initialize(fake.url, mcpServers={"stuck": stdio("silent", marks)})  # its timeout: 10 minutes
+    await request(editor, "sidecar/sendMessage", {"text": "at once"}, timeout=60)
+    assert not [n for n in declared(fake, 0) if n.startswith("mcp_")], "the turn went on without the server"
+    warnings = [n["message"] for n in notes(editor, "window/showMessage")]
+    assert any("MCP server 'stuck' did not finish starting within 10 s" in w and "goes on without its tools" in w
+               for w in warnings), warnings
+    assert (await servers(editor))["stuck"]["status"] == "starting", "the bound ended the wait, not a failure"
+    await request(editor, "sidecar/sendMessage", {"text": "again"})
+    assert len([w for w in (n["message"] for n in notes(editor, "window/showMessage")) if "goes on without" in w]) == 1
 async def test_a_workspace_server_asks_once_loses_a_name_clash_and_never_expands_a_secret(
     fake: Any, dirs: Any
 ) -> None:

@@ -39,7 +39,7 @@ class Editor:
     def after_call(self) -> None:
         pass
 
-    def tool_call(self, notice: ToolCallParams, plan: ToolPlan | None = None) -> None:
+    def tool_call(self, notice: ToolCallParams, plan: ToolPlan | None = None, result: Any = None) -> None:
         pass
 
     async def confirm(self, request: ConfirmToolCallParams, plan: ToolPlan | None = None) -> ToolDecision:

@@ -17,8 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sidecar.app import Services, build_services
-from sidecar.chat.tool_runner import ToolRunner
+from sidecar.app import FrontEnd, Ports, Services, build_services
 from sidecar.compaction.tool_outputs import ToolOutputSaver
 from sidecar.config.settings import Settings
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
@@ -39,14 +38,20 @@ class AllowingHost:
     def __init__(self) -> None:
         self.on_call: Any = None
 
-    def tool_call(self, notice: Any) -> None:
+    async def before_plan(self, paths: Any) -> None:
+        pass
+
+    def after_call(self) -> None:
+        pass
+
+    def tool_call(self, notice: Any, plan: Any = None, result: Any = None) -> None:
         if self.on_call is not None:
             self.on_call(notice)
 
-    async def confirm(self, request: Any) -> str:
+    async def confirm(self, request: Any, plan: Any = None) -> str:
         return "allow"
 
-    def apply_edit(self) -> None:
+    def apply_edit(self, plan: Any) -> None:
         return None
 
 
@@ -71,10 +76,10 @@ async def tool_services(
                       workspace_folders=[str(project)])
     rec = EditorSpy()
     services = build_services(
-        session, notifier=rec, inform=rec.warning, model=get_client,
-        tools=lambda registry, s: ToolRunner(registry, host, s),
-        save_tool_output=ToolOutputSaver(root), home=root / "home", memory=memory,
+        session, FrontEnd(notifier=rec, inform=rec.warning, tools=host),
+        Ports(model=get_client, save_tool_output=ToolOutputSaver(root), home=root / "home", memory=memory),
     )
+    await services.start()
     try:
         yield services, host
     finally:

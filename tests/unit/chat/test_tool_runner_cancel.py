@@ -28,7 +28,7 @@ class AskingHost:
     def after_call(self) -> None:
         pass
 
-    def tool_call(self, notice: ToolCallParams, plan: Any = None) -> None:
+    def tool_call(self, notice: ToolCallParams, plan: Any = None, result: Any = None) -> None:
         self.notices.append(notice)
 
     async def confirm(self, request: ConfirmToolCallParams, plan: Any = None) -> Any:

@@ -307,10 +307,12 @@ class EditorWriter:
         self.closed = False
 
     def close(self) -> None:
+        """Close stdout (already closed by the editor: nothing to do)."""
         with contextlib.suppress(OSError, ValueError):
             self._stdout.close()
 
     def write(self, data: bytes) -> None:
+        """Send one framed message, or drop it once the editor has closed the connection."""
         if self.closed:
             return
         try:

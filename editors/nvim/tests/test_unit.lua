@@ -141,6 +141,16 @@ T.run('test_unit', function()
       'hl-SidecarStatusWarn', 'sidecar-ide-context', 'sidecar-health' }) do
       T.ok(tags[tag], 'help tag ' .. tag)
     end
+    -- :help sidecar opens the top of the file, not the best partial match (sidecar.state, in the Lua API section)
+    local rtp = vim.fn.tempname()
+    vim.fn.mkdir(rtp .. '/doc', 'p')
+    vim.fn.writefile(vim.fn.readfile(doc), rtp .. '/doc/sidecar.txt')
+    vim.cmd('helptags ' .. vim.fn.fnameescape(rtp .. '/doc'))
+    vim.opt.runtimepath:prepend(rtp)
+    vim.cmd('help sidecar')
+    T.eq(vim.fn.expand('%:t') .. ':' .. vim.fn.line('.'), 'sidecar.txt:1', ':help sidecar opens line 1')
+    vim.cmd('helpclose')
+    vim.opt.runtimepath:remove(rtp)
   end)
 
   T.step('compaction progress shows in the statusline', function()

@@ -511,6 +511,30 @@ T.run('test_unit', function()
     vim.ui.select = orig
   end)
 
+  T.step('tool confirmation: a question that wraps leaves the whole diff in the float', function()
+    local view = require('sidecar.confirm_view')
+    local question = 'sidecar: allow tool write_file? ' .. string.rep('Overwrite GEMINI.md with the notes ', 5)
+    local diff = '--- a/GEMINI.md\n+++ b/GEMINI.md\n@@ -1,2 +1,3 @@\n # Notes\n keep\n+the added line\n'
+    local lines = view.lines({ diff = diff }, question)
+    local close = view.open({ diff = diff }, question)
+    local float
+    for _, w in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_config(w).relative ~= '' then
+        float = w
+      end
+    end
+    T.ok(float, 'the float is open')
+    local width = vim.api.nvim_win_get_width(float)
+    T.ok(vim.fn.strdisplaywidth(question) > width, 'the question wraps in the float')
+    local rows = 0
+    for _, l in ipairs(lines) do
+      rows = rows + math.max(math.ceil(vim.fn.strdisplaywidth(l) / width), 1)
+    end
+    T.eq(vim.api.nvim_win_get_height(float), rows, 'one row per screen line, wrapped ones too')
+    T.eq(lines[#lines], '+the added line', 'the added line is the last one')
+    close()
+  end)
+
   T.step('transcripts render messages and compactions', function()
     local tr = require('sidecar.transcript')
     T.eq(tr.thousands(9120), '9,120', 'thousands')

@@ -151,6 +151,41 @@ T.run('test_terminal', function()
       stop()
     end)
 
+    T.step("#1 after `u` on the agent's unsaved edit, its next edit is planned on the buffer's text", function()
+      T.fake_reset()
+      T.http('POST', '/_control/script', { steps = {
+        { kind = 'function_call', match = 'chat', name = 'replace', id = 'call-u1', args = { path = 'main.py',
+          old_string = '    return message', new_string = '    return message\n    # noted once' } },
+        { kind = 'delay', match = 'chat', seconds = 0 }, -- the reply after the tool result
+        { kind = 'function_call', match = 'chat', name = 'replace', id = 'call-u2', args = { path = 'main.py',
+          old_string = '    # noted once', new_string = '    # noted twice' } },
+      } })
+      start({ 'GEMINI_API_KEY=dummy', 'GOOGLE_GEMINI_BASE_URL=' .. T.env('SIDECAR_TEST_BASEURL') })
+      wait_screen('✦', 30000, 'the statusline')
+      keys(':SidecarSend add a note', 'Enter')
+      wait_screen(':SidecarConfirm', 30000, 'the notice of the question')
+      keys(':SidecarConfirm', 'Enter')
+      wait_screen('Allow always', 30000, 'the choices')
+      keys('1', 'Enter')
+      wait_screen('I received the tool result', 30000, 'the reply after the edit')
+      -- the user takes the edit back in main.py's window (unsaved, so only the buffer knows)
+      keys(':lua vim.api.nvim_set_current_win(vim.fn.bufwinid("main.py"))', 'Enter')
+      keys('u')
+      wait_screen('; before #', 10000, 'the undo')
+      keys(':SidecarSend note it again', 'Enter')
+      local s = wait_screen('was not found in main.py', 30000, 'the edit refused: the note is no longer there')
+      T.log('the screen after the refused edit:\n%s', s)
+      keys(':wall', 'Enter')
+      keys(':lua vim.g.sidecar_saved = 1', 'Enter')
+      T.wait(function() return screen():find('sidecar_saved = 1', 1, true) end, 10000, 'the buffers written')
+      T.eq(vim.fn.readfile(project .. '/main.py'),
+        { 'def greet(name):', '    message = "hello " + name', '    return message', '' },
+        'main.py holds the text the user kept, nothing built on the undone edit')
+      calm(s, 'after the refused edit')
+      keys(':qa!', 'Enter')
+      stop()
+    end)
+
     T.step('keys typed in Insert mode while a question arrives stay in the buffer and answer nothing', function()
       T.fake_reset()
       T.http('POST', '/_control/script', { steps = { { kind = 'function_call', match = 'chat',

@@ -535,6 +535,30 @@ T.run('test_unit', function()
     close()
   end)
 
+  T.step('an edit planned on an older version of its buffer is refused, with a reason the agent reads', function()
+    local edits = require('sidecar.edits')
+    local path = vim.fn.tempname() .. '-versioned.txt'
+    vim.fn.writefile({ 'one', 'two' }, path)
+    local buf = vim.fn.bufadd(path)
+    vim.fn.bufload(buf)
+    local uri = vim.uri_from_fname(path)
+    local versions = vim.lsp.util.buf_versions
+    local before = rawget(versions, buf)
+    rawset(versions, buf, 5) -- what Neovim last sent the server (didChange); the server planned on version 3
+    local function edit(version)
+      return { documentChanges = { { textDocument = { uri = uri, version = version }, edits = { {
+        range = { start = { line = 0, character = 0 }, ['end'] = { line = 1, character = 0 } }, newText = 'ONE\n' } } } } }
+    end
+    local result = edits.handler(nil, { edit = edit(3) }, { client_id = 1 }, {})
+    T.eq(result.applied, false, 'refused')
+    T.contains(result.failureReason, 'changed in the editor after the agent read it', 'the reason in words')
+    T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { 'one', 'two' }, 'the buffer is untouched')
+    T.eq(edits.stale_document(edit(5)), nil, 'the current version is applied')
+    T.eq(edits.stale_document(edit(nil)), nil, 'an edit naming no version is applied')
+    rawset(versions, buf, before)
+    vim.api.nvim_buf_delete(buf, { force = true })
+  end)
+
   T.step('transcripts render messages and compactions', function()
     local tr = require('sidecar.transcript')
     T.eq(tr.thousands(9120), '9,120', 'thousands')

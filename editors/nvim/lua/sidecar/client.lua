@@ -239,6 +239,8 @@ function M.start(opts)
     init_options = settings,
     settings = { sidecar = settings },
     capabilities = vim.lsp.protocol.make_client_capabilities(),
+    -- didChange at once (documents.lua): the server must know the buffer's text when the agent plans an edit.
+    flags = { debounce_text_changes = 0 },
     handlers = M.handlers,
     on_init = function(client, result)
       initialized[client.id] = true

@@ -5,6 +5,11 @@
 -- document was "" and the result is "text\n", i.e. the lines {"text"}. Edits ending past the last
 -- line get this right already (Neovim drops the extra line itself); edits into an empty document
 -- at 0:0 do not. After the default handler runs, drop that extra last line.
+--
+-- An edit names the version of the document the server planned it on (documents.lua syncs the workspace's buffers).
+-- When the buffer changed since (the user typed, `u`, `:e!`), the whole edit is refused with a reason the agent reads
+-- as "read the file again": its ranges would land on other text. (Neovim's own check only prints a message and
+-- reports the edit applied.)
 local compat = require('sidecar.compat')
 
 local M = {}
@@ -38,7 +43,43 @@ local function empty_document(uri)
   return stat == nil or stat.size == 0
 end
 
+local function buffer_of(fname)
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(buf) == fname then
+      return buf
+    end
+  end
+  return nil
+end
+
+--- The file of the first document the edit was planned on an older version of, or nil.
+function M.stale_document(edit)
+  local versions = vim.lsp.util.buf_versions
+  for _, change in ipairs(edit.documentChanges or {}) do
+    local doc = change.textDocument
+    if doc and type(doc.version) == 'number' and doc.uri then
+      local ok, fname = pcall(vim.uri_to_fname, doc.uri)
+      local buf = ok and buffer_of(fname) or nil
+      local have = buf and versions[buf] or nil
+      if type(have) == 'number' and have > doc.version then
+        return fname
+      end
+    end
+  end
+  return nil
+end
+
 function M.handler(err, params, ctx, config)
+  if type(params) == 'table' and type(params.edit) == 'table' then
+    local stale = M.stale_document(params.edit)
+    if stale then
+      return {
+        applied = false,
+        failureReason = vim.fn.fnamemodify(stale, ':~:.')
+          .. ' changed in the editor after the agent read it (its buffer now holds other text)',
+      }
+    end
+  end
   local empty = {}
   if type(params) == 'table' and type(params.edit) == 'table' then
     for uri in pairs(uris_of(params.edit)) do

@@ -559,6 +559,23 @@ T.run('test_unit', function()
     vim.api.nvim_buf_delete(buf, { force = true })
   end)
 
+  T.step('an append at the end of a file adds its lines and no empty one (0.11 added one)', function()
+    local edits = require('sidecar.edits')
+    for _, case in ipairs({ { { 'a', 'b' }, { 'a', 'b', 'c', 'd' } }, { { 'a', 'bé' }, { 'a', 'bé', 'c', 'd' } } }) do
+      local path = vim.fn.tempname() .. '-append.txt'
+      vim.fn.writefile(case[1], path) -- "a\nb\n": the server appends at line 2, just past the end
+      local at = { line = 2, character = 0 }
+      local edit = { documentChanges = { { textDocument = { uri = vim.uri_from_fname(path) },
+        edits = { { range = { start = at, ['end'] = at }, newText = 'c\nd\n' } } } } }
+      vim.lsp.util.apply_workspace_edit(edits.appends_at_end(edit), 'utf-16')
+      local buf = vim.fn.bufnr(path)
+      T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), case[2], 'the lines after the append')
+      vim.api.nvim_buf_call(buf, function() vim.cmd('silent write') end)
+      T.eq(vim.fn.readfile(path), case[2], 'and on disk once saved')
+      vim.api.nvim_buf_delete(buf, { force = true })
+    end
+  end)
+
   T.step('transcripts render messages and compactions', function()
     local tr = require('sidecar.transcript')
     T.eq(tr.thousands(9120), '9,120', 'thousands')

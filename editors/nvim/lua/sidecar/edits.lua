@@ -96,9 +96,17 @@ function M.appends_at_end(edit)
       for j, e in ipairs(change.edits) do
         local r = e.range
         text_edits[j] = e
-        if count > 0 and not (count == 1 and last == '') and r and r.start.line == count and r.start.character == 0
-          and r['end'].line == count and r['end'].character == 0
-          and type(e.newText) == 'string' and e.newText:sub(-1) == '\n' then
+        if
+          count > 0
+          and not (count == 1 and last == '')
+          and r
+          and r.start.line == count
+          and r.start.character == 0
+          and r['end'].line == count
+          and r['end'].character == 0
+          and type(e.newText) == 'string'
+          and e.newText:sub(-1) == '\n'
+        then
           local col = last:find('[\128-\255]') and BEYOND or #last
           local at = { line = count - 1, character = col }
           text_edits[j] = { range = { start = at, ['end'] = at }, newText = '\n' .. e.newText:sub(1, -2) }

@@ -66,7 +66,17 @@ T.run('test_terminal', function()
   write(project .. '/main.py', { 'def greet(name):', '    message = "hello " + name', '    return message', '' })
   vim.fn.mkdir(project .. '/.git', 'p')
 
-  local function start(extra_env)
+  -- lazy.nvim's documented spec on the first start: the plugin is loaded (config: setup) and then built (build:
+  -- :SidecarInstall), in one go; nothing is installed yet and no `sidecar` is on PATH
+  write(home .. '/init-lazy.lua', {
+    'vim.opt.rtp:append(' .. vim.inspect(plugin) .. ')',
+    "vim.cmd('runtime plugin/sidecar.lua')",
+    'vim.opt.swapfile = false',
+    "require('sidecar').setup({})",
+    "vim.cmd('SidecarInstall')",
+  })
+
+  local function start(extra_env, init)
     local env = {
       'PATH=' .. home .. '/bin:' .. vim.env.PATH,
       'XDG_CONFIG_HOME=' .. home .. '/config', 'XDG_DATA_HOME=' .. home .. '/data',
@@ -77,7 +87,7 @@ T.run('test_terminal', function()
     vim.list_extend(env, extra_env or {})
     local cmd = 'cd ' .. vim.fn.shellescape(project) .. ' && exec env -u GEMINI_API_KEY -u GOOGLE_API_KEY '
       .. table.concat(vim.tbl_map(vim.fn.shellescape, env), ' ') .. ' ' .. vim.fn.shellescape(vim.v.progpath)
-      .. ' --clean -n -u ' .. vim.fn.shellescape(home .. '/init.lua') .. ' main.py'
+      .. ' --clean -n -u ' .. vim.fn.shellescape(init or (home .. '/init.lua')) .. ' main.py'
     local _, code = tmux({ 'new-session', '-d', '-s', 'nv', '-x', '100', '-y', '40', cmd })
     T.eq(code, 0, 'tmux started')
   end
@@ -182,6 +192,17 @@ T.run('test_terminal', function()
         { 'def greet(name):', '    message = "hello " + name', '    return message', '' },
         'main.py holds the text the user kept, nothing built on the undone edit')
       calm(s, 'after the refused edit')
+      keys(':qa!', 'Enter')
+      stop()
+    end)
+
+    T.step('#3 the first start in lazy.nvim\'s order: the install runs, no Press-ENTER prompt before it', function()
+      -- no index: the install stops at its third step (pip), after the two this step watches
+      start({ 'PATH=/usr/bin:/bin', 'PIP_NO_INDEX=1', 'XDG_DATA_HOME=' .. home .. '/data-lazy' }, home .. '/init-lazy.lua')
+      local s = wait_screen('installing (2/3)', 30000, 'the install creating its environment')
+      T.log('the screen while installing:\n%s', s)
+      calm(s, 'at the first start')
+      T.ok(not s:find('exit code', 1, true), 'no failed start of a server not installed yet\n' .. s)
       keys(':qa!', 'Enter')
       stop()
     end)

@@ -576,6 +576,30 @@ T.run('test_unit', function()
     end
   end)
 
+  T.step('MCP notices: "sidecar:" once, the failure with its cause in sight, "1 tool"', function()
+    local state = require('sidecar.state')
+    local client = require('sidecar.client')
+    local saved = { cfg = state.cfg, status = state.status, request = client.request, notify = vim.notify }
+    state.cfg = state.cfg or require('sidecar.config').resolve({})
+    state.status = 'running'
+    local said = {}
+    vim.notify = function(msg) said[#said + 1] = msg end
+    client.request = function(_, _, cb) cb({ code = -32603, message = 'spawn npx ENOENT' }, nil) end
+    local ok, err = pcall(function()
+      require('sidecar.mcp').run('restart files', function() end)
+      require('sidecar.mcp').run('bogus', function() end)
+    end)
+    state.cfg, state.status, client.request, vim.notify = saved.cfg, saved.status, saved.request, saved.notify
+    T.ok(ok, tostring(err))
+    for _, msg in ipairs(said) do
+      T.ok(not msg:find('sidecar: sidecar:', 1, true), 'one "sidecar:" prefix: ' .. msg)
+    end
+    T.contains(said[1], 'files', 'the server named')
+    T.contains(said[1], 'spawn npx ENOENT', "the server's error in sight")
+    local lines = require('sidecar.mcp').lines({ { name = 'files', status = 'ready', tools = { 'read' } } })
+    T.contains(lines[1], '1 tool (read)', 'one tool')
+  end)
+
   T.step('transcripts render messages and compactions', function()
     local tr = require('sidecar.transcript')
     T.eq(tr.thousands(9120), '9,120', 'thousands')

@@ -262,7 +262,7 @@ function M.mcp_section(h)
   h.info(require('sidecar.mcp').summary(servers))
   for _, s in ipairs(servers) do
     local tools = type(s.tools) == 'table' and s.tools or {}
-    local line = string.format('MCP server %s: %s, %d tools', tostring(s.name), tostring(s.status), #tools)
+    local line = string.format('MCP server %s: %s, %d tool%s', tostring(s.name), tostring(s.status), #tools, #tools == 1 and '' or 's')
     if s.status == 'failed' then
       h.error(line .. (type(s.error) == 'string' and (': ' .. s.error) or ''),
         { ':SidecarMcp restart ' .. tostring(s.name) .. ' starts it again' })

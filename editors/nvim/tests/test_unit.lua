@@ -600,6 +600,16 @@ T.run('test_unit', function()
     T.contains(lines[1], '1 tool (read)', 'one tool')
   end)
 
+  T.step('times read one local way everywhere: the transcript as the pickers', function()
+    local pickers = require('sidecar.pickers')
+    local iso = '2026-11-25T03:36:22.123Z'
+    local lines = require('sidecar.transcript').full_lines({ sessionId = 's', entries = {
+      { type = 'message', id = '1', time = iso, role = 'user', kind = 'user', text = 'hi' } } })
+    local text = table.concat(lines, '\n')
+    T.contains(text, '## You  ' .. pickers.local_time(iso), 'the local time, as in the pickers')
+    T.ok(not text:find('T03:36', 1, true), 'no raw UTC time\n' .. text)
+  end)
+
   T.step('transcripts render messages and compactions', function()
     local tr = require('sidecar.transcript')
     T.eq(tr.thousands(9120), '9,120', 'thousands')

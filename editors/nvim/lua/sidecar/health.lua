@@ -151,7 +151,7 @@ function M.check()
   if stamp then
     h.ok(string.format('Private server environment: sidecar %s, Python %s (%s), at %s (installed %s with %s)',
       tostring(stamp.version), tostring(stamp.pythonVersion), tostring(stamp.python), install.venv(),
-      tostring(stamp.at), tostring(stamp.installer)))
+      require('sidecar.pickers').local_time(stamp.at), tostring(stamp.installer)))
     local plugin_version = require('sidecar.version').plugin_version()
     if plugin_version and stamp.version ~= plugin_version then
       h.warn(string.format('The private environment has sidecar %s, this plugin\'s checkout is %s', tostring(stamp.version),

@@ -98,6 +98,12 @@ M.HINT = 'Type a message on the `> ` line below and press Enter (Ctrl-C cancels 
 function M.hint()
   if valid() and vim.api.nvim_buf_line_count(buf) <= 1 then
     M.note(M.HINT)
+    -- Neovim draws a prompt buffer's `> ` only once Insert mode starts there: draw it, so the hint points at it
+    local n = vim.api.nvim_buf_line_count(buf)
+    if vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1] == '' then
+      vim.api.nvim_buf_set_lines(buf, n - 1, n, false, { PROMPT })
+      vim.bo[buf].modified = false
+    end
   end
 end
 

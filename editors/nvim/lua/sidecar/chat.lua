@@ -289,9 +289,22 @@ function M.on_tool_call(params)
     params.status or '?',
     (params.summary and params.summary ~= '') and (' — ' .. params.summary) or ''
   )
-  for _, seg in ipairs(turn.segments) do
+  for i, seg in ipairs(turn.segments) do
     if seg.kind == 'tool' and seg.callId == params.callId then
       seg.line = line
+      -- its question, diff and answer (notes) came after its first line: the outcome goes below them
+      local asked = false
+      for j = i + 1, #turn.segments do
+        asked = asked or turn.segments[j].kind == 'note'
+      end
+      if asked and params.status ~= 'pending' and params.status ~= 'running' then
+        table.remove(turn.segments, i)
+        if turn.segments[i] and turn.segments[i].kind == 'text' and turn.segments[i].text == '' then
+          table.remove(turn.segments, i)
+        end
+        turn.segments[#turn.segments + 1] = seg
+        turn.segments[#turn.segments + 1] = { kind = 'text', text = '' }
+      end
       render(turn)
       return
     end

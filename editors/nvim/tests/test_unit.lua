@@ -637,6 +637,15 @@ T.run('test_unit', function()
     T.eq(lines, 1, 'the outcome once')
   end)
 
+  T.step('a note of several lines (the MCP servers) is not italicised line by line; a one-line remark is', function()
+    local chat = require('sidecar.chat')
+    local list = chat.note_lines('files: ready, 1 tool (read)\nweb: failed, 0 tools\n  spawn npx ENOENT')
+    T.eq(list, { 'files: ready, 1 tool (read)', 'web: failed, 0 tools', '  spawn npx ENOENT', '' }, 'as they are')
+    T.eq(chat.note_lines('sidecar restarted'), { '_sidecar restarted_', '' }, 'a remark in italics')
+    T.eq(chat.note_lines('allow tool replace?\n```diff\n+x\n```'), { '_allow tool replace?_', '```diff', '+x', '```', '' },
+      'a question above its diff')
+  end)
+
   T.step('transcripts render messages and compactions', function()
     local tr = require('sidecar.transcript')
     T.eq(tr.thousands(9120), '9,120', 'thousands')

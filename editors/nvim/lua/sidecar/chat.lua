@@ -359,11 +359,22 @@ end
 --- A note's lines: prose in italics, a fenced block (```diff … ```) as it is.
 function M.note_lines(text)
   local lines, fenced = {}, false
+  -- one line of prose is a remark, in italics; several (a list of MCP servers, say) are shown as they are: italics
+  -- line by line make a list hard to read
+  local prose = 0
+  for _, l in ipairs(split_lines(text)) do
+    if l:match('^```') then
+      fenced = not fenced
+    elseif not fenced and vim.trim(l) ~= '' then
+      prose = prose + 1
+    end
+  end
+  fenced = false
   for _, l in ipairs(split_lines(text)) do
     if l:match('^```') then
       fenced = not fenced
       lines[#lines + 1] = l
-    elseif fenced or vim.trim(l) == '' then
+    elseif fenced or vim.trim(l) == '' or prose > 1 then
       lines[#lines + 1] = l
     else
       lines[#lines + 1] = '_' .. l .. '_'

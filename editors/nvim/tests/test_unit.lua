@@ -646,20 +646,6 @@ T.run('test_unit', function()
       'a question above its diff')
   end)
 
-  T.step("a server's failure notice keeps its cause in sight when it is shortened to one line", function()
-    local said = {}
-    local notify, columns = vim.notify, vim.o.columns
-    vim.o.columns = 120 -- a terminal 120 columns wide: the whole first line does not fit
-    vim.notify = function(msg) said[#said + 1] = msg end
-    local ok, err = pcall(require('sidecar.ui').tell, "MCP server 'web' (workspace settings "
-      .. '/home/someone/projects/a-long-project-name/.sidecar/settings.json) failed: cannot run '
-      .. "'npx': No such file or directory.\nIts last output on stderr:\nnothing", vim.log.levels.WARN)
-    vim.notify, vim.o.columns = notify, columns
-    T.ok(ok, tostring(err))
-    T.contains(said[1], "cannot run 'npx'", 'the cause in the one-line notice: ' .. tostring(said[1]))
-    T.contains(said[1], "MCP server 'web'", 'and the server')
-  end)
-
   T.step('transcripts render messages and compactions', function()
     local tr = require('sidecar.transcript')
     T.eq(tr.thousands(9120), '9,120', 'thousands')

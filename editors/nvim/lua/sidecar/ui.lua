@@ -34,9 +34,7 @@ function M.tell(msg, level)
     return false
   end
   local more = ' (:SidecarChat shows all)'
-  -- the asides in parentheses go first (where a server is configured, say), so that the cause after them stays in
-  -- sight: the chat shows the whole text
-  local first = line:match('^[^\n]*'):gsub(' %b()', '')
+  local first = line:match('^[^\n]*')
   vim.notify(M.fit(first, math.max(room - vim.fn.strdisplaywidth(more), 10)) .. more, level or vim.log.levels.INFO)
   require('sidecar.chat').note(msg)
   return true

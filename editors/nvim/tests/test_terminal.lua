@@ -92,8 +92,13 @@ T.run('test_terminal', function()
     T.eq(code, 0, 'tmux started')
   end
 
+  --- Stop the tmux server and wait until it is gone: a new-session sent while it exits fails.
   local function stop()
     tmux({ 'kill-server' })
+    T.wait(function()
+      local _, code = tmux({ 'has-session' })
+      return code ~= 0
+    end, 10000, 'the tmux server gone')
   end
 
   --- :SidecarStatus until its report shows `text`, each report dismissed; returns the last report's screen.

@@ -124,8 +124,8 @@ def _service(endpoint: Endpoint) -> str:
 
 def _configure_hint(ctx: Context) -> str:
     if ctx.front_end == "editor":
-        key = ("for the Gemini API: VS Code “Sidecar: Set API Key”; Neovim settings = { apiKey = '…' } in "
-               "require('sidecar').setup(); or GEMINI_API_KEY in the environment the editor starts in")
+        key = ("for the Gemini API: GEMINI_API_KEY in the environment the editor starts in, or VS Code’s "
+               "“Sidecar: Set API Key” (not an apiKey in a Neovim config: config files get shared)")
     else:
         key = (f"for the Gemini API: GEMINI_API_KEY in the environment `sidecar acp` starts in, or \"apiKey\" in "
                f"{ctx.user_file}")

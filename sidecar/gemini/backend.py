@@ -39,7 +39,8 @@ def client_config(settings: Settings, embedded_fake_url: Callable[[], str]) -> C
 #: How each editor sets the API key, in the notice that the embedded fake answers (each editor is told its own way).
 KEY_HINTS = {
     "vscode": 'run "Sidecar: Set API Key" (or set GEMINI_API_KEY)',
-    "neovim": "use require('sidecar').setup({settings={apiKey=…}}) or GEMINI_API_KEY",
+    "neovim": "set GEMINI_API_KEY in the environment Neovim starts from (not settings.apiKey in setup(): config "
+    "files get shared)",
     "other": "set the apiKey setting or GEMINI_API_KEY",
 }
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import msgspec
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
 
 from sidecar.chat.tool_runner import decode_decision
 from sidecar.core.visible_text import visible
@@ -97,11 +99,37 @@ class ToolHost:
         return self._apply
 
     async def _apply(self, edit: dict[str, Any]) -> tuple[bool, str | None]:
-        typed = self._protocol.structure(edit, lsp.WorkspaceEdit)
+        typed = self._protocol.structure(self._versioned(edit), lsp.WorkspaceEdit)
         result = await self._server.workspace_apply_edit_async(
             lsp.ApplyWorkspaceEditParams(edit=typed, label="sidecar edit")
         )
         return bool(result.applied), result.failure_reason
+
+    def _versioned(self, edit: dict[str, Any]) -> dict[str, Any]:
+        """The edit naming the version of each synced document it was planned on (planning read the text the
+        editor synced): an editor whose buffer changed since refuses it rather than apply ranges to other text."""
+
+        def version_of(uri: str) -> int | None:
+            path = to_fs_path(uri)
+            synced = self._server.workspace.text_documents.get(from_fs_path(path) or "") if path else None
+            return None if synced is None else synced.version
+
+        return with_versions(edit, version_of)
+
+
+def with_versions(edit: dict[str, Any], version_of: Callable[[str], int | None]) -> dict[str, Any]:
+    """`edit` with the version the editor last synced filled into each text edit that names none."""
+    if "documentChanges" not in edit:
+        return edit
+    changes = []
+    for change in edit["documentChanges"] or []:
+        document = change.get("textDocument") if isinstance(change, dict) else None
+        if isinstance(document, dict) and document.get("version") is None and isinstance(document.get("uri"), str):
+            version = version_of(document["uri"])
+            if version is not None:
+                change = {**change, "textDocument": {**document, "version": version}}
+        changes.append(change)
+    return {**edit, "documentChanges": changes}
 
 
 class Notifier:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import os
 import re
 import threading
 from collections.abc import Generator
@@ -296,14 +298,41 @@ async def _drain(timeout: float = 5.0) -> None:
             await asyncio.wait(still, timeout=1.0)
 
 
+class EditorWriter:
+    """stdout to the editor. An editor that quits closes it first: what is still to be sent (replies to its last
+    requests, progress, the watcher's news) is dropped, and the log says so once, in one line."""
+
+    def __init__(self, stdout: Any) -> None:
+        self._stdout = stdout
+        self.closed = False
+
+    def close(self) -> None:
+        """Close stdout (already closed by the editor: nothing to do)."""
+        with contextlib.suppress(OSError, ValueError):
+            self._stdout.close()
+
+    def write(self, data: bytes) -> None:
+        """Send one framed message, or drop it once the editor has closed the connection."""
+        if self.closed:
+            return
+        try:
+            self._stdout.write(data)
+            self._stdout.flush()
+        except (BrokenPipeError, ConnectionResetError, ValueError):  # ValueError: the stream is closed
+            self.closed = True
+            log.info("the editor closed the connection (it quit or stopped the server); nothing more is sent to it")
+            with contextlib.suppress(OSError, ValueError, AttributeError):  # no flush error at interpreter exit
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, self._stdout.fileno())
+                os.close(null)
+
+
 def run_stdio(server: Any, stdin: Any, stdout: Any) -> None:
     """Run the server's protocol on binary stdio streams until EOF or exit."""
-    from pygls.io_ import StdoutWriter
-
     stop = threading.Event()
     server._stop_event = stop
     reader = StdinAsyncReader(stdin, server.thread_pool)
-    server.protocol.set_writer(StdoutWriter(stdout))
+    server.protocol.set_writer(EditorWriter(stdout))
     async def main() -> None:
         await serve(stop, reader, server.protocol)
         await _drain()

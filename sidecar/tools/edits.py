@@ -319,7 +319,10 @@ async def apply_edit_plan(plan: EditPlan, buffers: EditorBuffers, apply_edit: Ap
         raise ToolError(f"The editor could not apply the edit to {plan.shown}: {exc}") from None
     if not ok:
         why = reason or "no reason given"
-        raise ToolError(f"The editor did not apply the edit to {plan.shown}: {why}.")
+        raise ToolError(
+            f"The editor did not apply the edit to {plan.shown}: {why}. Read the file again before editing it: "
+            "the editor's text may differ from what you read."
+        )
     if _disk_bytes(plan.path) == plan.after.encode("utf-8"):  # the editor saved it (ACP's fs/write_text_file does)
         return done
     return done + " in the editor (unsaved)"

@@ -38,6 +38,12 @@ _INSTRUCTS = (
     "steers what the model does (and asks to run)"
 )
 
+#: The repository's own git config (.git/config): its settings, not hooks, are what run commands.
+_GIT_CONFIG = (
+    "git reads it as the repository's config, whose settings run commands (core.fsmonitor, core.sshCommand, "
+    "core.pager, core.editor, aliases, filters and diff drivers) and can point git at other hooks (core.hooksPath)"
+)
+
 #: A folder anywhere in the workspace whose every file is protected (compared case-insensitively).
 _FOLDERS = {
     ".git": "git runs its hooks and the commands its config names (core.fsmonitor, core.hooksPath, aliases, filters)",
@@ -315,6 +321,8 @@ def _inside(path: str, folder: str) -> bool:
 
 def _why_name(parts: Sequence[str], context_names: Iterable[str]) -> str | None:
     lowered = [part.lower() for part in parts]
+    if lowered[-2:] == [".git", "config"]:
+        return _RUNS + _GIT_CONFIG
     for part in lowered[:-1] if lowered else []:
         if part in _FOLDERS:
             return _RUNS + _FOLDERS[part]

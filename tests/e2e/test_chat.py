@@ -207,7 +207,7 @@ async def test_the_model_client_is_ready_before_the_first_message(fake: Any) -> 
     [
         ("Visual Studio Code", 'run "Sidecar: Set API Key"'),
         ("code-server", 'run "Sidecar: Set API Key"'),
-        ("Neovim", "require('sidecar').setup({settings={apiKey=…}})"),
+        ("Neovim", "set GEMINI_API_KEY in the environment Neovim starts from"),
         (None, "set the apiKey setting or GEMINI_API_KEY"),
     ],
 )

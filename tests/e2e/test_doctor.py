@@ -61,7 +61,8 @@ def test_doctor_reports_python_backend_credentials_and_a_writable_home(tmp_path:
 
     editor = doctor("--json", "--editor-settings", "-", "--project", str(tmp_path), stdin="{}", SIDECAR_HOME=str(home))
     hint = {c["name"]: c for c in json.loads(editor.stdout)["checks"]}["backend"]["hint"]
-    assert "Sidecar: Set API Key" in hint and "settings = { apiKey = " in hint and "api_key" not in hint
+    assert "Sidecar: Set API Key" in hint and "GEMINI_API_KEY in the environment" in hint and "api_key" not in hint
+    assert "apiKey = " not in hint  # Neovim's health check advises against a key in a config file
 
 
 def test_doctor_names_a_recording_folder_it_cannot_write(tmp_path: Path) -> None:

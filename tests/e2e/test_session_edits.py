@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from sidecar.chat.actions import local_minute
 from sidecar.core.history import parse_contents
 from sidecar.fakegemini.validate import check_contents
 from sidecar.rpc.client import RpcError
@@ -105,8 +106,8 @@ async def test_rewind_hides_the_messages_from_the_model_and_keeps_them_in_the_tr
     assert result["text"] == "REWOUND-SECRET: a message to take back"
     assert "Files the agent changed were not touched" in result["message"]
     # issue 25.4: the message is named by its first words and time, never by its internal id
-    sent = target["time"][:16].replace("T", " ")
-    assert f"your message \u201cREWOUND-SECRET: a message to take back\u201d (sent {sent} UTC)" in result["message"]
+    sent = local_minute(target["time"])  # local, as the editors show times (the server runs on the user's machine)
+    assert f"your message \u201cREWOUND-SECRET: a message to take back\u201d (sent {sent})" in result["message"]
     assert target["id"] not in result["message"]
     await side.say("after the rewind")
     await side.client.request("sidecar/compress", {})

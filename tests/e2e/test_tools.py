@@ -177,3 +177,23 @@ async def test_a_file_read_by_the_agent_and_changed_on_disk_is_reported(
     else:
         raise AssertionError("filesChangedOnDisk never reached the model")
     assert str(root / "notes.txt") in next(t for t in texts if "filesChangedOnDisk" in t)
+
+
+async def test_an_edit_is_planned_on_the_synced_buffer_and_names_its_version(
+    client: EditorClient, fake: Any, root: Path
+) -> None:
+    """The editor syncs its buffer (didOpen/didChange: VS Code always, Neovim for the workspace's files): the agent's
+    edit is planned on that text, not the disk's or the server's record, and names the version it was planned on,
+    so an editor whose buffer changed since refuses it."""
+    uri = (root / "notes.txt").as_uri()
+    document = {"uri": uri, "languageId": "plaintext", "version": 4, "text": "alpha\nunsaved\ngamma\n"}
+    client.notify("textDocument/didOpen", {"textDocument": document})
+    change = {"textDocument": {"uri": uri, "version": 5}, "contentChanges": [{"text": "alpha\nunsaved\nundone\n"}]}
+    client.notify("textDocument/didChange", change)
+    fake.script([call("replace", path="notes.txt", old_string="undone", new_string="UNDONE")])
+    await say(client, "capitalise undone")
+    assert "output" in last_responses(fake)[0]["response"], last_responses(fake)
+    (edit,) = client.edits
+    (text_change,) = edit["documentChanges"]
+    assert text_change["textDocument"]["version"] == 5
+    assert [e["range"]["start"]["line"] for e in text_change["edits"]] == [2], "the buffer's line, not the disk's"

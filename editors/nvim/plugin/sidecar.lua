@@ -65,6 +65,9 @@ end, { desc = 'Cancel the running turn' })
 
 cmd('SidecarInstall', function()
   require('sidecar.install').install({ on_done = function(err)
+    if package.loaded['sidecar.client'] then
+      require('sidecar.client').install_done(err) -- a start that waited for the install
+    end
     if not err and package.loaded['sidecar'] and require('sidecar.state').status == 'failed' then
       require('sidecar').restart()
     end

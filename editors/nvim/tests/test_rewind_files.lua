@@ -8,7 +8,7 @@ T.run('test_rewind_files', function()
   T.fake_reset()
   local dir = T.workspace({
     ['a.txt'] = 'original a\n', ['c.txt'] = 'original c\n', ['d.txt'] = 'original d\n', ['e.txt'] = 'original e\n',
-    ['f.txt'] = 'original f\n',
+    ['f.txt'] = 'original f\n', ['g.txt'] = 'original g\n', ['h.txt'] = 'original h\n',
   })
   -- autoEdit: the agent's edits run without asking (they are checkpointed in every approval mode)
   local sidecar = T.start_sidecar({ settings = { tokenLimit = 100000, approvalMode = 'autoEdit' } })
@@ -180,6 +180,42 @@ T.run('test_rewind_files', function()
     rewind('SidecarRewind!', 'nv edit d', 'Overwrite my changes too')
     T.wait(function() return seen('d.txt') == 'original d\n' end, 10000, 'd.txt back to its content before the message')
     T.wait(function() return chat.text():find('restored d.txt', 1, true) end, 10000, 'the note names d.txt')
+  end)
+
+  T.step('an unsaved change in a buffer is a conflict too: named, and kept unless overwritten', function()
+    chat.set_input('')
+    local g = vim.fn.bufadd(path('g.txt'))
+    vim.fn.bufload(g)
+    say('nv edit g', { { 'replace', { path = 'g.txt', old_string = 'original g', new_string = 'agent g' } } })
+    T.eq(seen('g.txt'), 'agent g\n', 'the agent edited the open buffer')
+    vim.api.nvim_buf_call(g, function() vim.cmd('silent write!') end)
+    -- the user goes on typing in it and does not save
+    vim.api.nvim_buf_set_lines(g, 0, -1, false, { 'mine g, unsaved' })
+    local asked = rewind('SidecarRewind!', 'nv edit g', 'Restore others, keep conflicting files')
+    T.eq(asked[2].items, { 'Restore others, keep conflicting files', 'Overwrite my changes too', 'Cancel' },
+      'keep or overwrite the unsaved change: ' .. vim.inspect(asked))
+    T.contains(table.concat(asked[2].floats, '\n'),
+      "Changed since the agent's edit (kept unless you overwrite them):\n  g.txt — ", 'g.txt named as a conflict')
+    T.wait(function() return chat.text():find("kept g.txt (changed since the agent's edit)", 1, true) end, 10000,
+      'the note says g.txt was kept')
+    T.eq(seen('g.txt'), 'mine g, unsaved\n', 'the unsaved change is still in the buffer')
+    T.eq(disk('g.txt'), 'agent g\n', 'the disk is untouched')
+    vim.api.nvim_buf_call(g, function() vim.cmd('silent edit!') end)
+  end)
+
+  T.step('a file open only in a hidden buffer is restored on disk too, and leaves no unsaved buffer', function()
+    chat.set_input('')
+    say('nv edit h', { { 'replace', { path = 'h.txt', old_string = 'original h', new_string = 'agent h' } } })
+    local h = vim.fn.bufnr(path('h.txt'))
+    T.ok(h > 0 and vim.api.nvim_buf_is_loaded(h), 'the edit loaded h.txt in a buffer')
+    T.eq(#vim.fn.win_findbuf(h), 0, 'which no window shows')
+    vim.api.nvim_buf_call(h, function() vim.cmd('silent write') end) -- e.g. a :wall: the disk has the agent's text
+    T.eq(disk('h.txt'), 'agent h\n', "the agent's text saved")
+    rewind('SidecarRewind!', 'nv edit h', 'Rewind and restore')
+    T.wait(function() return chat.text():find('restored h.txt', 1, true) end, 10000, 'the note names h.txt')
+    T.eq(disk('h.txt'), 'original h\n', 'h.txt is back on disk')
+    T.eq(seen('h.txt'), 'original h\n', 'and in its buffer')
+    T.eq(vim.bo[h].modified, false, 'no unsaved buffer left behind (:qa would stop at it)')
   end)
 
   T.step('Cancel at the confirmation changes nothing', function()

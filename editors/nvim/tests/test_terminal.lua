@@ -66,7 +66,17 @@ T.run('test_terminal', function()
   write(project .. '/main.py', { 'def greet(name):', '    message = "hello " + name', '    return message', '' })
   vim.fn.mkdir(project .. '/.git', 'p')
 
-  local function start(extra_env)
+  -- lazy.nvim's documented spec on the first start: the plugin is loaded (config: setup) and then built (build:
+  -- :SidecarInstall), in one go; nothing is installed yet and no `sidecar` is on PATH
+  write(home .. '/init-lazy.lua', {
+    'vim.opt.rtp:append(' .. vim.inspect(plugin) .. ')',
+    "vim.cmd('runtime plugin/sidecar.lua')",
+    'vim.opt.swapfile = false',
+    "require('sidecar').setup({})",
+    "vim.cmd('SidecarInstall')",
+  })
+
+  local function start(extra_env, init)
     local env = {
       'PATH=' .. home .. '/bin:' .. vim.env.PATH,
       'XDG_CONFIG_HOME=' .. home .. '/config', 'XDG_DATA_HOME=' .. home .. '/data',
@@ -77,13 +87,18 @@ T.run('test_terminal', function()
     vim.list_extend(env, extra_env or {})
     local cmd = 'cd ' .. vim.fn.shellescape(project) .. ' && exec env -u GEMINI_API_KEY -u GOOGLE_API_KEY '
       .. table.concat(vim.tbl_map(vim.fn.shellescape, env), ' ') .. ' ' .. vim.fn.shellescape(vim.v.progpath)
-      .. ' --clean -n -u ' .. vim.fn.shellescape(home .. '/init.lua') .. ' main.py'
+      .. ' --clean -n -u ' .. vim.fn.shellescape(init or (home .. '/init.lua')) .. ' main.py'
     local _, code = tmux({ 'new-session', '-d', '-s', 'nv', '-x', '100', '-y', '40', cmd })
     T.eq(code, 0, 'tmux started')
   end
 
+  --- Stop the tmux server and wait until it is gone: a new-session sent while it exits fails.
   local function stop()
     tmux({ 'kill-server' })
+    T.wait(function()
+      local _, code = tmux({ 'has-session' })
+      return code ~= 0
+    end, 10000, 'the tmux server gone')
   end
 
   --- :SidecarStatus until its report shows `text`, each report dismissed; returns the last report's screen.
@@ -147,6 +162,109 @@ T.run('test_terminal', function()
       T.ok(not s:find('Allow always', 1, true), 'the question is gone\n' .. s)
       T.ok(not s:find('Workspace edit', 1, true), 'no edit label printed\n' .. s)
       calm(s, 'after the edit')
+      keys(':qa!', 'Enter')
+      stop()
+    end)
+
+    T.step("#1 after `u` on the agent's unsaved edit, its next edit is planned on the buffer's text", function()
+      T.fake_reset()
+      T.http('POST', '/_control/script', { steps = {
+        { kind = 'function_call', match = 'chat', name = 'replace', id = 'call-u1', args = { path = 'main.py',
+          old_string = '    return message', new_string = '    return message\n    # noted once' } },
+        { kind = 'delay', match = 'chat', seconds = 0 }, -- the reply after the tool result
+        { kind = 'function_call', match = 'chat', name = 'replace', id = 'call-u2', args = { path = 'main.py',
+          old_string = '    # noted once', new_string = '    # noted twice' } },
+      } })
+      start({ 'GEMINI_API_KEY=dummy', 'GOOGLE_GEMINI_BASE_URL=' .. T.env('SIDECAR_TEST_BASEURL') })
+      wait_screen('✦', 30000, 'the statusline')
+      keys(':SidecarSend add a note', 'Enter')
+      wait_screen(':SidecarConfirm', 30000, 'the notice of the question')
+      keys(':SidecarConfirm', 'Enter')
+      wait_screen('Allow always', 30000, 'the choices')
+      keys('1', 'Enter')
+      wait_screen('I received the tool result', 30000, 'the reply after the edit')
+      -- the user takes the edit back in main.py's window (unsaved, so only the buffer knows)
+      keys(':lua vim.api.nvim_set_current_win(vim.fn.bufwinid("main.py"))', 'Enter')
+      keys('u')
+      wait_screen('; before #', 10000, 'the undo')
+      keys(':SidecarSend note it again', 'Enter')
+      local s = wait_screen('was not found in main.py', 30000, 'the edit refused: the note is no longer there')
+      T.log('the screen after the refused edit:\n%s', s)
+      keys(':wall', 'Enter')
+      keys(':lua vim.g.sidecar_saved = 1', 'Enter')
+      T.wait(function() return screen():find('sidecar_saved = 1', 1, true) end, 10000, 'the buffers written')
+      T.eq(vim.fn.readfile(project .. '/main.py'),
+        { 'def greet(name):', '    message = "hello " + name', '    return message', '' },
+        'main.py holds the text the user kept, nothing built on the undone edit')
+      calm(s, 'after the refused edit')
+      keys(':qa!', 'Enter')
+      stop()
+    end)
+
+    T.step('#2 :SidecarRewind! names an unsaved change in a buffer as a conflict and keeps it', function()
+      T.fake_reset()
+      T.http('POST', '/_control/script', { steps = {
+        { kind = 'function_call', match = 'chat', name = 'replace', id = 'call-r1', args = { path = 'main.py',
+          old_string = '    return message', new_string = '    return message.title()' } },
+      } })
+      start({ 'GEMINI_API_KEY=dummy', 'GOOGLE_GEMINI_BASE_URL=' .. T.env('SIDECAR_TEST_BASEURL') })
+      wait_screen('✦', 30000, 'the statusline')
+      keys(':SidecarSend title case it', 'Enter')
+      wait_screen(':SidecarConfirm', 30000, 'the notice of the question')
+      keys(':SidecarConfirm', 'Enter')
+      wait_screen('Allow always', 30000, 'the choices')
+      keys('1', 'Enter')
+      wait_screen('I received the tool result', 30000, 'the reply after the edit')
+      -- the user adds a line by hand in main.py and does not save
+      keys(':lua vim.api.nvim_set_current_win(vim.fn.bufwinid("main.py"))', 'Enter')
+      keys('G', 'o', '# mine, unsaved', 'Escape')
+      wait_screen('# mine, unsaved', 10000, 'the hand edit')
+      keys(':SidecarRewind!', 'Enter')
+      wait_screen('title case it', 30000, 'the message to rewind to')
+      keys('1', 'Enter')
+      local s = wait_screen('Overwrite my changes too', 30000, 'the choices with a conflict')
+      T.log('the screen while asked to rewind:\n%s', s)
+      T.ok(s:find('main.py — changed since', 1, true), 'main.py named as changed since the agent\'s edit\n' .. s)
+      keys('1', 'Enter') -- restore others, keep conflicting files
+      wait_screen('kept main.py', 30000, 'the note: main.py kept')
+      keys(':wall', 'Enter')
+      keys(':lua vim.g.sidecar_saved = 2', 'Enter')
+      T.wait(function() return screen():find('sidecar_saved = 2', 1, true) end, 10000, 'the buffers written')
+      local lines = vim.fn.readfile(project .. '/main.py')
+      T.ok(vim.tbl_contains(lines, '# mine, unsaved'), 'the unsaved change is kept: ' .. vim.inspect(lines))
+      T.ok(vim.tbl_contains(lines, '    return message.title()'), "and the agent's edit it was made on")
+      keys(':qa!', 'Enter')
+      stop()
+      write(project .. '/main.py', { 'def greet(name):', '    message = "hello " + name', '    return message', '' })
+    end)
+
+    T.step('#4 a question that wraps in the confirmation float leaves the end of the diff in sight', function()
+      T.fake_reset()
+      local long = 'notes/' .. string.rep('a-rather-long-folder-name/', 3) .. 'GEMINI.md'
+      T.http('POST', '/_control/script', { steps = { { kind = 'function_call', match = 'chat', name = 'write_file',
+        id = 'call-w4', args = { path = long, content = '# Notes\nthe added line at the end\n' } } } })
+      start({ 'GEMINI_API_KEY=dummy', 'GOOGLE_GEMINI_BASE_URL=' .. T.env('SIDECAR_TEST_BASEURL') })
+      wait_screen('✦', 30000, 'the statusline')
+      keys(':SidecarSend write the notes', 'Enter')
+      wait_screen(':SidecarConfirm', 30000, 'the notice of the question')
+      keys(':SidecarConfirm', 'Enter')
+      local s = wait_screen('2: Deny', 30000, 'the choices (a file that instructs the agent: no allow always)')
+      T.log('the screen while asked:\n%s', s)
+      local float = s:match('┌.-└') or ''
+      T.ok(float:find('+the added line at the end', 1, true), "the diff's last line in sight in the float\n" .. s)
+      keys('2', 'Enter')
+      wait_screen('denied', 30000, 'the denial')
+      keys(':qa!', 'Enter')
+      stop()
+    end)
+
+    T.step('#3 the first start in lazy.nvim\'s order: the install runs, no Press-ENTER prompt before it', function()
+      -- no index: the install stops at its third step (pip), after the two this step watches
+      start({ 'PATH=/usr/bin:/bin', 'PIP_NO_INDEX=1', 'XDG_DATA_HOME=' .. home .. '/data-lazy' }, home .. '/init-lazy.lua')
+      local s = wait_screen('installing (2/3)', 30000, 'the install creating its environment')
+      T.log('the screen while installing:\n%s', s)
+      calm(s, 'at the first start')
+      T.ok(not s:find('exit code', 1, true), 'no failed start of a server not installed yet\n' .. s)
       keys(':qa!', 'Enter')
       stop()
     end)

@@ -141,6 +141,16 @@ T.run('test_unit', function()
       'hl-SidecarStatusWarn', 'sidecar-ide-context', 'sidecar-health' }) do
       T.ok(tags[tag], 'help tag ' .. tag)
     end
+    -- :help sidecar opens the top of the file, not the best partial match (sidecar.state, in the Lua API section)
+    local rtp = vim.fn.tempname()
+    vim.fn.mkdir(rtp .. '/doc', 'p')
+    vim.fn.writefile(vim.fn.readfile(doc), rtp .. '/doc/sidecar.txt')
+    vim.cmd('helptags ' .. vim.fn.fnameescape(rtp .. '/doc'))
+    vim.opt.runtimepath:prepend(rtp)
+    vim.cmd('help sidecar')
+    T.eq(vim.fn.expand('%:t') .. ':' .. vim.fn.line('.'), 'sidecar.txt:1', ':help sidecar opens line 1')
+    vim.cmd('helpclose')
+    vim.opt.runtimepath:remove(rtp)
   end)
 
   T.step('compaction progress shows in the statusline', function()
@@ -499,6 +509,141 @@ T.run('test_unit', function()
     T.eq(waited, { decision = 'allow' }, 'the decision')
     T.eq(seen, 0, 'no key typed before was left for the choices')
     vim.ui.select = orig
+  end)
+
+  T.step('tool confirmation: a question that wraps leaves the whole diff in the float', function()
+    local view = require('sidecar.confirm_view')
+    local question = 'sidecar: allow tool write_file? ' .. string.rep('Overwrite GEMINI.md with the notes ', 5)
+    local diff = '--- a/GEMINI.md\n+++ b/GEMINI.md\n@@ -1,2 +1,3 @@\n # Notes\n keep\n+the added line\n'
+    local lines = view.lines({ diff = diff }, question)
+    local close = view.open({ diff = diff }, question)
+    local float
+    for _, w in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_config(w).relative ~= '' then
+        float = w
+      end
+    end
+    T.ok(float, 'the float is open')
+    local width = vim.api.nvim_win_get_width(float)
+    T.ok(vim.fn.strdisplaywidth(question) > width, 'the question wraps in the float')
+    local rows = 0
+    for _, l in ipairs(lines) do
+      rows = rows + math.max(math.ceil(vim.fn.strdisplaywidth(l) / width), 1)
+    end
+    T.eq(vim.api.nvim_win_get_height(float), rows, 'one row per screen line, wrapped ones too')
+    T.eq(lines[#lines], '+the added line', 'the added line is the last one')
+    close()
+  end)
+
+  T.step('an edit planned on an older version of its buffer is refused, with a reason the agent reads', function()
+    local edits = require('sidecar.edits')
+    local path = vim.fn.tempname() .. '-versioned.txt'
+    vim.fn.writefile({ 'one', 'two' }, path)
+    local buf = vim.fn.bufadd(path)
+    vim.fn.bufload(buf)
+    local uri = vim.uri_from_fname(path)
+    local versions = vim.lsp.util.buf_versions
+    local before = rawget(versions, buf)
+    rawset(versions, buf, 5) -- what Neovim last sent the server (didChange); the server planned on version 3
+    local function edit(version)
+      return { documentChanges = { { textDocument = { uri = uri, version = version }, edits = { {
+        range = { start = { line = 0, character = 0 }, ['end'] = { line = 1, character = 0 } }, newText = 'ONE\n' } } } } }
+    end
+    local result = edits.handler(nil, { edit = edit(3) }, { client_id = 1 }, {})
+    T.eq(result.applied, false, 'refused')
+    T.contains(result.failureReason, 'changed in the editor after the agent read it', 'the reason in words')
+    T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { 'one', 'two' }, 'the buffer is untouched')
+    T.eq(edits.stale_document(edit(5)), nil, 'the current version is applied')
+    T.eq(edits.stale_document(edit(nil)), nil, 'an edit naming no version is applied')
+    rawset(versions, buf, before)
+    vim.api.nvim_buf_delete(buf, { force = true })
+  end)
+
+  T.step('an append at the end of a file adds its lines and no empty one (0.11 added one)', function()
+    local edits = require('sidecar.edits')
+    for _, case in ipairs({ { { 'a', 'b' }, { 'a', 'b', 'c', 'd' } }, { { 'a', 'bé' }, { 'a', 'bé', 'c', 'd' } } }) do
+      local path = vim.fn.tempname() .. '-append.txt'
+      vim.fn.writefile(case[1], path) -- "a\nb\n": the server appends at line 2, just past the end
+      local at = { line = 2, character = 0 }
+      local edit = { documentChanges = { { textDocument = { uri = vim.uri_from_fname(path) },
+        edits = { { range = { start = at, ['end'] = at }, newText = 'c\nd\n' } } } } }
+      vim.lsp.util.apply_workspace_edit(edits.appends_at_end(edit), 'utf-16')
+      local buf = vim.fn.bufnr(path)
+      T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), case[2], 'the lines after the append')
+      vim.api.nvim_buf_call(buf, function() vim.cmd('silent write') end)
+      T.eq(vim.fn.readfile(path), case[2], 'and on disk once saved')
+      vim.api.nvim_buf_delete(buf, { force = true })
+    end
+  end)
+
+  T.step('MCP notices: "sidecar:" once, the failure with its cause in sight, "1 tool"', function()
+    local state = require('sidecar.state')
+    local client = require('sidecar.client')
+    local saved = { cfg = state.cfg, status = state.status, request = client.request, notify = vim.notify }
+    state.cfg = state.cfg or require('sidecar.config').resolve({})
+    state.status = 'running'
+    local said = {}
+    vim.notify = function(msg) said[#said + 1] = msg end
+    client.request = function(_, _, cb) cb({ code = -32603, message = 'spawn npx ENOENT' }, nil) end
+    local ok, err = pcall(function()
+      require('sidecar.mcp').run('restart files', function() end)
+      require('sidecar.mcp').run('bogus', function() end)
+    end)
+    state.cfg, state.status, client.request, vim.notify = saved.cfg, saved.status, saved.request, saved.notify
+    T.ok(ok, tostring(err))
+    for _, msg in ipairs(said) do
+      T.ok(not msg:find('sidecar: sidecar:', 1, true), 'one "sidecar:" prefix: ' .. msg)
+    end
+    T.contains(said[1], 'files', 'the server named')
+    T.contains(said[1], 'spawn npx ENOENT', "the server's error in sight")
+    local lines = require('sidecar.mcp').lines({ { name = 'files', status = 'ready', tools = { 'read' } } })
+    T.contains(lines[1], '1 tool (read)', 'one tool')
+  end)
+
+  T.step('times read one local way everywhere: the transcript as the pickers', function()
+    local pickers = require('sidecar.pickers')
+    local iso = '2026-11-25T03:36:22.123Z'
+    local lines = require('sidecar.transcript').full_lines({ sessionId = 's', entries = {
+      { type = 'message', id = '1', time = iso, role = 'user', kind = 'user', text = 'hi' } } })
+    local text = table.concat(lines, '\n')
+    T.contains(text, '## You  ' .. pickers.local_time(iso), 'the local time, as in the pickers')
+    T.ok(not text:find('T03:36', 1, true), 'no raw UTC time\n' .. text)
+  end)
+
+  T.step('the chat hint points at a `> ` line that is drawn before Insert mode', function()
+    local chat = require('sidecar.chat')
+    local buf = chat.ensure()
+    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    T.contains(table.concat(lines, '\n'), 'on the `> ` line below', 'the hint')
+    T.eq(lines[#lines], '> ', 'the `> ` line is there, below the hint')
+    T.eq(chat.input(), '', 'and the input is empty')
+    T.eq(vim.api.nvim_get_mode().mode, 'n', 'in Normal mode')
+  end)
+
+  T.step("a tool's outcome line comes below its question and diff, not above them", function()
+    local chat = require('sidecar.chat')
+    chat.ensure()
+    chat.on_tool_call({ turnId = 'turn-q', callId = 'c-q', name = 'replace', status = 'pending', summary = 'a.txt' })
+    chat.note('sidecar: allow tool replace? Edit a.txt\n```diff\n+the added line\n```')
+    chat.note('tool replace: allow')
+    chat.on_tool_call({ turnId = 'turn-q', callId = 'c-q', name = 'replace', status = 'done', summary = 'a.txt' })
+    local text = chat.text()
+    local asked = text:find('allow tool replace?', 1, true)
+    local added = text:find('+the added line', 1, true)
+    local outcome = text:find('✓ tool replace: done', 1, true)
+    T.ok(asked and added and outcome, 'all shown\n' .. text)
+    T.ok(outcome > added, 'the outcome after the diff\n' .. text)
+    local _, lines = text:gsub('tool replace: done', '')
+    T.eq(lines, 1, 'the outcome once')
+  end)
+
+  T.step('a note of several lines (the MCP servers) is not italicised line by line; a one-line remark is', function()
+    local chat = require('sidecar.chat')
+    local list = chat.note_lines('files: ready, 1 tool (read)\nweb: failed, 0 tools\n  spawn npx ENOENT')
+    T.eq(list, { 'files: ready, 1 tool (read)', 'web: failed, 0 tools', '  spawn npx ENOENT', '' }, 'as they are')
+    T.eq(chat.note_lines('sidecar restarted'), { '_sidecar restarted_', '' }, 'a remark in italics')
+    T.eq(chat.note_lines('allow tool replace?\n```diff\n+x\n```'), { '_allow tool replace?_', '```diff', '+x', '```', '' },
+      'a question above its diff')
   end)
 
   T.step('transcripts render messages and compactions', function()

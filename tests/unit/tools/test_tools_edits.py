@@ -262,7 +262,10 @@ async def test_apply_edit_refusal_is_reported_to_the_model(code: Path) -> None:
     plan = tools.plan("replace", {"path": "m.py", "old_string": "def f", "new_string": "def h"}, trusted=True)
     result = await tools.run(plan, apply_edit=FakeEditor(fail="document is read-only").apply)
     assert not result.ok
-    assert result.response == {"error": "The editor did not apply the edit to m.py: document is read-only."}
+    assert result.response == {
+        "error": "The editor did not apply the edit to m.py: document is read-only. Read the file again before "
+        "editing it: the editor's text may differ from what you read."
+    }
 
 
 async def test_apply_edit_exception_is_reported_to_the_model(code: Path) -> None:
@@ -372,3 +375,20 @@ def test_workspace_edits_structure_as_lsprotocol_types(tmp_path: Path, before: s
     converter = converters.get_converter()
     structured = converter.structure(edit, types.WorkspaceEdit)
     assert converter.unstructure(structured) == edit
+
+
+def test_an_edit_names_the_version_of_the_synced_document_it_was_planned_on(tmp_path: Path) -> None:
+    """The editor refuses an edit planned on an older version of its buffer (it changed since: undo, :e!, typing)."""
+    from sidecar.rpc.editor import with_versions
+
+    synced, other = tmp_path / "open.py", tmp_path / "closed.py"
+    changes = (
+        workspace_edit(synced, "a\n", "b\n")["documentChanges"] + workspace_edit(other, "a\n", "c\n")["documentChanges"]
+    )
+    edit = {"documentChanges": changes}
+    versions = {synced.as_uri(): 7}
+    sent = with_versions(edit, versions.get)
+    assert [change["textDocument"]["version"] for change in sent["documentChanges"]] == [7, None]
+    assert edit["documentChanges"][0]["textDocument"]["version"] is None  # the plan's own edit is left as it was
+    created = workspace_edit(tmp_path / "new.py", None, "x\n")
+    assert with_versions(created, versions.get)["documentChanges"][0] == created["documentChanges"][0]

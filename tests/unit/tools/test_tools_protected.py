@@ -155,3 +155,10 @@ async def test_off_loop_keeps_the_loop_free_and_has_a_deadline() -> None:
     await task
     assert ticks > 5, "the loop went on while the job blocked"
     assert await off_loop(lambda: time.monotonic() > 0, seconds=5, what="quick") is True
+
+
+def test_the_reason_for_git_config_names_the_commands_its_settings_run(tmp_path: Path) -> None:
+    why = why_protected([tmp_path / ".git" / "config"], [tmp_path])
+    assert why is not None
+    assert "config" in why and "core.fsmonitor" in why and "core.sshCommand" in why
+    assert not why.removeprefix("this file can make commands run: ").startswith("git runs its hooks"), why

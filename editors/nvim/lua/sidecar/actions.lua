@@ -217,6 +217,19 @@ local function forget_removed(paths)
   end
 end
 
+--- A file the rewind put back in a buffer no window shows (the agent's edit loaded it hidden) is saved: the user cannot
+--- see that buffer, so "restored" must be true on disk, and :qa must not stop at an unsaved buffer (E37/E162).
+local function save_hidden(paths)
+  for _, path in ipairs(paths or {}) do
+    local buf = vim.fn.bufnr(path)
+    if buf > 0 and vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].modified and #vim.fn.win_findbuf(buf) == 0 then
+      pcall(vim.api.nvim_buf_call, buf, function()
+        vim.cmd('silent noautocmd keepalt write')
+      end)
+    end
+  end
+end
+
 --- :SidecarRewind! : the files the agent changed from that message on are listed in a float while vim.ui.select asks
 --- whether to restore them (and, when the user changed some since, whether to keep or overwrite those); then the
 --- conversation and the files are rewound together.
@@ -228,6 +241,7 @@ local function rewind_files(id, cb)
     local params = { messageId = id, restoreFiles = true, force = force }
     client.call('rewind', protocol.method.rewind, params, cb, function(result)
       forget_removed(result.removed)
+      save_hidden(result.restored)
       rewound(result, rf.summary(result.text, result, root, checkpointing), cb)
     end)
   end

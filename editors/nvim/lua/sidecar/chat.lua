@@ -98,6 +98,12 @@ M.HINT = 'Type a message on the `> ` line below and press Enter (Ctrl-C cancels 
 function M.hint()
   if valid() and vim.api.nvim_buf_line_count(buf) <= 1 then
     M.note(M.HINT)
+    -- Neovim draws a prompt buffer's `> ` only once Insert mode starts there: draw it, so the hint points at it
+    local n = vim.api.nvim_buf_line_count(buf)
+    if vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1] == '' then
+      vim.api.nvim_buf_set_lines(buf, n - 1, n, false, { PROMPT })
+      vim.bo[buf].modified = false
+    end
   end
 end
 
@@ -283,9 +289,22 @@ function M.on_tool_call(params)
     params.status or '?',
     (params.summary and params.summary ~= '') and (' — ' .. params.summary) or ''
   )
-  for _, seg in ipairs(turn.segments) do
+  for i, seg in ipairs(turn.segments) do
     if seg.kind == 'tool' and seg.callId == params.callId then
       seg.line = line
+      -- its question, diff and answer (notes) came after its first line: the outcome goes below them
+      local asked = false
+      for j = i + 1, #turn.segments do
+        asked = asked or turn.segments[j].kind == 'note'
+      end
+      if asked and params.status ~= 'pending' and params.status ~= 'running' then
+        table.remove(turn.segments, i)
+        if turn.segments[i] and turn.segments[i].kind == 'text' and turn.segments[i].text == '' then
+          table.remove(turn.segments, i)
+        end
+        turn.segments[#turn.segments + 1] = seg
+        turn.segments[#turn.segments + 1] = { kind = 'text', text = '' }
+      end
       render(turn)
       return
     end
@@ -340,11 +359,22 @@ end
 --- A note's lines: prose in italics, a fenced block (```diff … ```) as it is.
 function M.note_lines(text)
   local lines, fenced = {}, false
+  -- one line of prose is a remark, in italics; several (a list of MCP servers, say) are shown as they are: italics
+  -- line by line make a list hard to read
+  local prose = 0
+  for _, l in ipairs(split_lines(text)) do
+    if l:match('^```') then
+      fenced = not fenced
+    elseif not fenced and vim.trim(l) ~= '' then
+      prose = prose + 1
+    end
+  end
+  fenced = false
   for _, l in ipairs(split_lines(text)) do
     if l:match('^```') then
       fenced = not fenced
       lines[#lines + 1] = l
-    elseif fenced or vim.trim(l) == '' then
+    elseif fenced or vim.trim(l) == '' or prose > 1 then
       lines[#lines + 1] = l
     else
       lines[#lines + 1] = '_' .. l .. '_'

@@ -211,12 +211,55 @@ end
 
 local schedule_restart
 
+--- No server to run yet (no cmd, no :SidecarInstall environment, no `sidecar` on PATH) while :SidecarInstall runs or
+--- may be about to (a plugin manager's build right after setup(), lazy.nvim's order): `python3 -m sidecar` would fail
+--- now, and its messages stop at a Press-ENTER prompt that the install waits behind. Start when the install ends.
+local function wait_for_install(cfg, opts)
+  local install = require('sidecar.install')
+  if cfg.cmd or install.cmd() or vim.fn.executable('sidecar') == 1 then
+    return false
+  end
+  if install.running() then
+    state.waiting_install = opts
+  elseif not opts.looked_again then
+    vim.schedule(function()
+      if state.status == 'starting' and not state.client_id and not state.waiting_install then
+        M.start(vim.tbl_extend('force', opts, { looked_again = true }))
+      end
+    end)
+  else
+    return false
+  end
+  state.status = 'starting' -- calls made meanwhile are queued
+  status.changed()
+  return true
+end
+
+--- :SidecarInstall ended (err: its failure in words): start the sidecar that waited for it.
+function M.install_done(err)
+  local opts = state.waiting_install
+  state.waiting_install = nil
+  if not opts or state.client_id then
+    return
+  end
+  if err then
+    state.status = 'failed'
+    fail_queue('the sidecar is not installed')
+    status.changed()
+    return
+  end
+  M.start(vim.tbl_extend('force', opts, { looked_again = true }))
+end
+
 --- Start the sidecar (opts.resume: a sessionId to resume once it runs).
 function M.start(opts)
   opts = opts or {}
   local cfg = state.cfg
   if M.get() then
     return state.client_id
+  end
+  if wait_for_install(cfg, opts) then
+    return nil
   end
   assert(M.handlers, "sidecar: the client was started before require('sidecar') gave it its handlers")
   local root = config.root_dir(cfg)
@@ -239,6 +282,8 @@ function M.start(opts)
     init_options = settings,
     settings = { sidecar = settings },
     capabilities = vim.lsp.protocol.make_client_capabilities(),
+    -- didChange at once (documents.lua): the server must know the buffer's text when the agent plans an edit.
+    flags = { debounce_text_changes = 0 },
     handlers = M.handlers,
     on_init = function(client, result)
       initialized[client.id] = true

@@ -24,6 +24,16 @@ function M.open(params, question)
   return M.open_lines(lines, 'diff')
 end
 
+--- The screen rows `lines` take in a window `width` columns wide: a line longer than that wraps (the question often
+--- does), and counting lines instead cut the end of the diff.
+function M.rows(lines, width)
+  local n = 0
+  for _, l in ipairs(lines) do
+    n = n + math.max(math.ceil(vim.fn.strdisplaywidth(l) / math.max(width, 1)), 1)
+  end
+  return n
+end
+
 --- Open a float at the top of the editor holding `lines` (in sight while vim.ui.select asks); returns its closer.
 function M.open_lines(lines, filetype)
   local ok, win = pcall(function()
@@ -37,7 +47,7 @@ function M.open_lines(lines, filetype)
     end
     width = math.min(width, vim.o.columns - 4)
     -- leave room at the bottom for the question and its choices
-    local height = math.max(math.min(#lines, vim.o.lines - vim.o.cmdheight - 10), 1)
+    local height = math.max(math.min(M.rows(lines, width), vim.o.lines - vim.o.cmdheight - 10), 1)
     return vim.api.nvim_open_win(buf, false, {
       relative = 'editor',
       row = 0,

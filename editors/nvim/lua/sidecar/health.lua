@@ -151,7 +151,7 @@ function M.check()
   if stamp then
     h.ok(string.format('Private server environment: sidecar %s, Python %s (%s), at %s (installed %s with %s)',
       tostring(stamp.version), tostring(stamp.pythonVersion), tostring(stamp.python), install.venv(),
-      tostring(stamp.at), tostring(stamp.installer)))
+      require('sidecar.pickers').local_time(stamp.at), tostring(stamp.installer)))
     local plugin_version = require('sidecar.version').plugin_version()
     if plugin_version and stamp.version ~= plugin_version then
       h.warn(string.format('The private environment has sidecar %s, this plugin\'s checkout is %s', tostring(stamp.version),
@@ -262,7 +262,7 @@ function M.mcp_section(h)
   h.info(require('sidecar.mcp').summary(servers))
   for _, s in ipairs(servers) do
     local tools = type(s.tools) == 'table' and s.tools or {}
-    local line = string.format('MCP server %s: %s, %d tools', tostring(s.name), tostring(s.status), #tools)
+    local line = string.format('MCP server %s: %s, %d tool%s', tostring(s.name), tostring(s.status), #tools, #tools == 1 and '' or 's')
     if s.status == 'failed' then
       h.error(line .. (type(s.error) == 'string' and (': ' .. s.error) or ''),
         { ':SidecarMcp restart ' .. tostring(s.name) .. ' starts it again' })

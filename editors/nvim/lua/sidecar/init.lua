@@ -16,6 +16,7 @@ local turn = require('sidecar.turn')
 
 client.handlers = require('sidecar.handlers')
 client.on_running = function()
+  require('sidecar.documents').attach_all()
   context.reset_sent()
   context.flush(true)
 end

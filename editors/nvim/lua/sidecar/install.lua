@@ -251,6 +251,11 @@ function M.install(opts)
   end)
 end
 
+--- Whether an install runs now.
+function M.running()
+  return running ~= nil
+end
+
 --- For a statusline: '' when idle.
 function M.install_status()
   if running and M.status then

@@ -24,6 +24,7 @@ function M.setup(opts)
       state.exiting = true
     end,
   })
+  require('sidecar.documents').enable()
   if state.cfg.ide_context.enabled then
     context.enable()
   else

@@ -97,7 +97,7 @@ local ACTIONS = {
 local function server_action(verb, name, finish)
   local action = ACTIONS[verb]
   if not name then
-    tell('sidecar: :SidecarMcp ' .. verb .. ' needs a server name', vim.log.levels.ERROR)
+    tell(':SidecarMcp ' .. verb .. ' needs a server name', vim.log.levels.ERROR)
     return finish({ message = 'no name' })
   end
   local params = { name = name }
@@ -106,12 +106,12 @@ local function server_action(verb, name, finish)
   end
   client.request(protocol.method[action.method], params, function(err, result)
     if err then
-      tell('sidecar: ' .. verb .. ' ' .. name .. ': ' .. err_text(err), vim.log.levels.ERROR)
+      tell('MCP server ' .. name .. ': ' .. verb .. ' failed: ' .. err_text(err), vim.log.levels.ERROR)
     elseif type(result) == 'table' and result[action.field] == false then
       local why = verb == 'restart' and ' (or it is disabled)' or ''
-      tell('sidecar: there is no MCP server named ' .. name .. why, vim.log.levels.WARN)
+      tell('there is no MCP server named ' .. name .. why, vim.log.levels.WARN)
     else
-      tell('sidecar: MCP server ' .. name .. ' ' .. action.done)
+      tell('MCP server ' .. name .. ' ' .. action.done)
     end
     finish(err, result)
   end)
@@ -123,7 +123,7 @@ local function prompt(rest, finish)
   if not name then
     return M.refresh_prompts(function(err, result)
       if err then
-        tell('sidecar: MCP prompts: ' .. err_text(err), vim.log.levels.ERROR)
+        tell('MCP prompts: ' .. err_text(err), vim.log.levels.ERROR)
       else
         require('sidecar.chat').note(table.concat(M.prompt_lines(result), '\n'))
         tell(string.format('MCP: %d prompt%s', #result, #result == 1 and '' or 's'))
@@ -133,9 +133,9 @@ local function prompt(rest, finish)
   end
   client.request(protocol.method.getMcpPrompt, { name = name, text = args }, function(err, result)
     if err then
-      tell('sidecar: MCP prompt ' .. name .. ': ' .. err_text(err), vim.log.levels.ERROR)
+      tell('MCP prompt ' .. name .. ': ' .. err_text(err), vim.log.levels.ERROR)
     elseif type(result) == 'table' and type(result.error) == 'string' then
-      tell('sidecar: MCP prompt ' .. name .. ': ' .. result.error, vim.log.levels.ERROR)
+      tell('MCP prompt ' .. name .. ': ' .. result.error, vim.log.levels.ERROR)
     elseif type(result) == 'table' and type(result.text) == 'string' then
       require('sidecar.turn').send(result.text)
     end
@@ -158,13 +158,13 @@ function M.run(args, cb)
   elseif words[1] == 'prompt' then
     return prompt(vim.trim(line:sub(#'prompt' + 1)), finish)
   elseif words[1] ~= nil then
-    tell('sidecar: :SidecarMcp takes nothing, "restart|disable|enable NAME" or "prompt [NAME ARGS]", not ' .. words[1],
+    tell(':SidecarMcp takes nothing, "restart|disable|enable NAME" or "prompt [NAME ARGS]", not ' .. words[1],
       vim.log.levels.ERROR)
     return finish({ message = 'bad argument' })
   end
   client.request(protocol.method.listMcpServers, vim.empty_dict(), function(err, result)
     if err then
-      tell('sidecar: MCP servers: ' .. err_text(err), vim.log.levels.ERROR)
+      tell('MCP servers: ' .. err_text(err), vim.log.levels.ERROR)
     else
       require('sidecar.state').mcp_servers = result or {}
       require('sidecar.chat').note(table.concat(M.lines(result), '\n'))

@@ -1,4 +1,6 @@
 -- Rendering of sidecar/getTranscript results: the full transcript buffer, and the chat view.
+local pickers = require('sidecar.pickers')
+
 local M = {}
 
 --- 9120 -> "9,120"
@@ -64,17 +66,17 @@ function M.full_lines(t)
   local out = { '# Sidecar transcript — session ' .. tostring(t.sessionId or '?'), '' }
   for _, e in ipairs(t.entries or {}) do
     if e.type == 'compaction' then
-      add(out, { M.compaction_line(e) .. '  ' .. tostring(e.time or ''), '' })
+      add(out, { M.compaction_line(e) .. '  ' .. pickers.local_time(e.time), '' })
       if type(e.snapshot) == 'string' and e.snapshot ~= '' then
         add(out, { '### Summary the model continues from', '' })
         add(out, lines_of(e.snapshot))
         out[#out + 1] = ''
       end
     elseif e.type == 'fork' then
-      add(out, { M.fork_line(e) .. '  ' .. tostring(e.time or ''), '' })
+      add(out, { M.fork_line(e) .. '  ' .. pickers.local_time(e.time), '' })
     else
       local h = (headers[e.kind] or ('## ' .. tostring(e.kind or e.role or '?'))) .. (e.rewound and REWOUND or '')
-      out[#out + 1] = h .. '  ' .. tostring(e.time or '')
+      out[#out + 1] = h .. '  ' .. pickers.local_time(e.time)
       out[#out + 1] = ''
       add(out, lines_of(e.text))
       out[#out + 1] = ''

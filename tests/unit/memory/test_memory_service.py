@@ -146,3 +146,30 @@ def test_a_workspace_file_cannot_choose_the_context_files_or_the_project_root(tm
     merged, problems = read_workspace_settings([str(tmp_path)], trusted=True)
     assert merged == {"model": "m"}
     assert len(problems) == 2 and all("cannot be set from a workspace file" in p for p in problems)
+
+
+async def test_a_trust_withdrawn_while_the_files_are_read_is_honoured(
+    layout: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The editor's notice that the workspace is not trusted arrives while the context files are being read (an
+    editor that said nothing about trust before: unknown counts as trusted): that read is discarded and done again,
+    so no project file reaches the model. The notice is delivered from inside the read, so the overlap is certain."""
+    import sidecar.memory.service as service_module
+
+    home, repo = layout
+    memory, _, _ = _service(home, repo / "Api")
+    real_load = service_module._load
+    notices: list[str] = []
+
+    def load_then_distrust(found: object, *args: object) -> object:
+        if memory._session.ide.trusted is None and str(getattr(found, "path", "")).startswith(str(repo)):
+            memory._session.ide.trusted = False  # sidecar/ideContext {isTrusted: false}, mid-read
+            notices.append(str(found.path))  # type: ignore[attr-defined]
+        return real_load(found, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(service_module, "_load", load_then_distrust)
+    info = await memory.load()
+    assert notices, "the trust changed while a project file was read"
+    assert [f.scope for f in info.files] == ["global"] and info.skipped_project_files == 2
+    section = memory.system_section() or ""
+    assert "root rule" not in section and "api rule" not in section

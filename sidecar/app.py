@@ -143,7 +143,11 @@ def build_services(
     mcp: McpManager | None = None
     checkpoints = CheckpointService(session, recorder)
     if tools is not None:
-        servers = McpApproval(ask_hooks, lambda: recorder.store, lambda: session.project_root) if ask_hooks else None
+        servers = (
+            McpApproval(ask_hooks, lambda: recorder.store, lambda: session.project_root, session.folders)
+            if ask_hooks
+            else None
+        )
         mcp = McpManager(on_change=on_mcp_change, inform=warn or inform, approve=servers.approved if servers else None)
         registry = registry_cls(
             session.folders,

@@ -161,14 +161,17 @@ class HookApproval:
     async def _question(
         self, key: str, pairs: Sequence[tuple[str, HookSpec]], scripts: Sequence[tuple[str, str]]
     ) -> ToolDecision:
-        files = ", ".join(settings_path(root) for root in self._session.workspace_folders) or "the workspace file"
+        sources = self._session.sources.workspace_hook_sources or [
+            settings_path(root) for root in self._session.workspace_folders
+        ]
+        files = " and ".join(sources) or "the workspace file"
         listed = "\n".join(f"  {number}. {spec.command}  ({event})" for number, (event, spec) in enumerate(pairs, 1))
         runs = ""
         if scripts:
             shown = ", ".join(path for path, _ in scripts)
             runs = f"\nThey run these files of the workspace (their content is part of what you approve): {shown}"
         description = (
-            f"The workspace settings ({files}) define hooks: these commands would run on your machine (PreCompress: "
+            f"The workspace's hooks, from {files}, would run these commands on your machine (PreCompress: "
             f"before each compaction; BeforeAgent: before each of your messages; SessionStart: when a session "
             f"starts):\n{listed}{runs}\nA repository can ship such a file, and the agent can write one. Allow them "
             "to run in this project? You are asked once for this exact list; a change (of a command or of a file "

@@ -14,11 +14,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from sidecar.hooks.approval import file_digest
 from sidecar.mcp.config import ServerConfig
 from sidecar.private_files import write_private
 from sidecar.protocol.tools import ConfirmToolCallParams, ToolDecision
 from sidecar.tools import protected
+from sidecar.tools.protected import file_digest
 
 log = logging.getLogger(__name__)
 

@@ -163,7 +163,7 @@ def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = 
     checkpoint_service = checkpoints.wire(session, recorder, workspace, buffers, host)
     mcp_manager = (
         mcp.wire(front_end.on_mcp_change, front_end.warning, front_end.ask_hooks, lambda: recorder.store,
-                 lambda: session.project_root)
+                 lambda: session.project_root, session.folders)
         if host is not None else None
     )
 

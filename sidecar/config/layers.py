@@ -18,6 +18,8 @@ from sidecar.protocol.editor_settings import split_section
 
 #: How the editor's workspace layer is named in messages.
 EDITOR_WORKSPACE = "Workspace settings from the editor (e.g. .vscode/settings.json)"
+#: How the editor's workspace layer is named as the source of something asked about (the hooks' approval).
+EDITOR_WORKSPACE_SOURCE = "the editor's workspace settings (VS Code: .vscode/settings.json)"
 
 
 class SettingsLayers:
@@ -38,6 +40,9 @@ class SettingsLayers:
         #: The workspace's hooks as last resolved (none when it is not trusted): the tail of each event's list in
         #: the resolved settings, which runs only once the user approved it (sidecar/hooks/approval.py).
         self.workspace_hooks = Hooks()
+        #: Where the workspace's hooks came from, for the approval's question: the editor's workspace layer and/or
+        #: the workspace file that set them (empty when there are none).
+        self.workspace_hook_sources: tuple[str, ...] = ()
         #: The names of the MCP servers the workspace added (none when it is not trusted): each starts only once
         #: the user approved its definition (sidecar/mcp/approval.py).
         self.workspace_servers: frozenset[str] = frozenset()
@@ -108,8 +113,11 @@ class SettingsLayers:
             )
         elif layer is not None:
             problems.append(f"{EDITOR_WORKSPACE} must be an object; they are ignored.")
-        from_file, file_problems = read_workspace_settings(folders, may_run)
+        origins: dict[str, str] = {}
+        from_file, file_problems = read_workspace_settings(folders, may_run, origins)
         problems += file_problems
+        hook_sources = [EDITOR_WORKSPACE_SOURCE] if "hooks" in section else []
+        self.workspace_hook_sources = tuple(hook_sources + ([origins["hooks"]] if "hooks" in origins else []))
         for key, value in from_file.items():
             if key == "hooks" and "hooks" in section:
                 value = _joined_hooks(section["hooks"], value)

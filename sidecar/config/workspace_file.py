@@ -66,10 +66,13 @@ def workspace_values(
     return kept, problems
 
 
-def read_workspace_settings(roots: list[str], trusted: bool) -> tuple[dict[str, Any], list[str]]:
+def read_workspace_settings(
+    roots: list[str], trusted: bool, origins: dict[str, str] | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """The merged `sidecar` settings of the workspace folders' settings files, and problems to tell the user.
 
     Later folders do not override earlier ones. Hooks and MCP servers are kept only in a trusted workspace.
+    `origins`, when given, gets the file each kept key came from.
     """
     merged: dict[str, Any] = {}
     problems: list[str] = []
@@ -89,5 +92,7 @@ def read_workspace_settings(roots: list[str], trusted: bool) -> tuple[dict[str, 
         kept, found = workspace_values(data, path, trusted)
         problems += found
         for key, value in kept.items():
+            if key not in merged and origins is not None:
+                origins[key] = path
             merged.setdefault(key, value)
     return merged, problems

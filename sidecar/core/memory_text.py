@@ -6,6 +6,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sidecar.core.visible_text import visible_name
+
 #: The section addMemory appends to (reference save_memory's header).
 ADDED_MEMORIES_HEADER = "## Gemini Added Memories"
 SESSION_CONTEXT_OPEN = "<session_context>"
@@ -44,8 +46,10 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def wrap_file(path: str, text: str) -> str:
-    """One file between the reference's markers (its text trimmed)."""
-    return safe_text(f"--- Context from: {path} ---\n{text.strip()}\n--- End of Context from: {path} ---")
+    """One file between the reference's markers (its text trimmed). The path is a label there: a control character
+    or `<`/`>` in it is shown escaped (visible_name), so a folder's name cannot end the marker's line or a tag."""
+    shown = visible_name(path)
+    return safe_text(f"--- Context from: {shown} ---\n{text.strip()}\n--- End of Context from: {shown} ---")
 
 
 def join_files(files: Sequence[LoadedFile]) -> str:

@@ -7,8 +7,6 @@ import asyncio
 import hashlib
 import json
 import logging
-import os
-import stat
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +18,7 @@ from sidecar.private_files import write_private
 from sidecar.protocol.tools import ConfirmToolCallParams, ToolDecision
 from sidecar.session import Session
 from sidecar.tools import protected
+from sidecar.tools.protected import file_digest
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +26,6 @@ Ask = Callable[[ConfirmToolCallParams], Awaitable[ToolDecision]]
 #: The tool name of the question (sidecar/confirmToolCall) that asks to approve a workspace's hooks.
 QUESTION_NAME = "Workspace hooks"
 APPROVALS_DIR = "hook-approvals"
-#: A script larger than this is keyed by its size and modification time instead of its content.
-SCRIPT_HASH_BYTES = 16 * 1024 * 1024
 
 
 def hook_list(hooks: Hooks) -> list[tuple[str, HookSpec]]:
@@ -52,21 +49,6 @@ def script_files(pairs: Sequence[tuple[str, HookSpec]], cwd: str, roots: Sequenc
     for _, spec in pairs:
         found += [path for path in protected.command_files(spec.command, cwd, roots) if path not in found]
     return found
-
-
-def file_digest(path: Path) -> str:
-    """The sha256 of a script's content ("absent" when it is not a readable regular file; size and time past
-    SCRIPT_HASH_BYTES)."""
-    try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            return "absent"
-        if info.st_size > SCRIPT_HASH_BYTES:
-            return f"size {info.st_size} mtime {info.st_mtime_ns}"
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read(SCRIPT_HASH_BYTES + 1)).hexdigest()
-    except OSError:
-        return "absent"
 
 
 def approval_key(pairs: Sequence[tuple[str, HookSpec]], scripts: Sequence[tuple[str, str]]) -> str:
@@ -161,14 +143,17 @@ class HookApproval:
     async def _question(
         self, key: str, pairs: Sequence[tuple[str, HookSpec]], scripts: Sequence[tuple[str, str]]
     ) -> ToolDecision:
-        files = ", ".join(settings_path(root) for root in self._session.workspace_folders) or "the workspace file"
+        sources = self._session.sources.workspace_hook_sources or [
+            settings_path(root) for root in self._session.workspace_folders
+        ]
+        files = " and ".join(sources) or "the workspace file"
         listed = "\n".join(f"  {number}. {spec.command}  ({event})" for number, (event, spec) in enumerate(pairs, 1))
         runs = ""
         if scripts:
             shown = ", ".join(path for path, _ in scripts)
             runs = f"\nThey run these files of the workspace (their content is part of what you approve): {shown}"
         description = (
-            f"The workspace settings ({files}) define hooks: these commands would run on your machine (PreCompress: "
+            f"The workspace's hooks, from {files}, would run these commands on your machine (PreCompress: "
             f"before each compaction; BeforeAgent: before each of your messages; SessionStart: when a session "
             f"starts):\n{listed}{runs}\nA repository can ship such a file, and the agent can write one. Allow them "
             "to run in this project? You are asked once for this exact list; a change (of a command or of a file "

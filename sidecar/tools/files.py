@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
+from sidecar.core.visible_text import visible_name
 from sidecar.tools.gitignore import Ignorer, expand_braces, glob_regex
 from sidecar.tools.paths import ToolError, Workspace
 from sidecar.tools.safe_io import open_regular, read_regular
@@ -262,6 +263,18 @@ class _Walk:
 
 
 _WALK_LIMIT_NOTE = f"[stopped after visiting {MAX_WALK_ENTRIES:,} entries; search a smaller directory]"
+#: Said under a listing where a name was shown escaped (visible_name): how to name that file in a later call.
+ESCAPED_NAMES_NOTE = (
+    "[{count} name(s) shown escaped: a control character as \\n, \\e, \\xNN or U+XXXX in angle brackets, angle "
+    "brackets as &lt; and &gt;; give the real characters in a later call's path]"
+)
+
+
+def _shown_names(names: list[str]) -> tuple[list[str], int]:
+    """Names as lines the model reads (visible_name: a newline cannot forge a line, `<`/`>` cannot open a tag), and
+    how many were changed (names without such characters stay exact for a later call)."""
+    shown = [visible_name(name) for name in names]
+    return shown, sum(a != b for a, b in zip(shown, names, strict=True))
 
 
 def compile_glob(pattern: str) -> list[re.Pattern[str]]:
@@ -302,12 +315,15 @@ def glob_files(
         text = f"No files match {pattern!r} in {where}" + (f"\n{_WALK_LIMIT_NOTE}" if limited else "")
         return Outcome(text, f"No files match {pattern}")
     paths = sorted(found)
+    shown, escaped = _shown_names(paths[:MAX_GLOB_RESULTS])
     notes = []
     if len(paths) > MAX_GLOB_RESULTS:
         notes.append(f"[truncated: showing {MAX_GLOB_RESULTS:,} of {len(paths):,} paths; use a narrower pattern]")
     if limited:
         notes.append(_WALK_LIMIT_NOTE)
-    text = "\n".join([*paths[:MAX_GLOB_RESULTS], *notes])
+    if escaped:
+        notes.append(ESCAPED_NAMES_NOTE.format(count=escaped))
+    text = "\n".join([*shown, *notes])
     return Outcome(text, f"Found {len(paths)} file(s) matching {pattern}")
 
 
@@ -341,7 +357,8 @@ def list_directory(workspace: Workspace, path: Path, include_ignored: bool) -> O
             continue
         (dirs if is_dir else files).append(entry.name + ("/" if is_dir else ""))
     listed = dirs + files
-    lines = listed[:MAX_LIST_ENTRIES] or ["[empty directory]"]
+    lines, escaped = _shown_names(listed[:MAX_LIST_ENTRIES])
+    lines = lines or ["[empty directory]"]
     if len(listed) > MAX_LIST_ENTRIES:
         lines.append(f"[truncated: showing {MAX_LIST_ENTRIES:,} of {len(listed):,} entries; use glob to narrow]")
     if hidden:
@@ -349,6 +366,8 @@ def list_directory(workspace: Workspace, path: Path, include_ignored: bool) -> O
             f"[{hidden} entries hidden: ignored by .gitignore, or .git/node_modules/virtualenv folders; "
             "pass include_ignored=true to see them]"
         )
+    if escaped:
+        lines.append(ESCAPED_NAMES_NOTE.format(count=escaped))
     return Outcome(f"Directory {shown}:\n" + "\n".join(lines), f"Listed {shown} ({len(listed)} entries)")
 
 

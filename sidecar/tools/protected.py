@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shlex
@@ -23,6 +24,8 @@ __all__ = [
     "why_protected",
 ]
 
+#: A file a command runs larger than this is keyed by its size and modification time instead of its content.
+SCRIPT_HASH_BYTES = 16 * 1024 * 1024
 #: The agent's instruction files; the `contextFileNames` setting adds its names (set_context_file_names).
 DEFAULT_CONTEXT_FILE_NAMES = ("GEMINI.md", "AGENTS.md")
 _configured_names: tuple[str, ...] = ()
@@ -300,6 +303,21 @@ def command_files(command: str | Sequence[str], cwd: str, roots: Sequence[Path])
         if (os.path.isfile(real) or "/" in word) and not os.path.isdir(real) and Path(real) not in found:
             found.append(Path(real))
     return found
+
+
+def file_digest(path: Path) -> str:
+    """The sha256 of the content of a file a command runs, for an approval's key ("absent" when it is not a readable
+    regular file; size and time past SCRIPT_HASH_BYTES)."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            return "absent"
+        if info.st_size > SCRIPT_HASH_BYTES:
+            return f"size {info.st_size} mtime {info.st_mtime_ns}"
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read(SCRIPT_HASH_BYTES + 1)).hexdigest()
+    except OSError:
+        return "absent"
 
 
 def _command_reason(text: str, roots: Sequence[Path]) -> str | None:

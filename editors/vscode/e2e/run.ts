@@ -22,6 +22,7 @@ import { StdioSidecarClient } from '../src/stdioClient';
 import { FakeGemini, REPO, projectPython, requestText, startFakeGemini } from '../test/support/sidecar';
 import { chatTurnSteps } from './chatTurns';
 import { mcpSteps } from './mcp';
+import { questionFocusSteps } from './questionFocus';
 import { trustSteps } from './trust';
 
 const API_KEY = 'e2e-secret-key-7f3a';
@@ -518,6 +519,7 @@ async function main(): Promise<void> {
       return 'card answered Allow; the card shows done; notes.txt exists';
     }, { needs: ['tools'] });
     await chatTurnSteps({ step, w, fake: fake!, waitFor });
+    await questionFocusSteps({ step, w, fake: fake!, waitFor, ws: dirs.ws });
     // ---- MCP (issue 28): e2e/mcp.ts ----
     await mcpSteps({ step, w, fake: fake!, python, userData: dirs.ud, waitFor });
     // ---- end MCP ----

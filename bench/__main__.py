@@ -54,8 +54,18 @@ REPEATS = {
     "checkpoints": (50, 10),  # 100 KB edits with a checkpoint (and the restore of 100 files, once)
 }
 BENCHMARKS = (
-    "startup", "turn", "estimate", "compaction", "recording", "acp", "background", "long_turns", "first_prompt", "mcp",
-    "checkpoints", "one_shot",
+    "startup",
+    "turn",
+    "estimate",
+    "compaction",
+    "recording",
+    "acp",
+    "background",
+    "long_turns",
+    "first_prompt",
+    "mcp",
+    "checkpoints",
+    "one_shot",
 )
 
 

@@ -40,8 +40,16 @@ class _AcpClient:
 
     async def start(self) -> None:
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "sidecar", "--log-level", "WARNING", "acp",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=self.env, limit=64 * 1024 * 1024,
+            sys.executable,
+            "-m",
+            "sidecar",
+            "--log-level",
+            "WARNING",
+            "acp",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=self.env,
+            limit=64 * 1024 * 1024,
         )
         self._reader = asyncio.get_running_loop().create_task(self._read())
 

@@ -99,7 +99,8 @@ def _services(tmp: Path, contents: list[Content]) -> Services:
         return None
 
     services = build_services(
-        session, FrontEnd(notifier=_Notifier(), inform=lambda _t: None, load_memory_on_start=False),
+        session,
+        FrontEnd(notifier=_Notifier(), inform=lambda _t: None, load_memory_on_start=False),
         Ports(model=client, pre_compress=no_hooks, save_tool_output=ToolOutputSaver(tmp / "session"), home=tmp / "h"),
     )
     asyncio.run(services.start())  # the recording (no tools: no MCP servers; context files on first use)

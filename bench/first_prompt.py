@@ -45,6 +45,7 @@ async def _editor_process(tmp: Path, root: Path, url: str, waits: list[float]) -
         await editor.request("initialize", init_params(str(root), fake_options(url)))
         editor.notify("initialized", {})
         await asyncio.sleep(PAUSE_S)
+
         async def send(text: str) -> None:
             await editor.request("sidecar/sendMessage", {"text": text})
 
@@ -65,6 +66,7 @@ async def _acp_process(tmp: Path, root: Path, url: str, waits: list[float]) -> l
         await agent.send("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
         session = (await agent.send("session/new", {"cwd": str(root), "mcpServers": []}))["sessionId"]
         await asyncio.sleep(PAUSE_S)
+
         async def send(text: str) -> None:
             await agent.send("session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": text}]})
 

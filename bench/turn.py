@@ -66,7 +66,9 @@ class _Floor:
     def __init__(self, port: int, path: str, body_file: Path) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bench.loopback", str(port), path, str(body_file)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
 
     def sample(self, fake: TimedFake) -> float:

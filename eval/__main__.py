@@ -49,8 +49,9 @@ async def _fake_runs(strategies: list[Strategy], sessions: int, rounds: int) -> 
 
     fake = FakeGemini().start()
     client = ModelClient(
-        ClientConfig(api_key="eval-key", base_url=fake.url, timeout_ms=120_000, retry_attempts=0,
-                     retry_initial_delay_ms=1)
+        ClientConfig(
+            api_key="eval-key", base_url=fake.url, timeout_ms=120_000, retry_attempts=0, retry_initial_delay_ms=1
+        )
     )
 
     async def source() -> ModelClient:
@@ -112,8 +113,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     started = time.monotonic()
     fake = asyncio.run(_fake_runs(strategies, args.sessions, args.rounds))
-    meta = {"time": stamp, "sessions": args.sessions, "rounds": args.rounds,
-            "strategies": [{"name": s.name, "description": s.description} for s in strategies]}
+    meta = {
+        "time": stamp,
+        "sessions": args.sessions,
+        "rounds": args.rounds,
+        "strategies": [{"name": s.name, "description": s.description} for s in strategies],
+    }
     text = [
         f"# Compaction eval, {stamp}",
         "",
@@ -129,17 +134,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     use_real = args.real or (not args.fake_only and real_configured())
     if use_real:
         real = asyncio.run(_real_runs(strategies, args.real_sessions, args.rounds))
-        text += ["", markdown(survival(real), rounds, "Real model: sent to it (deterministic probes)"),
-                 "", markdown(survival(real, answers=True), rounds,
-                              "Real model: answered correctly (exact-match rules; printed, never asserted)",
-                              mark_guaranteed=False),
-                 "", estimate_markdown(estimate_error(real), "Token estimate against the real API's promptTokenCount")]
+        text += [
+            "",
+            markdown(survival(real), rounds, "Real model: sent to it (deterministic probes)"),
+            "",
+            markdown(
+                survival(real, answers=True),
+                rounds,
+                "Real model: answered correctly (exact-match rules; printed, never asserted)",
+                mark_guaranteed=False,
+            ),
+            "",
+            estimate_markdown(estimate_error(real), "Token estimate against the real API's promptTokenCount"),
+        ]
         data["real"] = to_json(real, {**meta, "sessions": args.real_sessions})
     else:
         text += ["", "No real model configured (GEMINI_API_KEY, GOOGLE_API_KEY or Vertex AI): fake only."]
-    text += ["", f"Took {time.monotonic() - started:.1f} s. Rounds shown: "
-             f"{', '.join(str(r) for r in SHOWN_ROUNDS if r in rounds)} (all in the JSON). Types: "
-             f"{', '.join(FACT_TYPES)}."]
+    text += [
+        "",
+        f"Took {time.monotonic() - started:.1f} s. Rounds shown: "
+        f"{', '.join(str(r) for r in SHOWN_ROUNDS if r in rounds)} (all in the JSON). Types: "
+        f"{', '.join(FACT_TYPES)}.",
+    ]
     report = "\n".join(text) + "\n"
     write(args.out, stamp, report, data)
     write(args.out, "latest", report, data)

@@ -76,24 +76,45 @@ def _hex(r: random.Random, n: int = 4) -> str:
 def _plant_constraint(r: random.Random, seg: int, n: int) -> Planted:
     fn = f"parse_{r.choice(_NOUNS)}_{_hex(r)}"
     text = f"Never change the signature of {fn}(): the plugin host calls it positionally."
-    fact = Fact(f"constraint-{n}", "constraint", text, (fn, "signature"),
-                "Which function's signature must never change?", (fn,), segment=seg)
+    fact = Fact(
+        f"constraint-{n}",
+        "constraint",
+        text,
+        (fn, "signature"),
+        "Which function's signature must never change?",
+        (fn,),
+        segment=seg,
+    )
     return Planted([fact], [(seg, 0.1, "user", text)])
 
 
 def _plant_decision(r: random.Random, seg: int, n: int) -> Planted:
     lib = f"ringq-{_hex(r)}"
     text = f"Let's go with {lib} for the event queue instead of asyncio.Queue; it is decided."
-    fact = Fact(f"decision-{n}", "decision", text, (lib, "event queue"),
-                "Which library did we decide to use for the event queue?", (lib,), segment=seg)
+    fact = Fact(
+        f"decision-{n}",
+        "decision",
+        text,
+        (lib, "event queue"),
+        "Which library did we decide to use for the event queue?",
+        (lib,),
+        segment=seg,
+    )
     return Planted([fact], [(seg, 0.2, "user", text)])
 
 
 def _plant_file_path(r: random.Random, seg: int, n: int) -> Planted:
     path = f"src/{r.choice(_NOUNS)}_{_hex(r)}/{r.choice(_NOUNS)}_core.py"
-    fact = Fact(f"file_path-{n}", "file_path", path, (path,),
-                "Which file under src/ holds the core module we read and edited first?", (path,),
-                where="tool_call", segment=seg)
+    fact = Fact(
+        f"file_path-{n}",
+        "file_path",
+        path,
+        (path,),
+        "Which file under src/ holds the core module we read and edited first?",
+        (path,),
+        where="tool_call",
+        segment=seg,
+    )
     body = "\n".join(f"    line_{i} = compute({i})" for i in range(40))
     return Planted([fact], [(seg, 0.3, "tool", ("read_file", {"absolute_path": f"/work/app/{path}"}, body))])
 
@@ -103,11 +124,26 @@ def _plant_error(r: random.Random, seg: int, n: int) -> Planted:
     test = f"test_{r.choice(_NOUNS)}_{_hex(r)}"
     error = f"ValueError: checksum mismatch at offset {offset}"
     line = f"FAILED tests/test_pipeline.py::{test} - {error}"
-    output = "\n".join(["============ test session starts ============", "collected 212 items", "",
-                        *(f"tests/test_pipeline.py::test_ok_{i} PASSED" for i in range(12)), line,
-                        "============ 1 failed, 211 passed in 4.21s ============"])
-    fact = Fact(f"error_message-{n}", "error_message", error, (f"checksum mismatch at offset {offset}",),
-                "What exact error did the failing test report?", (str(offset),), where="tool_output", segment=seg)
+    output = "\n".join(
+        [
+            "============ test session starts ============",
+            "collected 212 items",
+            "",
+            *(f"tests/test_pipeline.py::test_ok_{i} PASSED" for i in range(12)),
+            line,
+            "============ 1 failed, 211 passed in 4.21s ============",
+        ]
+    )
+    fact = Fact(
+        f"error_message-{n}",
+        "error_message",
+        error,
+        (f"checksum mismatch at offset {offset}",),
+        "What exact error did the failing test report?",
+        (str(offset),),
+        where="tool_output",
+        segment=seg,
+    )
     args = {"command": "python -m pytest -x tests/test_pipeline.py", "timeout": 120}
     return Planted([fact], [(seg, 0.4, "tool", ("run_shell_command", args, output))])
 
@@ -115,16 +151,30 @@ def _plant_error(r: random.Random, seg: int, n: int) -> Planted:
 def _plant_number(r: random.Random, seg: int, n: int) -> Planted:
     value = r.randrange(10_000, 99_999)
     text = f"The upload size limit for the importer is {value} KB; use exactly that number."
-    fact = Fact(f"number-{n}", "number", text, (str(value), "upload"),
-                "What is the importer's upload size limit in KB?", (str(value),), segment=seg)
+    fact = Fact(
+        f"number-{n}",
+        "number",
+        text,
+        (str(value), "upload"),
+        "What is the importer's upload size limit in KB?",
+        (str(value),),
+        segment=seg,
+    )
     return Planted([fact], [(seg, 0.5, "user", text)])
 
 
 def _plant_name(r: random.Random, seg: int, n: int) -> Planted:
     who = f"{r.choice(_FIRST)} {r.choice(_LAST)}"
     text = f"The reviewer for the exporter change is {who}; tag them on the pull request."
-    fact = Fact(f"name-{n}", "name", text, (who.lower(),),
-                "Who is the reviewer for the exporter change?", (who.lower(),), segment=seg)
+    fact = Fact(
+        f"name-{n}",
+        "name",
+        text,
+        (who.lower(),),
+        "Who is the reviewer for the exporter change?",
+        (who.lower(),),
+        segment=seg,
+    )
     return Planted([fact], [(seg, 0.15, "user", text)])
 
 
@@ -132,25 +182,41 @@ def _plant_superseded(r: random.Random, seg: int, n: int) -> Planted:
     old, new = r.randrange(11, 49), r.randrange(51, 99)
     first = f"Set the fetcher's retry budget to {old} attempts."
     later = f"Change of plan: the fetcher's retry budget is now {new} attempts."
-    fact = Fact(f"superseded-{n}", "superseded", later, (f"{new} attempts", "retry budget"),
-                "What is the fetcher's retry budget now (a number of attempts)?", (str(new),),
-                stale=(f"{old} attempts",), segment=seg)
+    fact = Fact(
+        f"superseded-{n}",
+        "superseded",
+        later,
+        (f"{new} attempts", "retry budget"),
+        "What is the fetcher's retry budget now (a number of attempts)?",
+        (str(new),),
+        stale=(f"{old} attempts",),
+        segment=seg,
+    )
     return Planted([fact], [(seg, 0.05, "user", first), (seg, 0.45, "user", later)])
 
 
 def _plant_memory(r: random.Random, seg: int, n: int) -> Planted:
     target = f"make verify-{_hex(r)}"
     text = f"Always run `{target}` before you commit."
-    fact = Fact(f"memory_instruction-{n}", "memory_instruction", text, (target,),
-                "Which make target must run before every commit?", (target,), where="memory_file", segment=seg)
+    fact = Fact(
+        f"memory_instruction-{n}",
+        "memory_instruction",
+        text,
+        (target,),
+        "Which make target must run before every commit?",
+        (target,),
+        where="memory_file",
+        segment=seg,
+    )
     return Planted([fact], memory_lines=[text])
 
 
 def _plant_pin(r: random.Random, seg: int, n: int) -> Planted:
     host = f"db-{_hex(r, 6)}.internal"
     text = f"The staging database host is {host}:5433."
-    fact = Fact(f"pin-{n}", "pin", text, (host,),
-                "What is the staging database host?", (host,), where="pin", segment=seg)
+    fact = Fact(
+        f"pin-{n}", "pin", text, (host,), "What is the staging database host?", (host,), where="pin", segment=seg
+    )
     return Planted([fact], pins=[text])
 
 

@@ -69,6 +69,7 @@ def probe(fact: Fact, text: str) -> Verdict:
     lines = [normalize(line) for line in text.splitlines()]
     flat = normalize(text)
     if fact.stale:
+
         def current(line: str) -> bool:
             return all(normalize(t) in line for t in fact.required)
 

@@ -205,7 +205,8 @@ async def _run(
         pass
 
     services = build_services(
-        session, FrontEnd(notifier=editor, inform=editor.warning),
+        session,
+        FrontEnd(notifier=editor, inform=editor.warning),
         Ports(model=model, pre_compress=no_hook, save_tool_output=ToolOutputSaver(tmp), home=tmp / "home"),
     )
     await services.start()
@@ -226,10 +227,17 @@ async def _run(
             text = request_text(body)
             verdicts = probe_all(facts, text)
             answers = await ask(inner, base.model, body, facts) if questions else None
-            result.rounds.append(RoundResult(
-                number + 1, compressed.status, compressed.original_token_count, compressed.new_token_count,
-                len(text), verdicts, answers,
-            ))
+            result.rounds.append(
+                RoundResult(
+                    number + 1,
+                    compressed.status,
+                    compressed.original_token_count,
+                    compressed.new_token_count,
+                    len(text),
+                    verdicts,
+                    answers,
+                )
+            )
     finally:
         await services.aclose()
         path = services.recorder.path

@@ -157,21 +157,33 @@ def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = 
     # the files the configured hooks and MCP servers run are protected paths (an edit asks every time)
     protected.set_command_source(lambda: protected.settings_commands(session.settings, session.project_root))
     memory_service, context = memory.wire(
-        session, front_end.on_memory_change, front_end.notifier.warning if front_end.tell_skipped_memory else None,
+        session,
+        front_end.on_memory_change,
+        front_end.notifier.warning if front_end.tell_skipped_memory else None,
         ports.session_start if ports.session_start is not None else hook_service.session_start_context,
     )
     checkpoint_service = checkpoints.wire(session, recorder, workspace, buffers, host)
     mcp_manager = (
-        mcp.wire(front_end.on_mcp_change, front_end.warning, front_end.ask_hooks, lambda: recorder.store,
-                 lambda: session.project_root, session.folders)
-        if host is not None else None
+        mcp.wire(
+            front_end.on_mcp_change,
+            front_end.warning,
+            front_end.ask_hooks,
+            lambda: recorder.store,
+            lambda: session.project_root,
+            session.folders,
+        )
+        if host is not None
+        else None
     )
 
     async def compacted_context() -> Content:
         return await context.turn("compact")
 
     compactor = Compactor(
-        session, source, outputs, ports.pre_compress if ports.pre_compress is not None else hook_service,
+        session,
+        source,
+        outputs,
+        ports.pre_compress if ports.pre_compress is not None else hook_service,
         session_context=compacted_context if ports.memory else None,
     )
     registry: ToolRegistry | None = None
@@ -188,7 +200,10 @@ def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = 
         # A subfolder's GEMINI.md arrives with the first tool result under it.
         runner = ToolRunner(registry, host, session, memory_service.just_in_time if ports.memory else None)
     live = LiveConversation(
-        session, recorder, compactor, front_end.notifier,
+        session,
+        recorder,
+        compactor,
+        front_end.notifier,
         declarations=runner.declarations if runner is not None else None,
         backend_label=backend.describe if backend is not None else None,
         context=context if ports.memory else None,
@@ -199,8 +214,15 @@ def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = 
         recorder=recorder,
         compactor=compactor,
         live=live,
-        chat=ChatService(live, source, front_end.notifier, compactor, runner, hooks=hook_service,
-                         tools_starting=mcp_manager.wait_for_starting if mcp_manager is not None else None),
+        chat=ChatService(
+            live,
+            source,
+            front_end.notifier,
+            compactor,
+            runner,
+            hooks=hook_service,
+            tools_starting=mcp_manager.wait_for_starting if mcp_manager is not None else None,
+        ),
         sessions=SessionService(live),
         actions=SessionActions(live, checkpoint_service),
         hooks=hook_service,

@@ -87,7 +87,10 @@ class Demo:
             self.fake.start()
             self.fake.script([{"kind": "delay", "seconds": FAKE_SUMMARY_SECONDS, "match": "summary", "times": -1}])
             options = {
-                "backend": "gemini", "baseUrl": self.fake.url, "apiKey": "demo-key", "tokenLimit": FAKE_TOKEN_LIMIT
+                "backend": "gemini",
+                "baseUrl": self.fake.url,
+                "apiKey": "demo-key",
+                "tokenLimit": FAKE_TOKEN_LIMIT,
             }
         self.client.on(methods.MESSAGE_DELTA.name, self._on_delta)
         self.client.on(methods.TOKEN_USAGE.name, self._on_usage)
@@ -203,7 +206,7 @@ class Demo:
             await asyncio.sleep(0.02)
 
     async def compress(self, instructions: str) -> None:
-        self.out(f"\n> (user runs \"Compress conversation\" with focus: {instructions!r})")
+        self.out(f'\n> (user runs "Compress conversation" with focus: {instructions!r})')
         before = self.usage
         result = await self.client.request(methods.COMPRESS.name, to_wire(CompressParams(instructions=instructions)))
         self.out(f"  {result['status']}: {result['message']}")

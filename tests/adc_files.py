@@ -12,13 +12,17 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 def authorized_user(directory: Path, fake_url: str, name: str = "adc-user.json") -> Path:
     """What `gcloud auth application-default login` writes (refresh-token grant)."""
     path = directory / name
-    path.write_text(json.dumps({
-        "type": "authorized_user",
-        "client_id": "fake-client.apps.googleusercontent.com",
-        "client_secret": "fake-client-secret",
-        "refresh_token": "fake-refresh-token",
-        "token_uri": f"{fake_url}/token",
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "type": "authorized_user",
+                "client_id": "fake-client.apps.googleusercontent.com",
+                "client_secret": "fake-client-secret",
+                "refresh_token": "fake-refresh-token",
+                "token_uri": f"{fake_url}/token",
+            }
+        )
+    )
     return path
 
 
@@ -29,15 +33,19 @@ def service_account(directory: Path, fake_url: str, project: str = "sa-project",
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     ).decode()
     path = directory / name
-    path.write_text(json.dumps({
-        "type": "service_account",
-        "project_id": project,
-        "private_key_id": "fake-key-id",
-        "private_key": pem,
-        "client_email": f"sidecar-test@{project}.iam.gserviceaccount.com",
-        "client_id": "1234567890",
-        "token_uri": f"{fake_url}/token",
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "type": "service_account",
+                "project_id": project,
+                "private_key_id": "fake-key-id",
+                "private_key": pem,
+                "client_email": f"sidecar-test@{project}.iam.gserviceaccount.com",
+                "client_id": "1234567890",
+                "token_uri": f"{fake_url}/token",
+            }
+        )
+    )
     return path
 
 
@@ -45,14 +53,18 @@ def authorized_user_with_token(directory: Path, token: str, expiry: str, name: s
     """An authorized-user file carrying a current access token (google-auth always refreshes this type at Google's
     own endpoint, so an offline test can only exercise it with a token that is still valid)."""
     path = directory / name
-    path.write_text(json.dumps({
-        "type": "authorized_user",
-        "client_id": "fake-client.apps.googleusercontent.com",
-        "client_secret": "fake-client-secret",
-        "refresh_token": "fake-refresh-token",
-        "token": token,
-        "expiry": expiry,
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "type": "authorized_user",
+                "client_id": "fake-client.apps.googleusercontent.com",
+                "client_secret": "fake-client-secret",
+                "refresh_token": "fake-refresh-token",
+                "token": token,
+                "expiry": expiry,
+            }
+        )
+    )
     return path
 
 
@@ -60,13 +72,17 @@ def external_authorized_user(directory: Path, fake_url: str, name: str = "adc-ex
     """An authorized-user file with a configurable token endpoint (`gcloud auth application-default login
     --login-config`, workforce identity): the refresh-token grant goes to the fake."""
     path = directory / name
-    path.write_text(json.dumps({
-        "type": "external_account_authorized_user",
-        "audience": "//iam.googleapis.com/locations/global/workforcePools/pool/providers/provider",
-        "refresh_token": "fake-refresh-token",
-        "token_url": f"{fake_url}/token",
-        "token_info_url": f"{fake_url}/tokeninfo",
-        "client_id": "fake-client",
-        "client_secret": "fake-client-secret",
-    }))
+    path.write_text(
+        json.dumps(
+            {
+                "type": "external_account_authorized_user",
+                "audience": "//iam.googleapis.com/locations/global/workforcePools/pool/providers/provider",
+                "refresh_token": "fake-refresh-token",
+                "token_url": f"{fake_url}/token",
+                "token_info_url": f"{fake_url}/tokeninfo",
+                "client_id": "fake-client",
+                "client_secret": "fake-client-secret",
+            }
+        )
+    )
     return path

@@ -27,8 +27,12 @@ LOG_LINE_CHARS = 400
 #: Third-party DEBUG lines that bury the sidecar's own: file-watcher events and HTTP connection bookkeeping.
 #: (pygls logs each message twice: a DEBUG line, then the INFO "Sending data" line with the JSON sent, which is kept.)
 NOISY_DEBUG = (
-    " DEBUG watchdog.", " DEBUG httpcore", " DEBUG httpx", " DEBUG asyncio:",
-    " DEBUG pygls.protocol.json_rpc: Sending ", " INFO pygls.feature_manager: Registered ",
+    " DEBUG watchdog.",
+    " DEBUG httpcore",
+    " DEBUG httpx",
+    " DEBUG asyncio:",
+    " DEBUG pygls.protocol.json_rpc: Sending ",
+    " INFO pygls.feature_manager: Registered ",
 )
 
 

@@ -80,13 +80,21 @@ class SidecarAgent:
         fs = getattr(client_capabilities, "fs", None)
         self.offers.read_text_file = bool(getattr(fs, "read_text_file", False))
         self.offers.write_text_file = bool(getattr(fs, "write_text_file", False))
-        log.info("client %s, protocol %s, fs read=%s write=%s, compaction=%s", getattr(client_info, "name", "?"),
-                 protocol_version, self.offers.read_text_file, self.offers.write_text_file, self.offers.compaction)
+        log.info(
+            "client %s, protocol %s, fs read=%s write=%s, compaction=%s",
+            getattr(client_info, "name", "?"),
+            protocol_version,
+            self.offers.read_text_file,
+            self.offers.write_text_file,
+            self.offers.compaction,
+        )
         capabilities = AgentCapabilities(
             load_session=True,
             prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
             session_capabilities=SessionCapabilities(
-                list=SessionListCapabilities(), resume=SessionResumeCapabilities(), close=SessionCloseCapabilities(),
+                list=SessionListCapabilities(),
+                resume=SessionResumeCapabilities(),
+                close=SessionCloseCapabilities(),
                 fork=SessionForkCapabilities(),
             ),
             mcp_capabilities=McpCapabilities(http=True, sse=True),  # stdio always (sidecar/mcp/)
@@ -101,14 +109,23 @@ class SidecarAgent:
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         """No login is needed (the key comes from the settings or environment): any method is refused in words."""
-        raise RequestError(INVALID_PARAMS, edge.bad_params("authenticate", f"unknown method {method_id!r}. The "
-                           "sidecar needs no login: set GEMINI_API_KEY, or apiKey in the user settings file."))
+        raise RequestError(
+            INVALID_PARAMS,
+            edge.bad_params(
+                "authenticate",
+                f"unknown method {method_id!r}. The "
+                "sidecar needs no login: set GEMINI_API_KEY, or apiKey in the user settings file.",
+            ),
+        )
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
         if session is None:
-            raise RequestError(RESOURCE_NOT_FOUND, f"Unknown session {session_id!r}: create it with session/new or "
-                               "open it with session/load first.", {"sessionId": session_id})
+            raise RequestError(
+                RESOURCE_NOT_FOUND,
+                f"Unknown session {session_id!r}: create it with session/new or open it with session/load first.",
+                {"sessionId": session_id},
+            )
         return session
 
     async def _open(self, cwd: str, session_id: str | None = None) -> AcpSession:
@@ -121,7 +138,10 @@ class SidecarAgent:
 
     # -- sessions -------------------------------------------------------------------------------------
     async def new_session(
-        self, cwd: str, additional_directories: list[str] | None = None, mcp_servers: list[McpServer] | None = None,
+        self,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[McpServer] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
         """A new recorded session for `cwd`; its first updates follow the response that names it."""
@@ -137,8 +157,12 @@ class SidecarAgent:
         return NewSessionResponse(session_id=session.session_id, modes=session.modes())
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: list[McpServer] | None = None,
-        additional_directories: list[str] | None = None, **kwargs: Any,
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: list[McpServer] | None = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
     ) -> LoadSessionResponse | None:
         """Open a recorded session and replay its (compacted) conversation as updates."""
         session = await self._attach(cwd, session_id, replay=True)
@@ -146,8 +170,12 @@ class SidecarAgent:
         return LoadSessionResponse(modes=session.modes())
 
     async def resume_session(
-        self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
-        mcp_servers: list[McpServer] | None = None, **kwargs: Any,
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[McpServer] | None = None,
+        **kwargs: Any,
     ) -> ResumeSessionResponse:
         """Open a recorded session without replaying it."""
         session = await self._attach(cwd, session_id, replay=False)
@@ -175,14 +203,17 @@ class SidecarAgent:
         await session.backend.warmed()  # as session/new: a prompt sent at once does not wait for the model client
         return session
 
-    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
-                            ) -> ListSessionsResponse:
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
         """Recorded sessions, newest first, of one folder or of all; PAGE_SIZE a page."""
         start = 0
         if cursor is not None:
             if not cursor.isdigit():
-                raise RequestError(INVALID_PARAMS, edge.bad_params("session/list", f"cursor {cursor!r} is not one "
-                                   "this agent gave out."))
+                raise RequestError(
+                    INVALID_PARAMS,
+                    edge.bad_params("session/list", f"cursor {cursor!r} is not one this agent gave out."),
+                )
             start = int(cursor)
         infos = await asyncio.get_running_loop().run_in_executor(None, _recorded, cwd)
         page = infos[start : start + PAGE_SIZE]
@@ -209,12 +240,21 @@ class SidecarAgent:
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
         """No config options: settings come from the settings files (refused in words)."""
-        raise RequestError(INVALID_PARAMS, edge.bad_params("session/set_config_option", f"this agent has no "
-                           f"config option {config_id!r}; settings come from the settings files (docs/acp.md)."))
+        raise RequestError(
+            INVALID_PARAMS,
+            edge.bad_params(
+                "session/set_config_option",
+                f"this agent has no config option {config_id!r}; settings come from the settings files (docs/acp.md).",
+            ),
+        )
 
     async def fork_session(
-        self, session_id: str, cwd: str, additional_directories: list[str] | None = None,
-        mcp_servers: list[McpServer] | None = None, **kwargs: Any,
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[McpServer] | None = None,
+        **kwargs: Any,
     ) -> ForkSessionResponse:
         """session/fork (unstable): a new session with the whole history of `session_id`, which stays as it was."""
         from sidecar.protocol import errors

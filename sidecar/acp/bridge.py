@@ -20,7 +20,6 @@ from sidecar.protocol.types import CompressedParams, RetryParams, TokenUsage
 log = logging.getLogger(__name__)
 
 
-
 class Silent:
     """A Progress that shows nothing (ACP clients draw their own spinner while a prompt runs)."""
 
@@ -69,7 +68,10 @@ class AcpNotifier:
     """Implements sidecar.chat.service.Notifier for one ACP session."""
 
     def __init__(
-        self, outbox: Outbox, compaction_events: Callable[[], bool], cancelled: Callable[[], bool],
+        self,
+        outbox: Outbox,
+        compaction_events: Callable[[], bool],
+        cancelled: Callable[[], bool],
         snapshot: Callable[[], str | None],
     ) -> None:
         self.outbox = outbox
@@ -121,8 +123,10 @@ class AcpNotifier:
     def retry(self, notice: RetryParams) -> None:
         """Say in words that the reply is retried (ACP cannot take streamed text back)."""
         # ACP cannot take back streamed text: the retry is said in words, and the next attempt follows it.
-        self.say(f"↻ Gemini's reply was unusable ({notice.message}); retrying, attempt {notice.attempt} of "
-                 f"{notice.max_attempts}.")
+        self.say(
+            f"↻ Gemini's reply was unusable ({notice.message}); retrying, attempt {notice.attempt} of "
+            f"{notice.max_attempts}."
+        )
 
     def warning(self, message: str) -> None:
         """A warning: kept as the running compaction's problem, else said with ⚠."""

@@ -67,8 +67,10 @@ async def _new(session: CommandSession, argument: str) -> None:
     before = session.services.live.conversation.session_id
     await session.services.sessions.new()
     session.attached.clear()
-    session.notifier.say(f"Started a new conversation. The previous one (session {before}) stays recorded; load it "
-                         "from the session list.")
+    session.notifier.say(
+        f"Started a new conversation. The previous one (session {before}) stays recorded; load it "
+        "from the session list."
+    )
 
 
 async def _rewind(session: CommandSession, argument: str) -> None:
@@ -114,7 +116,9 @@ COMMANDS: list[SlashCommand] = [
         _undo_compaction,
     ),
     SlashCommand(
-        "transcript", "Show this session's full recorded transcript, including what compaction summarised.", None,
+        "transcript",
+        "Show this session's full recorded transcript, including what compaction summarised.",
+        None,
         _transcript,
     ),
     SlashCommand(

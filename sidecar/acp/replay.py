@@ -88,8 +88,10 @@ def compaction_marker(entry: TranscriptCompaction) -> str | None:
         if entry.undone:
             return f"{COMPACTION_MARKER} ({entry.trigger}, {counts}), later undone: the model sees all above ⟫\n\n"
         snapshot = f"\n\n{entry.snapshot}" if entry.snapshot else ""
-        return (f"{COMPACTION_MARKER} ({entry.trigger}, {counts}): the model now sees a summary of the conversation "
-                f"above instead of it ⟫{snapshot}\n\n")
+        return (
+            f"{COMPACTION_MARKER} ({entry.trigger}, {counts}): the model now sees a summary of the conversation "
+            f"above instead of it ⟫{snapshot}\n\n"
+        )
     if entry.status == "CONTENT_TRUNCATED":
         return f"{COMPACTION_MARKER} ({entry.trigger}): long tool outputs above were shortened for the model ⟫\n\n"
     return f"⟪ A compaction was attempted here ({entry.trigger}) and failed; nothing changed ({entry.status}) ⟫\n\n"

@@ -103,8 +103,12 @@ class NdjsonStdio:
             line, skipped = await self._read_line()
             if skipped:
                 log.warning("bad input: a line of %d bytes or more was skipped", skipped)
-                await self._answer_error(None, INVALID_REQUEST, f"Invalid request: the message is longer than the "
-                                         f"{MAX_LINE_BYTES} byte limit ({skipped} bytes or more); it was skipped.")
+                await self._answer_error(
+                    None,
+                    INVALID_REQUEST,
+                    f"Invalid request: the message is longer than the "
+                    f"{MAX_LINE_BYTES} byte limit ({skipped} bytes or more); it was skipped.",
+                )
                 continue
             if not line:
                 return None
@@ -223,8 +227,9 @@ def in_words(handler: Handler) -> Handler:
             raise RequestError(INVALID_PARAMS, edge.bad_params(method, explain(exc)), data) from None
         except RequestError as exc:
             if exc.code == METHOD_NOT_FOUND and str(exc) == "Method not found":
-                raise RequestError(METHOD_NOT_FOUND, f"Method not found: {method} is not an ACP method this agent "
-                                   "serves.", exc.data) from None
+                raise RequestError(
+                    METHOD_NOT_FOUND, f"Method not found: {method} is not an ACP method this agent serves.", exc.data
+                ) from None
             raise
         except (asyncio.CancelledError, KeyboardInterrupt):
             raise
@@ -233,4 +238,3 @@ def in_words(handler: Handler) -> Handler:
             raise RequestError(INTERNAL_ERROR, edge.internal_error(method, exc)) from None
 
     return wrapped
-

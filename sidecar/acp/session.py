@@ -57,7 +57,12 @@ class AcpSession:
     """An ACP session id bound to the sidecar's services for its cwd (one conversation, recorded)."""
 
     def __init__(
-        self, conn: AgentSideConnection, transport: NdjsonStdio, offers: ClientOffers, cwd: str, user_settings: Path,
+        self,
+        conn: AgentSideConnection,
+        transport: NdjsonStdio,
+        offers: ClientOffers,
+        cwd: str,
+        user_settings: Path,
         session_id: str | None = None,
     ) -> None:
         if not os.path.isabs(cwd):
@@ -72,9 +77,12 @@ class AcpSession:
         )
         self.files = ClientFiles(conn, lambda: self.outbox.session_id, offers.read_text_file, offers.write_text_file)
         front_end = FrontEnd(
-            notifier=self.notifier, inform=self.notifier.say,
+            notifier=self.notifier,
+            inform=self.notifier.say,
             tools=AcpToolHost(self.outbox, conn, self.files, Workspace([self.cwd])),
-            editor_text=self.files.editor_text, on_mcp_change=self._mcp_changed, on_memory_change=self._memory_changed,
+            editor_text=self.files.editor_text,
+            on_mcp_change=self._mcp_changed,
+            on_memory_change=self._memory_changed,
             load_memory_on_start=False,  # on first use: a session/new answers at once
         )
         session = Session(workspace_folders=[self.cwd], sources=acp_layers(user_settings))
@@ -183,8 +191,9 @@ class AcpSession:
         """Make `mode_id` the approval mode (a settings override) and tell the client."""
         if mode_id not in {mid for mid, _, _ in MODES}:
             known = ", ".join(mid for mid, _, _ in MODES)
-            raise RequestError(INVALID_PARAMS, edge.bad_params("session/set_mode", f"unknown mode {mode_id!r} "
-                               f"(modes: {known})."))
+            raise RequestError(
+                INVALID_PARAMS, edge.bad_params("session/set_mode", f"unknown mode {mode_id!r} (modes: {known}).")
+            )
         self.mode = mode_id
         self.services.session.sources.overrides["approvalMode"] = mode_id
         self.reload_settings()
@@ -199,6 +208,7 @@ class AcpSession:
         """A usage_update after every turn and compaction attempt, even when the numbers stayed the same."""
         if not self.notifier.usage_sent:
             self.notifier.token_usage(self.live.usage())
+
     # -- load / resume ----------------------------------------------------------------------------------
     def require_recorded(self, recorded_id: str) -> None:
         """RESOURCE_NOT_FOUND unless `recorded_id` is a session recorded for this folder."""
@@ -207,9 +217,13 @@ class AcpSession:
         except ValueError:
             exists = False
         if not exists:
-            raise RequestError(RESOURCE_NOT_FOUND, f"No recorded session {recorded_id!r} for the folder {self.cwd}. "
-                               "A session is recorded from its first prompt: one that was never prompted left "
-                               "nothing to load, resume or list (start a new one).", {"sessionId": recorded_id})
+            raise RequestError(
+                RESOURCE_NOT_FOUND,
+                f"No recorded session {recorded_id!r} for the folder {self.cwd}. "
+                "A session is recorded from its first prompt: one that was never prompted left "
+                "nothing to load, resume or list (start a new one).",
+                {"sessionId": recorded_id},
+            )
 
     async def resume(self, recorded_id: str, *, replay: bool) -> None:
         """Continue the recorded session `recorded_id` (session/load replays it to the client, resume does not)."""
@@ -240,8 +254,10 @@ class AcpSession:
     async def prompt(self, blocks: list[Any]) -> str:
         """Run one prompt (a turn or a slash command), one at a time; its stop reason."""
         if self.turn is not None and not self.turn.done():
-            raise RequestError(errors.BUSY, "A prompt is already running in this session: wait for it to finish, "
-                               "or cancel it (session/cancel).")
+            raise RequestError(
+                errors.BUSY,
+                "A prompt is already running in this session: wait for it to finish, or cancel it (session/cancel).",
+            )
         log.debug("prompt for session %s", self.session_id)
         text, files = read_prompt(blocks)
         if not text.strip():
@@ -297,14 +313,20 @@ class AcpSession:
         number = " ".join(w for w in words if w not in ("--files", "--force"))
         count = int(number) if number.isdigit() else None
         if number and (count is None or count < 1):
-            raise errors.SidecarError(errors.INVALID_PARAMS, f"/rewind takes how many of your messages to take "
-                                      f"back (a number, default 1) and --files, not {argument!r}.")
+            raise errors.SidecarError(
+                errors.INVALID_PARAMS,
+                f"/rewind takes how many of your messages to take "
+                f"back (a number, default 1) and --files, not {argument!r}.",
+            )
         entries = self.services.sessions.transcript(None).entries
         mine = [e.id for e in entries if isinstance(e, TranscriptMessage) and e.kind == "user" and not e.rewound]
         wanted = count or 1
         if len(mine) < wanted:
-            raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind {wanted} message(s): this session has "
-                                      f"{len(mine)} message(s) of yours the model still sees.")
+            raise errors.SidecarError(
+                errors.SESSION_ERROR,
+                f"Cannot rewind {wanted} message(s): this session has "
+                f"{len(mine)} message(s) of yours the model still sees.",
+            )
         result = await self.services.actions.rewind(mine[-wanted], restore_files=files, force=force)
         listed = commands.render_rewound_files(result) if files else ""
         self.notifier.say(f"{result.message}{listed}\n\nYour message was:\n\n> " + result.text.replace("\n", "\n> "))
@@ -422,5 +444,3 @@ def _spaced(pieces: list[str]) -> list[str]:
             out.append(" ")
         out.append(piece)
     return out
-
-

@@ -32,7 +32,10 @@ ONCE_OPTIONS = [option for option in PERMISSION_OPTIONS if option.kind != "allow
 #: For an MCP tool, also: every tool of its server from now on.
 SERVER_OPTION = PermissionOption(option_id="allowAlwaysServer", name="Always allow this server", kind="allow_always")
 DECISIONS: dict[str, ToolDecision] = {
-    "allow": "allow", "allowAlways": "allowAlways", "allowAlwaysServer": "allowAlwaysServer", "deny": "deny",
+    "allow": "allow",
+    "allowAlways": "allowAlways",
+    "allowAlwaysServer": "allowAlwaysServer",
+    "deny": "deny",
 }
 
 
@@ -150,8 +153,9 @@ class AcpToolHost:
             return "deny"  # cancelled: the prompt is being cancelled
         chosen = getattr(outcome, "option_id", "")
         if chosen not in {option.option_id for option in options}:  # e.g. "always" for a call that asks every time
-            log.warning("the client chose %r, which it was not offered for %s; treating it as denied", chosen,
-                        request.tool_name)
+            log.warning(
+                "the client chose %r, which it was not offered for %s; treating it as denied", chosen, request.tool_name
+            )
             return "deny"
         return DECISIONS.get(chosen, "deny")
 
@@ -166,5 +170,3 @@ class AcpToolHost:
             return await files.write_file(edit.path, edit.after)
 
         return through_client
-
-

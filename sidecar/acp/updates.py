@@ -119,7 +119,11 @@ def tool_call_start(
 
 
 def tool_call_update(
-    call_id: str, status: str, *, title: str | None = None, content: list[ToolContent] | None = None,
+    call_id: str,
+    status: str,
+    *,
+    title: str | None = None,
+    content: list[ToolContent] | None = None,
     raw_output: Any = None,
 ) -> ToolCallProgress:
     """A tool_call_update: the call's new status, and what to show for it."""
@@ -133,8 +137,9 @@ def tool_call_update(
     )
 
 
-def compaction_update(compaction_id: str, status: str, *, summary: str | None = None, error: str | None = None
-                      ) -> dict[str, Any]:
+def compaction_update(
+    compaction_id: str, status: str, *, summary: str | None = None, error: str | None = None
+) -> dict[str, Any]:
     """`compaction_update` (stable since ACP schema 1.25.0; the SDK has no type for it yet; sent only to clients that
     advertised session.compaction)."""
     update: dict[str, Any] = {"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": status}

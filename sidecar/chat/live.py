@@ -68,8 +68,14 @@ class LiveConversation:
         #: cachedContentTokenCount of the last reply.
         self.cached_tokens: int | None = None
         self._usage = TokenUsage(
-            seq=0, session_id="", model="", prompt_token_count=0, token_limit=1, percent_used=0.0,
-            compression_threshold=0.0, source="estimate",
+            seq=0,
+            session_id="",
+            model="",
+            prompt_token_count=0,
+            token_limit=1,
+            percent_used=0.0,
+            compression_threshold=0.0,
+            source="estimate",
         )
         self._pushed_seq = 0
         #: Summaries prepared before they are needed, so that no turn waits for one (docs/compaction.md).

@@ -42,7 +42,7 @@ def overflow_error(estimated: int, remaining: int, limit: int) -> errors.Sidecar
         f"({max(remaining, 0):,} tokens left)."
     )
     if remaining < 0.75 * limit:
-        message += " Try a shorter message, or run \"Compress conversation\" to make room."
+        message += ' Try a shorter message, or run "Compress conversation" to make room.'
     return errors.SidecarError(
         errors.CONTEXT_OVERFLOW,
         message,
@@ -159,9 +159,7 @@ def media_room_bytes(conv: Conversation, overhead: int) -> int:
     return int(REQUEST_MAX_BYTES * 0.9) - sum(len(item) for item in conv.wire()) - 4 * overhead
 
 
-def new_turn_tokens(
-    conv: Conversation, ide: IdeState, editor: list[OpenFile] | None, text: str
-) -> tuple[int, int]:
+def new_turn_tokens(conv: Conversation, ide: IdeState, editor: list[OpenFile] | None, text: str) -> tuple[int, int]:
     """What a turn adds before its first request, from above and as the reference estimates it: the IDE context
     turn it will carry (as the chat service adds it: full after a history replacement, else a delta; none while a
     call is pending) and the user's message."""

@@ -66,7 +66,6 @@ class Notifier(Protocol):
         """Start showing a progress of this kind (only compactions ask for one here)."""
 
 
-
 class TurnHooks(Protocol):
     """The user's hooks a turn runs (implemented by sidecar.hooks.service.HookService)."""
 
@@ -303,6 +302,7 @@ class ChatService:
         if context is None:
             return
         await context.memory.check()
+
         def record(content: Content) -> str:
             return self.live.recorder.message(content, "env", turn_id)
 
@@ -329,7 +329,7 @@ class ChatService:
         if not fits:
             message = (
                 "The conversation no longer fits the context window, even after compaction and with the tool "
-                "results cut; nothing more was sent. Run \"Compress conversation\" or start a new session."
+                'results cut; nothing more was sent. Run "Compress conversation" or start a new session.'
             )
             self._append(text_content("model", INTERRUPTED), "model", turn_id)
             self.live.recorder.note("error", message, turn_id)
@@ -375,19 +375,31 @@ class ChatService:
         estimated = conv.estimated_tokens() + request_overhead_tokens(system, tools)
 
         def on_retry(retry: Retry) -> None:
-            self._notify.retry(RetryParams(
-                turn_id=turn_id, attempt=retry.attempt, max_attempts=retry.max_attempts, reason=retry.reason,
-                message=retry.message, delay_ms=retry.delay_ms, text=shown,
-            ))
+            self._notify.retry(
+                RetryParams(
+                    turn_id=turn_id,
+                    attempt=retry.attempt,
+                    max_attempts=retry.max_attempts,
+                    reason=retry.reason,
+                    message=retry.message,
+                    delay_ms=retry.delay_ms,
+                    text=shown,
+                )
+            )
             if progress is not None:
                 progress.report(f"Retrying ({retry.attempt}/{retry.max_attempts}): {retry.message}")
 
         attempts = Attempts(settings.retry_initial_delay_ms, on_retry=on_retry)
         try:
             round_reply = await stream_checked(
-                client, settings.model, with_nudge(conv.wire(), conv.last(), nudge) if nudge else conv.wire(),
-                system_instruction=system, tools=tools, attempts=attempts,
-                on_chunk=lambda chunk: self._emit(turn_id, chunk), current=current,
+                client,
+                settings.model,
+                with_nudge(conv.wire(), conv.last(), nudge) if nudge else conv.wire(),
+                system_instruction=system,
+                tools=tools,
+                attempts=attempts,
+                on_chunk=lambda chunk: self._emit(turn_id, chunk),
+                current=current,
             )
         except asyncio.CancelledError:
             # Keep what the user already saw; drop half-made calls so no call dangles without a response.
@@ -411,8 +423,12 @@ class ChatService:
             conv.record_api_usage(usage.prompt_token_count)
             self.live.cached_tokens = usage.cached_content_token_count
             self.live.recorder.usage(
-                usage.prompt_token_count, "api", conv.ids[-1] if conv.ids else None, None,
-                paused_until=conv.auto_compaction_paused_until, estimated=estimated,
+                usage.prompt_token_count,
+                "api",
+                conv.ids[-1] if conv.ids else None,
+                None,
+                paused_until=conv.auto_compaction_paused_until,
+                estimated=estimated,
             )
         notice = cut_short_notice(round_reply.finish_reason, round_reply.finish_message) if reply else None
         if notice is not None:
@@ -494,4 +510,3 @@ def _error_response(call: FunctionCall, message: str) -> Part:
 
 def _text_of(parts: list[Part]) -> str:
     return "".join(p.text for p in parts if p.text and not p.thought)
-

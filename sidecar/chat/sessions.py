@@ -80,7 +80,10 @@ class SessionService:
         )
         self.live.warn(notice)
         return ResumeSessionResult(
-            session_id=loaded.session_id, message_count=count, forked=True, parent_session_id=session_id,
+            session_id=loaded.session_id,
+            message_count=count,
+            forked=True,
+            parent_session_id=session_id,
             message=notice,
         )
 
@@ -218,7 +221,6 @@ class SessionService:
             message=f"Compaction undone: the history is back to {restored} messages (it had {before}). "
             f"Automatic compaction is paused until the conversation reaches {until:,} tokens, or until you compress.",
         )
-
 
 
 def _summary(info: SessionInfo) -> SessionSummary:

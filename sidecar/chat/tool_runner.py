@@ -183,8 +183,14 @@ class ToolRunner:
             log.debug("not tracking %r", raw)
 
     def _notify(
-        self, turn_id: str, call_id: str, call: FunctionCall, status: ToolCallStatus, summary: str,
-        plan: ToolPlan | None = None, result: ToolResult | None = None,
+        self,
+        turn_id: str,
+        call_id: str,
+        call: FunctionCall,
+        status: ToolCallStatus,
+        summary: str,
+        plan: ToolPlan | None = None,
+        result: ToolResult | None = None,
     ) -> None:
         self.host.tool_call(
             ToolCallParams(
@@ -222,4 +228,3 @@ def decode_decision(result: Any) -> ToolDecision:
     """The client's answer to sidecar/confirmToolCall; anything unexpected counts as deny."""
     decision = result.get("decision") if isinstance(result, dict) else getattr(result, "decision", None)
     return decision if decision in ("allow", "allowAlways", "allowAlwaysServer", "deny") else "deny"
-

@@ -167,8 +167,14 @@ class Checkpointer:
         key = (self._recorder.session_id or "", saved.message_id, saved.path)
         self._recorder.file_record(
             FileChangeRecord(
-                time=now_iso(), message_id=saved.message_id, path=saved.path, before=saved.before,
-                after=saved.after, existed=saved.existed, tool=saved.tool, skipped=saved.skipped,
+                time=now_iso(),
+                message_id=saved.message_id,
+                path=saved.path,
+                before=saved.before,
+                after=saved.after,
+                existed=saved.existed,
+                tool=saved.tool,
+                skipped=saved.skipped,
             )
         )
         self._seen.add(key)
@@ -217,8 +223,10 @@ class Checkpointer:
         stop = threading.Event()
         try:
             found = await off_loop(
-                lambda: self._changes(watch, stop), seconds=AFTER_SECONDS, what="Checking the files after a shell "
-                "command", stop=stop,
+                lambda: self._changes(watch, stop),
+                seconds=AFTER_SECONDS,
+                what="Checking the files after a shell command",
+                stop=stop,
             )
         except (OSError, ToolError) as exc:
             log.warning("checkpoints after a shell command not taken: %s", exc)

@@ -84,9 +84,7 @@ def open_sessions(files: Iterable[Path]) -> set[Path]:
     return held
 
 
-def prune(
-    blobs: BlobStore, files: list[Path], *, cap_bytes: int | None, now: float | None = None
-) -> list[str]:
+def prune(blobs: BlobStore, files: list[Path], *, cap_bytes: int | None, now: float | None = None) -> list[str]:
     """Remove the blobs no session file names, then, past `cap_bytes`, the ones used longest ago that no open
     session names. Blobs younger than GRACE_SECONDS stay. Returns the removed digests."""
     now = time.time() if now is None else now

@@ -124,8 +124,13 @@ class CheckpointService:
         except (RecordingError, ValueError, ToolError) as exc:
             raise errors.SidecarError(errors.SESSION_ERROR, f"Cannot rewind to {message_id}: {exc}") from None
         return PreviewRewindResult(
-            message_id=message_id, text=entry.text, restored=files.restored, removed=files.removed,
-            conflicts=files.conflicts, skipped=files.skipped, message=files.sentence(done=False),
+            message_id=message_id,
+            text=entry.text,
+            restored=files.restored,
+            removed=files.removed,
+            conflicts=files.conflicts,
+            skipped=files.skipped,
+            message=files.sentence(done=False),
         )
 
     # -- listing ------------------------------------------------------------------------------------
@@ -163,9 +168,7 @@ class CheckpointService:
         editor = self._apply_edit() is not None
         blobs, workspace, buffers = self.blobs(), self._workspace, self._buffers
         return await off_loop(
-            lambda: plan_restore(
-                targets, blobs, workspace, buffers, force=force, open_files=open_files, editor=editor
-            ),
+            lambda: plan_restore(targets, blobs, workspace, buffers, force=force, open_files=open_files, editor=editor),
             seconds=PLAN_SECONDS,
             what="Checking the files to restore",
         )
@@ -231,4 +234,3 @@ def first_words(text: str) -> str:
         return words
     cut = words.rfind(" ", 0, FIRST_WORDS)
     return words[: cut if cut > FIRST_WORDS // 2 else FIRST_WORDS] + "\u2026"
-

@@ -114,8 +114,9 @@ class BackgroundCompaction:
         try:
             result: Summary | Status = await self._compactor.prepare(basis.frozen, on_start=asking)
         except ModelError as exc:
-            log.warning("preparing a summary in the background failed (the next compaction runs in its turn): %s",
-                        exc.message)
+            log.warning(
+                "preparing a summary in the background failed (the next compaction runs in its turn): %s", exc.message
+            )
             result = Status.COMPRESSION_FAILED_EMPTY_SUMMARY
         except asyncio.CancelledError:
             log.info("the summary being prepared in the background was cancelled")
@@ -131,8 +132,11 @@ class BackgroundCompaction:
         was_asking, self._asking = self._asking, False
         if isinstance(result, Summary):
             self._summary = result
-            log.info("summary of the first %d messages prepared in the background in %.1f s",
-                     result.split, time.monotonic() - started)
+            log.info(
+                "summary of the first %d messages prepared in the background in %.1f s",
+                result.split,
+                time.monotonic() - started,
+            )
         else:
             self._basis = None
             if result is Status.NOOP:
@@ -169,8 +173,12 @@ class BackgroundCompaction:
                 return outcome
             # Not accepted (too little saved, or still over the threshold): the prepared prefix is smaller than
             # what the usual flow would summarise now, so that flow decides — with today's status and latch rules.
-            log.info("the prepared summary was not enough (%s, %d -> %d tokens); summarising afresh",
-                     outcome.status.value, outcome.original, outcome.new)
+            log.info(
+                "the prepared summary was not enough (%s, %d -> %d tokens); summarising afresh",
+                outcome.status.value,
+                outcome.original,
+                outcome.new,
+            )
         return await self._compactor.compress(
             conv, force=force, trigger=trigger, instructions=instructions, progress=progress
         )

@@ -143,8 +143,12 @@ class Compactor:
             if replacements and after < before:
                 await self._pre_compress(trigger)
                 return Outcome(
-                    Status.CONTENT_TRUNCATED, before, after, trigger,
-                    new_history=truncated, replacements=replacements,
+                    Status.CONTENT_TRUNCATED,
+                    before,
+                    after,
+                    trigger,
+                    new_history=truncated,
+                    replacements=replacements,
                 )
             return Outcome(Status.NOOP, original, original, trigger)
 
@@ -158,7 +162,13 @@ class Compactor:
         if snapshot is None:
             return Outcome(Status.COMPRESSION_FAILED_EMPTY_SUMMARY, original, original, trigger)
         return await self._finish(
-            conv, history, truncated, replacements, Summary(split, snapshot), force=force, trigger=trigger,
+            conv,
+            history,
+            truncated,
+            replacements,
+            Summary(split, snapshot),
+            force=force,
+            trigger=trigger,
             progress=progress,
         )
 
@@ -270,15 +280,16 @@ class Compactor:
         # tools after a fresh estimate) is added back so the notice's percentages are of the count the status shows.
         overhead = max(0, original - before) if source == "api" else max(conv.pinned_tokens, original - before)
         if after > before:
-            return Outcome(
-                Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT, before + overhead, after + overhead, trigger
-            )
+            return Outcome(Status.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT, before + overhead, after + overhead, trigger)
         if not force and after + overhead > (before + overhead) * (1 - MIN_AUTO_SAVINGS):
             return Outcome(
                 Status.COMPRESSION_FAILED_INSUFFICIENT_REDUCTION, before + overhead, after + overhead, trigger
             )
         return Outcome(
-            Status.COMPRESSED, before + overhead, after + overhead, trigger,
+            Status.COMPRESSED,
+            before + overhead,
+            after + overhead,
+            trigger,
             new_history=new_history,
             snapshot=snapshot,
             kept_from=split if kept else None,

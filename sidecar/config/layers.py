@@ -88,9 +88,7 @@ class SettingsLayers:
         settings, bad = decode_settings(section, base=settings)
         self.workspace_hooks = settings.hooks if settings.hooks is not before else Hooks()
         self.workspace_servers = frozenset(added)
-        settings = msgspec.structs.replace(
-            settings, hooks=concat_hooks(editor_hooks, file_hooks, self.workspace_hooks)
-        )
+        settings = msgspec.structs.replace(settings, hooks=concat_hooks(editor_hooks, file_hooks, self.workspace_hooks))
         if added:
             settings, bad_servers = decode_settings({"mcpServers": servers}, base=settings)
             bad += bad_servers

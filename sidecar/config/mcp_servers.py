@@ -34,9 +34,13 @@ def add_workspace_servers(user: Any, workspace: Any) -> tuple[Any, list[str], li
     """The user's servers plus the workspace's: (merged, names that came from the workspace, problems). On a name
     clash the user's server wins and the workspace's is reported, never started."""
     if not isinstance(workspace, Mapping) or not workspace:
-        return user, [], [] if workspace is None or isinstance(workspace, Mapping) else [
-            "Workspace setting mcpServers must be an object of servers by name; no workspace server is started."
-        ]
+        return (
+            user,
+            [],
+            []
+            if workspace is None or isinstance(workspace, Mapping)
+            else ["Workspace setting mcpServers must be an object of servers by name; no workspace server is started."],
+        )
     mine = user if isinstance(user, Mapping) else {}
     merged = dict(mine)
     added: list[str] = []

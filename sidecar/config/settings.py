@@ -220,7 +220,7 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
         _about(
             "Commands run at points of a session, by event: `PreCompress` (before a compaction), `BeforeAgent` "
             "(before each of your messages: may add context or block it), `SessionStart` (may add context), e.g. "
-            "`{\"BeforeAgent\": [{\"command\": \"./check.sh\"}]}`; each may set `timeout` (milliseconds, default "
+            '`{"BeforeAgent": [{"command": "./check.sh"}]}`; each may set `timeout` (milliseconds, default '
             "60000) and `matcher`. The editor's, the user file's and a trusted workspace file's hooks all run, in "
             "that order (docs/hooks.md).",
             vscode=_MACHINE,

@@ -20,9 +20,17 @@ RELATIVE_PATH = os.path.join(".sidecar", "settings.json")
 #: could move the project root to / so that `@/home/you/.ssh/id_rsa` imports).
 FORBIDDEN_KEYS = frozenset(
     {
-        "apiKey", "baseUrl", "approvalMode", "backend", "vertexProject", "vertexLocation",
-        "checkpointing", "checkpointMaxFileBytes", "checkpointStoreMb",
-        "contextFileNames", "memoryBoundaryMarkers",
+        "apiKey",
+        "baseUrl",
+        "approvalMode",
+        "backend",
+        "vertexProject",
+        "vertexLocation",
+        "checkpointing",
+        "checkpointMaxFileBytes",
+        "checkpointStoreMb",
+        "contextFileNames",
+        "memoryBoundaryMarkers",
     }
 )
 #: Keys that run something: kept from a workspace only when it is trusted, and then only once the user approved

@@ -204,4 +204,3 @@ class Conversation:
         self.last_prompt_tokens = self._total_quarters // 4 + self.pinned_tokens
         self.usage_source = "estimate"
         self.estimate_reason = None
-

@@ -30,9 +30,7 @@ MAX_AVERAGE_SPACING = 5 * CONTENT_CHUNK_SIZE  # the last occurrences must be clo
 MAX_DISTINCT_PERIODS = 5  # the texts between occurrences repeat too
 
 _FENCE = re.compile(r"```|~~~")
-_STRUCTURE = re.compile(
-    r"(^|\n)\s*(\|.*\||[+][-=+]{2,}|[*+-]\s|\d+[.)]\s|#{1,6}\s|>\s|[-=*_]{3,}\s*($|\n))"
-)
+_STRUCTURE = re.compile(r"(^|\n)\s*(\|.*\||[+][-=+]{2,}|[*+-]\s|\d+[.)]\s|#{1,6}\s|>\s|[-=*_]{3,}\s*($|\n))")
 
 
 @dataclass(frozen=True)
@@ -144,9 +142,7 @@ class LoopDetector:
         recent = positions[-CONTENT_LOOP_THRESHOLD:]
         if (recent[-1] - recent[0]) / (len(recent) - 1) > MAX_AVERAGE_SPACING:
             return False
-        periods = {
-            self._text[a - self._offset : b - self._offset] for a, b in itertools.pairwise(recent)
-        }
+        periods = {self._text[a - self._offset : b - self._offset] for a, b in itertools.pairwise(recent)}
         return len(periods) <= MAX_DISTINCT_PERIODS
 
 

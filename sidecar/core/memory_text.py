@@ -81,9 +81,11 @@ def project_section(files: Sequence[LoadedFile]) -> str:
 
 def directory_context(folders: Sequence[str], trees: Sequence[str]) -> str:
     """The workspace folders and, when given, their folder trees (reference getDirectoryContextString)."""
-    lines = ["- **Workspace Directories:**", *(f"  - {f}" for f in folders)] if folders else [
-        "- **Workspace Directories:** (none: no workspace folder is open)"
-    ]
+    lines = (
+        ["- **Workspace Directories:**", *(f"  - {f}" for f in folders)]
+        if folders
+        else ["- **Workspace Directories:** (none: no workspace folder is open)"]
+    )
     shown = [t for t in trees if t.strip()]
     if shown:
         lines += ["- **Directory Structure:**", "", "\n".join(shown)]

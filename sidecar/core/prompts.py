@@ -135,9 +135,7 @@ def status_message(status: str, original: int, new: int) -> str:
     if status == "COMPRESSION_FAILED_INFLATED_TOKEN_COUNT":
         if original < 50_000:
             return "Compression was not beneficial for this history size."
-        return (
-            "Chat history compression did not reduce size. This may indicate issues with the compression prompt."
-        )
+        return "Chat history compression did not reduce size. This may indicate issues with the compression prompt."
     if status == "COMPRESSION_FAILED_INSUFFICIENT_REDUCTION":
         return (
             f"Compression saved too little to be worth it ({original:,} → {new:,} tokens, under 10%); "

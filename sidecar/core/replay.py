@@ -187,7 +187,13 @@ class Replay:
         if rec.id in self._entries:
             raise ReplayError(f"compaction id {rec.id!r} used twice")
         entry = TranscriptCompaction(
-            rec.id, rec.time, rec.trigger, rec.status, rec.original_token_count, rec.new_token_count, False,
+            rec.id,
+            rec.time,
+            rec.trigger,
+            rec.status,
+            rec.original_token_count,
+            rec.new_token_count,
+            False,
             rec.snapshot,
         )
         if rec.status in HISTORY_CHANGING:

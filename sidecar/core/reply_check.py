@@ -89,8 +89,9 @@ def _with_message(words: str, message: str | None) -> str:
 def prompt_blocked(block_reason: str, block_message: str | None = None) -> ReplyProblem:
     """A request refused before any candidate (promptFeedback.blockReason)."""
     policy = BLOCK_WORDS.get(block_reason, f"the {block_reason} policy")
-    words = _with_message(f"Gemini blocked the prompt: it was stopped by {policy} (blockReason {block_reason})",
-                          block_message)
+    words = _with_message(
+        f"Gemini blocked the prompt: it was stopped by {policy} (blockReason {block_reason})", block_message
+    )
     return ReplyProblem("PROMPT_BLOCKED", words, retryable=False, block_reason=block_reason)
 
 
@@ -123,12 +124,15 @@ def check_reply(
     if visible_text(parts):
         return None
     if finish_reason in POLICY_FINISH:
-        words = _with_message(f"Gemini stopped the reply without any text: {FINISH_WORDS[finish_reason]} "
-                              f"(finishReason {finish_reason})", finish_message)
+        words = _with_message(
+            f"Gemini stopped the reply without any text: {FINISH_WORDS[finish_reason]} (finishReason {finish_reason})",
+            finish_message,
+        )
         return ReplyProblem("RESPONSE_BLOCKED", words, retryable=False, block_reason=finish_reason)
     if finish_reason in _EMPTY_WITH_REASON:
-        words = _with_message(f"the reply had no text: {FINISH_WORDS[finish_reason]} (finishReason {finish_reason})",
-                              finish_message)
+        words = _with_message(
+            f"the reply had no text: {FINISH_WORDS[finish_reason]} (finishReason {finish_reason})", finish_message
+        )
         return ReplyProblem(_EMPTY_WITH_REASON[finish_reason], words, retryable=True)
     if any(p.thought and p.text for p in parts):
         return ReplyProblem(

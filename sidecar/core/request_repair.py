@@ -38,8 +38,14 @@ def refuses_model_turn_last(model: str) -> bool:
 
 
 def _fields(part: Part) -> list[str]:
-    names = ["function_call", "function_response", "inline_data", "file_data", "executable_code",
-             "code_execution_result"]
+    names = [
+        "function_call",
+        "function_response",
+        "inline_data",
+        "file_data",
+        "executable_code",
+        "code_execution_result",
+    ]
     found = ["text"] if part.text is not None and (part.text != "" or part.thought) else []
     return found + [n for n in names if getattr(part, n) is not None]
 
@@ -103,16 +109,31 @@ def _answer(calls: list[FunctionCall], reply: Content | None, fixes: list[str]) 
     others = [p for p in (reply.parts if reply else []) if p.function_response is None]
     chosen: list[Part | None] = []
     for call in calls:  # by id first: an id names its call whatever the order
-        match = next((p for p in responses if call.id and p.function_response and p.function_response.id == call.id
-                      and p.function_response.name == call.name), None)
+        match = next(
+            (
+                p
+                for p in responses
+                if call.id
+                and p.function_response
+                and p.function_response.id == call.id
+                and p.function_response.name == call.name
+            ),
+            None,
+        )
         if match is not None:
             responses.remove(match)
         chosen.append(match)
     answered: list[Part] = []
     for call, match in zip(calls, chosen, strict=True):
         if match is None:
-            match = next((p for p in responses if p.function_response and p.function_response.id is None
-                          and p.function_response.name == call.name), None)
+            match = next(
+                (
+                    p
+                    for p in responses
+                    if p.function_response and p.function_response.id is None and p.function_response.name == call.name
+                ),
+                None,
+            )
             if match is not None:
                 responses.remove(match)
         if match is None:
@@ -139,8 +160,11 @@ def repair_contents(contents: Sequence[Content], model: str) -> tuple[list[Conte
         if not parts:
             fixes.append("dropped a content with no parts")
             continue
-        if role == "model" and merged and merged[-1].role == "model" and not any(
-            p.function_call is not None for p in merged[-1].parts
+        if (
+            role == "model"
+            and merged
+            and merged[-1].role == "model"
+            and not any(p.function_call is not None for p in merged[-1].parts)
         ):
             fixes.append("merged consecutive model turns into one")
             merged[-1] = Content(role="model", parts=_calls_last([*merged[-1].parts, *parts]))
@@ -157,17 +181,18 @@ def repair_contents(contents: Sequence[Content], model: str) -> tuple[list[Conte
                 out.append(Content(role="user", parts=[Part(text=HISTORY_START)]))
             out.append(c)
             nxt = merged[i + 1] if i + 1 < len(merged) else None
-            has_reply = nxt is not None and nxt.role != "model" and any(
-                p.function_response is not None for p in nxt.parts
+            has_reply = (
+                nxt is not None and nxt.role != "model" and any(p.function_response is not None for p in nxt.parts)
             )
             out.append(_answer(calls, nxt if has_reply else None, fixes))
             i += 2 if has_reply else 1
             continue
         if c.role != "model" and any(p.function_response is not None for p in c.parts):
             fixes.append("kept tool results that follow no call as text")
-            c = Content(role=c.role, parts=[
-                _response_text(p.function_response) if p.function_response is not None else p for p in c.parts
-            ])
+            c = Content(
+                role=c.role,
+                parts=[_response_text(p.function_response) if p.function_response is not None else p for p in c.parts],
+            )
         out.append(c)
         i += 1
     if out and out[-1].role == "model" and refuses_model_turn_last(model):
@@ -200,12 +225,19 @@ def _sign_current_turn(contents: list[Content], fixes: list[str]) -> None:
 
 # -- the fast look at JSON bytes ---------------------------------------------------------------------------------
 _CALL, _RESPONSE = b'"functionCall":', b'"functionResponse":'
-_SUSPECT = (b'"parts":[]', b'"parts":[{}', b',{}]', b',{},')
+_SUSPECT = (b'"parts":[]', b'"parts":[{}', b",{}]", b",{},")
 _EMPTY_TEXT, _EMPTY_THOUGHT = b'"text":""', b'"text":"","thought":true'  # the field order of history.Part
 
 
-_DATA_KEYS = (b'"text":', _CALL, _RESPONSE, b'"inlineData":', b'"fileData":', b'"executableCode":',
-              b'"codeExecutionResult":')
+_DATA_KEYS = (
+    b'"text":',
+    _CALL,
+    _RESPONSE,
+    b'"inlineData":',
+    b'"fileData":',
+    b'"executableCode":',
+    b'"codeExecutionResult":',
+)
 
 
 @lru_cache(maxsize=4096)
@@ -264,20 +296,30 @@ def repair_wire(wire: Sequence[bytes], model: str) -> tuple[Sequence[bytes], lis
 
 
 _HINTS = (
-    (("function call turn comes", "function response turn comes", "number of function response parts"),
-     "The conversation's tool calls and their results are out of order. Rewind to before the last tool call "
-     "(or compress the conversation), then send again."),
-    (("thought_signature",),
-     "A tool call in the current turn lacks the thought signature Gemini 3 requires (a history made by another "
-     "model or tool). Send a new message to start a new turn, or switch to a Gemini 2.5 model for this turn."),
-    (("required oneof field 'data'", "empty text parameter", "parts must not be empty", "at least one parts field"),
-     "The conversation holds an empty message part. Rewind past the empty message (or compress the "
-     "conversation), then send again."),
-    (("ending with a model turn", "ends with a user role"),
-     "The request ended with Gemini's own turn. Send a new message to continue."),
-    (("payload size exceeds",),
-     "The request is over Gemini's 20 MB limit. Remove large attachments (images, PDFs) from the conversation "
-     "or start a new session."),
+    (
+        ("function call turn comes", "function response turn comes", "number of function response parts"),
+        "The conversation's tool calls and their results are out of order. Rewind to before the last tool call "
+        "(or compress the conversation), then send again.",
+    ),
+    (
+        ("thought_signature",),
+        "A tool call in the current turn lacks the thought signature Gemini 3 requires (a history made by another "
+        "model or tool). Send a new message to start a new turn, or switch to a Gemini 2.5 model for this turn.",
+    ),
+    (
+        ("required oneof field 'data'", "empty text parameter", "parts must not be empty", "at least one parts field"),
+        "The conversation holds an empty message part. Rewind past the empty message (or compress the "
+        "conversation), then send again.",
+    ),
+    (
+        ("ending with a model turn", "ends with a user role"),
+        "The request ended with Gemini's own turn. Send a new message to continue.",
+    ),
+    (
+        ("payload size exceeds",),
+        "The request is over Gemini's 20 MB limit. Remove large attachments (images, PDFs) from the conversation "
+        "or start a new session.",
+    ),
 )
 
 

@@ -32,8 +32,15 @@ def sections() -> list[Section]:
     from sidecar.doctor.settings_check import settings_check
 
     return [
-        python_check, editor_install_check, packages_check, settings_check, backend_check, online_check,
-        recordings_check, estimate_check, mcp_check,
+        python_check,
+        editor_install_check,
+        packages_check,
+        settings_check,
+        backend_check,
+        online_check,
+        recordings_check,
+        estimate_check,
+        mcp_check,
     ]
 
 
@@ -47,16 +54,20 @@ def add_parser(subparsers: Any) -> None:
     doctor.add_argument("--project", metavar="DIR", help="the workspace folder to check (default: .)")
     doctor.add_argument("--json", action="store_true", help="machine-readable output (the editors' health views)")
     doctor.add_argument(
-        "--online", action="store_true",
+        "--online",
+        action="store_true",
         help="also obtain an access token (Vertex AI) and make one countTokens call to the backend",
     )
     doctor.add_argument(
-        "--editor-settings", metavar="FILE",
+        "--editor-settings",
+        metavar="FILE",
         help="check as an editor starts the server: its `sidecar` settings as JSON in FILE (- for standard input); "
         "without it, the settings are read as `sidecar acp` reads them",
     )
     doctor.add_argument(
-        "--editor", metavar="NAME", choices=("vscode", "nvim"),
+        "--editor",
+        metavar="NAME",
+        choices=("vscode", "nvim"),
         help="the editor running the doctor (vscode, nvim): the report names its private install and reinstall command",
     )
     doctor.add_argument("--trusted", action="store_true", help="with --editor-settings: the workspace is trusted")

@@ -43,10 +43,14 @@ def backend_check(ctx: Context) -> list[Check]:
     say = _Origins(ctx)
     if endpoint.kind == "fake":
         ctx.verdict = Verdict("fake", endpoint.label(), True)
-        return [Check(
-            "backend", True, "embedded fake Gemini: no backend is configured, so replies come from the offline fake",
-            _configure_hint(ctx),
-        )]
+        return [
+            Check(
+                "backend",
+                True,
+                "embedded fake Gemini: no backend is configured, so replies come from the offline fake",
+                _configure_hint(ctx),
+            )
+        ]
     checks = [Check("backend", True, f"{_service(endpoint)} ({_chosen(endpoint, say)})")]
     if endpoint.problem is not None:
         ctx.verdict = Verdict(endpoint.kind, endpoint.label(), False, "config", endpoint.problem)
@@ -56,10 +60,14 @@ def backend_check(ctx: Context) -> list[Check]:
     if endpoint.kind == "gemini" or endpoint.express:
         key_from = endpoint.origin("key")
         if key_from is None:
-            checks.append(Check(
-                "credentials", True, f"no API key: requests to {endpoint.base_url} carry a placeholder key",
-                "fine for a keyless proxy; a proxy that needs a key gets it from sidecar.apiKey or GEMINI_API_KEY",
-            ))
+            checks.append(
+                Check(
+                    "credentials",
+                    True,
+                    f"no API key: requests to {endpoint.base_url} carry a placeholder key",
+                    "fine for a keyless proxy; a proxy that needs a key gets it from sidecar.apiKey or GEMINI_API_KEY",
+                )
+            )
         else:
             express = " (Vertex AI express mode: no project or location)" if endpoint.express else ""
             checks.append(Check("credentials", True, f"an API key ({say(key_from)}){express}"))
@@ -87,8 +95,14 @@ def _vertex_adc(ctx: Context, endpoint: Endpoint, say: _Origins) -> list[Check]:
     else:
         message = missing_project_message(source)  # as ModelClient raises it (a `config` error)
         ctx.verdict = Verdict("vertex", endpoint.label(), False, "config", message)
-        checks.append(Check("project", False, message,
-                            "set GOOGLE_CLOUD_PROJECT (or sidecar.vertexProject) to your Google Cloud project id"))
+        checks.append(
+            Check(
+                "project",
+                False,
+                message,
+                "set GOOGLE_CLOUD_PROJECT (or sidecar.vertexProject) to your Google Cloud project id",
+            )
+        )
     checks.append(_location(endpoint, say))
     checks.append(Check("adc", True, f"{describe_credentials(credentials)} from {source}; no API key is sent"))
     if ctx.verdict is None:
@@ -124,13 +138,19 @@ def _service(endpoint: Endpoint) -> str:
 
 def _configure_hint(ctx: Context) -> str:
     if ctx.front_end == "editor":
-        key = ("for the Gemini API: GEMINI_API_KEY in the environment the editor starts in, or VS Code’s "
-               "“Sidecar: Set API Key” (not an apiKey in a Neovim config: config files get shared)")
+        key = (
+            "for the Gemini API: GEMINI_API_KEY in the environment the editor starts in, or VS Code’s "
+            "“Sidecar: Set API Key” (not an apiKey in a Neovim config: config files get shared)"
+        )
     else:
-        key = (f"for the Gemini API: GEMINI_API_KEY in the environment `sidecar acp` starts in, or \"apiKey\" in "
-               f"{ctx.user_file}")
-    return (f"{key}; for Vertex AI: GOOGLE_GENAI_USE_VERTEXAI=true (or sidecar.backend \"vertex\") with "
-            "GOOGLE_CLOUD_PROJECT and `gcloud auth application-default login`")
+        key = (
+            f'for the Gemini API: GEMINI_API_KEY in the environment `sidecar acp` starts in, or "apiKey" in '
+            f"{ctx.user_file}"
+        )
+    return (
+        f'{key}; for Vertex AI: GOOGLE_GENAI_USE_VERTEXAI=true (or sidecar.backend "vertex") with '
+        "GOOGLE_CLOUD_PROJECT and `gcloud auth application-default login`"
+    )
 
 
 class _Origins:
@@ -145,5 +165,5 @@ class _Origins:
         if origin.startswith("sidecar."):
             if self._ctx.front_end == "editor":
                 return f"from {origin} in the editor's settings"
-            return f"from \"{origin.removeprefix('sidecar.')}\" in {self._ctx.user_file}"
+            return f'from "{origin.removeprefix("sidecar.")}" in {self._ctx.user_file}'
         return f"from the environment variable {origin}"

@@ -46,10 +46,14 @@ def editor_install_check(ctx: Context, prefix: str | None = None, installed: str
     if installed is None:
         return [Check("install", False, f"{detail}; sidecar is not installed there", reinstall)]
     if installed != __version__:
-        return [Check(
-            "install", False, f"{detail}; installed sidecar {installed} but {__version__} is running",
-            f"the install is out of date: {reinstall}",
-        )]
+        return [
+            Check(
+                "install",
+                False,
+                f"{detail}; installed sidecar {installed} but {__version__} is running",
+                f"the install is out of date: {reinstall}",
+            )
+        ]
     hint = None
     if ctx.editor is not None and owner is not None and owner != ctx.editor:
         hint = f"this is not {ctx.editor}'s own install; {reinstall} to give it one"

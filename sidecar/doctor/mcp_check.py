@@ -20,8 +20,11 @@ def mcp_check(ctx: Context) -> list[Check]:
     fix = "correct the `mcpServers` entry named (docs/mcp.md)"
     checks = [Check("mcp", False, problem, fix) for problem in problems]
     for name in _untrusted_servers(ctx, servers):
-        hint = ("trust the workspace in the editor to start it" if ctx.front_end == "editor"
-                else "`sidecar acp` never starts a workspace file's servers: put it in your user settings file")
+        hint = (
+            "trust the workspace in the editor to start it"
+            if ctx.front_end == "editor"
+            else "`sidecar acp` never starts a workspace file's servers: put it in your user settings file"
+        )
         checks.append(Check(f"mcp {name}", True, "not started: untrusted workspace", hint))
     if servers:
         checks += asyncio.run(_probe(servers))
@@ -79,7 +82,8 @@ def _next_step(config: ServerConfig, error: str) -> str:
     if "within" in error or "still starting" in error:
         return "check that it is an MCP server, or raise its `timeout` (milliseconds) if it starts slowly"
     if config.transport == "stdio":
-        return ("run the command by hand to see why it stops (its stderr is above), fix it, or remove the server "
-                "from `mcpServers`")
+        return (
+            "run the command by hand to see why it stops (its stderr is above), fix it, or remove the server "
+            "from `mcpServers`"
+        )
     return "check that the server is up at that URL and the headers it needs are set"
-

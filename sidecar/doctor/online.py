@@ -44,9 +44,7 @@ async def _online(ctx: Context) -> list[Check]:
         if endpoint.project is None and auth.project:
             endpoint = endpoint.with_project(auth.project)
     config = client_config(ctx.settings, lambda: "")
-    config = dataclasses.replace(
-        config, retry_attempts=0, timeout_ms=min(config.timeout_ms, ONLINE_TIMEOUT_MS)
-    )
+    config = dataclasses.replace(config, retry_attempts=0, timeout_ms=min(config.timeout_ms, ONLINE_TIMEOUT_MS))
     model = ctx.settings.model
     url = endpoint.url(model, "countTokens")
     client = ModelClient(config)
@@ -74,8 +72,10 @@ def _hint(exc: ModelError, ctx: Context) -> str:
     model = ctx.settings.model
     if exc.status in (401, 403):
         if ctx.verdict is not None and ctx.verdict.kind == "vertex" and "express" not in ctx.verdict.label:
-            return ("give the account the Vertex AI User role in the project and enable the Vertex AI API there, "
-                    f"or {LOGIN_HINT}")
+            return (
+                "give the account the Vertex AI User role in the project and enable the Vertex AI API there, "
+                f"or {LOGIN_HINT}"
+            )
         return "check the API key (a new one: https://aistudio.google.com/apikey) and that the API is enabled for it"
     if exc.status == 404:
         return f"check the model name ({model!r}, sidecar.model) and, for Vertex AI, the location"

@@ -21,33 +21,47 @@ def settings_check(ctx: Context) -> list[Check]:
     checks: list[Check] = []
     if ctx.front_end == "editor":
         if ctx.editor_settings_error is not None:
-            checks.append(Check(
-                "settings", False, ctx.editor_settings_error,
-                "pass the editor's `sidecar` settings as one JSON object (the editors do this themselves)",
-            ))
+            checks.append(
+                Check(
+                    "settings",
+                    False,
+                    ctx.editor_settings_error,
+                    "pass the editor's `sidecar` settings as one JSON object (the editors do this themselves)",
+                )
+            )
         layers = SettingsLayers()
         layers.init_options = ctx.editor_settings
         ctx.settings, problems = layers.resolve([ctx.project], ctx.trusted)
         trust = "trusted" if ctx.trusted else "not trusted: its hooks stay off"
-        where = f"the editor's settings, then {workspace_file} ({trust})" if found else (
-            f"the editor's settings ({workspace_file} does not exist)"
+        where = (
+            f"the editor's settings, then {workspace_file} ({trust})"
+            if found
+            else (f"the editor's settings ({workspace_file} does not exist)")
         )
         checks.append(Check("settings", True, f"read from {where}"))
     else:
         ctx.settings, problems = acp_layers(ctx.user_file).resolve([ctx.project], trusted=False)
         user = str(ctx.user_file) if ctx.user_file.exists() else f"{ctx.user_file} (does not exist)"
-        workspace = f"{workspace_file} (as untrusted: its hooks stay off)" if found else (
-            f"{workspace_file} (does not exist)"
+        workspace = (
+            f"{workspace_file} (as untrusted: its hooks stay off)" if found else (f"{workspace_file} (does not exist)")
         )
         checks.append(Check("settings", True, f"read from the user file {user}, then {workspace}", EDITOR_ONLY))
     sources = _problem_sources(ctx)
     checks += [Check("settings", False, message, _hint(message, sources.get(message))) for message in problems]
     untrusted_hooks = _untrusted_hooks(ctx)
     if untrusted_hooks:
-        checks.append(Check("hooks", True, untrusted_hooks, (
-            "trust the workspace in the editor to let them run" if ctx.front_end == "editor"
-            else "`sidecar acp` never runs a workspace file's hooks: put them in your user settings file"
-        )))
+        checks.append(
+            Check(
+                "hooks",
+                True,
+                untrusted_hooks,
+                (
+                    "trust the workspace in the editor to let them run"
+                    if ctx.front_end == "editor"
+                    else "`sidecar acp` never runs a workspace file's hooks: put them in your user settings file"
+                ),
+            )
+        )
     return checks
 
 
@@ -65,8 +79,10 @@ def _problem_sources(ctx: Context) -> dict[str, str]:
 
 def _hint(message: str, source: str | None) -> str:
     if "cannot be set from a workspace file" in message:
-        return ("set it in your own settings (the editor's settings, or the user settings file for `sidecar acp`) "
-                "and remove it from the workspace file")
+        return (
+            "set it in your own settings (the editor's settings, or the user settings file for `sidecar acp`) "
+            "and remove it from the workspace file"
+        )
     if "is not valid JSON" in message:
         return "fix the JSON syntax at the line and column named, or delete the file"
     if message.startswith("Setting sidecar."):

@@ -73,6 +73,7 @@ def code_map(root: Path) -> str:
 
 def layer_line() -> str:
     """The layers as one line of the README, lowest first."""
+
     def short(area: str) -> str:
         return area.removeprefix("sidecar.") if area != "sidecar" else "sidecar (its version)"
 

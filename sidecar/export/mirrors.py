@@ -127,6 +127,7 @@ TS_HEADER = f"""/**
  * It imports nothing, so it loads under plain Node (unit tests, the round-trip test) and in the extension host.
  */"""
 
+
 def typescript() -> str:
     parts = [
         TS_HEADER,
@@ -244,9 +245,7 @@ def _ts_method_info() -> str:
     rows = []
     for m in methods.ALL:
         result = "" if m.result is None else f", result: '{ts_type(mi.type_info(m.result))}'"
-        rows.append(
-            f"  {m.key}: {{ kind: '{m.kind}', sender: '{m.sender}', params: '{m.params.__name__}'{result} }},"
-        )
+        rows.append(f"  {m.key}: {{ kind: '{m.kind}', sender: '{m.sender}', params: '{m.params.__name__}'{result} }},")
     body = "\n".join(rows)
     doc = "/** Who sends each method, and the names of its params and result types. */"
     return f"{doc}\nexport const MethodInfo = {{\n{body}\n}} as const;"
@@ -334,9 +333,7 @@ def outputs(root: Path = ROOT) -> dict[Path, str]:
 def stale(root: Path = ROOT) -> list[Path]:
     """The generated files whose content is not what the contract gives."""
     return [
-        path
-        for path, text in outputs(root).items()
-        if not path.exists() or path.read_text(encoding="utf-8") != text
+        path for path, text in outputs(root).items() if not path.exists() or path.read_text(encoding="utf-8") != text
     ]
 
 

@@ -189,8 +189,9 @@ def _json(value: Any, indent: str) -> str:
     """JSON with two-space indents, short lists and objects of scalars on one line (as package.json was written)."""
     inline = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
     values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
-    flat = not any(isinstance(v, dict) or (isinstance(v, list) and any(isinstance(x, list | dict) for x in v))
-                   for v in values)
+    flat = not any(
+        isinstance(v, dict) or (isinstance(v, list) and any(isinstance(x, list | dict) for x in v)) for v in values
+    )
     if not isinstance(value, list | dict) or (flat and len(inline) <= 60):
         return inline
     inner = indent + "  "

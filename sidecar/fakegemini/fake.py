@@ -263,8 +263,17 @@ class FakeGemini:
         """The OAuth token endpoint (token_uri of a test credentials file)."""
         with self._lock:
             rec = RequestRecord(
-                index=len(self._log), time=time.time(), method=method, path=path, query={}, model=None,
-                kind="token", summary=False, has_key=False, body=None, api="token",
+                index=len(self._log),
+                time=time.time(),
+                method=method,
+                path=path,
+                query={},
+                model=None,
+                kind="token",
+                summary=False,
+                has_key=False,
+                body=None,
+                api="token",
             )
             step = self._script.take("token", False) if method == "POST" else None
             if method != "POST":
@@ -284,8 +293,18 @@ class FakeGemini:
         """The metadata server's access token (sidecar/fakegemini/metadata.py), logged like a /token request."""
         with self._lock:
             rec = RequestRecord(
-                index=len(self._log), time=time.time(), method="GET", path=path, query={}, model=None, kind="token",
-                summary=False, has_key=False, body={"grant_type": "metadata-server"}, api="token", status=200,
+                index=len(self._log),
+                time=time.time(),
+                method="GET",
+                path=path,
+                query={},
+                model=None,
+                kind="token",
+                summary=False,
+                has_key=False,
+                body={"grant_type": "metadata-server"},
+                api="token",
+                status=200,
                 outcome="reply",
             )
             self._log.append(rec)

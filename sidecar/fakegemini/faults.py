@@ -174,8 +174,19 @@ class Blocked(_Step, tag="blocked"):
 
 
 FINISH_REASONS = (
-    "STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "LANGUAGE", "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
-    "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "IMAGE_SAFETY", "TOO_MANY_TOOL_CALLS",
+    "STOP",
+    "MAX_TOKENS",
+    "SAFETY",
+    "RECITATION",
+    "LANGUAGE",
+    "OTHER",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "MALFORMED_FUNCTION_CALL",
+    "UNEXPECTED_TOOL_CALL",
+    "IMAGE_SAFETY",
+    "TOO_MANY_TOOL_CALLS",
 )
 
 
@@ -199,7 +210,17 @@ class Finish(_Step, tag="finish"):
 
 
 Step = (
-    Status | Delay | Hold | Cut | MidstreamError | Empty | Text | MalformedSnapshot | FunctionCall | Usage | Blocked
+    Status
+    | Delay
+    | Hold
+    | Cut
+    | MidstreamError
+    | Empty
+    | Text
+    | MalformedSnapshot
+    | FunctionCall
+    | Usage
+    | Blocked
     | Finish
 )
 

@@ -34,8 +34,11 @@ def _candidate_extras(text: str) -> dict[str, Any]:
             "webSearchQueries": ["fake gemini grounding"],
             "groundingChunks": [{"web": {"uri": "https://example.com/page", "title": "example.com"}}],
             "groundingSupports": [
-                {"segment": {"startIndex": 0, "endIndex": end, "text": text[:40]},
-                 "groundingChunkIndices": [0], "confidenceScores": [0.9]}
+                {
+                    "segment": {"startIndex": 0, "endIndex": end, "text": text[:40]},
+                    "groundingChunkIndices": [0],
+                    "confidenceScores": [0.9],
+                }
             ],
         },
         "avgLogprobs": -0.125,
@@ -51,8 +54,11 @@ def plan(
         feedback: dict[str, Any] = {"blockReason": step.block_reason, "safetyRatings": SAFETY_RATINGS}
         if step.block_reason_message is not None:
             feedback["blockReasonMessage"] = step.block_reason_message
-        body = {"promptFeedback": feedback, "usageMetadata": {"promptTokenCount": prompt, "totalTokenCount": prompt},
-                **head}
+        body = {
+            "promptFeedback": feedback,
+            "usageMetadata": {"promptTokenCount": prompt, "totalTokenCount": prompt},
+            **head,
+        }
         return body, [body]
 
     thought: list[dict[str, Any]] = [{"text": step.thought, "thought": True}] if step.thought is not None else []

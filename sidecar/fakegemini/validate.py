@@ -79,9 +79,12 @@ def _data_fields(part: Part) -> list[str]:
     if part.text is not None and (part.text != "" or part.thought):
         fields.append("text")
     for name, value in (
-        ("functionCall", part.function_call), ("functionResponse", part.function_response),
-        ("inlineData", part.inline_data), ("fileData", part.file_data),
-        ("executableCode", part.executable_code), ("codeExecutionResult", part.code_execution_result),
+        ("functionCall", part.function_call),
+        ("functionResponse", part.function_response),
+        ("inlineData", part.inline_data),
+        ("fileData", part.file_data),
+        ("executableCode", part.executable_code),
+        ("codeExecutionResult", part.code_execution_result),
     ):
         if value is not None:
             fields.append(name)

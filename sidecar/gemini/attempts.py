@@ -90,12 +90,15 @@ def failure(problem: ReplyProblem, attempts: int) -> ModelError:
     """The ModelError for a reply that cannot be used: blocked (named at once) or still bad after every attempt."""
     if not problem.retryable:
         return ModelError(
-            "blocked", f"{problem.words[0].upper()}{problem.words[1:]}.",
-            reason=problem.type, block_reason=problem.block_reason,
+            "blocked",
+            f"{problem.words[0].upper()}{problem.words[1:]}.",
+            reason=problem.type,
+            block_reason=problem.block_reason,
         )
     tries = f"{attempts} attempts" if attempts > 1 else "1 attempt"
     return ModelError(
-        "invalidReply", f"Gemini's reply could not be used after {tries}: {problem.words} ({problem.type}).",
+        "invalidReply",
+        f"Gemini's reply could not be used after {tries}: {problem.words} ({problem.type}).",
         reason=problem.type,
     )
 

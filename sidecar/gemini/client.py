@@ -28,8 +28,18 @@ RETRYABLE_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 MAX_RETRY_DELAY_S = 30.0
 
 ErrorKind = Literal[
-    "rateLimit", "auth", "notFound", "badRequest", "server", "timeout", "unreachable", "stream",
-    "credentials", "blocked", "invalidReply", "config",
+    "rateLimit",
+    "auth",
+    "notFound",
+    "badRequest",
+    "server",
+    "timeout",
+    "unreachable",
+    "stream",
+    "credentials",
+    "blocked",
+    "invalidReply",
+    "config",
 ]
 #: Failures worth another attempt of a chat round even after output arrived (Gemini CLI retries these mid-stream).
 MID_STREAM_RETRYABLE = frozenset({"stream", "server", "rateLimit", "timeout", "unreachable"})
@@ -214,8 +224,12 @@ class ModelClient:
             try:
                 headers = await self._auth_headers()
                 iterator = self._stream.stream(
-                    model, contents, system_instruction, tools,
-                    auth_headers=headers, generation_config=generation_config,
+                    model,
+                    contents,
+                    system_instruction,
+                    tools,
+                    auth_headers=headers,
+                    generation_config=generation_config,
                 )
                 async for chunk in iterator:
                     started = True
@@ -253,8 +267,12 @@ class ModelClient:
             response = await client.aio.models.generate_content(model=model, contents=payload, config=config)
             chunk = _chunk(response)
             return Reply(
-                chunk.parts, chunk.finish_reason, chunk.usage,
-                chunk.finish_message, chunk.block_reason, chunk.block_message,
+                chunk.parts,
+                chunk.finish_reason,
+                chunk.usage,
+                chunk.finish_message,
+                chunk.block_reason,
+                chunk.block_message,
             )
 
         reply: Reply = await self._with_retries(call)

@@ -108,9 +108,11 @@ def resolve(settings: Settings, env: Mapping[str, str] | None = None) -> Endpoin
     if key is None and base is None:
         if settings.backend == "gemini":
             return Endpoint(
-                "gemini", GEMINI_URL, GEMINI_API_VERSION,
+                "gemini",
+                GEMINI_URL,
+                GEMINI_API_VERSION,
                 problem="The Gemini API is selected (sidecar.backend) but no API key is set: set sidecar.apiKey or "
-                "GEMINI_API_KEY (https://aistudio.google.com/apikey), or choose \"vertex\" for Vertex AI.",
+                'GEMINI_API_KEY (https://aistudio.google.com/apikey), or choose "vertex" for Vertex AI.',
                 origins=(("backend", chosen),),
             )
         return None
@@ -120,7 +122,11 @@ def resolve(settings: Settings, env: Mapping[str, str] | None = None) -> Endpoin
     if base is not None:
         origins.append(("url", _first_set("sidecar.baseUrl", settings.base_url, env, "GOOGLE_GEMINI_BASE_URL")))
     return Endpoint(
-        "gemini", base or GEMINI_URL, GEMINI_API_VERSION, api_key=key or PLACEHOLDER_KEY, custom_url=base is not None,
+        "gemini",
+        base or GEMINI_URL,
+        GEMINI_API_VERSION,
+        api_key=key or PLACEHOLDER_KEY,
+        custom_url=base is not None,
         origins=tuple(origins),
     )
 
@@ -156,7 +162,11 @@ def _vertex(settings: Settings, env: Mapping[str, str], chosen: str) -> Endpoint
             origins.append(("key", _first_set("", None, env, "GOOGLE_API_KEY", "GEMINI_API_KEY")))
     if key is not None:  # express mode: no project or location in the path
         return Endpoint(
-            "vertex", base or VERTEX_GLOBAL_URL, VERTEX_API_VERSION, api_key=key, custom_url=base is not None,
+            "vertex",
+            base or VERTEX_GLOBAL_URL,
+            VERTEX_API_VERSION,
+            api_key=key,
+            custom_url=base is not None,
             origins=tuple(origins),
         )
     location = settings.vertex_location or env.get("GOOGLE_CLOUD_LOCATION") or DEFAULT_VERTEX_LOCATION
@@ -168,6 +178,11 @@ def _vertex(settings: Settings, env: Mapping[str, str], chosen: str) -> Endpoint
     else:
         custom = True
     return Endpoint(
-        "vertex", base, VERTEX_API_VERSION, project=project, location=location, custom_url=custom,
+        "vertex",
+        base,
+        VERTEX_API_VERSION,
+        project=project,
+        location=location,
+        custom_url=custom,
         origins=tuple(origins),
     )

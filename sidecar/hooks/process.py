@@ -82,7 +82,10 @@ async def run_hook(spec: HookSpec, payload: dict[str, Any], *, cwd: str, session
     guard = [sys.executable, "-I", "-S", GUARD_SCRIPT, str(os.getpid())]
     try:
         proc = await asyncio.create_subprocess_exec(
-            *guard, "/bin/sh", "-c", spec.command,
+            *guard,
+            "/bin/sh",
+            "-c",
+            spec.command,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

@@ -18,11 +18,12 @@ def wire(
     ask: Ask | None = None,
     project: Callable[[], ProjectData] | None = None,
     project_root: Callable[[], str] | None = None,
-    folders: Sequence[str] = (),
+    folders: Callable[[], Sequence[str]] | None = None,
 ) -> McpManager:
     """The MCP servers (none running until the settings are applied); `on_change` hears every status or tool
     list change, `inform` a server's failure in words; a workspace file's servers start once `ask` had the user
-    approve their exact definition and the workspace files (under `folders`) its command runs, remembered in `project`'s data (None: they never start, as in ACP)."""
+    approve their exact definition and the workspace files (under `folders`) that its command runs, remembered in
+    `project`'s data (None: they never start, as in ACP)."""
     from sidecar.mcp.approval import McpApproval
     from sidecar.mcp.manager import McpManager
 

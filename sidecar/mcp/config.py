@@ -15,8 +15,21 @@ DEFAULT_TIMEOUT_MS = 600_000
 #: Server names may hold letters, digits, `-` and `_` (they become part of tool names).
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _KNOWN = frozenset(
-    {"command", "args", "env", "cwd", "url", "type", "httpUrl", "headers", "timeout", "trust", "includeTools",
-     "excludeTools", "description"}
+    {
+        "command",
+        "args",
+        "env",
+        "cwd",
+        "url",
+        "type",
+        "httpUrl",
+        "headers",
+        "timeout",
+        "trust",
+        "includeTools",
+        "excludeTools",
+        "description",
+    }
 )
 #: Reference fields the sidecar does not support: reported, the rest of the entry still used.
 _UNSUPPORTED = frozenset({"tcp", "oauth", "authProviderType", "targetAudience", "targetServiceAccount"})
@@ -63,9 +76,15 @@ class ServerConfig:
     def definition(self) -> dict[str, Any]:
         """Every field that decides what runs and how (the approval is keyed on it), without where it came from."""
         return {
-            "name": self.name, "transport": self.transport, "command": self.command, "args": list(self.args),
-            "env": [list(pair) for pair in self.env], "cwd": self.cwd, "url": self.url,
-            "headers": [list(pair) for pair in self.headers], "timeout": self.timeout_ms,
+            "name": self.name,
+            "transport": self.transport,
+            "command": self.command,
+            "args": list(self.args),
+            "env": [list(pair) for pair in self.env],
+            "cwd": self.cwd,
+            "url": self.url,
+            "headers": [list(pair) for pair in self.headers],
+            "timeout": self.timeout_ms,
             "includeTools": None if self.include_tools is None else list(self.include_tools),
             "excludeTools": list(self.exclude_tools),
         }
@@ -102,7 +121,7 @@ def _transport(name: str, entry: Mapping[str, Any], problems: list[str]) -> tupl
     if "url" in entry:
         kind = entry.get("type", "http")
         if kind not in ("http", "sse"):
-            raise _Bad(f"MCP server {name!r}: `type` must be \"http\" or \"sse\" with `url`, got {kind!r}")
+            raise _Bad(f'MCP server {name!r}: `type` must be "http" or "sse" with `url`, got {kind!r}')
         return kind, {"url": _text(name, "url", entry["url"])}
     if "command" in entry:
         values: dict[str, Any] = {"command": _text(name, "command", entry["command"])}
@@ -153,8 +172,15 @@ def parse_server(name: Any, entry: Any, origin: str, problems: list[str]) -> Ser
         problems.append(f"{exc} ({origin}); this server is not started.")
         return None
     return ServerConfig(
-        name=name, transport=transport, timeout_ms=int(timeout), trust=trust, include_tools=include,
-        exclude_tools=exclude, description=description, origin=origin, **values,
+        name=name,
+        transport=transport,
+        timeout_ms=int(timeout),
+        trust=trust,
+        include_tools=include,
+        exclude_tools=exclude,
+        description=description,
+        origin=origin,
+        **values,
     )
 
 

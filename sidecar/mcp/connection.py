@@ -262,7 +262,9 @@ class Connection:
             return []
         return [
             RemotePrompt(
-                p.name, p.description or "", tuple((a.name, bool(a.required)) for a in p.arguments or []),
+                p.name,
+                p.description or "",
+                tuple((a.name, bool(a.required)) for a in p.arguments or []),
                 tuple(a.description or "" for a in p.arguments or []),
             )
             for p in result.prompts

@@ -83,12 +83,20 @@ def plan_call(manager: McpManager, name: str, args: Any) -> ToolPlan | None:
     clean = dict(args or {})
     shown = json.dumps(clean, ensure_ascii=False, sort_keys=True)
     description = f"MCP server {entry.server.name}: {entry.tool.name} {shown}"
+
     def confirm(mode: str, always_allowed: AbstractSet[str]) -> bool:
         return needs_confirmation(entry, name, mode, always_allowed)
 
     server = entry.server.name
     return ToolPlan(
-        name, clean, "mcp", description, allow_key=name, payload=entry, server_key=server_key(server), server=server,
+        name,
+        clean,
+        "mcp",
+        description,
+        allow_key=name,
+        payload=entry,
+        server_key=server_key(server),
+        server=server,
         confirm=confirm,
     )
 

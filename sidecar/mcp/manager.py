@@ -137,8 +137,10 @@ class McpManager:
         try:
             if self._approve is None:
                 ok = False
-                self._tell(f"MCP server {config.name!r} ({WORKSPACE_ORIGIN}) is not started: nobody can be asked "
-                           "to approve it here.")
+                self._tell(
+                    f"MCP server {config.name!r} ({WORKSPACE_ORIGIN}) is not started: nobody can be asked "
+                    "to approve it here."
+                )
             else:
                 ok = await self._approve(config)
         except Exception:
@@ -236,8 +238,10 @@ class McpManager:
         for connection in deadlines:
             name, bound = connection.config.name, min(connection.config.timeout_s, START_WAIT_CAP_S)
             if connection.status == "starting":
-                without.append(f"MCP server {name!r} did not finish starting within {bound:g} s: this turn goes on "
-                               "without its tools (they are offered from the next request once it is ready).")
+                without.append(
+                    f"MCP server {name!r} did not finish starting within {bound:g} s: this turn goes on "
+                    "without its tools (they are offered from the next request once it is ready)."
+                )
         return without
 
     # -- state ----------------------------------------------------------------------------------------

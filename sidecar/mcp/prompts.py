@@ -30,7 +30,7 @@ class PromptCommand:
     @property
     def hint(self) -> str | None:
         """The arguments the command takes, as a hint for the client."""
-        names = [f"--{name}=\"…\"" for name, _ in self.prompt.arguments]
+        names = [f'--{name}="…"' for name, _ in self.prompt.arguments]
         return " ".join(names) or None
 
 
@@ -66,7 +66,7 @@ def parse_arguments(prompt: RemotePrompt, text: str) -> dict[str, str]:
     for name, value in zip(free, positional, strict=False):
         values[name] = value
     if len(positional) > len(free) and free:
-        values[free[-1]] = " ".join([values[free[-1]], *positional[len(free):]])
+        values[free[-1]] = " ".join([values[free[-1]], *positional[len(free) :]])
     return checked(prompt, values)
 
 
@@ -111,7 +111,10 @@ def prompt_infos(manager: McpManager) -> list[McpPromptInfo]:
         ]
         infos.append(
             McpPromptInfo(
-                name=command.command, server=command.server, prompt=prompt.name, description=command.description,
+                name=command.command,
+                server=command.server,
+                prompt=prompt.name,
+                description=command.description,
                 arguments=arguments,
             )
         )

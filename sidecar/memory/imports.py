@@ -166,7 +166,11 @@ def _one_import(
         budget.exhausted = written
         log.warning(
             "memory imports: %s (imported from %s) passes the budget of %d files / %d KB for all imports of the "
-            "memory; it and the imports after it are left out", real, file, MAX_IMPORT_FILES, MAX_IMPORT_BYTES // 1024
+            "memory; it and the imports after it are left out",
+            real,
+            file,
+            MAX_IMPORT_FILES,
+            MAX_IMPORT_BYTES // 1024,
         )
         return (
             f"<!-- Import skipped: {written} - the imports' budget ({MAX_IMPORT_FILES} files, "
@@ -177,7 +181,12 @@ def _one_import(
     budget.bytes_left -= size
     budget.files.append(real)
     inner = process_imports(
-        content, Path(real), root, depth=depth + 1, chain=chain, budget=budget,
+        content,
+        Path(real),
+        root,
+        depth=depth + 1,
+        chain=chain,
+        budget=budget,
         folders=folders,
     )
     return f"<!-- Imported from: {written} -->\n{inner}\n<!-- End of import from: {written} -->"

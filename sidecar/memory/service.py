@@ -376,9 +376,7 @@ class MemoryService:
                     self._pending_global.add(path)
                 else:
                     self._pending[path] = after
-            self._delivered |= {
-                ident for f in new.values() if (ident := discovery.file_id(Path(f.path))) is not None
-            }
+            self._delivered |= {ident for f in new.values() if (ident := discovery.file_id(Path(f.path))) is not None}
         return True
 
     async def check(self, *, force: bool = False) -> bool:
@@ -427,9 +425,7 @@ class MemoryService:
         if not folders:
             raise errors.SidecarError(errors.INVALID_PARAMS, "No workspace folder is open: project memory needs one.")
         if not self._trusted():
-            raise errors.SidecarError(
-                errors.INVALID_PARAMS, f"Project memory is not written: {UNTRUSTED_REASON}."
-            )
+            raise errors.SidecarError(errors.INVALID_PARAMS, f"Project memory is not written: {UNTRUSTED_REASON}.")
         folder = Path(folders[0]).resolve()
         return (project_root(folder, self._markers()) or folder) / name
 

@@ -36,37 +36,43 @@ class Code:
 
 CODES = (
     Code(
-        PARSE_ERROR, "ParseError",
+        PARSE_ERROR,
+        "ParseError",
         "a frame's body is not JSON, or a header block has no valid `Content-Length` (`id: null`)",
     ),
     Code(
-        INVALID_REQUEST, "InvalidRequest",
+        INVALID_REQUEST,
+        "InvalidRequest",
         "JSON that is not a JSON-RPC 2.0 message (not an object, wrong `jsonrpc`, bad `id`/`method`)",
     ),
     Code(METHOD_NOT_FOUND, "MethodNotFound", "unknown request method (unknown notifications are logged and dropped)"),
     Code(
-        INVALID_PARAMS, "InvalidParams",
+        INVALID_PARAMS,
+        "InvalidParams",
         "params of the wrong shape; the message names the method and the field, e.g. ``Invalid params for "
         "sidecar/sendMessage: Expected `str`, got `int` - at `$.text` ``",
     ),
     Code(INTERNAL_ERROR, "InternalError", "a bug; the message names the method and the exception (never the API key)"),
     Code(REQUEST_CANCELLED, "RequestCancelled", "the request was cancelled with `$/cancelRequest`"),
     Code(
-        MODEL_ERROR, "ModelError",
+        MODEL_ERROR,
+        "ModelError",
         "the model call failed after retries; `data = {kind, status, turnId}` (plus `reason` and `blockReason` "
         "below) with `kind` one of `rateLimit`, `auth`, `notFound`, `badRequest`, `server`, `timeout`, "
         "`unreachable`, `stream`, `credentials` (Vertex AI's Application Default Credentials are missing or "
-        "refused), `config` (a backend that cannot work, e.g. `backend: \"gemini\"` without a key), `blocked` (a "
+        'refused), `config` (a backend that cannot work, e.g. `backend: "gemini"` without a key), `blocked` (a '
         "blocked prompt or reply; `data.blockReason`), `invalidReply` (every attempt was unusable; `data.reason` is "
         "the type)",
     ),
     Code(
-        CONTEXT_OVERFLOW, "ContextOverflow",
+        CONTEXT_OVERFLOW,
+        "ContextOverflow",
         "the message cannot fit in the context window; `data = {estimatedRequestTokenCount, remainingTokenCount}`",
     ),
     Code(BUSY, "Busy", "a compaction is already running"),
     Code(
-        SESSION_ERROR, "SessionError",
+        SESSION_ERROR,
+        "SessionError",
         "a session cannot be resumed, read, imported or undone (unknown, damaged, newer format); nothing was changed",
     ),
 )

@@ -102,46 +102,82 @@ class Method(Generic[P, R]):
 
 # -- requests (client -> server) ----------------------------------------------------------------------------
 SEND_MESSAGE: Method[SendMessageParams, SendMessageResult] = Method(
-    "sidecar/sendMessage", "request", "client", SendMessageParams, SendMessageResult,
+    "sidecar/sendMessage",
+    "request",
+    "client",
+    SendMessageParams,
+    SendMessageResult,
     "Run one user turn; the reply streams as sidecar/messageDelta.",
 )
 GET_TOKEN_USAGE: Method[Empty, TokenUsage] = Method(
     "sidecar/getTokenUsage", "request", "client", Empty, TokenUsage, "The current token usage."
 )
 COMPRESS: Method[CompressParams, CompressResult] = Method(
-    "sidecar/compress", "request", "client", CompressParams, CompressResult,
+    "sidecar/compress",
+    "request",
+    "client",
+    CompressParams,
+    CompressResult,
     "Compress the conversation now (optional focus instructions).",
 )
 NEW_SESSION: Method[Empty, NewSessionResult] = Method(
     "sidecar/newSession", "request", "client", Empty, NewSessionResult, "Start a new, empty conversation."
 )
 LIST_SESSIONS: Method[ListSessionsParams, list[SessionSummary] | ListSessionsPage] = Method(
-    "sidecar/listSessions", "request", "client", ListSessionsParams, list[SessionSummary] | ListSessionsPage,
+    "sidecar/listSessions",
+    "request",
+    "client",
+    ListSessionsParams,
+    list[SessionSummary] | ListSessionsPage,
     "This project's recorded sessions, newest first (the bare list without params; a page with query/limit/cursor).",
 )
 RESUME_SESSION: Method[ResumeSessionParams, ResumeSessionResult] = Method(
-    "sidecar/resumeSession", "request", "client", ResumeSessionParams, ResumeSessionResult,
+    "sidecar/resumeSession",
+    "request",
+    "client",
+    ResumeSessionParams,
+    ResumeSessionResult,
     "Continue a recorded session.",
 )
 GET_TRANSCRIPT: Method[GetTranscriptParams, GetTranscriptResult] = Method(
-    "sidecar/getTranscript", "request", "client", GetTranscriptParams, GetTranscriptResult,
+    "sidecar/getTranscript",
+    "request",
+    "client",
+    GetTranscriptParams,
+    GetTranscriptResult,
     "Every message ever recorded in a session, with compaction markers.",
 )
 IMPORT_SESSION: Method[ImportParams, ImportSessionResult] = Method(
-    "sidecar/importSession", "request", "client", ImportParams, ImportSessionResult,
+    "sidecar/importSession",
+    "request",
+    "client",
+    ImportParams,
+    ImportSessionResult,
     "Import a Gemini CLI session file as a new session.",
 )
 UNDO_COMPACTION: Method[Empty, UndoCompactionResult] = Method(
-    "sidecar/undoCompaction", "request", "client", Empty, UndoCompactionResult,
+    "sidecar/undoCompaction",
+    "request",
+    "client",
+    Empty,
+    UndoCompactionResult,
     "Restore the history from right before the latest compaction.",
 )
 
 FORK_SESSION: Method[ForkParams, ForkSessionResult] = Method(
-    "sidecar/forkSession", "request", "client", ForkParams, ForkSessionResult,
+    "sidecar/forkSession",
+    "request",
+    "client",
+    ForkParams,
+    ForkSessionResult,
     "A new live session with a session's history before a user message (default: all of it); the parent unchanged.",
 )
 REWIND: Method[RewindParams, RewindResult] = Method(
-    "sidecar/rewind", "request", "client", RewindParams, RewindResult,
+    "sidecar/rewind",
+    "request",
+    "client",
+    RewindParams,
+    RewindResult,
     "Drop a user message and everything after it from the model's history (the transcript keeps them); with "
     "restoreFiles, also put back the files the agent changed since.",
 )
@@ -149,19 +185,35 @@ RENAME_SESSION: Method[RenameParams, RenameSessionResult] = Method(
     "sidecar/renameSession", "request", "client", RenameParams, RenameSessionResult, "Give a session a title."
 )
 DELETE_SESSION: Method[ResumeSessionParams, DeleteSessionResult] = Method(
-    "sidecar/deleteSession", "request", "client", ResumeSessionParams, DeleteSessionResult,
+    "sidecar/deleteSession",
+    "request",
+    "client",
+    ResumeSessionParams,
+    DeleteSessionResult,
     "Move a session (not the live one) to the trash for 30 days.",
 )
 LIST_DELETED_SESSIONS: Method[Empty, ListDeletedSessionsResult] = Method(
-    "sidecar/listDeletedSessions", "request", "client", Empty, ListDeletedSessionsResult,
+    "sidecar/listDeletedSessions",
+    "request",
+    "client",
+    Empty,
+    ListDeletedSessionsResult,
     "This project's sessions in the trash (restorable), most recently deleted first.",
 )
 RESTORE_SESSION: Method[ResumeSessionParams, RestoreSessionResult] = Method(
-    "sidecar/restoreSession", "request", "client", ResumeSessionParams, RestoreSessionResult,
+    "sidecar/restoreSession",
+    "request",
+    "client",
+    ResumeSessionParams,
+    RestoreSessionResult,
     "Bring a deleted session back from the trash (it is not resumed).",
 )
 PIN: Method[PinParams, PinResult] = Method(
-    "sidecar/pin", "request", "client", PinParams, PinResult,
+    "sidecar/pin",
+    "request",
+    "client",
+    PinParams,
+    PinResult,
     "Pin a fact: every request carries it verbatim, every compaction keeps it.",
 )
 UNPIN: Method[UnpinParams, UnpinResult] = Method(
@@ -172,52 +224,95 @@ LIST_PINS: Method[Empty, ListPinsResult] = Method(
 )
 
 LIST_MCP_SERVERS: Method[Empty, list[McpServerInfo]] = Method(
-    "sidecar/listMcpServers", "request", "client", Empty, list[McpServerInfo],
+    "sidecar/listMcpServers",
+    "request",
+    "client",
+    Empty,
+    list[McpServerInfo],
     "The configured MCP servers: status (starting, ready, failed, disabled), their tools, why one failed.",
 )
 RESTART_MCP_SERVER: Method[RestartMcpServerParams, RestartMcpServerResult] = Method(
-    "sidecar/restartMcpServer", "request", "client", RestartMcpServerParams, RestartMcpServerResult,
+    "sidecar/restartMcpServer",
+    "request",
+    "client",
+    RestartMcpServerParams,
+    RestartMcpServerResult,
     "Stop an MCP server and start it again (e.g. after it failed).",
 )
 SET_MCP_SERVER_ENABLED: Method[SetMcpServerEnabledParams, SetMcpServerEnabledResult] = Method(
-    "sidecar/setMcpServerEnabled", "request", "client", SetMcpServerEnabledParams, SetMcpServerEnabledResult,
+    "sidecar/setMcpServerEnabled",
+    "request",
+    "client",
+    SetMcpServerEnabledParams,
+    SetMcpServerEnabledResult,
     "Disable an MCP server (its process stops, its tools leave the model) or enable it again, until the sidecar exits.",
 )
 LIST_MCP_PROMPTS: Method[Empty, list[McpPromptInfo]] = Method(
-    "sidecar/listMcpPrompts", "request", "client", Empty, list[McpPromptInfo],
+    "sidecar/listMcpPrompts",
+    "request",
+    "client",
+    Empty,
+    list[McpPromptInfo],
     "The ready MCP servers' prompts by command name, with their arguments.",
 )
 GET_MCP_PROMPT: Method[GetMcpPromptParams, GetMcpPromptResult] = Method(
-    "sidecar/getMcpPrompt", "request", "client", GetMcpPromptParams, GetMcpPromptResult,
+    "sidecar/getMcpPrompt",
+    "request",
+    "client",
+    GetMcpPromptParams,
+    GetMcpPromptResult,
     "Expand an MCP prompt with its arguments: the text for the editor to send as the user's turn, or why not.",
 )
 
 # checkpoints: the files the agent changed, put back with the conversation (docs/checkpoints.md)
 LIST_CHECKPOINTS: Method[ListCheckpointsParams, ListCheckpointsResult] = Method(
-    "sidecar/listCheckpoints", "request", "client", ListCheckpointsParams, ListCheckpointsResult,
+    "sidecar/listCheckpoints",
+    "request",
+    "client",
+    ListCheckpointsParams,
+    ListCheckpointsResult,
     "A session's user messages that can be rewound to, with the files each turn changed (default: the live one).",
 )
 PREVIEW_REWIND: Method[PreviewRewindParams, PreviewRewindResult] = Method(
-    "sidecar/previewRewind", "request", "client", PreviewRewindParams, PreviewRewindResult,
+    "sidecar/previewRewind",
+    "request",
+    "client",
+    PreviewRewindParams,
+    PreviewRewindResult,
     "What sidecar/rewind with restoreFiles would put back, remove, leave (conflicts) and skip; nothing is changed.",
 )
 
 GET_MEMORY: Method[Empty, MemoryInfo] = Method(
-    "sidecar/getMemory", "request", "client", Empty, MemoryInfo,
+    "sidecar/getMemory",
+    "request",
+    "client",
+    Empty,
+    MemoryInfo,
     "The context files loaded (GEMINI.md, AGENTS.md: global, project, subfolders) and their text.",
 )
 REFRESH_MEMORY: Method[Empty, MemoryInfo] = Method(
-    "sidecar/refreshMemory", "request", "client", Empty, MemoryInfo,
+    "sidecar/refreshMemory",
+    "request",
+    "client",
+    Empty,
+    MemoryInfo,
     "Read the context files again (subfolder files are delivered again when a tool touches them).",
 )
 ADD_MEMORY: Method[AddMemoryParams, MemoryInfo] = Method(
-    "sidecar/addMemory", "request", "client", AddMemoryParams, MemoryInfo,
+    "sidecar/addMemory",
+    "request",
+    "client",
+    AddMemoryParams,
+    MemoryInfo,
     "Append `- <text>` under `## Gemini Added Memories` in ~/.gemini/GEMINI.md or the project GEMINI.md; refresh.",
 )
 
 # -- notifications (client -> server) -----------------------------------------------------------------------
 IDE_CONTEXT: Method[IdeContextParams, None] = Method(
-    "sidecar/ideContext", "notification", "client", IdeContextParams,
+    "sidecar/ideContext",
+    "notification",
+    "client",
+    IdeContextParams,
     summary="The editor's open files, cursor, selection and workspace trust.",
 )
 
@@ -226,36 +321,58 @@ MESSAGE_DELTA: Method[MessageDeltaParams, None] = Method(
     "sidecar/messageDelta", "notification", "server", MessageDeltaParams, summary="One streamed chunk of the reply."
 )
 TOKEN_USAGE: Method[TokenUsage, None] = Method(
-    "sidecar/tokenUsage", "notification", "server", TokenUsage,
+    "sidecar/tokenUsage",
+    "notification",
+    "server",
+    TokenUsage,
     summary="Token usage, pushed once per change of state (turns, compactions, settings, session switches).",
 )
 COMPRESSED: Method[CompressedParams, None] = Method(
-    "sidecar/compressed", "notification", "server", CompressedParams,
+    "sidecar/compressed",
+    "notification",
+    "server",
+    CompressedParams,
     summary="A compaction attempt that was not NOOP, failures included.",
 )
 TOOL_CALL: Method[ToolCallParams, None] = Method(
-    "sidecar/toolCall", "notification", "server", ToolCallParams,
+    "sidecar/toolCall",
+    "notification",
+    "server",
+    ToolCallParams,
     summary="A tool call's status changed (pending, running, done, error, denied, cancelled).",
 )
 
 MCP_STATUS: Method[McpStatusParams, None] = Method(
-    "sidecar/mcpStatus", "notification", "server", McpStatusParams,
+    "sidecar/mcpStatus",
+    "notification",
+    "server",
+    McpStatusParams,
     summary="An MCP server's status or tool list changed; carries every server, as sidecar/listMcpServers.",
 )
 
 MEMORY_CHANGED: Method[MemoryInfo, None] = Method(
-    "sidecar/memoryChanged", "notification", "server", MemoryInfo,
+    "sidecar/memoryChanged",
+    "notification",
+    "server",
+    MemoryInfo,
     summary="The context files loaded changed (start, refresh, addMemory, a file edited, a subfolder file delivered).",
 )
 
 RETRY: Method[RetryParams, None] = Method(
-    "sidecar/retry", "notification", "server", RetryParams,
+    "sidecar/retry",
+    "notification",
+    "server",
+    RetryParams,
     summary="An unusable reply is retried: drop the failed attempt's text (the turn's text restarts from `text`).",
 )
 
 # -- requests (server -> client) ----------------------------------------------------------------------------
 CONFIRM_TOOL_CALL: Method[ConfirmToolCallParams, ConfirmToolCallResult] = Method(
-    "sidecar/confirmToolCall", "request", "server", ConfirmToolCallParams, ConfirmToolCallResult,
+    "sidecar/confirmToolCall",
+    "request",
+    "server",
+    ConfirmToolCallParams,
+    ConfirmToolCallResult,
     "Ask the user whether an edit or a shell command may run.",
 )
 

@@ -191,9 +191,7 @@ class TranscriptToolCall(msgspec.Struct, rename="camel", omit_defaults=True):
     id: str | None = None
 
 
-class TranscriptMessage(
-    msgspec.Struct, tag="message", tag_field="type", rename="camel", omit_defaults=True, gc=False
-):
+class TranscriptMessage(msgspec.Struct, tag="message", tag_field="type", rename="camel", omit_defaults=True, gc=False):
     id: str
     time: str
     role: Literal["user", "model"]
@@ -205,9 +203,7 @@ class TranscriptMessage(
     rewound: bool = False
 
 
-class TranscriptCompaction(
-    msgspec.Struct, tag="compaction", tag_field="type", rename="camel", omit_defaults=True
-):
+class TranscriptCompaction(msgspec.Struct, tag="compaction", tag_field="type", rename="camel", omit_defaults=True):
     id: str
     time: str
     trigger: Trigger

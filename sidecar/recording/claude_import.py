@@ -34,8 +34,11 @@ def _map_call(name: str, args: dict[str, Any]) -> tuple[str, dict[str, Any]] | N
     if name == "Write" and isinstance(path, str):
         return "write_file", {"path": path, "content": args.get("content", "")}
     if name == "Edit" and isinstance(path, str) and not args.get("replace_all"):
-        return "replace", {"path": path, "old_string": args.get("old_string", ""),
-                           "new_string": args.get("new_string", "")}
+        return "replace", {
+            "path": path,
+            "old_string": args.get("old_string", ""),
+            "new_string": args.get("new_string", ""),
+        }
     if name == "Bash" and isinstance(args.get("command"), str):
         return "run_shell_command", {"command": args["command"]}
     if name == "Glob" and isinstance(args.get("pattern"), str):
@@ -116,12 +119,20 @@ def read_claude_session(path: Path) -> ForeignSession:
     if textual:
         names = ", ".join(sorted(set(textual.values())))
         builder.warnings.append(f"Calls of Claude Code tools the sidecar does not have ({names}) are kept as text.")
-    title = next((e["summary"] for e in reversed(entries) if e.get("type") == "summary"
-                  and isinstance(e.get("summary"), str)), None)
+    title = next(
+        (e["summary"] for e in reversed(entries) if e.get("type") == "summary" and isinstance(e.get("summary"), str)),
+        None,
+    )
     cwd = next((e["cwd"] for e in entries if isinstance(e.get("cwd"), str)), None)
     return ForeignSession(
-        "claude-code", builder.records, builder.message_count, builder.history_length, start,
-        {"format": "jsonl", "sessionId": session_id, **({"cwd": cwd} if cwd else {})}, title, builder.warnings,
+        "claude-code",
+        builder.records,
+        builder.message_count,
+        builder.history_length,
+        start,
+        {"format": "jsonl", "sessionId": session_id, **({"cwd": cwd} if cwd else {})},
+        title,
+        builder.warnings,
     )
 
 
@@ -144,8 +155,9 @@ def _assistant(builder: HistoryBuilder, content: Any, meta: dict[str, Any], text
                 builder.call(mapped[0], mapped[1], call_id, {**meta, "claudeTool": block["name"]})
 
 
-def _user(builder: HistoryBuilder, content: Any, meta: dict[str, Any], textual: dict[str, str], *,
-          is_meta: bool) -> None:
+def _user(
+    builder: HistoryBuilder, content: Any, meta: dict[str, Any], textual: dict[str, str], *, is_meta: bool
+) -> None:
     if isinstance(content, str):
         if is_meta or content.lstrip().startswith(_DISPLAY_PREFIXES):
             builder.display("env", content, meta)

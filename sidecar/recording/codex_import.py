@@ -19,8 +19,16 @@ from sidecar.recording.reader import now_iso
 from sidecar.recording.store import RecordingError
 
 _CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>")
-_ITEM_TYPES = {"message", "reasoning", "function_call", "function_call_output", "local_shell_call",
-               "custom_tool_call", "custom_tool_call_output", "web_search_call"}
+_ITEM_TYPES = {
+    "message",
+    "reasoning",
+    "function_call",
+    "function_call_output",
+    "local_shell_call",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "web_search_call",
+}
 
 
 def _command(value: Any) -> str | None:
@@ -115,16 +123,20 @@ def read_codex_session(path: Path) -> ForeignSession:
     imported = {"format": "jsonl", "sessionId": meta["id"], **({"cwd": meta["cwd"]} if "cwd" in meta else {})}
     if model:
         imported["model"] = model
-    return ForeignSession("codex", builder.records, builder.message_count, builder.history_length, start, imported,
-                          None, builder.warnings)
+    return ForeignSession(
+        "codex", builder.records, builder.message_count, builder.history_length, start, imported, None, builder.warnings
+    )
 
 
 def _item(builder: HistoryBuilder, item: dict[str, Any], textual: dict[str, str]) -> None:
     kind = item.get("type")
     meta = {"codex": {"type": kind}}
     if kind == "message":
-        texts = [c.get("text", "") for c in item.get("content") or [] if isinstance(c, dict)
-                 and c.get("type") in ("input_text", "output_text", "text")]
+        texts = [
+            c.get("text", "")
+            for c in item.get("content") or []
+            if isinstance(c, dict) and c.get("type") in ("input_text", "output_text", "text")
+        ]
         text = "\n".join(t for t in texts if isinstance(t, str))
         role = item.get("role")
         if role == "assistant":
@@ -165,5 +177,8 @@ def _item(builder: HistoryBuilder, item: dict[str, Any], textual: dict[str, str]
             builder.display("info", f"A tool result for an unknown call: {as_json(response)}", meta)
     elif kind == "compacted":
         message = item.get("message")
-        builder.display("info", "Codex compacted the conversation here."
-                        + (f" Its summary: {message}" if isinstance(message, str) else ""), meta)
+        builder.display(
+            "info",
+            "Codex compacted the conversation here." + (f" Its summary: {message}" if isinstance(message, str) else ""),
+            meta,
+        )

@@ -71,8 +71,9 @@ class HistoryBuilder:
 
     def _add(self, kind: str, content: Content | None, text: str | None, meta: dict[str, Any] | None) -> MessageRecord:
         self.message_count += 1
-        record = MessageRecord(time=self.time, id=f"m{self.message_count}", kind=kind, content=content, text=text,
-                               meta=meta)
+        record = MessageRecord(
+            time=self.time, id=f"m{self.message_count}", kind=kind, content=content, text=text, meta=meta
+        )
         self.records.append(record)
         self.history_length += content is not None
         return record
@@ -85,8 +86,9 @@ class HistoryBuilder:
                 part = self._results.pop(call.id or "", None)
                 if part is None:
                     self.warnings.append(f"Tool call {call.name!r} had no recorded result; an error result was added.")
-                    part = Part(function_response=FunctionResponse(name=call.name, id=call.id,
-                                                                   response={"error": NO_RESULT}))
+                    part = Part(
+                        function_response=FunctionResponse(name=call.name, id=call.id, response={"error": NO_RESULT})
+                    )
                 parts.append(part)
             self._add("toolResult", Content(role="user", parts=parts), None, None)
         self._pending = []
@@ -153,8 +155,7 @@ class HistoryBuilder:
         call = next((c for c in self._pending if c.id == call_id), None)
         if call is None:
             return False
-        self._results[call_id] = Part(function_response=FunctionResponse(name=call.name, id=call_id,
-                                                                         response=response))
+        self._results[call_id] = Part(function_response=FunctionResponse(name=call.name, id=call_id, response=response))
         return True
 
     def text_result(self, text: str) -> None:
@@ -169,7 +170,10 @@ def write_session(found: ForeignSession, store: SessionStore, path: Path, model:
     """Write `found` as a new session of `store`: it can be resumed and continued."""
     session_id = str(uuid.uuid4())
     writer = store.create(
-        session_id, model=model or DEFAULT_MODEL, title=found.title, start_time=found.start_time,
+        session_id,
+        model=model or DEFAULT_MODEL,
+        title=found.title,
+        start_time=found.start_time,
         imported_from={"tool": found.tool, "path": os.path.abspath(path), **found.imported_from},
     )
     if writer.disabled:
@@ -212,8 +216,10 @@ def detect_format(path: Path) -> str:
             "instructions" in record and "id" in record and "sessionId" not in record
         ):
             return "codex"
-        if "parentUuid" in record or record.get("type") in ("summary", "file-history-snapshot") or (
-            isinstance(record.get("message"), dict) and "sessionId" in record
+        if (
+            "parentUuid" in record
+            or record.get("type") in ("summary", "file-history-snapshot")
+            or (isinstance(record.get("message"), dict) and "sessionId" in record)
         ):
             return "claude"
     return "gemini"

@@ -133,8 +133,14 @@ def _parts(value: Any) -> list[Part]:
 
 def _empty(part: Part) -> bool:
     """A part that carries nothing the API accepts: no data, or only an empty text outside a thought."""
-    data = (part.function_call, part.function_response, part.inline_data, part.file_data, part.executable_code,
-            part.code_execution_result)
+    data = (
+        part.function_call,
+        part.function_response,
+        part.inline_data,
+        part.file_data,
+        part.executable_code,
+        part.code_execution_result,
+    )
     return all(d is None for d in data) and not part.text and not (part.thought and part.text is not None)
 
 

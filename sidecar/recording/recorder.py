@@ -152,9 +152,7 @@ class Recorder:
         self._warn(text)
 
     # -- records -------------------------------------------------------------------------------------
-    def message(
-        self, content: Content, kind: MessageKind, turn_id: str | None = None, shown: str | None = None
-    ) -> str:
+    def message(self, content: Content, kind: MessageKind, turn_id: str | None = None, shown: str | None = None) -> str:
         """Record a model-facing message; `shown`: the transcript's text when it is not the content's text."""
         message_id = self._open().message(content, kind=kind, turn_id=turn_id, text=shown)
         if kind == "user":
@@ -173,12 +171,21 @@ class Recorder:
         self._open().message(None, kind=kind, text=text, turn_id=turn_id)
 
     def usage(
-        self, prompt_tokens: int, source: str, message_id: str | None, raw: dict[str, Any] | None,
-        paused_until: int | None = None, estimated: int | None = None,
+        self,
+        prompt_tokens: int,
+        source: str,
+        message_id: str | None,
+        raw: dict[str, Any] | None,
+        paused_until: int | None = None,
+        estimated: int | None = None,
     ) -> None:
         """A request's usage; `estimated`: what the sidecar estimated for that request before sending it."""
         self._open().usage(
-            prompt_tokens, source, message_id=message_id or None, raw=raw, paused_until=paused_until,
+            prompt_tokens,
+            source,
+            message_id=message_id or None,
+            raw=raw,
+            paused_until=paused_until,
             estimated=estimated,
         )
 

@@ -131,7 +131,6 @@ class SidecarServer(LanguageServer):
         run_stdio(self, stdin, stdout)
 
 
-
 def _workspace_folders(params: lsp.InitializeParams) -> list[str]:
     uris = [f.uri for f in params.workspace_folders or []] or ([params.root_uri] if params.root_uri else [])
     folders = [to_fs_path(uri) for uri in uris]

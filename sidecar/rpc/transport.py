@@ -100,9 +100,7 @@ class SidecarProtocol(LanguageServerProtocol):
 
     def send_error(self, msg_id: Any, code: int, message: str) -> None:
         """Answer a request with a JSON-RPC error."""
-        self._send_data(
-            {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
-        )
+        self._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
 
 def _classify(data: Any) -> tuple[Any, str | None]:
@@ -206,7 +204,7 @@ async def serve(stop: threading.Event, reader: StdinAsyncReader, protocol: Sidec
             # The length was wrong: the next frame may start inside this body. Read it again from there.
             found = _LENGTH_ANYWHERE.search(body, 1)
             if found is not None:
-                frames.push_back(body[found.start():])
+                frames.push_back(body[found.start() :])
 
 
 def _dispatch(protocol: SidecarProtocol, body: bytes) -> bool:
@@ -333,6 +331,7 @@ def run_stdio(server: Any, stdin: Any, stdout: Any) -> None:
     server._stop_event = stop
     reader = StdinAsyncReader(stdin, server.thread_pool)
     server.protocol.set_writer(EditorWriter(stdout))
+
     async def main() -> None:
         await serve(stop, reader, server.protocol)
         await _drain()

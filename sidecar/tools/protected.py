@@ -260,7 +260,7 @@ def settings_commands(settings: Any, cwd: str) -> list[CommandLine]:
             if isinstance(command, str):
                 found.append((f"the hook `{command}`", command, cwd))
     servers = getattr(settings, "mcp_servers", None)
-    for name, config in (servers.items() if isinstance(servers, Mapping) else ()):
+    for name, config in servers.items() if isinstance(servers, Mapping) else ():
         if not isinstance(config, Mapping) or not isinstance(config.get("command"), str):
             continue
         raw_args = config.get("args")

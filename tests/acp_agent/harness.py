@@ -67,9 +67,7 @@ class RecordingClient:
         return [u["sessionUpdate"] for u in self.updates(session_id)]
 
     def text(self, kind: str = "agent_message_chunk", start: int = 0) -> str:
-        return "".join(
-            u["content"].get("text", "") for u in self.updates()[start:] if u["sessionUpdate"] == kind
-        )
+        return "".join(u["content"].get("text", "") for u in self.updates()[start:] if u["sessionUpdate"] == kind)
 
 
 class Agent:
@@ -96,10 +94,17 @@ class Agent:
 
     async def start(self, *, log: bool = False) -> Agent:
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "sidecar", "--log-level", "DEBUG", "acp",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            sys.executable,
+            "-m",
+            "sidecar",
+            "--log-level",
+            "DEBUG",
+            "acp",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE if log else asyncio.subprocess.DEVNULL,
-            env=self.env, limit=STDIO_LIMIT,
+            env=self.env,
+            limit=STDIO_LIMIT,
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         if log:

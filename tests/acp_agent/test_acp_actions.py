@@ -40,11 +40,15 @@ async def test_fork_copies_the_history_and_leaves_the_parent_unchanged(agent: Ag
     assert child != parent and forked["modes"]["currentModeId"] == "default"
     assert await agent.prompt(child, "only in the fork") == "end_turn"
     assert user_texts(chats(fake)[-1]) == [
-        "the parent's first message", "the parent's second message", "only in the fork"
+        "the parent's first message",
+        "the parent's second message",
+        "only in the fork",
     ]
     await agent.prompt(parent, "only in the parent")
     assert user_texts(chats(fake)[-1]) == [
-        "the parent's first message", "the parent's second message", "only in the parent"
+        "the parent's first message",
+        "the parent's second message",
+        "only in the parent",
     ]
     listed = await agent.raw_request("session/list", {"cwd": workspace})
     assert {s["sessionId"] for s in listed["sessions"]} == {parent, child}

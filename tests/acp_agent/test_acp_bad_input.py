@@ -102,8 +102,12 @@ async def test_a_line_over_the_size_limit_is_skipped_unread_and_answered(agent: 
     await agent.initialize()
     sid = await agent.new_session(workspace)
     text = "a" * (65 * 1024 * 1024)  # a well-formed request, over the 64 MiB limit of one message
-    request = {"jsonrpc": "2.0", "id": 41, "method": "session/prompt",
-               "params": {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}}
+    request = {
+        "jsonrpc": "2.0",
+        "id": 41,
+        "method": "session/prompt",
+        "params": {"sessionId": sid, "prompt": [{"type": "text", "text": text}]},
+    }
     before = len(agent.client.raw)
     agent.write_line(json.dumps(request).encode() + b"\n")
     answer = await agent.wait_for(lambda m: m.get("error") is not None or m.get("id") == 41, timeout=60, start=before)

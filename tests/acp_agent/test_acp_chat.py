@@ -116,12 +116,21 @@ async def test_session_modes_are_the_approval_modes(agent: Agent, fake: Any, wor
     assert [m["id"] for m in new["modes"]["availableModes"]] == ["default", "autoEdit", "yolo"]
     await agent.raw_request("session/set_mode", {"sessionId": sid, "modeId": "autoEdit"})
     await agent.wait_for(is_update("current_mode_update", currentModeId="autoEdit"))
-    fake.script([{"kind": "function_call", "match": "chat", "name": "write_file",
-                  "args": {"path": "b.txt", "content": "auto\n"}}])
+    fake.script(
+        [
+            {
+                "kind": "function_call",
+                "match": "chat",
+                "name": "write_file",
+                "args": {"path": "b.txt", "content": "auto\n"},
+            }
+        ]
+    )
     await agent.prompt(sid, "write b.txt")
     assert agent.client.permissions == [], "autoEdit: edits do not ask"
-    fake.script([{"kind": "function_call", "match": "chat", "name": "run_shell_command",
-                  "args": {"command": "echo hi"}}])
+    fake.script(
+        [{"kind": "function_call", "match": "chat", "name": "run_shell_command", "args": {"command": "echo hi"}}]
+    )
     agent.client.decisions = ["deny"]
     await agent.prompt(sid, "run it")
     assert len(agent.client.permissions) == 1, "autoEdit: shell commands still ask"
@@ -192,8 +201,9 @@ async def test_cancel_stops_the_turn_and_the_history_stays_valid(fake: Any, home
 async def test_cancel_while_asking_permission_denies_the_call(agent: Agent, fake: Any, workspace: str) -> None:
     await agent.initialize()
     sid = await agent.new_session(workspace)
-    fake.script([{"kind": "function_call", "match": "chat", "name": "run_shell_command",
-                  "args": {"command": "echo hi"}}])
+    fake.script(
+        [{"kind": "function_call", "match": "chat", "name": "run_shell_command", "args": {"command": "echo hi"}}]
+    )
     agent.client.decisions = ["cancel"]
     assert await agent.prompt(sid, "run it") == "end_turn"
     end = [u for u in agent.client.updates(sid) if u["sessionUpdate"] == "tool_call_update"][-1]

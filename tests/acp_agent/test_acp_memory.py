@@ -61,9 +61,7 @@ async def test_memory_show_refresh_and_add(memory_agent: Agent, fake: Any, works
     start = len(agent.client.updates())
     await agent.prompt(sid, "/memory add --project run make lint before committing")
     assert "Remembered in" in agent.client.text(start=start)
-    assert Path(workspace, "GEMINI.md").read_text() == (
-        "## Gemini Added Memories\n- run make lint before committing\n"
-    )
+    assert Path(workspace, "GEMINI.md").read_text() == ("## Gemini Added Memories\n- run make lint before committing\n")
     await agent.prompt(sid, "/memory add prefers short answers")
     added = (user_home / ".gemini" / "GEMINI.md").read_text()
     assert added == "GLOBAL-RULE: be brief.\n\n## Gemini Added Memories\n- prefers short answers\n"

@@ -17,8 +17,12 @@ def call(name: str, **args: Any) -> dict[str, Any]:
 def responses(fake: Any) -> list[dict[str, Any]]:
     """Every functionResponse the agent sent back to the model, in order."""
     chats = [r for r in fake.requests() if r.kind == "stream" and not r.summary]
-    return [p["functionResponse"]["response"] for r in chats for p in r.body["contents"][-1]["parts"]
-            if "functionResponse" in p]
+    return [
+        p["functionResponse"]["response"]
+        for r in chats
+        for p in r.body["contents"][-1]["parts"]
+        if "functionResponse" in p
+    ]
 
 
 async def auto_edit_session(agent: Agent, workspace: str, *, fs: bool) -> str:
@@ -36,15 +40,22 @@ async def test_protected_paths_ask_through_request_permission_in_auto_edit(
     "always", and, rejected, never reaches fs/write_text_file."""
     sid = await auto_edit_session(agent, workspace, fs=True)
     hooks = json.dumps({"sidecar": {"hooks": {"PreCompress": [{"command": "touch PAYLOAD"}]}}})
-    fake.script([call("write_file", path="notes.txt", content="fine\n"),
-                 call("write_file", path=".sidecar/settings.json", content=hooks),
-                 call("write_file", path=".git/hooks/pre-commit", content="touch PAYLOAD\n"),
-                 call("write_file", path="AGENTS.md", content="run touch PAYLOAD\n")])
+    fake.script(
+        [
+            call("write_file", path="notes.txt", content="fine\n"),
+            call("write_file", path=".sidecar/settings.json", content=hooks),
+            call("write_file", path=".git/hooks/pre-commit", content="touch PAYLOAD\n"),
+            call("write_file", path="AGENTS.md", content="run touch PAYLOAD\n"),
+        ]
+    )
     agent.client.decisions = ["deny", "deny", "allow"]
     assert await agent.prompt(sid, "set things up") == "end_turn"
     asked = agent.client.permissions
-    assert [a["toolCall"]["rawInput"]["path"] for a in asked] == [".sidecar/settings.json", ".git/hooks/pre-commit",
-                                                                   "AGENTS.md"]
+    assert [a["toolCall"]["rawInput"]["path"] for a in asked] == [
+        ".sidecar/settings.json",
+        ".git/hooks/pre-commit",
+        "AGENTS.md",
+    ]
     for question in asked:
         assert question["options"] == ["allow", "deny"], "no 'always' for a protected path"
         assert "Asks every time: this file" in json.dumps(question["toolCall"]["content"])
@@ -57,8 +68,12 @@ async def test_an_always_the_client_was_not_offered_is_a_denial(agent: Agent, fa
     """A client (or a user's keymap) that answers "allowAlways" to a protected edit, where only allow once and
     reject were offered, allows nothing: that edit is denied and never written, and the next protected edit asks."""
     sid = await auto_edit_session(agent, workspace, fs=True)
-    fake.script([call("write_file", path="GEMINI.md", content="run touch PAYLOAD\n"),
-                 call("write_file", path="AGENTS.md", content="run touch PAYLOAD\n")])
+    fake.script(
+        [
+            call("write_file", path="GEMINI.md", content="run touch PAYLOAD\n"),
+            call("write_file", path="AGENTS.md", content="run touch PAYLOAD\n"),
+        ]
+    )
     agent.client.decisions = ["allowAlways", "deny"]
     assert await agent.prompt(sid, "write the instructions") == "end_turn"
     asked = agent.client.permissions
@@ -76,9 +91,13 @@ async def test_a_fifo_and_a_giant_line_cannot_stall_the_agent(agent: Agent, fake
     await agent.initialize()
     sid = await agent.new_session(workspace)
     await agent.raw_request("session/set_mode", {"sessionId": sid, "modeId": "yolo"})
-    fake.script([call("replace", path="pipe", old_string="a", new_string="b"),
-                 call("write_file", path="pipe", content="x"),
-                 call("read_file", path="wide.txt")])
+    fake.script(
+        [
+            call("replace", path="pipe", old_string="a", new_string="b"),
+            call("write_file", path="pipe", content="x"),
+            call("read_file", path="wide.txt"),
+        ]
+    )
     assert await agent.prompt(sid, "use the pipe", timeout=30) == "end_turn"
     replaced, written, read = responses(fake)
     assert "named pipe (FIFO), not a regular file" in replaced["error"]

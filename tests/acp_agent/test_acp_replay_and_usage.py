@@ -28,16 +28,21 @@ async def test_replayed_tool_calls_keep_their_ids_diffs_and_locations_and_shell_
         await first.initialize()
         sid = await first.new_session(workspace)
         await first.raw_request("session/set_mode", {"sessionId": sid, "modeId": "yolo"})
-        fake.script([
-            call("write_file", path="a.txt", content="one\n"),
-            call("replace", path="a.txt", old_string="one", new_string="two"),
-            call("run_shell_command", command="echo OUT-$((6*7))"),
-        ])
+        fake.script(
+            [
+                call("write_file", path="a.txt", content="one\n"),
+                call("replace", path="a.txt", old_string="one", new_string="two"),
+                call("run_shell_command", command="echo OUT-$((6*7))"),
+            ]
+        )
         await first.prompt(sid, "write, edit, run")
         live = of(first.client.updates(sid), "tool_call")
         assert len(live) == 3
-        shell_end = [u for u in of(first.client.updates(sid), "tool_call_update")
-                     if u["toolCallId"] == live[2]["toolCallId"] and u.get("status") == "completed"]
+        shell_end = [
+            u
+            for u in of(first.client.updates(sid), "tool_call_update")
+            if u["toolCallId"] == live[2]["toolCallId"] and u.get("status") == "completed"
+        ]
         shown = " ".join(c["content"]["text"] for c in shell_end[-1]["content"] if c["type"] == "content")
         assert "OUT-42" in shown, "the command's output, not only its exit code"
     finally:

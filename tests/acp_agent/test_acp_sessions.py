@@ -50,8 +50,9 @@ async def test_compress_with_focus_reports_in_words_and_compaction_update_only_w
         # issue 25.13: the outcome in words first, then the usage it led to (docs/acp.md)
         after = agent.client.updates()[mark:]
         said_at = next(i for i, u in enumerate(after) if "Chat history compressed" in str(u.get("content", "")))
-        first_lower = next(i for i, u in enumerate(after) if u["sessionUpdate"] == "usage_update"
-                           and u["used"] < used_before)
+        first_lower = next(
+            i for i, u in enumerate(after) if u["sessionUpdate"] == "usage_update" and u["used"] < used_before
+        )
         assert said_at < first_lower, [u["sessionUpdate"] for u in after]
         assert len(chats(fake)) == 6, "the command is not sent to the model"
         if advertised:
@@ -231,9 +232,7 @@ async def test_resume_does_not_replay(fake: Any, home: str, workspace: str) -> N
         await second.close()
 
 
-async def test_a_session_started_over_the_editor_protocol_loads_over_acp(
-    fake: Any, home: str, workspace: str
-) -> None:
+async def test_a_session_started_over_the_editor_protocol_loads_over_acp(fake: Any, home: str, workspace: str) -> None:
     editor = Sidecar(home, fake.url, workspace)
     await editor.start()
     await editor.say("started in VS Code")

@@ -18,18 +18,42 @@ ACPX = os.environ.get("SIDECAR_ACPX") or str(REPO / ".cache" / "acpx" / "bin" / 
 
 async def test_one_prompt_with_a_tool_call_through_acpx(fake: Any, home: str, workspace: str) -> None:
     assert os.access(ACPX, os.X_OK), f"acpx is not installed at {ACPX}: run `make acpx-install`"
-    fake.script([{"kind": "function_call", "match": "chat", "name": "write_file",
-                  "args": {"path": "from-acpx.txt", "content": "written through acpx\n"}}])
+    fake.script(
+        [
+            {
+                "kind": "function_call",
+                "match": "chat",
+                "name": "write_file",
+                "args": {"path": "from-acpx.txt", "content": "written through acpx\n"},
+            }
+        ]
+    )
     with tempfile.TemporaryDirectory(prefix="acpx-home-") as acpx_home:
         env = server_env(
-            HOME=acpx_home, SIDECAR_HOME=home, GEMINI_API_KEY=CANARY_KEY, GOOGLE_GEMINI_BASE_URL=fake.url,
+            HOME=acpx_home,
+            SIDECAR_HOME=home,
+            GEMINI_API_KEY=CANARY_KEY,
+            GOOGLE_GEMINI_BASE_URL=fake.url,
             SIDECAR_SETTINGS=os.path.join(acpx_home, "none.json"),
         )
         agent = f"{sys.executable} -m sidecar acp"
         proc = await asyncio.create_subprocess_exec(
-            ACPX, "--agent", agent, "--cwd", workspace, "--format", "json", "--approve-all", "--timeout", "60",
-            "exec", "please write the file",
-            cwd=workspace, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            ACPX,
+            "--agent",
+            agent,
+            "--cwd",
+            workspace,
+            "--format",
+            "json",
+            "--approve-all",
+            "--timeout",
+            "60",
+            "exec",
+            "please write the file",
+            cwd=workspace,
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, err.decode(errors="replace")[-2000:]

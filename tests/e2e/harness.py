@@ -18,8 +18,12 @@ from sidecar.rpc.client import RpcClient, RpcError
 CLIENTS = ["neovim@v0.7.0", "neovim@v0.11.0", "visual-studio-code"]
 CANARY_KEY = "AIzaCANARY-e2e-0123456789abcdef"
 VERTEX_ENV = (
-    "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS",
-    "GOOGLE_VERTEX_BASE_URL", "GOOGLE_GENAI_USE_ENTERPRISE",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_VERTEX_BASE_URL",
+    "GOOGLE_GENAI_USE_ENTERPRISE",
 )
 #: Every e2e server records its sessions here, never in the user's data directory.
 E2E_HOME = tempfile.mkdtemp(prefix="sidecar-e2e-home-")
@@ -133,4 +137,3 @@ async def wait_for(
 def write_raw(client: RpcClient, data: bytes) -> None:
     """Write bytes straight to the server's stdin, bypassing the client's framing."""
     client.write_raw(data)
-

@@ -45,9 +45,7 @@ def summary_requests(fake: Any) -> list[Any]:
 
 
 @pytest.mark.settings(tokenLimit=LIMIT, compressionThreshold=THRESHOLD, requestTimeoutMs=HELD_CALL_TIMEOUT_MS)
-async def test_a_summary_prepared_in_the_background_is_applied_without_waiting(
-    client: EditorClient, fake: Any
-) -> None:
+async def test_a_summary_prepared_in_the_background_is_applied_without_waiting(client: EditorClient, fake: Any) -> None:
     client.notify("sidecar/ideContext", editor())
     fake.script([{"kind": "hold", "match": "summary"}])
     mark = len(notes(client, "sidecar/tokenUsage"))

@@ -84,9 +84,7 @@ async def request_turn(client: EditorClient, text: str) -> dict[str, Any]:
         ([1, 2], "params must be an object"),
     ],
 )
-async def test_invalid_params_answer_32602_naming_the_field(
-    client: EditorClient, params: Any, needle: str
-) -> None:
+async def test_invalid_params_answer_32602_naming_the_field(client: EditorClient, params: Any, needle: str) -> None:
     err = await request_error(client, "sidecar/sendMessage", params)
     assert err.code == errors.INVALID_PARAMS
     assert needle in err.message
@@ -104,7 +102,7 @@ async def test_server_survives_200_malformed_messages(client: EditorClient) -> N
         assert err.code == errors.INVALID_PARAMS
     garbage = [
         b"Content-Length: 5\r\n\r\nnot j",
-        b'Content-Length: 2\r\n\r\n[]',
+        b"Content-Length: 2\r\n\r\n[]",
         b'Content-Length: 27\r\n\r\n{"jsonrpc":"1.0","id":"x1"}',
         b"X-Nonsense: 1\r\n\r\n",
         b'Content-Length: 35\r\n\r\n{"jsonrpc":"2.0","method":"sidecar',
@@ -227,8 +225,11 @@ async def test_the_fake_gemini_notice_names_this_editors_way_to_set_a_key(client
         client.on("window/showMessage", lambda _p: None)
         await client.start()
         params: dict[str, Any] = {
-            "processId": os.getpid(), "capabilities": {}, "rootUri": f"file://{root}",
-            "workspaceFolders": [{"uri": f"file://{root}", "name": "ws"}], "initializationOptions": {},
+            "processId": os.getpid(),
+            "capabilities": {},
+            "rootUri": f"file://{root}",
+            "workspaceFolders": [{"uri": f"file://{root}", "name": "ws"}],
+            "initializationOptions": {},
         }
         if client_name is not None:
             params["clientInfo"] = {"name": client_name, "version": "1"}

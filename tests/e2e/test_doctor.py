@@ -41,8 +41,7 @@ def test_doctor_reports_python_backend_credentials_and_a_writable_home(tmp_path:
     home = tmp_path / "home"
     home.mkdir()
     settings = tmp_path / "user-settings.json"
-    run = doctor("--project", str(tmp_path), "--settings", str(settings), SIDECAR_HOME=str(home),
-                 GEMINI_API_KEY=SECRET)
+    run = doctor("--project", str(tmp_path), "--settings", str(settings), SIDECAR_HOME=str(home), GEMINI_API_KEY=SECRET)
     assert run.returncode == 0, run.stdout + run.stderr
     out = run.stdout
     assert SECRET not in out and SECRET[-6:] not in out and SECRET not in run.stderr  # never the key
@@ -55,8 +54,13 @@ def test_doctor_reports_python_backend_credentials_and_a_writable_home(tmp_path:
     data = json.loads(doctor("--json", "--project", str(tmp_path), SIDECAR_HOME=str(home)).stdout)
     checks = {c["name"]: c for c in data["checks"]}
     assert data["ok"] is True and set(checks) >= {"python", "packages", "settings", "backend", "recordings"}
-    assert data["backend"] == {"kind": "fake", "label": "embedded fake Gemini", "ok": True, "errorKind": None,
-                               "message": None}
+    assert data["backend"] == {
+        "kind": "fake",
+        "label": "embedded fake Gemini",
+        "ok": True,
+        "errorKind": None,
+        "message": None,
+    }
     assert "apiKey" in checks["backend"]["hint"] and "api_key" not in checks["backend"]["hint"]
 
     editor = doctor("--json", "--editor-settings", "-", "--project", str(tmp_path), stdin="{}", SIDECAR_HOME=str(home))
@@ -82,6 +86,7 @@ def test_version_and_doctor_in_help() -> None:
 
 
 # -- the doctor's verdict is the server's behaviour ------------------------------------------------------------------
+
 
 @dataclass
 class Case:
@@ -132,14 +137,23 @@ CASES: dict[str, Case] = {
         expected=(False, "config", "Gemini API"),
     ),
     "Vertex AI with ADC, all from the environment": Case(
-        env=lambda f: {**VERTEX, "GOOGLE_CLOUD_PROJECT": "env-proj", "GOOGLE_CLOUD_LOCATION": "global",
-                       "GOOGLE_VERTEX_BASE_URL": f.url, "GOOGLE_APPLICATION_CREDENTIALS": f.sa_file},
+        env=lambda f: {
+            **VERTEX,
+            "GOOGLE_CLOUD_PROJECT": "env-proj",
+            "GOOGLE_CLOUD_LOCATION": "global",
+            "GOOGLE_VERTEX_BASE_URL": f.url,
+            "GOOGLE_APPLICATION_CREDENTIALS": f.sa_file,
+        },
         expected=(True, None, "Vertex AI (env-proj, global) at {url}"),
     ),
     "Vertex AI with ADC, project and location from settings": Case(
         env=lambda f: {"GOOGLE_APPLICATION_CREDENTIALS": f.sa_file, "GOOGLE_CLOUD_PROJECT": "loses"},
-        settings=lambda f: {"backend": "vertex", "vertexProject": "set-proj", "vertexLocation": "europe-west4",
-                            "baseUrl": f.url},
+        settings=lambda f: {
+            "backend": "vertex",
+            "vertexProject": "set-proj",
+            "vertexLocation": "europe-west4",
+            "baseUrl": f.url,
+        },
         expected=(True, None, "Vertex AI (set-proj, europe-west4) at {url}"),
     ),
     "Vertex AI with ADC, the project from the service-account key": Case(
@@ -147,8 +161,12 @@ CASES: dict[str, Case] = {
         expected=(True, None, "Vertex AI (sa-project, us-central1) at {url}"),
     ),
     "Vertex AI with a user login and a project": Case(
-        env=lambda f: {**VERTEX, "GOOGLE_VERTEX_BASE_URL": f.url, "GOOGLE_APPLICATION_CREDENTIALS": f.user_file,
-                       "GOOGLE_CLOUD_PROJECT": "user-proj"},
+        env=lambda f: {
+            **VERTEX,
+            "GOOGLE_VERTEX_BASE_URL": f.url,
+            "GOOGLE_APPLICATION_CREDENTIALS": f.user_file,
+            "GOOGLE_CLOUD_PROJECT": "user-proj",
+        },
         expected=(True, None, "Vertex AI (user-proj, us-central1) at {url}"),
     ),
     "Vertex AI with a user login and no project anywhere": Case(
@@ -156,8 +174,12 @@ CASES: dict[str, Case] = {
         expected=(False, "config", "Vertex AI (project from the credentials, us-central1) at {url}"),
     ),
     "Vertex AI, GOOGLE_APPLICATION_CREDENTIALS names a missing file": Case(
-        env=lambda f: {**VERTEX, "GOOGLE_CLOUD_PROJECT": "p", "GOOGLE_VERTEX_BASE_URL": f.url,
-                       "GOOGLE_APPLICATION_CREDENTIALS": f.no_such_file},
+        env=lambda f: {
+            **VERTEX,
+            "GOOGLE_CLOUD_PROJECT": "p",
+            "GOOGLE_VERTEX_BASE_URL": f.url,
+            "GOOGLE_APPLICATION_CREDENTIALS": f.no_such_file,
+        },
         expected=(False, "credentials", "Vertex AI (p, us-central1) at {url}"),
     ),
     "Vertex AI chosen and nothing else (the issue's report)": Case(
@@ -200,8 +222,9 @@ def fixtures(fake: FakeGemini, tmp_path: Path) -> Iterator[Fixtures]:
     )
 
 
-async def _server_outcome(home: Path, workspace: Path, url: str, env: dict[str, str],
-                          settings: dict[str, Any]) -> tuple[bool, str | None, str]:
+async def _server_outcome(
+    home: Path, workspace: Path, url: str, env: dict[str, str], settings: dict[str, Any]
+) -> tuple[bool, str | None, str]:
     """Start the real server, send one message: (it worked, the error kind, the backend it names)."""
     side = Sidecar(home, workspace, url, env=env)
     try:
@@ -219,8 +242,19 @@ async def _server_outcome(home: Path, workspace: Path, url: str, env: dict[str, 
 
 async def _doctor_json(workspace: Path, env: dict[str, str], settings: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "sidecar", "doctor", "--json", "--project", str(workspace), "--editor-settings", "-",
-        env=server_env(**env), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "sidecar",
+        "doctor",
+        "--json",
+        "--project",
+        str(workspace),
+        "--editor-settings",
+        "-",
+        env=server_env(**env),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(proc.communicate(json.dumps(settings).encode()), 60)
     assert SECRET not in out.decode() and SECRET not in err.decode(), "the doctor never shows a key"
@@ -234,8 +268,13 @@ async def test_the_doctors_verdict_is_what_the_server_does(name: str, fixtures: 
     home, workspace = make_dirs()
     try:
         env = {**fixtures.extra, **case.env(fixtures)}
-        settings = {"apiKey": None, "baseUrl": None, "retryAttempts": 0, "requestTimeoutMs": 10_000,
-                    **case.settings(fixtures)}
+        settings = {
+            "apiKey": None,
+            "baseUrl": None,
+            "retryAttempts": 0,
+            "requestTimeoutMs": 10_000,
+            **case.settings(fixtures),
+        }
         if case.workspace_file is not None:
             (workspace / ".sidecar").mkdir()
             (workspace / ".sidecar" / "settings.json").write_text(json.dumps(case.workspace_file))
@@ -265,6 +304,7 @@ async def test_the_doctors_verdict_is_what_the_server_does(name: str, fixtures: 
 
 # -- the same for `sidecar acp` (settings from the user file; no backend label on the wire: which API answered) ----
 
+
 async def _acp_outcome(agent: Agent, workspace: Path, fake: FakeGemini) -> tuple[bool, str | None, str]:
     """Start `sidecar acp`, one prompt: (it worked, the error kind, which API answered: fake | gemini | vertex)."""
     await agent.start()
@@ -285,8 +325,11 @@ async def _acp_outcome(agent: Agent, workspace: Path, fake: FakeGemini) -> tuple
 
 #: `sidecar acp` resolves the backend with the same code once the settings are layered: one case of each kind here.
 ACP_CASES = [
-    "nothing configured", "Gemini API key and base URL from settings", "backend gemini without a key",
-    "Vertex AI with ADC, project and location from settings", "Vertex AI with a user login and no project anywhere",
+    "nothing configured",
+    "Gemini API key and base URL from settings",
+    "backend gemini without a key",
+    "Vertex AI with ADC, project and location from settings",
+    "Vertex AI with a user login and no project anywhere",
     "Vertex AI chosen and nothing else (the issue's report)",
     "Vertex AI express mode from settings, over a project in the environment",
     "a workspace file cannot switch to Vertex AI",
@@ -306,8 +349,12 @@ async def test_the_doctors_verdict_is_what_sidecar_acp_does(name: str, fixtures:
             (workspace / ".sidecar").mkdir()
             (workspace / ".sidecar" / "settings.json").write_text(json.dumps(case.workspace_file))
         run = await asyncio.to_thread(
-            subprocess.run, [sys.executable, "-m", "sidecar", "doctor", "--json", "--project", str(workspace)],
-            env=agent.env, capture_output=True, text=True, timeout=60,
+            subprocess.run,
+            [sys.executable, "-m", "sidecar", "doctor", "--json", "--project", str(workspace)],
+            env=agent.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         server = await _acp_outcome(agent, workspace, fake)
     finally:

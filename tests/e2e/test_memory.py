@@ -96,7 +96,9 @@ async def test_the_first_request_carries_global_and_project_memory_in_order(
 ) -> None:
     note = await wait_for(client, "sidecar/memoryChanged")
     assert [(f["path"], f["scope"]) for f in note["files"]] == [
-        (str(layout.global_file), "global"), (str(layout.root_file), "project"), (str(layout.api_file), "project")
+        (str(layout.global_file), "global"),
+        (str(layout.root_file), "project"),
+        (str(layout.api_file), "project"),
     ]
     assert note["tokens"] == sum(f["tokens"] for f in note["files"]) > 0 and note["skippedProjectFiles"] == 0
     estimate = await wait_for(client, "sidecar/tokenUsage", lambda u: u["promptTokenCount"] > note["tokens"])

@@ -26,8 +26,13 @@ async def test_the_editor_is_told_to_discard_a_failed_attempt_and_why(client: Ed
     result = await request(client, "sidecar/sendMessage", {"text": "think, then answer"})
     (retry,) = [n for n in notes(client, "sidecar/retry") if n["turnId"] == result["turnId"]]
     assert retry == {
-        "turnId": result["turnId"], "attempt": 2, "maxAttempts": 4, "reason": "THINKING_ONLY_RESPONSE",
-        "message": "the reply held only the model's thoughts, no answer", "delayMs": 20, "text": "",
+        "turnId": result["turnId"],
+        "attempt": 2,
+        "maxAttempts": 4,
+        "reason": "THINKING_ONLY_RESPONSE",
+        "message": "the reply held only the model's thoughts, no answer",
+        "delayMs": 20,
+        "text": "",
     }
     assert result["text"].startswith("Fake Gemini reply") and "think, then answer" in result["text"]
     first, second = [r for r in fake.requests() if r.kind == "stream"][-2:]
@@ -50,6 +55,7 @@ async def test_a_blocked_prompt_is_named_to_the_user(client: EditorClient, fake:
 
 
 # -- Vertex AI (environment as google-genai reads it) ----------------------------------------------------
+
 
 @pytest_asyncio.fixture
 async def vertex_env(fake: Any) -> AsyncIterator[tuple[Path, Path, dict[str, str]]]:

@@ -80,9 +80,7 @@ async def test_shell_allowed_and_denied(client: EditorClient, fake: Any, root: P
 
 
 @pytest.mark.parametrize("path", ["../outside.txt", "/etc/passwd", "escape/secret.txt"])
-async def test_paths_outside_the_workspace_are_refused(
-    client: EditorClient, fake: Any, root: Path, path: str
-) -> None:
+async def test_paths_outside_the_workspace_are_refused(client: EditorClient, fake: Any, root: Path, path: str) -> None:
     outside = root.parent / f"outside-{os.getpid()}"
     outside.mkdir(exist_ok=True)
     (outside / "secret.txt").write_text("top secret")

@@ -121,7 +121,7 @@ if MODE == "exits":
 
     threading.Thread(target=exit_when_told, daemon=True).start()
 if MODE == "garbage":
-    sys.stdout.write("this is not JSON\n{\"neither\": is this}\n")
+    sys.stdout.write('this is not JSON\n{"neither": is this}\n')
     sys.stdout.flush()
 if MODE == "http":
     server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))

@@ -64,7 +64,9 @@ async def test_session_new_with_mcp_servers_declares_asks_and_calls(
         result = await agent.initialize()
         assert result["agentCapabilities"]["mcpCapabilities"] == {"http": True, "sse": True}
         server = McpServerStdio(
-            name="Calc Server", command=sys.executable, args=[SERVER, "basic", str(marks)],
+            name="Calc Server",
+            command=sys.executable,
+            args=[SERVER, "basic", str(marks)],
             env=[EnvVariable(name="EXTRA", value="from-acp")],
         )
         response = await agent.conn.new_session(cwd=workspace, mcp_servers=[server])

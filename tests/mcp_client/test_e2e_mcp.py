@@ -118,8 +118,10 @@ async def test_settings_changes_add_and_remove_servers_and_the_children_go_with_
     second.mkdir()
     await editor.initialize(fake.url, mcpServers={"a": stdio("basic", first)})
     await until(lambda: status_is(editor, "a", "ready"), "server a", timeout=30)
-    editor.notify("workspace/didChangeConfiguration", {"settings": {"sidecar": {"mcpServers": {
-        "b": stdio("basic", second), "bad": {"args": []}}}}})
+    editor.notify(
+        "workspace/didChangeConfiguration",
+        {"settings": {"sidecar": {"mcpServers": {"b": stdio("basic", second), "bad": {"args": []}}}}},
+    )
     await until(lambda: status_is(editor, "b", "ready"), "server b", timeout=30)
     assert "a" not in await servers(editor)
     (group_a,) = groups(first)
@@ -214,8 +216,11 @@ async def test_disable_enable_prompts_and_a_server_dying_while_idle_over_the_wir
     assert await request(editor, "sidecar/setMcpServerEnabled", {"name": "rev", "enabled": False}) == {"applied": True}
     assert await status_is(editor, "rev", "disabled")
     assert not group_alive(rev_group)
-    assert any(s["name"] == "rev" and s["status"] == "disabled" for n in notes(editor, "sidecar/mcpStatus")
-               for s in n["servers"])
+    assert any(
+        s["name"] == "rev" and s["status"] == "disabled"
+        for n in notes(editor, "sidecar/mcpStatus")
+        for s in n["servers"]
+    )
     await request(editor, "sidecar/sendMessage", {"text": "which tools?"})
     assert "mcp_lic_add" in declared(fake, -1) and not any(n.startswith("mcp_rev_") for n in declared(fake, -1))
     assert (await request(editor, "sidecar/restartMcpServer", {"name": "rev"}))["restarted"] is False
@@ -227,8 +232,14 @@ async def test_disable_enable_prompts_and_a_server_dying_while_idle_over_the_wir
     (marks / "exit-now").write_text("yes")
     failed = await until(lambda: status_is(editor, "lic", "failed"), "the idle death noticed", timeout=30)
     assert "exited while idle" in failed["error"] and "license server" in failed["error"]
-    await until(lambda: any(s["name"] == "lic" and s["status"] == "failed" for n in notes(editor, "sidecar/mcpStatus")
-                            for s in n["servers"]), "sidecar/mcpStatus with the failure")
+    await until(
+        lambda: any(
+            s["name"] == "lic" and s["status"] == "failed"
+            for n in notes(editor, "sidecar/mcpStatus")
+            for s in n["servers"]
+        ),
+        "sidecar/mcpStatus with the failure",
+    )
     warnings = [m["message"] for m in notes(editor, "window/showMessage") if "exited while idle" in m["message"]]
     assert len(warnings) == 1, warnings
 
@@ -277,34 +288,49 @@ async def test_a_server_that_never_finishes_starting_is_waited_for_at_most_the_b
     await request(editor, "sidecar/sendMessage", {"text": "at once"}, timeout=60)
     assert not [n for n in declared(fake, 0) if n.startswith("mcp_")], "the turn went on without the server"
     warnings = [n["message"] for n in notes(editor, "window/showMessage")]
-    assert any("MCP server 'stuck' did not finish starting within 10 s" in w and "goes on without its tools" in w
-               for w in warnings), warnings
+    assert any(
+        "MCP server 'stuck' did not finish starting within 10 s" in w and "goes on without its tools" in w
+        for w in warnings
+    ), warnings
     assert (await servers(editor))["stuck"]["status"] == "starting", "the bound ended the wait, not a failure"
     await request(editor, "sidecar/sendMessage", {"text": "again"})
     assert len([w for w in (n["message"] for n in notes(editor, "window/showMessage")) if "goes on without" in w]) == 1
-async def test_a_workspace_server_asks_once_loses_a_name_clash_and_never_expands_a_secret(
-    fake: Any, dirs: Any
-) -> None:
+
+
+async def test_a_workspace_server_asks_once_loses_a_name_clash_and_never_expands_a_secret(fake: Any, dirs: Any) -> None:
     root, marks = dirs
     (root / ".sidecar").mkdir()
     settings = root / ".sidecar" / "settings.json"
     user_marks, denied_marks = marks / "user", marks / "denied"
     user_marks.mkdir()
     denied_marks.mkdir()
-    settings.write_text(json.dumps({"mcpServers": {
-        "ws": stdio("basic", marks, env={"EXTRA": "key=${GEMINI_API_KEY} $GOOGLE_APPLICATION_CREDENTIALS"}),
-        "calc": stdio("basic", marks),  # the user's server has this name: the user's wins
-        "denied": stdio("basic", denied_marks),
-    }}))
-    editor = EditorClient("visual-studio-code", str(root), GEMINI_API_KEY="AIzaSECRET-env-key-1234567890",
-                          GOOGLE_APPLICATION_CREDENTIALS="/home/me/adc.json")
+    settings.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "ws": stdio("basic", marks, env={"EXTRA": "key=${GEMINI_API_KEY} $GOOGLE_APPLICATION_CREDENTIALS"}),
+                    "calc": stdio("basic", marks),  # the user's server has this name: the user's wins
+                    "denied": stdio("basic", denied_marks),
+                }
+            }
+        )
+    )
+    editor = EditorClient(
+        "visual-studio-code",
+        str(root),
+        GEMINI_API_KEY="AIzaSECRET-env-key-1234567890",
+        GOOGLE_APPLICATION_CREDENTIALS="/home/me/adc.json",
+    )
     await editor.start()
     try:
         answers = {"denied": "deny", "ws": "allow"}  # by server; a tool call is allowed
-        editor.on("sidecar/confirmToolCall", lambda params: (
-            editor.confirmations.append(params),
-            {"decision": answers.get(params["args"].get("server"), "allow")},
-        )[1])
+        editor.on(
+            "sidecar/confirmToolCall",
+            lambda params: (
+                editor.confirmations.append(params),
+                {"decision": answers.get(params["args"].get("server"), "allow")},
+            )[1],
+        )
         await editor.initialize(fake.url, isTrusted=True, mcpServers={"calc": stdio("basic", user_marks)})
         await until(lambda: status_is(editor, "ws", "ready"), "the approved workspace server", timeout=30)
         await until(lambda: status_is(editor, "calc", "ready"), "the user's server", timeout=30)
@@ -319,8 +345,12 @@ async def test_a_workspace_server_asks_once_loses_a_name_clash_and_never_expands
         fake.script([call("mcp_ws_add", a=1)])
         await request(editor, "sidecar/sendMessage", {"text": "use it"})
         contents = streams(fake)[-1].body["contents"]
-        outputs = [p["functionResponse"]["response"].get("output", "") for c in contents for p in c["parts"]
-                   if "functionResponse" in p]
+        outputs = [
+            p["functionResponse"]["response"].get("output", "")
+            for c in contents
+            for p in c["parts"]
+            if "functionResponse" in p
+        ]
         assert any("extra=key= " in o for o in outputs), outputs
         assert not any("AIzaSECRET" in o or "adc.json" in o for o in outputs), "a workspace server got a secret"
         await editor.stop()
@@ -328,7 +358,8 @@ async def test_a_workspace_server_asks_once_loses_a_name_clash_and_never_expands
         await editor.start()
         await editor.initialize(fake.url, isTrusted=True)
         await until(lambda: status_is(editor, "ws", "ready"), "the workspace server approved before", timeout=30)
-        assert not any(c["toolName"] == "Workspace MCP server" and c["args"]["server"] == "ws"
-                       for c in editor.confirmations), "an approval is kept for the project"
+        assert not any(
+            c["toolName"] == "Workspace MCP server" and c["args"]["server"] == "ws" for c in editor.confirmations
+        ), "an approval is kept for the project"
     finally:
         await editor.stop()

@@ -75,7 +75,7 @@ LOST_FRAMING = [
 
 
 async def outcome_after_garbage(side: Sidecar, garbage: bytes, timeout: float = 3) -> str:
-    """"recovered" when a request sent after the garbage is answered, "exited" when the process ends, else "hung".
+    """ "recovered" when a request sent after the garbage is answered, "exited" when the process ends, else "hung".
 
     Several requests follow the garbage, so a reader may drop a frame or two while it finds its footing again.
     """

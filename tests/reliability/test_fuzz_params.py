@@ -69,7 +69,8 @@ scalars = (
     | st.text(max_size=40)
 )
 values = st.recursive(
-    scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
 )
 
@@ -306,8 +307,10 @@ async def test_huge_strings_elsewhere_are_bounded(target: Fuzzed, selected: str,
     a NOOP (or refused)."""
     side = target.side
     await side.request("sidecar/newSession", {})
-    side.notify("sidecar/ideContext", {"openFiles": [{"path": "/ws/a.py", "timestamp": 1, "isActive": True,
-                                                      "selectedText": selected}]})
+    side.notify(
+        "sidecar/ideContext",
+        {"openFiles": [{"path": "/ws/a.py", "timestamp": 1, "isActive": True, "selectedText": selected}]},
+    )
     answer = await call(side, "sidecar/compress", {"instructions": instructions})
     assert (isinstance(answer, dict) and answer["status"] == "NOOP") or (
         isinstance(answer, RpcError) and answer.code == errors.INVALID_PARAMS

@@ -30,9 +30,14 @@ FIELDS = {
     "sidecar/listSessions": ["query", "limit", "cursor"],
 }
 odd = (
-    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.floats(allow_nan=False)
-    | st.text(max_size=60) | st.sampled_from(["../../etc/passwd", "m1", "m999", "", " ", "x" * 5000])
-    | st.lists(st.integers(), max_size=3) | st.dictionaries(st.text(max_size=5), st.integers(), max_size=2)
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=60)
+    | st.sampled_from(["../../etc/passwd", "m1", "m999", "", " ", "x" * 5000])
+    | st.lists(st.integers(), max_size=3)
+    | st.dictionaries(st.text(max_size=5), st.integers(), max_size=2)
 )
 
 

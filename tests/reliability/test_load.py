@@ -153,11 +153,7 @@ async def test_compress_requests_run_in_their_place_or_are_refused_as_busy(run: 
 
 async def test_the_history_is_intact_live_and_recorded(run: Run) -> None:
     recorded = records(run.path)
-    user_texts = [
-        r["content"]["parts"][0]["text"]
-        for r in recorded
-        if r["type"] == "message" and r["kind"] == "user"
-    ]
+    user_texts = [r["content"]["parts"][0]["text"] for r in recorded if r["type"] == "message" and r["kind"] == "user"]
     assert user_texts == [f"load message {i}" for i in run.indexes("send")], "each turn recorded once, in order"
     ids = [r["id"] for r in recorded if r["type"] == "message"]
     assert len(ids) == len(set(ids))

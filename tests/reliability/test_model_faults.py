@@ -115,23 +115,43 @@ async def assert_next_turn_works(session: Session, history: list[dict[str, Any]]
 TURN_FAULTS = [
     pytest.param(
         {"kind": "status", "status": 429, "retryDelay": "0.3s", "times": RETRIES + 1},
-        "rateLimit", 429, "Gemini API rate limit (429)", RETRIES + 1, id="429-with-retry-delay",
+        "rateLimit",
+        429,
+        "Gemini API rate limit (429)",
+        RETRIES + 1,
+        id="429-with-retry-delay",
     ),
     pytest.param(
         {"kind": "status", "status": 429, "times": RETRIES + 1},
-        "rateLimit", 429, "Gemini API rate limit (429)", RETRIES + 1, id="429",
+        "rateLimit",
+        429,
+        "Gemini API rate limit (429)",
+        RETRIES + 1,
+        id="429",
     ),
     pytest.param(
         {"kind": "status", "status": 500, "times": RETRIES + 1},
-        "server", 500, "Gemini API server error (500)", RETRIES + 1, id="500",
+        "server",
+        500,
+        "Gemini API server error (500)",
+        RETRIES + 1,
+        id="500",
     ),
     pytest.param(
         {"kind": "status", "status": 503, "times": RETRIES + 1},
-        "server", 503, "Gemini API server error (503)", RETRIES + 1, id="503",
+        "server",
+        503,
+        "Gemini API server error (503)",
+        RETRIES + 1,
+        id="503",
     ),
     pytest.param(
         {"kind": "delay", "seconds": 3, "times": RETRIES + 1},
-        "timeout", None, f"did not answer within {TIMEOUT_MS} ms (requestTimeoutMs)", RETRIES + 1, id="hang",
+        "timeout",
+        None,
+        f"did not answer within {TIMEOUT_MS} ms (requestTimeoutMs)",
+        RETRIES + 1,
+        id="hang",
     ),
     # A stream that fails after output started is retried like Gemini CLI does (4 attempts in all, the editor told
     # to discard each failed attempt's text), independently of retryAttempts.
@@ -139,7 +159,12 @@ TURN_FAULTS = [
         {"kind": "cut", "times": 4}, "stream", None, "The Gemini stream ended unexpectedly", 4, id="stream-cut"
     ),
     pytest.param(
-        {"kind": "midstream_error", "status": 500, "times": 4}, "server", 500, "(500)", 4, id="midstream-error",
+        {"kind": "midstream_error", "status": 500, "times": 4},
+        "server",
+        500,
+        "(500)",
+        4,
+        id="midstream-error",
     ),
 ]
 
@@ -207,27 +232,33 @@ async def test_empty_reply_adds_no_empty_model_turn(session: Session, fake: Any)
 SUMMARY_FAULTS = [
     pytest.param(
         [{"kind": "status", "status": 429, "retryDelay": "0.1s", "match": "summary", "times": RETRIES + 1}],
-        ("error", "rateLimit", "Gemini API rate limit (429)"), id="429",
+        ("error", "rateLimit", "Gemini API rate limit (429)"),
+        id="429",
     ),
     pytest.param(
         [{"kind": "status", "status": 500, "match": "summary", "times": RETRIES + 1}],
-        ("error", "server", "Gemini API server error (500)"), id="500",
+        ("error", "server", "Gemini API server error (500)"),
+        id="500",
     ),
     pytest.param(
         [{"kind": "status", "status": 503, "match": "summary", "times": RETRIES + 1}],
-        ("error", "server", "Gemini API server error (503)"), id="503",
+        ("error", "server", "Gemini API server error (503)"),
+        id="503",
     ),
     pytest.param(
         [{"kind": "delay", "seconds": 3, "match": "summary", "times": RETRIES + 1}],
-        ("error", "timeout", f"did not answer within {TIMEOUT_MS} ms"), id="hang",
+        ("error", "timeout", f"did not answer within {TIMEOUT_MS} ms"),
+        id="hang",
     ),
     pytest.param(
         [{"kind": "cut", "match": "summary", "times": RETRIES + 1}],
-        ("error", "unreachable", "dropped before an answer"), id="cut",
+        ("error", "unreachable", "dropped before an answer"),
+        id="cut",
     ),
     pytest.param(  # an empty summary is retried like a chat reply (4 attempts), then fails naming why
         [{"kind": "empty", "match": "summary", "times": 4}],
-        ("error", "invalidReply", "could not be used after 4 attempts: the reply was empty"), id="empty",
+        ("error", "invalidReply", "could not be used after 4 attempts: the reply was empty"),
+        id="empty",
     ),
     pytest.param(
         [{"kind": "blocked", "blockReason": "PROHIBITED_CONTENT", "match": "summary"}],
@@ -236,16 +267,27 @@ SUMMARY_FAULTS = [
     ),
     pytest.param(
         [{"kind": "malformed_snapshot", "match": "summary", "times": 2}],
-        ("status", "COMPRESSION_FAILED_EMPTY_SUMMARY", "empty summary"), id="no-state-snapshot",
+        ("status", "COMPRESSION_FAILED_EMPTY_SUMMARY", "empty summary"),
+        id="no-state-snapshot",
     ),
     pytest.param(
-        [{"kind": "function_call", "match": "summary", "times": 2, "name": "run_shell_command", "id": "evil",
-          "args": {"command": "touch {marker}"}}],
-        ("status", "COMPRESSION_FAILED_EMPTY_SUMMARY", "empty summary"), id="function-call",
+        [
+            {
+                "kind": "function_call",
+                "match": "summary",
+                "times": 2,
+                "name": "run_shell_command",
+                "id": "evil",
+                "args": {"command": "touch {marker}"},
+            }
+        ],
+        ("status", "COMPRESSION_FAILED_EMPTY_SUMMARY", "empty summary"),
+        id="function-call",
     ),
     pytest.param(
         [{"kind": "status", "status": 500, "match": "count", "times": 2 * (RETRIES + 1)}],
-        ("status", "COMPRESSION_FAILED_TOKEN_COUNT_ERROR", "token counting error"), id="count-tokens-fails",
+        ("status", "COMPRESSION_FAILED_TOKEN_COUNT_ERROR", "token counting error"),
+        id="count-tokens-fails",
     ),
 ]
 

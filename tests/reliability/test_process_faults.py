@@ -133,8 +133,16 @@ async def test_sigkill_during_a_tool_call_then_resume(spawn: Spawn, fake: Any, w
         await asyncio.Event().wait()
 
     first.client.on("sidecar/confirmToolCall", never_answer)
-    fake.script([{"kind": "function_call", "match": "chat", "name": "run_shell_command",
-                  "args": {"command": f"sleep 30 # {marker}"}}])
+    fake.script(
+        [
+            {
+                "kind": "function_call",
+                "match": "chat",
+                "name": "run_shell_command",
+                "args": {"command": f"sleep 30 # {marker}"},
+            }
+        ]
+    )
     turn = asyncio.ensure_future(first.say("run the tool"))
     try:
         if where == "while-the-tool-runs":
@@ -207,10 +215,7 @@ async def test_sigkill_during_a_burst_of_recording_writes_then_resume(spawn: Spa
     path = first.session_path(session_id)
     recorded = records(path)
     texts = [
-        part["text"]
-        for r in recorded
-        if r["type"] == "message" and r.get("content")
-        for part in r["content"]["parts"]
+        part["text"] for r in recorded if r["type"] == "message" and r.get("content") for part in r["content"]["parts"]
     ]
     assert texts[0].startswith("<session_context>"), "the session context opens the recording"
     texts = texts[1:]
@@ -238,7 +243,10 @@ async def test_a_torn_last_record_is_never_accepted(spawn: Spawn, fake: Any, tai
     history = recorded_history(path)
     count = len(message_ids(path))
     line = {
-        "type": "message", "id": f"m{count + 1}", "kind": "user", "time": "2026-01-01T00:00:00.000Z",
+        "type": "message",
+        "id": f"m{count + 1}",
+        "kind": "user",
+        "time": "2026-01-01T00:00:00.000Z",
         "content": {"role": "user", "parts": [{"text": "half-written message"}]},
     }
     encoded = json.dumps(line, separators=(",", ":")).encode()

@@ -71,7 +71,11 @@ async def test_sessions_show_prints_control_characters_visibly(
     await side.stop()
     shown = subprocess.run(
         [sys.executable, "-m", "sidecar", "sessions", "show", session_id, "--project", str(workspace)],
-        capture_output=True, text=True, timeout=60, env=server_env(SIDECAR_HOME=str(home)), check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=server_env(SIDECAR_HOME=str(home)),
+        check=False,
     )
     assert shown.returncode == 0, shown.stderr
     assert "done \\e]52;c;cm0gLXJmIH4=\\x07 and <U+202E>evil" in shown.stdout
@@ -79,6 +83,10 @@ async def test_sessions_show_prints_control_characters_visibly(
     assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout and "\u202e" not in shown.stdout
     listed = subprocess.run(
         [sys.executable, "-m", "sidecar", "sessions", "list", "--project", str(workspace)],
-        capture_output=True, text=True, timeout=60, env=server_env(SIDECAR_HOME=str(home)), check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=server_env(SIDECAR_HOME=str(home)),
+        check=False,
     )
     assert listed.returncode == 0 and "\x1b" not in listed.stdout and "hello \\e[31m" in listed.stdout

@@ -115,7 +115,11 @@ async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
         ClientConfig(
             # A call the fake holds while a test goes on must still be pending when the test releases it, however
             # slow the machine: so the shipped requestTimeoutMs, not a short one (issue 31).
-            api_key="test-key", base_url=fake.url, timeout_ms=120_000, retry_attempts=0, retry_initial_delay_ms=1
+            api_key="test-key",
+            base_url=fake.url,
+            timeout_ms=120_000,
+            retry_attempts=0,
+            retry_initial_delay_ms=1,
         )
     )
 
@@ -128,9 +132,13 @@ async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
     settings = Settings(token_limit=100_000, retry_initial_delay_ms=1)  # retries of bad replies wait 1, 2, 4 ms
     session = Session(settings=settings, workspace_folders=[str(tmp_path / "project")])
     services = build_services(
-        session, FrontEnd(notifier=rec, inform=rec.warning),
+        session,
+        FrontEnd(notifier=rec, inform=rec.warning),
         Ports(
-            model=get_client, pre_compress=hook, save_tool_output=ToolOutputSaver(tmp_path), home=tmp_path / "home",
+            model=get_client,
+            pre_compress=hook,
+            save_tool_output=ToolOutputSaver(tmp_path),
+            home=tmp_path / "home",
             # These tests compare exact histories; the session context has its own (tests/e2e/test_memory*).
             memory=False,
         ),

@@ -94,7 +94,8 @@ async def make(fake: Any, tmp_path: Path) -> AsyncIterator[Any]:
         editor = Editor(supports_apply_edit)
         spy = EditorSpy()
         services = build_services(
-            session, FrontEnd(notifier=spy, inform=spy.warning, tools=editor),
+            session,
+            FrontEnd(notifier=spy, inform=spy.warning, tools=editor),
             Ports(
                 model=get_client, pre_compress=hook, save_tool_output=ToolOutputSaver(tmp_path), home=tmp_path / "home"
             ),

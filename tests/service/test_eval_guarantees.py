@@ -13,8 +13,9 @@ from sidecar.gemini.client import ClientConfig, ModelClient
 
 async def test_pins_and_memory_instructions_reach_the_model_after_rounds_1_and_3(fake: FakeGemini) -> None:
     client = ModelClient(
-        ClientConfig(api_key="test-key", base_url=fake.url, timeout_ms=120_000, retry_attempts=0,
-                     retry_initial_delay_ms=1)
+        ClientConfig(
+            api_key="test-key", base_url=fake.url, timeout_ms=120_000, retry_attempts=0, retry_initial_delay_ms=1
+        )
     )
 
     async def source() -> ModelClient:

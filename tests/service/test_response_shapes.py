@@ -44,27 +44,56 @@ async def next_turn_works(rig: Rig, history: list[Content], loaded: int = 0) -> 
 # -- retried shapes ------------------------------------------------------------------------------------
 
 RETRIED = [
-    pytest.param({"kind": "finish", "finishReason": "MALFORMED_FUNCTION_CALL", "parts": "missing",
-                  "finishMessage": "Malformed function call: print(x"},
-                 "MALFORMED_FUNCTION_CALL", None, id="malformed"),
-    pytest.param({"kind": "finish", "finishReason": "UNEXPECTED_TOOL_CALL", "parts": "empty"},
-                 "UNEXPECTED_TOOL_CALL", None, id="unexpected-tool-call"),
-    pytest.param({"kind": "finish", "finishReason": "STOP", "text": ""}, "NO_RESPONSE_TEXT", EMPTY_NUDGE,
-                 id="empty-text"),
-    pytest.param({"kind": "finish", "finishReason": "STOP", "parts": "missing"}, "NO_RESPONSE_TEXT", EMPTY_NUDGE,
-                 id="no-parts"),
-    pytest.param({"kind": "finish", "finishReason": "STOP", "text": "\u200b <!-- nothing --> "},
-                 "NO_RESPONSE_TEXT", EMPTY_NUDGE, id="invisible-text"),
-    pytest.param({"kind": "finish", "finishReason": "STOP", "thought": "I should answer."},
-                 "THINKING_ONLY_RESPONSE", THINKING_NUDGE, id="thoughts-only"),
-    pytest.param({"kind": "finish", "finishReason": None, "text": "Half an ans"}, "NO_FINISH_REASON", None,
-                 id="no-finish-reason"),
-    pytest.param({"kind": "finish", "finishReason": "MAX_TOKENS", "thought": "long thinking"},
-                 "MAX_TOKENS_EXCEEDED", None, id="max-tokens-without-text"),
-    pytest.param({"kind": "finish", "finishReason": "SAFETY", "text": ""}, "SAFETY_BLOCKED", None,
-                 id="safety-without-text"),
-    pytest.param({"kind": "finish", "finishReason": "RECITATION"}, "RECITATION_BLOCKED", None,
-                 id="recitation-without-text"),
+    pytest.param(
+        {
+            "kind": "finish",
+            "finishReason": "MALFORMED_FUNCTION_CALL",
+            "parts": "missing",
+            "finishMessage": "Malformed function call: print(x",
+        },
+        "MALFORMED_FUNCTION_CALL",
+        None,
+        id="malformed",
+    ),
+    pytest.param(
+        {"kind": "finish", "finishReason": "UNEXPECTED_TOOL_CALL", "parts": "empty"},
+        "UNEXPECTED_TOOL_CALL",
+        None,
+        id="unexpected-tool-call",
+    ),
+    pytest.param(
+        {"kind": "finish", "finishReason": "STOP", "text": ""}, "NO_RESPONSE_TEXT", EMPTY_NUDGE, id="empty-text"
+    ),
+    pytest.param(
+        {"kind": "finish", "finishReason": "STOP", "parts": "missing"}, "NO_RESPONSE_TEXT", EMPTY_NUDGE, id="no-parts"
+    ),
+    pytest.param(
+        {"kind": "finish", "finishReason": "STOP", "text": "\u200b <!-- nothing --> "},
+        "NO_RESPONSE_TEXT",
+        EMPTY_NUDGE,
+        id="invisible-text",
+    ),
+    pytest.param(
+        {"kind": "finish", "finishReason": "STOP", "thought": "I should answer."},
+        "THINKING_ONLY_RESPONSE",
+        THINKING_NUDGE,
+        id="thoughts-only",
+    ),
+    pytest.param(
+        {"kind": "finish", "finishReason": None, "text": "Half an ans"}, "NO_FINISH_REASON", None, id="no-finish-reason"
+    ),
+    pytest.param(
+        {"kind": "finish", "finishReason": "MAX_TOKENS", "thought": "long thinking"},
+        "MAX_TOKENS_EXCEEDED",
+        None,
+        id="max-tokens-without-text",
+    ),
+    pytest.param(
+        {"kind": "finish", "finishReason": "SAFETY", "text": ""}, "SAFETY_BLOCKED", None, id="safety-without-text"
+    ),
+    pytest.param(
+        {"kind": "finish", "finishReason": "RECITATION"}, "RECITATION_BLOCKED", None, id="recitation-without-text"
+    ),
     pytest.param({"kind": "finish", "finishReason": "OTHER"}, "OTHER_BLOCKED", None, id="other-without-text"),
     pytest.param({"kind": "empty"}, "NO_RESPONSE_TEXT", EMPTY_NUDGE, id="empty-step"),
 ]
@@ -81,8 +110,9 @@ async def test_a_bad_reply_is_retried_with_the_nudge_in_the_request_only(
     if nudge is None:
         assert second.contents() == first.contents(), "no nudge for this type: the same request again"
     else:
-        assert second.contents() == [Content(role="user", parts=[*first.contents()[0].parts, text_content(
-            "user", nudge).parts[0]])], "the nudge joins the last user turn of the request"
+        assert second.contents() == [
+            Content(role="user", parts=[*first.contents()[0].parts, text_content("user", nudge).parts[0]])
+        ], "the nudge joins the last user turn of the request"
     assert [(r.attempt, r.max_attempts, r.reason, r.text) for r in rig.rec.retries] == [(2, 4, reason, "")]
     assert rig.rec.retries[0].delay_ms == 1 and rig.rec.retries[0].message
     history = [text_content("user", "please answer"), text_content("model", result.text)]
@@ -99,18 +129,34 @@ async def test_a_stream_cut_mid_reply_is_retried_and_its_text_discarded(rig: Rig
     (retry,) = rig.rec.retries
     assert retry.reason == "stream" and "ended unexpectedly" in retry.message
     assert rig.live.conversation.history == [
-        text_content("user", "tell me a long story about the sea"), text_content("model", result.text)
+        text_content("user", "tell me a long story about the sea"),
+        text_content("model", result.text),
     ]
 
 
-@pytest.mark.parametrize(("step", "reason", "words"), [
-    pytest.param({"kind": "finish", "finishReason": "MALFORMED_FUNCTION_CALL", "parts": "missing"},
-                 "MALFORMED_FUNCTION_CALL", "malformed tool call", id="malformed"),
-    pytest.param({"kind": "finish", "finishReason": "STOP", "thought": "hmm"}, "THINKING_ONLY_RESPONSE",
-                 "only the model's thoughts", id="thoughts-only"),
-    pytest.param({"kind": "empty", "variant": "no_candidates"}, "NO_FINISH_REASON", "without a finish reason",
-                 id="no-candidates"),
-])
+@pytest.mark.parametrize(
+    ("step", "reason", "words"),
+    [
+        pytest.param(
+            {"kind": "finish", "finishReason": "MALFORMED_FUNCTION_CALL", "parts": "missing"},
+            "MALFORMED_FUNCTION_CALL",
+            "malformed tool call",
+            id="malformed",
+        ),
+        pytest.param(
+            {"kind": "finish", "finishReason": "STOP", "thought": "hmm"},
+            "THINKING_ONLY_RESPONSE",
+            "only the model's thoughts",
+            id="thoughts-only",
+        ),
+        pytest.param(
+            {"kind": "empty", "variant": "no_candidates"},
+            "NO_FINISH_REASON",
+            "without a finish reason",
+            id="no-candidates",
+        ),
+    ],
+)
 async def test_retries_exhausted_answer_an_error_naming_the_type_and_keep_the_users_message(
     rig: Rig, step: dict[str, Any], reason: str, words: str
 ) -> None:
@@ -137,8 +183,9 @@ async def test_retries_exhausted_answer_an_error_naming_the_type_and_keep_the_us
 
 
 async def test_a_failure_after_partial_text_records_nothing_of_it(rig: Rig) -> None:
-    rig.fake.script([{"kind": "finish", "finishReason": None, "text": "a partial reply that stops", "match": "chat",
-                      "times": 4}])
+    rig.fake.script(
+        [{"kind": "finish", "finishReason": None, "text": "a partial reply that stops", "match": "chat", "times": 4}]
+    )
     with pytest.raises(errors.SidecarError):
         await rig.chat.send_message("go")
     assert "".join(rig.rec.deltas).count("a partial reply") == 4, "each attempt was shown as it streamed"
@@ -148,11 +195,20 @@ async def test_a_failure_after_partial_text_records_nothing_of_it(rig: Rig) -> N
 
 # -- not retried -----------------------------------------------------------------------------------------
 
+
 async def test_a_blocked_prompt_is_not_retried_is_named_and_leaves_the_history_valid(rig: Rig) -> None:
     rig.load(conversation(1), prompt_tokens=100)
     before = rig.live.conversation.history
-    rig.fake.script([{"kind": "blocked", "blockReason": "PROHIBITED_CONTENT", "match": "chat",
-                      "blockReasonMessage": "The prompt may contain prohibited content."}])
+    rig.fake.script(
+        [
+            {
+                "kind": "blocked",
+                "blockReason": "PROHIBITED_CONTENT",
+                "match": "chat",
+                "blockReasonMessage": "The prompt may contain prohibited content.",
+            }
+        ]
+    )
     with pytest.raises(errors.SidecarError) as caught:
         await rig.chat.send_message("something the policy refuses")
     err = caught.value
@@ -184,14 +240,26 @@ async def test_a_reply_stopped_by_a_fixed_policy_is_named_not_retried(rig: Rig, 
     assert rig.live.conversation.history == [text_content("user", "hello")]
 
 
-@pytest.mark.parametrize(("finish", "words"), [
-    ("MAX_TOKENS", "maximum number of output tokens"),
-    ("SAFETY", "safety filters"),
-    ("RECITATION", "recitation"),
-])
+@pytest.mark.parametrize(
+    ("finish", "words"),
+    [
+        ("MAX_TOKENS", "maximum number of output tokens"),
+        ("SAFETY", "safety filters"),
+        ("RECITATION", "recitation"),
+    ],
+)
 async def test_a_reply_cut_short_keeps_its_text_and_says_so(rig: Rig, finish: str, words: str) -> None:
-    rig.fake.script([{"kind": "finish", "finishReason": finish, "text": "The first half of the answer",
-                      "finishMessage": "stopped early", "match": "chat"}])
+    rig.fake.script(
+        [
+            {
+                "kind": "finish",
+                "finishReason": finish,
+                "text": "The first half of the answer",
+                "finishMessage": "stopped early",
+                "match": "chat",
+            }
+        ]
+    )
     result = await rig.chat.send_message("a long answer please")
     assert len(chat_requests(rig)) == 1, "text was shown: not retried"
     assert result.text == "The first half of the answer" and result.finish_reason == finish
@@ -205,15 +273,34 @@ async def test_a_reply_cut_short_keeps_its_text_and_says_so(rig: Rig, finish: st
 
 # -- real-shaped responses -------------------------------------------------------------------------------
 
+
 async def test_usage_extras_citations_and_grounding_parse_and_cached_tokens_reach_the_status_bar(rig: Rig) -> None:
-    rig.fake.script([
-        {"kind": "finish", "finishReason": "STOP", "text": "Grounded answer.", "thought": "checking",
-         "extras": True, "match": "chat"},
-    ])
+    rig.fake.script(
+        [
+            {
+                "kind": "finish",
+                "finishReason": "STOP",
+                "text": "Grounded answer.",
+                "thought": "checking",
+                "extras": True,
+                "match": "chat",
+            },
+        ]
+    )
     result = await rig.chat.send_message("search something")
     assert result.text == "Grounded answer."
-    rig.fake.script([{"kind": "usage", "promptTokenCount": 5000, "cachedContentTokenCount": 4096,
-                      "thoughtsTokenCount": 12, "toolUsePromptTokenCount": 7, "match": "chat"}])
+    rig.fake.script(
+        [
+            {
+                "kind": "usage",
+                "promptTokenCount": 5000,
+                "cachedContentTokenCount": 4096,
+                "thoughtsTokenCount": 12,
+                "toolUsePromptTokenCount": 7,
+                "match": "chat",
+            }
+        ]
+    )
     await rig.chat.send_message("again")
     usage = rig.live.usage()
     assert usage.prompt_token_count == 5000 and usage.cached_token_count == 4096
@@ -222,14 +309,17 @@ async def test_usage_extras_citations_and_grounding_parse_and_cached_tokens_reac
 
 # -- compaction ------------------------------------------------------------------------------------------
 
+
 async def test_a_blocked_summary_fails_the_compaction_at_once_with_its_reason(rig: Rig) -> None:
     rig.load(conversation(20), prompt_tokens=60_000)
     before = rig.live.conversation.wire()
     rig.fake.script([{"kind": "blocked", "blockReason": "SAFETY", "match": "summary"}])
     with pytest.raises(errors.SidecarError) as caught:
         await rig.chat.compress(None)
-    assert caught.value.message.startswith("Compaction failed, the conversation is unchanged: Gemini blocked the "
-                                           "prompt: it was stopped by the safety filters (blockReason SAFETY)")
+    assert caught.value.message.startswith(
+        "Compaction failed, the conversation is unchanged: Gemini blocked the "
+        "prompt: it was stopped by the safety filters (blockReason SAFETY)"
+    )
     assert caught.value.data.kind == "blocked"
     assert len(rig.summary_requests()) == 1
     assert rig.live.conversation.wire() is before
@@ -261,14 +351,16 @@ async def test_a_round_failing_after_tool_responses_is_closed_so_roles_still_alt
     from sidecar.gemini.client import ModelError
 
     call = Content(role="model", parts=[Part(function_call=FunctionCall(name="read_file", args={}, id="c1"))])
-    answer = Content(role="user", parts=[
-        Part(function_response=FunctionResponse(name="read_file", id="c1", response={"output": "x"}))
-    ])
+    answer = Content(
+        role="user",
+        parts=[Part(function_response=FunctionResponse(name="read_file", id="c1", response={"output": "x"}))],
+    )
     rig.load([text_content("user", "read it"), call, answer], prompt_tokens=100)
     rig.chat._close_failed_round(ModelError("invalidReply", "unusable", reason="NO_RESPONSE_TEXT"), "t-1")
     assert rig.live.conversation.history[-1] == text_content("model", INTERRUPTED)
-    await next_turn_works(rig, [text_content("user", "read it"), call, answer, text_content("model", INTERRUPTED)],
-                          loaded=3)
+    await next_turn_works(
+        rig, [text_content("user", "read it"), call, answer, text_content("model", INTERRUPTED)], loaded=3
+    )
 
 
 async def test_a_cancel_while_waiting_to_retry_keeps_nothing_of_the_failed_attempt(rig: Rig) -> None:

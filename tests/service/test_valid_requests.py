@@ -58,25 +58,28 @@ class AllowingHost:
 @asynccontextmanager
 async def tool_services(
     fake: FakeGemini, root: Path, model: str = "gemini-2.5-flash", *, memory: bool = False
-) -> AsyncIterator[
-    tuple[Services, AllowingHost]
-]:
+) -> AsyncIterator[tuple[Services, AllowingHost]]:
     """The chat services with the built-in tools over a small workspace, against the fake."""
     project = root / "project"
     project.mkdir(parents=True, exist_ok=True)
     (project / "notes.txt").write_text("the build needs Python 3.12\n")
-    client = ModelClient(ClientConfig(api_key="test-key", base_url=fake.url, timeout_ms=120_000, retry_attempts=0,
-                                      retry_initial_delay_ms=1))
+    client = ModelClient(
+        ClientConfig(
+            api_key="test-key", base_url=fake.url, timeout_ms=120_000, retry_attempts=0, retry_initial_delay_ms=1
+        )
+    )
     host = AllowingHost()
 
     async def get_client() -> ModelClient:
         return client
 
-    session = Session(settings=Settings(token_limit=100_000, retry_initial_delay_ms=1, model=model),
-                      workspace_folders=[str(project)])
+    session = Session(
+        settings=Settings(token_limit=100_000, retry_initial_delay_ms=1, model=model), workspace_folders=[str(project)]
+    )
     rec = EditorSpy()
     services = build_services(
-        session, FrontEnd(notifier=rec, inform=rec.warning, tools=host),
+        session,
+        FrontEnd(notifier=rec, inform=rec.warning, tools=host),
         Ports(model=get_client, save_tool_output=ToolOutputSaver(root), home=root / "home", memory=memory),
     )
     await services.start()
@@ -93,10 +96,27 @@ def refused(fake: FakeGemini) -> list[str]:
 
 
 READ = {"kind": "function_call", "match": "chat", "name": "read_file", "args": {"path": "notes.txt"}}
-OPS = st.sampled_from([
-    "send", "tool", "parallel", "text_and_tool", "compress", "undo", "rewind", "fork", "resume", "cancel",
-    "cancel_in_tool_loop", "pin", "gemini3", "gemini25", "empty_reply", "looping_calls", "rewind_restoring_files",
-])
+OPS = st.sampled_from(
+    [
+        "send",
+        "tool",
+        "parallel",
+        "text_and_tool",
+        "compress",
+        "undo",
+        "rewind",
+        "fork",
+        "resume",
+        "cancel",
+        "cancel_in_tool_loop",
+        "pin",
+        "gemini3",
+        "gemini25",
+        "empty_reply",
+        "looping_calls",
+        "rewind_restoring_files",
+    ]
+)
 
 
 async def _op(services: Services, fake: FakeGemini, op: str, pick: int) -> None:
@@ -104,8 +124,13 @@ async def _op(services: Services, fake: FakeGemini, op: str, pick: int) -> None:
     if op == "tool":
         fake.script(READ)
     elif op == "parallel":
-        fake.script({"kind": "function_call", "match": "chat", "calls": [
-            {"name": "read_file", "args": {"path": "notes.txt"}}, {"name": "list_directory", "args": {}}]})
+        fake.script(
+            {
+                "kind": "function_call",
+                "match": "chat",
+                "calls": [{"name": "read_file", "args": {"path": "notes.txt"}}, {"name": "list_directory", "args": {}}],
+            }
+        )
     elif op == "text_and_tool":
         fake.script({**READ, "text": "Let me read the notes first."})
     elif op == "empty_reply":
@@ -120,7 +145,8 @@ async def _op(services: Services, fake: FakeGemini, op: str, pick: int) -> None:
         await services.sessions.undo_compaction()
     elif op in ("rewind", "rewind_restoring_files"):
         ids = [
-            conv.ids[i] for i, c in enumerate(conv.history)
+            conv.ids[i]
+            for i, c in enumerate(conv.history)
             if c.role == "user" and conv.ids[i] and not any(p.function_response is not None for p in c.parts)
         ]
         if ids:
@@ -177,6 +203,7 @@ def test_random_edit_sequences_only_send_requests_the_api_accepts(_fake_server: 
 
 # ---- the paths that need the repair (a history the sidecar did not make) ---------------------------------------
 
+
 @pytest.fixture
 def repair_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SIDECAR_REQUEST_REPAIR", "on")
@@ -208,8 +235,10 @@ def _broken_history() -> list[Content]:
         text_content("user", "why does the build fail?"),
         Content(role="model", parts=[Part(text="Let me look.")]),
         Content(role="model", parts=[Part(text=""), call]),  # a call turn right after a model turn, empty text
-        Content(role="user", parts=[Part(function_response=FunctionResponse(name="read_file", id="r1",
-                                                                            response={"output": "3.12"}))]),
+        Content(
+            role="user",
+            parts=[Part(function_response=FunctionResponse(name="read_file", id="r1", response={"output": "3.12"}))],
+        ),
         Content(role="model", parts=[Part(function_call=FunctionCall(name="glob", args={}, id="g1"))]),  # no result
     ]
 
@@ -221,8 +250,11 @@ async def test_resumed_history_that_breaks_rules_is_repaired_and_logged_once(
         store = services.store
         writer = store.create("broken-session", model="gemini-3.5-flash", title=None, start_time="2026-01-01T00:00:00Z")
         for n, content in enumerate(_broken_history()):
-            kind = ("toolCall" if any(p.function_call for p in content.parts) else "model") if content.role == "model" \
+            kind = (
+                ("toolCall" if any(p.function_call for p in content.parts) else "model")
+                if content.role == "model"
                 else ("toolResult" if any(p.function_response for p in content.parts) else "user")
+            )
             writer.append(MessageRecord(time="2026-01-01T00:00:00Z", id=f"m{n + 1}", kind=kind, content=content))
         writer.close()
         await services.sessions.resume("broken-session")
@@ -237,9 +269,16 @@ async def test_resumed_history_that_breaks_rules_is_repaired_and_logged_once(
 
 async def test_a_400_naming_a_request_shape_problem_says_the_fix(fake: FakeGemini, tmp_path: Path) -> None:
     async with tool_services(fake, tmp_path) as (services, _host):
-        fake.script({"kind": "status", "status": 400, "message": (
-            "Please ensure that function call turn comes immediately after a user turn or after a function "
-            "response turn.")})
+        fake.script(
+            {
+                "kind": "status",
+                "status": 400,
+                "message": (
+                    "Please ensure that function call turn comes immediately after a user turn or after a function "
+                    "response turn."
+                ),
+            }
+        )
         with pytest.raises(errors.SidecarError) as exc:
             await services.chat.send_message("hello")
     assert "Rewind to before the last tool call" in exc.value.message

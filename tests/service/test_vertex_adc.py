@@ -73,8 +73,9 @@ async def test_every_call_path_uses_one_bearer_token_and_never_an_api_key(fake: 
         assert request.auth == "bearer" and not request.has_key and request.status == 200
 
 
-async def test_a_service_account_key_signs_its_token_request(fake: Any, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_service_account_key_signs_its_token_request(
+    fake: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(service_account(tmp_path, fake.url)))
     client = vertex(fake, project=None)  # the project comes from the key file
     try:
@@ -141,12 +142,19 @@ async def test_a_revoked_token_is_replaced_once_after_a_401(fake: Any, user_adc:
     finally:
         await client.aclose()
     statuses = [(r.kind, r.status) for r in fake.requests()]
-    assert statuses == [("token", 200), ("stream", 200), ("stream", 401), ("token", 200), ("stream", 200),
-                        ("count", 200)]
+    assert statuses == [
+        ("token", 200),
+        ("stream", 200),
+        ("stream", 401),
+        ("token", 200),
+        ("stream", 200),
+        ("count", 200),
+    ]
 
 
-async def test_a_missing_credentials_file_is_a_clear_error_not_the_fake(fake: Any, tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_missing_credentials_file_is_a_clear_error_not_the_fake(
+    fake: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "nowhere.json"))
     client = vertex(fake)
     try:
@@ -203,6 +211,7 @@ async def test_a_key_on_a_project_path_is_refused_like_vertex_does(fake: Any) ->
 
 
 # -- configuration ------------------------------------------------------------------------------------
+
 
 def test_environment_as_google_genai_reads_it() -> None:
     env = {"GOOGLE_GENAI_USE_VERTEXAI": "True", "GOOGLE_CLOUD_PROJECT": "env-proj", "GEMINI_API_KEY": "k"}

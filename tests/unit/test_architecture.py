@@ -261,7 +261,8 @@ def test_the_composition_code_finishes_no_object_after_construction() -> None:
 def test_an_object_finished_after_construction_is_found() -> None:
     source = "def build(a, b):\n    runner = R(a)\n    runner.context_files = b\n    checkpoints.use_tools(a)\n"
     assert _finished_after_construction(source, "x") == [
-        "x:3 assigns runner.context_files", "x:4 calls checkpoints.use_tools"
+        "x:3 assigns runner.context_files",
+        "x:4 calls checkpoints.use_tools",
     ]
 
 
@@ -282,7 +283,9 @@ def test_no_constructor_starts_the_recording() -> None:
         for function in ast.walk(ast.parse(path.read_text()))
         if isinstance(function, ast.FunctionDef) and function.name == "__init__"
         for node in ast.walk(function)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "start"
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "start"
         and "recorder" in ast.unparse(node.func.value)
     ]
     assert found == []

@@ -9,8 +9,13 @@ from eval.runner import RoundResult, SessionResult
 
 NUMBER = Fact("number-0", "number", "The upload size limit is 48213 KB.", ("48213", "upload"), "q?", ("48213",))
 BUDGET = Fact(
-    "superseded-0", "superseded", "Change of plan: the retry budget is now 77 attempts.",
-    ("77 attempts", "retry budget"), "q?", ("77",), stale=("23 attempts",),
+    "superseded-0",
+    "superseded",
+    "Change of plan: the retry budget is now 77 attempts.",
+    ("77 attempts", "retry budget"),
+    "q?",
+    ("77",),
+    stale=("23 attempts",),
 )
 
 
@@ -39,8 +44,10 @@ def test_request_text_reads_the_system_instruction_calls_and_responses() -> None
         "contents": [
             {"role": "user", "parts": [{"text": "hello"}]},
             {"role": "model", "parts": [{"functionCall": {"name": "read_file", "args": {"absolute_path": "/a/b.py"}}}]},
-            {"role": "user", "parts": [{"functionResponse": {"name": "read_file",
-                                                             "response": {"output": "x\nFAILED t - boom"}}}]},
+            {
+                "role": "user",
+                "parts": [{"functionResponse": {"name": "read_file", "response": {"output": "x\nFAILED t - boom"}}}],
+            },
         ],
     }
     text = request_text(body)
@@ -72,11 +79,16 @@ def test_survival_counts_only_facts_planted_before_the_first_compaction() -> Non
     first = Fact("n-0", "number", "t", ("t",), "q", ("t",))
     later = Fact("n-1", "number", "u", ("u",), "q", ("u",), segment=1)
     facts = [first, later]
-    result = SessionResult(1, "default", facts, rounds=[
-        RoundResult(1, "COMPRESSED", 10, 5, 100, {"n-0": "verbatim"}),
-        RoundResult(2, "COMPRESSED", 10, 5, 100, {"n-0": "lost", "n-1": "verbatim"}),
-        RoundResult(3, "COMPRESSED", 10, 5, 100, {"n-0": "stale", "n-1": "verbatim"}),
-    ])
+    result = SessionResult(
+        1,
+        "default",
+        facts,
+        rounds=[
+            RoundResult(1, "COMPRESSED", 10, 5, 100, {"n-0": "verbatim"}),
+            RoundResult(2, "COMPRESSED", 10, 5, 100, {"n-0": "lost", "n-1": "verbatim"}),
+            RoundResult(3, "COMPRESSED", 10, 5, 100, {"n-0": "stale", "n-1": "verbatim"}),
+        ],
+    )
     table = survival([result, result])
     assert table["default"]["number"] == {
         1: {"kept": 2, "of": 2, "stale": 0},

@@ -21,8 +21,14 @@ log.error("an error line with key AIzaTESTKEY1234", extra={})
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     env = {"GEMINI_API_KEY": "AIzaTESTKEY1234", "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, "-c", SCRIPT, *args], capture_output=True, text=True, env=env,
-                          cwd=Path(__file__).resolve().parents[2], check=True)
+    return subprocess.run(
+        [sys.executable, "-c", SCRIPT, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+        check=True,
+    )
 
 
 @pytest.mark.process
@@ -42,4 +48,3 @@ def test_without_a_log_file_everything_goes_to_stderr() -> None:
     done = run()
     assert "an info line" in done.stderr and "an error line" in done.stderr
     assert done.stdout == ""
-

@@ -8,7 +8,7 @@ import pytest
 #: The inner sessions run in this process, where this file's own guard would refuse their processes too.
 pytestmark = pytest.mark.process
 
-INNER = '''
+INNER = """
 import asyncio, os, socket, subprocess, sys
 import pytest
 
@@ -45,7 +45,7 @@ def test_marked():
     subprocess.run([sys.executable, "-c", "pass"], check=True)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-'''
+"""
 
 
 def test_unmarked_processes_and_sockets_fail_and_marked_ones_pass(pytester: pytest.Pytester) -> None:

@@ -64,24 +64,31 @@ cmd('SidecarCancel', function()
 end, { desc = 'Cancel the running turn' })
 
 cmd('SidecarInstall', function()
-  require('sidecar.install').install({ on_done = function(err)
-    if package.loaded['sidecar.client'] then
-      require('sidecar.client').install_done(err) -- a start that waited for the install
-    end
-    if not err and package.loaded['sidecar'] and require('sidecar.state').status == 'failed' then
-      require('sidecar').restart()
-    end
-  end })
+  require('sidecar.install').install({
+    on_done = function(err)
+      if package.loaded['sidecar.client'] then
+        require('sidecar.client').install_done(err) -- a start that waited for the install
+      end
+      if not err and package.loaded['sidecar'] and require('sidecar.state').status == 'failed' then
+        require('sidecar').restart()
+      end
+    end,
+  })
 end, { desc = "Install the sidecar server into stdpath('data')/sidecar (from this plugin's repository)" })
 
 cmd('SidecarUpdate', function()
-  require('sidecar.install').install({ force = true, on_done = function(err)
-    -- the running server is still the old one: say how to switch
-    if not err and package.loaded['sidecar'] and require('sidecar.client').get() then
-      require('sidecar.ui').tell('updated; :SidecarRestart runs the new version (the chat is kept)',
-        vim.log.levels.WARN)
-    end
-  end })
+  require('sidecar.install').install({
+    force = true,
+    on_done = function(err)
+      -- the running server is still the old one: say how to switch
+      if not err and package.loaded['sidecar'] and require('sidecar.client').get() then
+        require('sidecar.ui').tell(
+          'updated; :SidecarRestart runs the new version (the chat is kept)',
+          vim.log.levels.WARN
+        )
+      end
+    end,
+  })
 end, { desc = 'Rebuild the private sidecar environment (a fresh venv and install)' })
 
 cmd('SidecarStatus', function()
@@ -98,8 +105,11 @@ end, { nargs = '?', desc = 'Fork the session before a message of yours (picked),
 
 cmd('SidecarRewind', function(a)
   s().rewind(a.args, nil, { files = a.bang })
-end, { nargs = '?', bang = true,
-  desc = 'Rewind to before a message of yours (picked with vim.ui.select); with !, restore the files the agent changed too' })
+end, {
+  nargs = '?',
+  bang = true,
+  desc = 'Rewind to before a message of yours (picked with vim.ui.select); with !, restore the files the agent changed too',
+})
 
 cmd('SidecarRename', function(a)
   s().rename(a.args)
@@ -124,13 +134,21 @@ end, { desc = 'List the pinned facts (pick one to unpin it)' })
 cmd('SidecarMcp', function(a)
   s() -- loads the composition root, which gives the client its handlers before anything starts
   require('sidecar.mcp').run(a.args)
-end, { nargs = '*', complete = function(arglead, cmdline)
-  return require('sidecar.mcp').complete(arglead, cmdline)
-end, desc = 'List the MCP servers (status, tools); :SidecarMcp restart|disable|enable NAME; :SidecarMcp prompt NAME ARGS' })
+end, {
+  nargs = '*',
+  complete = function(arglead, cmdline)
+    return require('sidecar.mcp').complete(arglead, cmdline)
+  end,
+  desc = 'List the MCP servers (status, tools); :SidecarMcp restart|disable|enable NAME; :SidecarMcp prompt NAME ARGS',
+})
 
 cmd('SidecarMemory', function(a)
   s() -- loads the composition root, which gives the client its handlers before anything starts
   require('sidecar.memory').run(a.args)
-end, { nargs = '*', complete = function(arglead, cmdline)
-  return require('sidecar.memory').complete(arglead, cmdline)
-end, desc = 'The context files the agent has: show (a buffer), refresh, add [--global|--project] {text}' })
+end, {
+  nargs = '*',
+  complete = function(arglead, cmdline)
+    return require('sidecar.memory').complete(arglead, cmdline)
+  end,
+  desc = 'The context files the agent has: show (a buffer), refresh, add [--global|--project] {text}',
+})

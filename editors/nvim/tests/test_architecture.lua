@@ -123,7 +123,7 @@ T.run('test_architecture', function()
       'local b = require "sidecar.b"',
       "-- require('sidecar.c') in a comment",
       "--[[ require('sidecar.d') ]]",
-      "local s = \"call require('sidecar.e') first\"",
+      'local s = "call require(\'sidecar.e\') first"',
       "local t = [[ require('sidecar.f') ]]",
       "local function f() return require('sidecar.g').x end",
       "local o = obj.require('sidecar.h')",

@@ -77,7 +77,9 @@ T.run('test_e2e', function()
       return chat.text():find('Fake Gemini reply #1: you said "hello"', 1, true)
     end, 20000, 'the reply in the chat buffer')
     local turn = chat.turns()[1]
-    T.wait(function() return turn.done end, 5000, 'the sendMessage answer')
+    T.wait(function()
+      return turn.done
+    end, 5000, 'the sendMessage answer')
     T.ok(#deltas >= 2, 'the reply was streamed in several sidecar/messageDelta: ' .. #deltas)
     local text = chat.text()
     T.contains(text, '## You\n\nhello\n\n## Gemini\n\nFake Gemini reply #1', 'chat layout')
@@ -106,7 +108,9 @@ T.run('test_e2e', function()
   end)
 
   T.step('statusline() shows the usage pushed with sidecar/tokenUsage', function()
-    T.wait(function() return state.usage.promptTokenCount > 0 end, 5000, 'a non-zero prompt token count')
+    T.wait(function()
+      return state.usage.promptTokenCount > 0
+    end, 5000, 'a non-zero prompt token count')
     local u = state.usage
     local pct = 100 * u.promptTokenCount / u.tokenLimit
     T.ok(math.abs(u.percentUsed - pct) < 0.06, 'percentUsed matches the counts: ' .. vim.inspect(u))
@@ -171,11 +175,15 @@ T.run('test_e2e', function()
     local start = state.usage.percentUsed
     for i = 1, 4 do
       local turn = sidecar.send(string.format('note %d: %s', i, filler))
-      T.wait(function() return turn.done end, 20000, 'turn ' .. i)
+      T.wait(function()
+        return turn.done
+      end, 20000, 'turn ' .. i)
       T.eq(turn.error, nil, 'turn ' .. i .. ' error')
     end
-    T.ok(state.usage.percentUsed > start + 10, 'usage grew by more than 10 points: ' .. start .. ' -> '
-      .. state.usage.percentUsed)
+    T.ok(
+      state.usage.percentUsed > start + 10,
+      'usage grew by more than 10 points: ' .. start .. ' -> ' .. state.usage.percentUsed
+    )
   end)
 
   -- Checks that need server features still landing are one line each at the end.
@@ -185,12 +193,16 @@ T.run('test_e2e', function()
       before = state.usage.percentUsed
       state.last_compressed = nil
       vim.cmd('SidecarCompress keep the notes about the fox')
-      T.wait(function() return state.last_compressed end, 30000, 'sidecar/compressed')
+      T.wait(function()
+        return state.last_compressed
+      end, 30000, 'sidecar/compressed')
       T.eq(state.last_compressed.status, 'COMPRESSED', 'status')
       T.match(state.last_compressed.message, 'compressed from [%d,]+ to [%d,]+ tokens', 'user-facing message')
       T.ok(vim.tbl_contains(progress_titles, 'Compressing conversation'), '$/progress "Compressing conversation"')
       T.contains(chat.text(), state.last_compressed.message, 'the message in the chat buffer')
-      T.wait(function() return state.usage.percentUsed < before end, 10000, 'a lower percentage')
+      T.wait(function()
+        return state.usage.percentUsed < before
+      end, 10000, 'a lower percentage')
       T.match(sidecar.statusline(), '^✦ %d+%% [%d.]+K?/4K$', 'statusline after compaction')
     end)
   end
@@ -201,7 +213,9 @@ T.run('test_e2e', function()
       -- a compaction the request would carry no editor context at all.
       T.fake_reset()
       local turn = sidecar.send('and now?')
-      T.wait(function() return turn.done end, 20000, 'the turn after compaction')
+      T.wait(function()
+        return turn.done
+      end, 20000, 'the turn after compaction')
       T.eq(turn.error, nil, 'turn error')
       local got = ide_context_of(last_stream_request())
       T.log('context after compaction: %s', vim.inspect(got))
@@ -220,7 +234,9 @@ T.run('test_e2e', function()
       notified[#notified + 1] = { msg = msg, level = level }
     end
     local turn = sidecar.send('this one fails')
-    T.wait(function() return turn.done end, 20000, 'the failed turn')
+    T.wait(function()
+      return turn.done
+    end, 20000, 'the failed turn')
     vim.notify = orig
     T.match(turn.error or '', '^error: .*500', 'turn error')
     T.contains(chat.text(), '✗ ' .. turn.error, 'error in the chat')
@@ -234,25 +250,44 @@ T.run('test_e2e', function()
   end)
 
   T.step('a retried reply drops the failed attempt and says why', function()
-    T.http('POST', '/_control/script', { steps = {
-      { kind = 'finish', text = 'a half', thought = 'pondering', finishReason = 'MALFORMED_FUNCTION_CALL', match = 'chat' },
-    } })
+    T.http('POST', '/_control/script', {
+      steps = {
+        {
+          kind = 'finish',
+          text = 'a half',
+          thought = 'pondering',
+          finishReason = 'MALFORMED_FUNCTION_CALL',
+          match = 'chat',
+        },
+      },
+    })
     local turn = sidecar.send('answer after a glitch')
-    T.wait(function() return turn.done end, 20000, 'the retried turn')
+    T.wait(function()
+      return turn.done
+    end, 20000, 'the retried turn')
     T.eq(turn.error, nil, 'the retry succeeded')
     local text = chat.text()
-    T.contains(text, "↻ Gemini's reply was unusable (the model produced a malformed tool call); retrying, attempt 2 of 4.",
-      'the retry and its reason in the chat')
+    T.contains(
+      text,
+      "↻ Gemini's reply was unusable (the model produced a malformed tool call); retrying, attempt 2 of 4.",
+      'the retry and its reason in the chat'
+    )
     T.contains(text, 'you said "answer after a glitch"', 'the reply of the second attempt')
-    T.ok(not text:find('a half', 1, true), 'the failed attempt\'s text is gone')
+    T.ok(not text:find('a half', 1, true), "the failed attempt's text is gone")
   end)
 
   T.step('a blocked prompt is named in the chat', function()
-    T.http('POST', '/_control/script', { steps = { { kind = 'blocked', blockReason = 'PROHIBITED_CONTENT', match = 'chat' } } })
+    T.http(
+      'POST',
+      '/_control/script',
+      { steps = { { kind = 'blocked', blockReason = 'PROHIBITED_CONTENT', match = 'chat' } } }
+    )
     local orig = vim.notify
     vim.notify = function() end
     local turn = sidecar.send('a blocked one')
-    T.wait(function() return turn.done end, 20000, 'the blocked turn')
+    T.wait(function()
+      return turn.done
+    end, 20000, 'the blocked turn')
     vim.notify = orig
     T.contains(turn.error or '', 'blockReason PROHIBITED_CONTENT', 'the policy named')
     T.contains(chat.text(), 'Gemini blocked the prompt', 'shown in the chat')
@@ -261,16 +296,22 @@ T.run('test_e2e', function()
   T.step(':SidecarCancel stops a streaming reply', function()
     T.http('POST', '/_control/script', { steps = { { kind = 'delay', chunkDelay = 0.5, match = 'chat' } } })
     local turn = sidecar.send('a slow one')
-    T.wait(function() return #turn.segments > 0 end, 10000, 'the first delta')
+    T.wait(function()
+      return #turn.segments > 0
+    end, 10000, 'the first delta')
     vim.cmd('SidecarCancel')
-    T.wait(function() return turn.done end, 10000, 'the cancelled turn')
+    T.wait(function()
+      return turn.done
+    end, 10000, 'the cancelled turn')
     T.eq(turn.error, 'cancelled', 'turn cancelled')
     T.contains(chat.text(), '⊘ cancelled', 'cancel shown in the chat')
     -- not `> cancelled`: that looks like the input line (issue 30 point 13)
     T.ok(not vim.tbl_contains(vim.split(chat.text(), '\n', { plain = true }), '> cancelled'), 'no prompt-like line')
     T.http('POST', '/_control/reset')
     local after = sidecar.send('still there?')
-    T.wait(function() return after.done end, 20000, 'a turn after the cancel')
+    T.wait(function()
+      return after.done
+    end, 20000, 'a turn after the cancel')
     T.eq(after.error, nil, 'the conversation goes on after a cancel')
   end)
 
@@ -278,17 +319,23 @@ T.run('test_e2e', function()
     -- A window where the history, not the tool declarations and system prompt, is what fills it up:
     -- compacting it then really saves tokens (the sidecar skips or refuses compactions that cannot).
     sidecar.update_settings({ tokenLimit = 20000, compressionThreshold = 0.5 })
-    T.wait(function() return state.usage.tokenLimit == 20000 end, 5000, 'usage with the new settings')
+    T.wait(function()
+      return state.usage.tokenLimit == 20000
+    end, 5000, 'usage with the new settings')
     state.last_compressed = nil
     local filler = string.rep('Lorem ipsum dolor sit amet, consectetur adipiscing elit. ', 120)
     for i = 1, 10 do
       local turn = sidecar.send(string.format('more %d: %s', i, filler))
-      T.wait(function() return turn.done end, 20000, 'turn ' .. i)
+      T.wait(function()
+        return turn.done
+      end, 20000, 'turn ' .. i)
       if state.last_compressed then
         break
       end
     end
-    T.wait(function() return state.last_compressed end, 20000, 'an automatic compaction')
+    T.wait(function()
+      return state.last_compressed
+    end, 20000, 'an automatic compaction')
     T.eq(state.last_compressed.trigger, 'auto', 'trigger')
     T.eq(state.last_compressed.status, 'COMPRESSED', 'status')
     T.contains(chat.text(), state.last_compressed.message, 'the message in the chat')
@@ -351,11 +398,15 @@ T.run('test_e2e', function()
       second_session = T.wait(function()
         return state.session_id ~= first_session and state.session_id
       end, 10000, 'a new session id')
-      T.wait(function() return state.usage.sessionId == second_session end, 5000, 'usage of the new session')
+      T.wait(function()
+        return state.usage.sessionId == second_session
+      end, 5000, 'usage of the new session')
       T.contains(chat.text(), 'new session ' .. second_session, 'noted in the chat')
       T.ok(not chat.text():find('Fake Gemini reply #1', 1, true), 'the chat was cleared')
       local turn = sidecar.send('first message of the second session')
-      T.wait(function() return turn.done end, 20000, 'a turn in the new session')
+      T.wait(function()
+        return turn.done
+      end, 20000, 'a turn in the new session')
     end)
   end
 
@@ -364,7 +415,9 @@ T.run('test_e2e', function()
       local orig = vim.ui.select
       local offered
       vim.ui.select = function(items, opts, on_choice)
-        offered = vim.tbl_map(function(it) return opts.format_item(it) end, items)
+        offered = vim.tbl_map(function(it)
+          return opts.format_item(it)
+        end, items)
         for _, it in ipairs(items) do
           if it.sessionId == first_session then
             return on_choice(it)
@@ -373,16 +426,23 @@ T.run('test_e2e', function()
         on_choice(nil)
       end
       vim.cmd('SidecarResume')
-      T.wait(function() return offered end, 10000, 'the session picker')
+      T.wait(function()
+        return offered
+      end, 10000, 'the session picker')
       vim.ui.select = orig
       T.ok(#offered >= 2, 'both sessions offered: ' .. vim.inspect(offered))
       T.contains(offered[1], '[current]', 'newest (the current session) first')
-      T.wait(function() return state.session_id == first_session end, 10000, 'the resumed session')
-      T.wait(function() return chat.text():find('Fake Gemini reply #1', 1, true) end, 10000,
-        'the chat holding the resumed transcript')
+      T.wait(function()
+        return state.session_id == first_session
+      end, 10000, 'the resumed session')
+      T.wait(function()
+        return chat.text():find('Fake Gemini reply #1', 1, true)
+      end, 10000, 'the chat holding the resumed transcript')
       T.ok(not chat.text():find('first message of the second session', 1, true), 'not the other session')
       local turn = sidecar.send('back in the first session')
-      T.wait(function() return turn.done end, 20000, 'a turn in the resumed session')
+      T.wait(function()
+        return turn.done
+      end, 20000, 'a turn in the resumed session')
       T.eq(state.usage.sessionId, first_session, 'usage of the resumed session')
     end)
   end
@@ -412,7 +472,8 @@ T.run('test_e2e', function()
       local floats = {}
       for _, w in ipairs(vim.api.nvim_list_wins()) do
         if vim.api.nvim_win_get_config(w).relative ~= '' then
-          floats[#floats + 1] = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false), '\n')
+          floats[#floats + 1] =
+            table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false), '\n')
         end
       end
       asked[#asked + 1] = { prompt = opts.prompt, kind = opts.kind, floats = floats }
@@ -438,8 +499,17 @@ T.run('test_e2e', function()
 
   local function step_tool_allowed()
     T.step('a confirmed write_file edits the buffer through workspace/applyEdit', function()
-      T.http('POST', '/_control/script', { steps = { { kind = 'function_call', match = 'chat', name = 'write_file',
-        args = { path = 'notes.txt', content = 'written by the model\n' }, id = 'call-1' } } })
+      T.http('POST', '/_control/script', {
+        steps = {
+          {
+            kind = 'function_call',
+            match = 'chat',
+            name = 'write_file',
+            args = { path = 'notes.txt', content = 'written by the model\n' },
+            id = 'call-1',
+          },
+        },
+      })
       local asked = {}
       local restore = stub_select('allow', asked)
       local turn = sidecar.send('please write notes.txt')
@@ -455,7 +525,9 @@ T.run('test_e2e', function()
       -- insert into a new, empty document: see lua/sidecar/edits.lua).
       T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { 'written by the model' }, 'edited text')
       T.eq(vim.bo[buf].modified, true, 'edited in the editor, not saved')
-      vim.api.nvim_buf_call(buf, function() vim.cmd('silent write') end)
+      vim.api.nvim_buf_call(buf, function()
+        vim.cmd('silent write')
+      end)
       local f = assert(io.open(dir .. '/notes.txt', 'rb'))
       T.eq(f:read('*a'), 'written by the model\n', 'the saved file')
       f:close()
@@ -463,9 +535,17 @@ T.run('test_e2e', function()
       T.contains(chat.text(), 'write_file returned', 'the model got the tool result')
     end)
     T.step('a confirmed replace edits an open buffer in place', function()
-      T.http('POST', '/_control/script', { steps = { { kind = 'function_call', match = 'chat', name = 'replace',
-        args = { path = 'main.py', old_string = '    return message', new_string = '    return message.upper()' },
-        id = 'call-3' } } })
+      T.http('POST', '/_control/script', {
+        steps = {
+          {
+            kind = 'function_call',
+            match = 'chat',
+            name = 'replace',
+            args = { path = 'main.py', old_string = '    return message', new_string = '    return message.upper()' },
+            id = 'call-3',
+          },
+        },
+      })
       local asked = {}
       local restore = stub_select('allow', asked)
       local turn = sidecar.send('shout the greeting')
@@ -474,7 +554,12 @@ T.run('test_e2e', function()
       T.eq(#asked, 1, 'asked once')
       local buf = vim.fn.bufnr(main_py)
       T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), {
-        'import sys', '', 'def greet(name):', '    message = "hello " + name', '    return message.upper()', '',
+        'import sys',
+        '',
+        'def greet(name):',
+        '    message = "hello " + name',
+        '    return message.upper()',
+        '',
         'print(greet(sys.argv[1]))',
       }, 'main.py after the edit')
       T.match(tool_line(turn, 'replace') or '', 'done', 'tool status in the chat')
@@ -502,8 +587,17 @@ T.run('test_e2e', function()
 
   local function step_tool_denied()
     T.step('a denied run_shell_command does not run', function()
-      T.http('POST', '/_control/script', { steps = { { kind = 'function_call', match = 'chat',
-        name = 'run_shell_command', args = { command = 'touch denied.txt' }, id = 'call-2' } } })
+      T.http('POST', '/_control/script', {
+        steps = {
+          {
+            kind = 'function_call',
+            match = 'chat',
+            name = 'run_shell_command',
+            args = { command = 'touch denied.txt' },
+            id = 'call-2',
+          },
+        },
+      })
       local asked = {}
       local restore = stub_select('deny', asked)
       local turn = sidecar.send('please run a command')

@@ -23,7 +23,9 @@ T.run('test_health', function()
   local nvim_version = require('sidecar.compat').version_string()
 
   T.step('while running', function()
-    T.wait(function() return sidecar.state.usage ~= nil end, 10000, 'the first sidecar/tokenUsage')
+    T.wait(function()
+      return sidecar.state.usage ~= nil
+    end, 10000, 'the first sidecar/tokenUsage')
     local text = health_text()
     T.log('%s', text)
     T.contains(text, 'Neovim ' .. nvim_version, 'Neovim version')
@@ -33,14 +35,20 @@ T.run('test_health', function()
     T.contains(text, 'Backend: Gemini API at ' .. T.env('SIDECAR_TEST_BASEURL'), 'the backend named')
     T.contains(text, "credentials: an API key (from sidecar.apiKey in the editor's settings)", "the doctor's checks")
     T.ok(not text:find('SECRET', 1, true), 'the key is never shown')
-    T.contains(text, 'settings.compresionThreshold is not a sidecar setting, so it has no effect; did you mean '
-      .. 'compressionThreshold?', 'a misspelt setting named (settings_schema.lua)')
+    T.contains(
+      text,
+      'settings.compresionThreshold is not a sidecar setting, so it has no effect; did you mean '
+        .. 'compressionThreshold?',
+      'a misspelt setting named (settings_schema.lua)'
+    )
     T.ok(not text:find('ERROR', 1, true), 'no errors')
   end)
 
   T.step('stopped, key from the environment', function()
     sidecar.stop()
-    T.wait(function() return #T.sidecar_pids() == 0 end, 5000, 'the sidecar to exit')
+    T.wait(function()
+      return #T.sidecar_pids() == 0
+    end, 5000, 'the sidecar to exit')
     sidecar.state.cfg.settings.apiKey = nil
     vim.env.GEMINI_API_KEY = 'env-SECRET-43'
     local text = health_text()
@@ -62,7 +70,7 @@ T.run('test_health', function()
     })
     local text = health_text()
     T.log('%s', text)
-    T.contains(text, 'adc: Vertex AI needs Application Default Credentials', 'the ADC problem, in the server\'s words')
+    T.contains(text, 'adc: Vertex AI needs Application Default Credentials', "the ADC problem, in the server's words")
     T.contains(text, 'gcloud auth application-default login', 'the next step')
     T.ok(text:find('ERROR', 1, true) ~= nil, 'reported as an error')
     cfg.settings.backend = nil

@@ -6,7 +6,10 @@ T.run('test_install', function()
   T.workspace({})
   local install = require('sidecar.install')
   local data = vim.fn.stdpath('data')
-  T.ok(vim.env.XDG_DATA_HOME and data:find(vim.env.XDG_DATA_HOME, 1, true) == 1, "stdpath('data') is the test's own: " .. data)
+  T.ok(
+    vim.env.XDG_DATA_HOME and data:find(vim.env.XDG_DATA_HOME, 1, true) == 1,
+    "stdpath('data') is the test's own: " .. data
+  )
   T.eq(install.installed(), nil, 'nothing installed yet')
 
   local statuses = {}
@@ -20,11 +23,22 @@ T.run('test_install', function()
   T.step(':SidecarInstall builds the private environment asynchronously, with progress', function()
     local ticks = 0
     local timer = vim.loop.new_timer()
-    timer:start(0, 100, vim.schedule_wrap(function() ticks = ticks + 1 end)) -- the editor keeps running meanwhile
+    timer:start(
+      0,
+      100,
+      vim.schedule_wrap(function()
+        ticks = ticks + 1
+      end)
+    ) -- the editor keeps running meanwhile
     vim.cmd('SidecarInstall')
-    T.ok(install.install_status():find('installing', 1, true) ~= nil, 'install_status() for a statusline: ' .. install.install_status())
+    T.ok(
+      install.install_status():find('installing', 1, true) ~= nil,
+      'install_status() for a statusline: ' .. install.install_status()
+    )
     T.contains(require('sidecar.status').text(), 'installing (', 'the plugin statusline shows the install')
-    T.wait(function() return install.status == 'installed' or (install.status or ''):find('^failed') end, 360000, 'the install')
+    T.wait(function()
+      return install.status == 'installed' or (install.status or ''):find('^failed')
+    end, 360000, 'the install')
     timer:stop()
     timer:close()
     T.eq(install.status, 'installed', 'install result (log: ' .. install.log_path() .. ')')
@@ -43,12 +57,18 @@ T.run('test_install', function()
   T.step('with no cmd the plugin starts the installed server, and a turn works', function()
     local sidecar = require('sidecar')
     sidecar.setup({ settings = T.settings() })
-    T.wait(function() return sidecar.state.status == 'running' and sidecar.state.usage end, 60000, 'the installed sidecar')
+    T.wait(function()
+      return sidecar.state.status == 'running' and sidecar.state.usage
+    end, 60000, 'the installed sidecar')
     T.eq(sidecar.state.cmd[1], install.python(), 'server command is the private environment')
     local turn = sidecar.send('hello from the installed server')
-    T.wait(function() return turn.done end, 30000, 'the turn')
+    T.wait(function()
+      return turn.done
+    end, 30000, 'the turn')
     T.eq(turn.error, nil, 'no error')
-    T.wait(function() return sidecar.state.usage.source == 'api' end, 10000, 'usage from Gemini after the turn')
+    T.wait(function()
+      return sidecar.state.usage.source == 'api'
+    end, 10000, 'usage from Gemini after the turn')
     T.ok(sidecar.state.usage.promptTokenCount > 0, 'a prompt token count')
   end)
 

@@ -70,12 +70,32 @@ local function run_child(manager, spec_code, work)
   vim.fn.writefile(vim.split(CHILD, '\n'), child_file)
   local out = work .. '/' .. manager .. '-result.json'
   local home = work .. '/' .. manager .. '-home'
-  local args = string.format('let g:layout_args = [%s, %s, %s, %s]', vim.fn.string(spec_file), vim.fn.string(manager),
-    vim.fn.string(dir), vim.fn.string(out))
+  local args = string.format(
+    'let g:layout_args = [%s, %s, %s, %s]',
+    vim.fn.string(spec_file),
+    vim.fn.string(manager),
+    vim.fn.string(dir),
+    vim.fn.string(out)
+  )
   -- no Python on PATH (see the top); XDG dirs of its own; no user config (--clean)
-  local argv = { '/usr/bin/env', 'PATH=' .. work .. '/no-bin', 'XDG_DATA_HOME=' .. home .. '/data',
-    'XDG_STATE_HOME=' .. home .. '/state', 'XDG_CACHE_HOME=' .. home .. '/cache', 'XDG_CONFIG_HOME=' .. home .. '/config',
-    vim.v.progpath, '--headless', '--clean', '-n', '-i', 'NONE', '-c', args, '-c', 'luafile ' .. child_file }
+  local argv = {
+    '/usr/bin/env',
+    'PATH=' .. work .. '/no-bin',
+    'XDG_DATA_HOME=' .. home .. '/data',
+    'XDG_STATE_HOME=' .. home .. '/state',
+    'XDG_CACHE_HOME=' .. home .. '/cache',
+    'XDG_CONFIG_HOME=' .. home .. '/config',
+    vim.v.progpath,
+    '--headless',
+    '--clean',
+    '-n',
+    '-i',
+    'NONE',
+    '-c',
+    args,
+    '-c',
+    'luafile ' .. child_file,
+  }
   local output = vim.fn.system(argv)
   T.log('%s child (exit %d): %s', manager, vim.v.shell_error, output)
   T.ok(vim.fn.filereadable(out) == 1, manager .. ': the child wrote its results')
@@ -93,8 +113,10 @@ T.run('test_layout', function()
       T.log('%s: %s', manager, vim.inspect(r))
       T.eq(type(r.repository), 'string', 'the spec names the repository first')
       -- :SidecarInstall, the hook's last line, says "no Python" at ERROR level, which headless Neovim raises
-      T.ok(r.hook_ok or tostring(r.hook_err):find('sidecar: no Python 3.11 or newer found', 1, true) ~= nil,
-        'the install hook ran to :SidecarInstall: ' .. tostring(r.hook_err))
+      T.ok(
+        r.hook_ok or tostring(r.hook_err):find('sidecar: no Python 3.11 or newer found', 1, true) ~= nil,
+        'the install hook ran to :SidecarInstall: ' .. tostring(r.hook_err)
+      )
       T.ok(r.commands, 'the :Sidecar… commands exist after the install hook')
       T.ok(r.tags, 'the install hook built editors/nvim/doc/tags')
       T.eq(r.repo_root, dir, ':SidecarInstall installs from the clone')
@@ -103,7 +125,7 @@ T.run('test_layout', function()
       T.ok(r.config_ok, 'the config hook ran: ' .. tostring(r.config_err))
       T.ok(r.setup_called, "the config hook called require('sidecar').setup()")
       T.ok(r.help_ok, ':help sidecar works')
-      T.eq(r.help_file, dir .. '/editors/nvim/doc/sidecar.txt', ':help sidecar opens the clone\'s help file')
+      T.eq(r.help_file, dir .. '/editors/nvim/doc/sidecar.txt', ":help sidecar opens the clone's help file")
       T.eq('sidecar ' .. tostring(r.version), want_version, 'the plugin reports the version of its checkout')
     end)
   end

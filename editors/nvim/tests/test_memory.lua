@@ -30,8 +30,12 @@ end
 
 local function run(args)
   local answer
-  require('sidecar.memory').run(args, function(err, result) answer = { err = err, result = result } end)
-  T.wait(function() return answer ~= nil end, 15000, 'the answer to :SidecarMemory ' .. args)
+  require('sidecar.memory').run(args, function(err, result)
+    answer = { err = err, result = result }
+  end)
+  T.wait(function()
+    return answer ~= nil
+  end, 15000, 'the answer to :SidecarMemory ' .. args)
   return answer
 end
 
@@ -57,11 +61,16 @@ T.run('test_memory', function()
   local state = require('sidecar.state')
 
   T.step('sidecar/memoryChanged brings the global and the project file', function()
-    T.wait(function() return #paths(state.memory) == 2 end, 30000, 'two memory files in the state')
+    T.wait(function()
+      return #paths(state.memory) == 2
+    end, 30000, 'two memory files in the state')
     T.eq(paths(state.memory), { 'global:' .. global, 'project:' .. project }, 'global first, then the project')
     T.ok(state.memory.tokens > 0, 'counted')
-    T.eq(require('sidecar.memory').summary(state.memory):match('^Memory: 2 files %(%d+ tokens%)$') ~= nil, true,
-      'the summary: ' .. require('sidecar.memory').summary(state.memory))
+    T.eq(
+      require('sidecar.memory').summary(state.memory):match('^Memory: 2 files %(%d+ tokens%)$') ~= nil,
+      true,
+      'the summary: ' .. require('sidecar.memory').summary(state.memory)
+    )
   end)
 
   T.step(':SidecarMemory show opens a scratch buffer listing each file and its content', function()
@@ -82,19 +91,28 @@ T.run('test_memory', function()
     local tick = vim.api.nvim_buf_get_changedtick(buf)
     vim.cmd('SidecarMemory')
     -- the answer refills the buffer, then picks its window, in one callback
-    T.wait(function() return vim.api.nvim_buf_get_changedtick(buf) > tick end, 15000, 'the memory shown again')
+    T.wait(function()
+      return vim.api.nvim_buf_get_changedtick(buf) > tick
+    end, 15000, 'the memory shown again')
     T.eq(#vim.api.nvim_tabpage_list_wins(0), wins, 'shown again in the same window, no new split')
   end)
 
   T.step(':SidecarMemory add --project appends under "## Gemini Added Memories"; the open buffer follows', function()
     local answer = run('add --project Always run the linter before committing.')
     T.eq(answer.err, nil, 'no error')
-    T.contains(read(project), '## Gemini Added Memories\n- Always run the linter before committing.', 'the project file')
+    T.contains(
+      read(project),
+      '## Gemini Added Memories\n- Always run the linter before committing.',
+      'the project file'
+    )
     T.contains(read(project), 'PROJECT_MEMORY_MARKER', 'what was there is kept')
     T.contains(state.memory.text, 'Always run the linter before committing.', 'the memory has it')
     local buf = vim.fn.bufnr(require('sidecar.memory').BUFNAME)
-    T.contains(table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n'), '- Always run the linter before committing.',
-      'the open memory buffer shows it')
+    T.contains(
+      table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n'),
+      '- Always run the linter before committing.',
+      'the open memory buffer shows it'
+    )
     T.ok(not read(global):find('linter', 1, true), 'not in the global file')
   end)
 
@@ -134,7 +152,9 @@ T.run('test_memory', function()
   T.step('a wrong subcommand or option is told, and the server keeps going', function()
     local told = {}
     local orig = require('sidecar.ui').tell
-    require('sidecar.ui').tell = function(msg, level) told[#told + 1] = { msg = msg, level = level } end
+    require('sidecar.ui').tell = function(msg, level)
+      told[#told + 1] = { msg = msg, level = level }
+    end
     local bad = run('forget everything')
     local flag = run('add --team shared fact')
     require('sidecar.ui').tell = orig

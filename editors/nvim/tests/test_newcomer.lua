@@ -59,8 +59,11 @@ T.run('test_newcomer', function()
       .. 'Set sidecar.apiKey or GEMINI_API_KEY to talk to the Gemini API, or GOOGLE_GENAI_USE_VERTEXAI=true '
       .. '(or sidecar.backend "vertex") with a project for Vertex AI.'
     local got, restore = capture_notify()
-    require('sidecar.handlers')['window/showMessage'](nil, { type = 3, message = 'Sidecar: ' .. long },
-      { client_id = 0 })
+    require('sidecar.handlers')['window/showMessage'](
+      nil,
+      { type = 3, message = 'Sidecar: ' .. long },
+      { client_id = 0 }
+    )
     restore()
     T.eq(#got, 1, 'one notice')
     T.ok(not got[1].msg:find('\n'), 'one line')
@@ -90,8 +93,10 @@ T.run('test_newcomer', function()
     local before = text:find('Let me write the file.', 1, true)
     local diff = text:find('```diff\n-old line\n+new line\n```', 1, true)
     local after = text:find('Done: the file is written.', 1, true)
-    T.ok(before and diff and after and before < diff and diff < after,
-      'reply, diff, rest of the reply in that order: ' .. text)
+    T.ok(
+      before and diff and after and before < diff and diff < after,
+      'reply, diff, rest of the reply in that order: ' .. text
+    )
     T.contains(text, '_sidecar: allow tool write_file?_', 'prose in italics')
     T.ok(not text:find('_+new line_', 1, true), 'diff lines as they are')
     local _, allowed = text:gsub('_tool write_file: allow_', '')
@@ -101,8 +106,13 @@ T.run('test_newcomer', function()
     -- a compaction message too long for the command line: cut there, once in the chat
     local long = 'Compression saved too little to be worth it (2,048 → 1,998 tokens, under 10%); the conversation is '
       .. 'unchanged, and automatic compression only truncates old tool outputs until a compression succeeds.'
-    ui.on_compressed({ status = 'COMPRESSION_FAILED_INSUFFICIENT_REDUCTION', message = long, trigger = 'auto',
-      originalTokenCount = 2048, newTokenCount = 1998 })
+    ui.on_compressed({
+      status = 'COMPRESSION_FAILED_INSUFFICIENT_REDUCTION',
+      message = long,
+      trigger = 'auto',
+      originalTokenCount = 2048,
+      newTokenCount = 1998,
+    })
     local _, times = chat.text():gsub(vim.pesc(long), '')
     T.eq(times, 1, 'the compaction message once in the chat')
   end)
@@ -110,8 +120,10 @@ T.run('test_newcomer', function()
   T.step('#7 #9 pickers: local time, first words, branches marked', function()
     local tz_hours = os.difftime(os.time(), os.time(os.date('!*t'))) / 3600
     local utc = '2026-03-04T10:20:30.123Z'
-    local want = os.date('%Y-%m-%d %H:%M', os.time({ year = 2026, month = 3, day = 4, hour = 10, min = 20, sec = 30 })
-      + tz_hours * 3600)
+    local want = os.date(
+      '%Y-%m-%d %H:%M',
+      os.time({ year = 2026, month = 3, day = 4, hour = 10, min = 20, sec = 30 }) + tz_hours * 3600
+    )
     T.eq(pickers.local_time(utc, '2000-01-01'), want, 'UTC ISO time in local time')
     T.eq(pickers.local_time('yesterday'), 'yesterday', 'other text as it is')
     local big = 'Please refactor the parser so that it keeps byte offsets. ' .. string.rep('More detail here. ', 250)
@@ -121,8 +133,13 @@ T.run('test_newcomer', function()
     T.match(item, '^' .. vim.pesc(want) .. '  Please refactor the parser', 'time and first words')
     local sessions = {
       { sessionId = 'aaaa1111-parent', title = 'Parser work', lastUpdated = utc, messageCount = 4 },
-      { sessionId = 'bbbb2222-branch', title = 'Parser work (branch)', lastUpdated = utc, messageCount = 2,
-        parentSessionId = 'aaaa1111-parent' },
+      {
+        sessionId = 'bbbb2222-branch',
+        title = 'Parser work (branch)',
+        lastUpdated = utc,
+        messageCount = 2,
+        parentSessionId = 'aaaa1111-parent',
+      },
     }
     local line = pickers.session_item(sessions[2], sessions, 'bbbb2222-branch')
     T.contains(line, '⑂ branch of Parser work', 'a branch names its parent')
@@ -133,16 +150,30 @@ T.run('test_newcomer', function()
 
   T.step('#16 :SidecarStatus shows what the tooltip shows', function()
     local state = require('sidecar.state')
-    state.usage = { sessionId = 's1', model = 'gemini-2.5-flash', promptTokenCount = 471234, tokenLimit = 1048576,
-      percentUsed = 44.9, compressionThreshold = 0.5, source = 'api', backend = 'Gemini API',
-      cachedTokenCount = 120000 }
+    state.usage = {
+      sessionId = 's1',
+      model = 'gemini-2.5-flash',
+      promptTokenCount = 471234,
+      tokenLimit = 1048576,
+      percentUsed = 44.9,
+      compressionThreshold = 0.5,
+      source = 'api',
+      backend = 'Gemini API',
+      cachedTokenCount = 120000,
+    }
     state.last_compressed = { status = 'COMPRESSED', originalTokenCount = 9120, newTokenCount = 2310, trigger = 'auto' }
     local mark = messages_mark()
     vim.cmd('SidecarStatus')
     local shown = table.concat(messages_since(mark), '\n')
-    for _, want in ipairs({ 'Tokens: 471,234 / 1,048,576 (44.9% of the context window)', 'Model: gemini-2.5-flash',
-      'Backend: Gemini API', 'Cached: 120,000 tokens', 'Auto-compress at: 50% (524,288 tokens)',
-      'Source: api (reported by Gemini', 'Last compaction: compressed, 9,120 → 2,310 tokens (auto)' }) do
+    for _, want in ipairs({
+      'Tokens: 471,234 / 1,048,576 (44.9% of the context window)',
+      'Model: gemini-2.5-flash',
+      'Backend: Gemini API',
+      'Cached: 120,000 tokens',
+      'Auto-compress at: 50% (524,288 tokens)',
+      'Source: api (reported by Gemini',
+      'Last compaction: compressed, 9,120 → 2,310 tokens (auto)',
+    }) do
       T.contains(shown, want, ':SidecarStatus')
     end
     state.usage, state.last_compressed = nil, nil
@@ -153,12 +184,16 @@ T.run('test_newcomer', function()
     local state = require('sidecar.state')
     state.cmd = { '/home/u/.local/share/nvim/sidecar/venv/bin/python', '-m', 'sidecar' }
     local msg = 'Session s2 was moved to the trash; `sidecar sessions restore s2` brings it back within 30 days.'
-    T.contains(actions.cli_advice(msg), "`'/home/u/.local/share/nvim/sidecar/venv/bin/python' '-m' 'sidecar' "
-      .. 'sessions restore s2`', 'the full command')
+    T.contains(
+      actions.cli_advice(msg),
+      "`'/home/u/.local/share/nvim/sidecar/venv/bin/python' '-m' 'sidecar' " .. 'sessions restore s2`',
+      'the full command'
+    )
     state.cmd = { 'sidecar' }
     T.eq(actions.cli_advice(msg), msg, '`sidecar` on PATH: as it is')
     state.cmd = nil
-    local health = table.concat(vim.fn.readfile(vim.api.nvim_get_runtime_file('lua/sidecar/health.lua', false)[1]), '\n')
+    local health =
+      table.concat(vim.fn.readfile(vim.api.nvim_get_runtime_file('lua/sidecar/health.lua', false)[1]), '\n')
     T.ok(not health:find("'set $GEMINI_API_KEY, or settings.apiKey", 1, true), 'no advice to put the key in settings')
   end)
 
@@ -189,14 +224,22 @@ T.run('test_newcomer', function()
     sidecar = require('sidecar')
     sidecar.setup({ cmd = { T.env('SIDECAR_TEST_PYTHON'), '-m', 'sidecar' } })
     local client = require('sidecar.client')
-    T.wait(function() return client.get() end, 10000, 'the client')
+    T.wait(function()
+      return client.get()
+    end, 10000, 'the client')
     local cfg = client.get().config
     T.eq(vim.json.encode(cfg.init_options), '{}', 'init options are an object')
     T.eq(vim.json.encode(cfg.settings.sidecar), '{}', 'the settings section is an object')
-    T.wait(function() return sidecar.state.status == 'running' and sidecar.state.usage end, 30000, 'the sidecar')
+    T.wait(function()
+      return sidecar.state.status == 'running' and sidecar.state.usage
+    end, 30000, 'the sidecar')
     local turn = sidecar.send('hello')
-    T.wait(function() return turn.done end, 30000, 'the first reply (the embedded fake announces itself)')
-    T.wait(function() return chat.text():find('embedded offline fake', 1, true) end, 10000, 'the notice in the chat')
+    T.wait(function()
+      return turn.done
+    end, 30000, 'the first reply (the embedded fake announces itself)')
+    T.wait(function()
+      return chat.text():find('embedded offline fake', 1, true)
+    end, 10000, 'the notice in the chat')
     local said = messages_since(mark)
     for _, line in ipairs(said) do
       T.ok(not line:find('invalid', 1, true), 'no settings warning: ' .. line)
@@ -214,7 +257,12 @@ T.run('test_newcomer', function()
     vim.cmd('SidecarUpdate')
     restore()
     install.install = orig
-    local all = table.concat(vim.tbl_map(function(n) return n.msg end, got), '\n')
+    local all = table.concat(
+      vim.tbl_map(function(n)
+        return n.msg
+      end, got),
+      '\n'
+    )
     T.contains(all, ':SidecarRestart', 'the restart hint')
   end)
 end)

@@ -14,7 +14,9 @@ T.run('test_restart', function()
   local old_session, old_client, old_pid
   T.step('a first turn', function()
     local turn = sidecar.send('remember the word pineapple')
-    T.wait(function() return turn.done end, 20000, 'the first reply')
+    T.wait(function()
+      return turn.done
+    end, 20000, 'the first reply')
     T.eq(turn.error, nil, 'first turn')
     old_session, old_client = state.session_id, state.client_id
     T.ok(old_session, 'a session id')
@@ -35,11 +37,14 @@ T.run('test_restart', function()
   local queued
   T.step('kill -9 the sidecar: it is restarted', function()
     vim.loop.kill(old_pid, 'sigkill')
-    T.wait(function() return state.status == 'restarting' end, 5000, 'status restarting')
+    T.wait(function()
+      return state.status == 'restarting'
+    end, 5000, 'status restarting')
     -- A message sent while the sidecar restarts waits for it.
     queued = sidecar.send('what was the word?')
-    T.wait(function() return state.status == 'running' and state.client_id ~= old_client end, 20000,
-      'a new sidecar client')
+    T.wait(function()
+      return state.status == 'running' and state.client_id ~= old_client
+    end, 20000, 'a new sidecar client')
     local pids = T.sidecar_pids()
     T.eq(#pids, 1, 'one sidecar process again')
     T.ok(pids[1] ~= old_pid, 'a new process')
@@ -50,7 +55,9 @@ T.run('test_restart', function()
   end)
 
   T.step('the message sent during the restart is answered', function()
-    T.wait(function() return queued.done end, 20000, 'the queued turn')
+    T.wait(function()
+      return queued.done
+    end, 20000, 'the queued turn')
     T.eq(queued.error, nil, 'queued turn error')
     T.contains(chat.text(), 'you said "what was the word?"', 'reply in the chat')
     T.match(sidecar.statusline(), '^✦ %d+%% [%d.]+K?/4K$', 'statusline after the restart')
@@ -58,7 +65,9 @@ T.run('test_restart', function()
 
   local function step_resumed_history()
     T.step('the resumed session keeps the history from before the crash', function()
-      T.wait(function() return state.last_resume end, 5000, 'the resume answer')
+      T.wait(function()
+        return state.last_resume
+      end, 5000, 'the resume answer')
       T.eq(state.session_id, old_session, 'same session after the restart')
       T.contains(chat.text(), 'resumed session ' .. old_session, 'restart noted in the chat')
       local reqs = T.fake_requests()

@@ -7,8 +7,13 @@ local T = require('sidecar_test')
 T.run('test_rewind_files', function()
   T.fake_reset()
   local dir = T.workspace({
-    ['a.txt'] = 'original a\n', ['c.txt'] = 'original c\n', ['d.txt'] = 'original d\n', ['e.txt'] = 'original e\n',
-    ['f.txt'] = 'original f\n', ['g.txt'] = 'original g\n', ['h.txt'] = 'original h\n',
+    ['a.txt'] = 'original a\n',
+    ['c.txt'] = 'original c\n',
+    ['d.txt'] = 'original d\n',
+    ['e.txt'] = 'original e\n',
+    ['f.txt'] = 'original f\n',
+    ['g.txt'] = 'original g\n',
+    ['h.txt'] = 'original h\n',
   })
   -- autoEdit: the agent's edits run without asking (they are checkpointed in every approval mode)
   local sidecar = T.start_sidecar({ settings = { tokenLimit = 100000, approvalMode = 'autoEdit' } })
@@ -16,7 +21,9 @@ T.run('test_rewind_files', function()
   local uv = vim.uv or vim.loop
   sidecar.chat()
 
-  local function path(name) return dir .. '/' .. name end
+  local function path(name)
+    return dir .. '/' .. name
+  end
 
   local function disk(name)
     local f = io.open(path(name), 'rb')
@@ -52,7 +59,9 @@ T.run('test_rewind_files', function()
       T.http('POST', '/_control/script', { steps = steps })
     end
     local turn = sidecar.send(text)
-    T.wait(function() return turn.done end, 30000, 'the turn "' .. text .. '"')
+    T.wait(function()
+      return turn.done
+    end, 30000, 'the turn "' .. text .. '"')
     T.eq(turn.error, nil, 'turn error of "' .. text .. '"')
   end
 
@@ -65,7 +74,8 @@ T.run('test_rewind_files', function()
       local floats = {}
       for _, w in ipairs(vim.api.nvim_list_wins()) do
         if vim.api.nvim_win_get_config(w).relative ~= '' then
-          floats[#floats + 1] = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false), '\n')
+          floats[#floats + 1] =
+            table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false), '\n')
         end
       end
       local shown = {}
@@ -88,17 +98,23 @@ T.run('test_rewind_files', function()
   end
 
   local function message(text)
-    return function(e) return e.text == text end
+    return function(e)
+      return e.text == text
+    end
   end
   local function labelled(label)
-    return function(_, shown) return shown == label end
+    return function(_, shown)
+      return shown == label
+    end
   end
 
   --- :SidecarRewind! (or without !) at a message, answering the pickers; waits for the message back on the input line.
   local function rewind(cmd, text, choice)
     local asked = answer_selects({ message(text), choice and labelled(choice) or nil })
     vim.cmd(cmd)
-    T.wait(function() return chat.input() == text end, 20000, 'the rewound message back on the input line')
+    T.wait(function()
+      return chat.input() == text
+    end, 20000, 'the rewound message back on the input line')
     return asked
   end
 
@@ -134,11 +150,16 @@ T.run('test_rewind_files', function()
     end
     T.ok(closed, 'the float closes with the answer')
 
-    T.wait(function() return seen('a.txt') == 'original a\n' end, 10000, 'a.txt back in its open buffer')
+    T.wait(function()
+      return seen('a.txt') == 'original a\n'
+    end, 10000, 'a.txt back in its open buffer')
     T.ok(vim.api.nvim_buf_is_loaded(a), 'restored in the buffer, which stays open')
-    T.wait(function() return uv.fs_stat(path('new.txt')) == nil end, 10000, 'new.txt removed from disk')
-    T.wait(function() return chat.text():find('restored a.txt; removed new.txt', 1, true) end, 10000,
-      'the note names what was restored and removed')
+    T.wait(function()
+      return uv.fs_stat(path('new.txt')) == nil
+    end, 10000, 'new.txt removed from disk')
+    T.wait(function()
+      return chat.text():find('restored a.txt; removed new.txt', 1, true)
+    end, 10000, 'the note names what was restored and removed')
     local _, times = chat.text():gsub('rewound to before “nv edit files”', '')
     T.eq(times, 1, 'the note is in the chat once')
     T.contains(chat.text(), 'rewound to before “nv edit files”', 'the note names the message by its words')
@@ -155,18 +176,27 @@ T.run('test_rewind_files', function()
     local c = vim.fn.bufadd(path('c.txt'))
     vim.fn.bufload(c)
     vim.api.nvim_buf_set_lines(c, 0, -1, false, { 'mine c' })
-    vim.api.nvim_buf_call(c, function() vim.cmd('silent write!') end)
+    vim.api.nvim_buf_call(c, function()
+      vim.cmd('silent write!')
+    end)
     T.eq(disk('c.txt'), 'mine c\n', 'the user saved c.txt')
 
     local asked = rewind('SidecarRewind!', 'nv edit c', 'Restore others, keep conflicting files')
-    T.eq(asked[2].items, { 'Restore others, keep conflicting files', 'Overwrite my changes too', 'Cancel' },
-      'keep or overwrite the conflict')
+    T.eq(
+      asked[2].items,
+      { 'Restore others, keep conflicting files', 'Overwrite my changes too', 'Cancel' },
+      'keep or overwrite the conflict'
+    )
     T.contains(asked[2].prompt, "1 file changed since the agent's edit", 'the question names the conflict')
-    T.contains(table.concat(asked[2].floats, '\n'), "Changed since the agent's edit (kept unless you overwrite them):\n  c.txt — ",
-      'c.txt listed with its reason')
-    T.wait(function() return chat.text():find("kept c.txt (changed since the agent's edit)", 1, true) end, 10000,
-      'the note says c.txt was kept')
-    T.eq(seen('c.txt'), 'mine c\n', 'the user\'s change is kept in the buffer')
+    T.contains(
+      table.concat(asked[2].floats, '\n'),
+      "Changed since the agent's edit (kept unless you overwrite them):\n  c.txt — ",
+      'c.txt listed with its reason'
+    )
+    T.wait(function()
+      return chat.text():find("kept c.txt (changed since the agent's edit)", 1, true)
+    end, 10000, 'the note says c.txt was kept')
+    T.eq(seen('c.txt'), 'mine c\n', "the user's change is kept in the buffer")
     T.eq(disk('c.txt'), 'mine c\n', 'and on disk')
   end)
 
@@ -176,10 +206,16 @@ T.run('test_rewind_files', function()
     local d = vim.fn.bufadd(path('d.txt'))
     vim.fn.bufload(d)
     vim.api.nvim_buf_set_lines(d, 0, -1, false, { 'mine d' })
-    vim.api.nvim_buf_call(d, function() vim.cmd('silent write!') end)
+    vim.api.nvim_buf_call(d, function()
+      vim.cmd('silent write!')
+    end)
     rewind('SidecarRewind!', 'nv edit d', 'Overwrite my changes too')
-    T.wait(function() return seen('d.txt') == 'original d\n' end, 10000, 'd.txt back to its content before the message')
-    T.wait(function() return chat.text():find('restored d.txt', 1, true) end, 10000, 'the note names d.txt')
+    T.wait(function()
+      return seen('d.txt') == 'original d\n'
+    end, 10000, 'd.txt back to its content before the message')
+    T.wait(function()
+      return chat.text():find('restored d.txt', 1, true)
+    end, 10000, 'the note names d.txt')
   end)
 
   T.step('an unsaved change in a buffer is a conflict too: named, and kept unless overwritten', function()
@@ -188,19 +224,30 @@ T.run('test_rewind_files', function()
     vim.fn.bufload(g)
     say('nv edit g', { { 'replace', { path = 'g.txt', old_string = 'original g', new_string = 'agent g' } } })
     T.eq(seen('g.txt'), 'agent g\n', 'the agent edited the open buffer')
-    vim.api.nvim_buf_call(g, function() vim.cmd('silent write!') end)
+    vim.api.nvim_buf_call(g, function()
+      vim.cmd('silent write!')
+    end)
     -- the user goes on typing in it and does not save
     vim.api.nvim_buf_set_lines(g, 0, -1, false, { 'mine g, unsaved' })
     local asked = rewind('SidecarRewind!', 'nv edit g', 'Restore others, keep conflicting files')
-    T.eq(asked[2].items, { 'Restore others, keep conflicting files', 'Overwrite my changes too', 'Cancel' },
-      'keep or overwrite the unsaved change: ' .. vim.inspect(asked))
-    T.contains(table.concat(asked[2].floats, '\n'),
-      "Changed since the agent's edit (kept unless you overwrite them):\n  g.txt — ", 'g.txt named as a conflict')
-    T.wait(function() return chat.text():find("kept g.txt (changed since the agent's edit)", 1, true) end, 10000,
-      'the note says g.txt was kept')
+    T.eq(
+      asked[2].items,
+      { 'Restore others, keep conflicting files', 'Overwrite my changes too', 'Cancel' },
+      'keep or overwrite the unsaved change: ' .. vim.inspect(asked)
+    )
+    T.contains(
+      table.concat(asked[2].floats, '\n'),
+      "Changed since the agent's edit (kept unless you overwrite them):\n  g.txt — ",
+      'g.txt named as a conflict'
+    )
+    T.wait(function()
+      return chat.text():find("kept g.txt (changed since the agent's edit)", 1, true)
+    end, 10000, 'the note says g.txt was kept')
     T.eq(seen('g.txt'), 'mine g, unsaved\n', 'the unsaved change is still in the buffer')
     T.eq(disk('g.txt'), 'agent g\n', 'the disk is untouched')
-    vim.api.nvim_buf_call(g, function() vim.cmd('silent edit!') end)
+    vim.api.nvim_buf_call(g, function()
+      vim.cmd('silent edit!')
+    end)
   end)
 
   T.step('a file open only in a hidden buffer is restored on disk too, and leaves no unsaved buffer', function()
@@ -209,10 +256,14 @@ T.run('test_rewind_files', function()
     local h = vim.fn.bufnr(path('h.txt'))
     T.ok(h > 0 and vim.api.nvim_buf_is_loaded(h), 'the edit loaded h.txt in a buffer')
     T.eq(#vim.fn.win_findbuf(h), 0, 'which no window shows')
-    vim.api.nvim_buf_call(h, function() vim.cmd('silent write') end) -- e.g. a :wall: the disk has the agent's text
+    vim.api.nvim_buf_call(h, function()
+      vim.cmd('silent write')
+    end) -- e.g. a :wall: the disk has the agent's text
     T.eq(disk('h.txt'), 'agent h\n', "the agent's text saved")
     rewind('SidecarRewind!', 'nv edit h', 'Rewind and restore')
-    T.wait(function() return chat.text():find('restored h.txt', 1, true) end, 10000, 'the note names h.txt')
+    T.wait(function()
+      return chat.text():find('restored h.txt', 1, true)
+    end, 10000, 'the note names h.txt')
     T.eq(disk('h.txt'), 'original h\n', 'h.txt is back on disk')
     T.eq(seen('h.txt'), 'original h\n', 'and in its buffer')
     T.eq(vim.bo[h].modified, false, 'no unsaved buffer left behind (:qa would stop at it)')
@@ -223,8 +274,12 @@ T.run('test_rewind_files', function()
     say('nv edit e', { { 'replace', { path = 'e.txt', old_string = 'original e', new_string = 'agent e' } } })
     local asked = answer_selects({ message('nv edit e'), labelled('Cancel') })
     local res
-    sidecar.rewind('', function(err, r) res = { err = err, r = r } end, { files = true })
-    T.wait(function() return res end, 20000, 'the cancelled rewind')
+    sidecar.rewind('', function(err, r)
+      res = { err = err, r = r }
+    end, { files = true })
+    T.wait(function()
+      return res
+    end, 20000, 'the cancelled rewind')
     T.eq(res.err and res.err.message, 'cancelled', 'cancelled')
     T.eq(#asked, 2, 'asked twice')
     T.eq(seen('e.txt'), 'agent e\n', 'e.txt untouched')
@@ -232,25 +287,34 @@ T.run('test_rewind_files', function()
 
   T.step(':SidecarRewind without ! rewinds the conversation only', function()
     rewind('SidecarRewind', 'nv edit e')
-    T.wait(function() return chat.text():find('Files the agent changed were not touched', 1, true) end, 10000,
-      'the note says files were not touched')
-    T.eq(seen('e.txt'), 'agent e\n', 'e.txt keeps the agent\'s edit')
+    T.wait(function()
+      return chat.text():find('Files the agent changed were not touched', 1, true)
+    end, 10000, 'the note says files were not touched')
+    T.eq(seen('e.txt'), 'agent e\n', "e.txt keeps the agent's edit")
   end)
 
-  T.step('with the checkpointing setting off, :SidecarRewind! says so (the edits made meanwhile cannot come back)', function()
-    chat.set_input('')
-    sidecar.update_settings({ checkpointing = false })
-    T.wait(function()
-      local got
-      sidecar.client.request('sidecar/listCheckpoints', vim.empty_dict(), function(_, r) got = r or false end)
-      T.wait(function() return got ~= nil end, 10000, 'sidecar/listCheckpoints')
-      return got and got.checkpointing == false
-    end, 10000, 'checkpointing off in the server')
-    say('nv edit f', { { 'replace', { path = 'f.txt', old_string = 'original f', new_string = 'agent f' } } })
-    local asked = rewind('SidecarRewind!', 'nv edit f')
-    T.eq(#asked, 1, 'nothing saved, nothing to confirm: only the message was asked')
-    T.wait(function() return chat.text():find('checkpointing is off (setting checkpointing)', 1, true) end, 10000,
-      'the note says checkpointing is off')
-    T.eq(seen('f.txt'), 'agent f\n', 'f.txt keeps the agent\'s edit')
-  end)
+  T.step(
+    'with the checkpointing setting off, :SidecarRewind! says so (the edits made meanwhile cannot come back)',
+    function()
+      chat.set_input('')
+      sidecar.update_settings({ checkpointing = false })
+      T.wait(function()
+        local got
+        sidecar.client.request('sidecar/listCheckpoints', vim.empty_dict(), function(_, r)
+          got = r or false
+        end)
+        T.wait(function()
+          return got ~= nil
+        end, 10000, 'sidecar/listCheckpoints')
+        return got and got.checkpointing == false
+      end, 10000, 'checkpointing off in the server')
+      say('nv edit f', { { 'replace', { path = 'f.txt', old_string = 'original f', new_string = 'agent f' } } })
+      local asked = rewind('SidecarRewind!', 'nv edit f')
+      T.eq(#asked, 1, 'nothing saved, nothing to confirm: only the message was asked')
+      T.wait(function()
+        return chat.text():find('checkpointing is off (setting checkpointing)', 1, true)
+      end, 10000, 'the note says checkpointing is off')
+      T.eq(seen('f.txt'), 'agent f\n', "f.txt keeps the agent's edit")
+    end
+  )
 end)

@@ -50,8 +50,10 @@ T.run('test_terminal', function()
   local home = vim.fn.tempname() .. '-term'
   local plugin = vim.fn.fnamemodify(vim.api.nvim_get_runtime_file('plugin/sidecar.lua', false)[1], ':p:h:h')
   -- `sidecar` on PATH, as after `pipx install`: the documented setup({}) finds it
-  write(home .. '/bin/sidecar', { '#!/bin/sh', 'exec ' .. vim.fn.shellescape(T.env('SIDECAR_TEST_PYTHON'))
-    .. ' -m sidecar "$@"' })
+  write(
+    home .. '/bin/sidecar',
+    { '#!/bin/sh', 'exec ' .. vim.fn.shellescape(T.env('SIDECAR_TEST_PYTHON')) .. ' -m sidecar "$@"' }
+  )
   vim.fn.setfperm(home .. '/bin/sidecar', 'rwxr-xr-x')
   -- init.lua as docs/neovim.md tells users: the plugin on 'runtimepath', the statusline from the help file, setup({})
   write(home .. '/init.lua', {
@@ -79,15 +81,24 @@ T.run('test_terminal', function()
   local function start(extra_env, init)
     local env = {
       'PATH=' .. home .. '/bin:' .. vim.env.PATH,
-      'XDG_CONFIG_HOME=' .. home .. '/config', 'XDG_DATA_HOME=' .. home .. '/data',
-      'XDG_STATE_HOME=' .. home .. '/state', 'XDG_CACHE_HOME=' .. home .. '/cache',
-      'SIDECAR_HOME=' .. home .. '/sidecar-home', 'PYTHONPATH=' .. (vim.env.PYTHONPATH or ''),
+      'XDG_CONFIG_HOME=' .. home .. '/config',
+      'XDG_DATA_HOME=' .. home .. '/data',
+      'XDG_STATE_HOME=' .. home .. '/state',
+      'XDG_CACHE_HOME=' .. home .. '/cache',
+      'SIDECAR_HOME=' .. home .. '/sidecar-home',
+      'PYTHONPATH=' .. (vim.env.PYTHONPATH or ''),
       'TERM=xterm-256color',
     }
     vim.list_extend(env, extra_env or {})
-    local cmd = 'cd ' .. vim.fn.shellescape(project) .. ' && exec env -u GEMINI_API_KEY -u GOOGLE_API_KEY '
-      .. table.concat(vim.tbl_map(vim.fn.shellescape, env), ' ') .. ' ' .. vim.fn.shellescape(vim.v.progpath)
-      .. ' --clean -n -u ' .. vim.fn.shellescape(init or (home .. '/init.lua')) .. ' main.py'
+    local cmd = 'cd '
+      .. vim.fn.shellescape(project)
+      .. ' && exec env -u GEMINI_API_KEY -u GOOGLE_API_KEY '
+      .. table.concat(vim.tbl_map(vim.fn.shellescape, env), ' ')
+      .. ' '
+      .. vim.fn.shellescape(vim.v.progpath)
+      .. ' --clean -n -u '
+      .. vim.fn.shellescape(init or (home .. '/init.lua'))
+      .. ' main.py'
     local _, code = tmux({ 'new-session', '-d', '-s', 'nv', '-x', '100', '-y', '40', cmd })
     T.eq(code, 0, 'tmux started')
   end
@@ -108,7 +119,9 @@ T.run('test_terminal', function()
       keys(':SidecarStatus', 'Enter')
       local s = wait_screen('Auto-compress at:', 10000, ':SidecarStatus')
       keys('Enter')
-      T.wait(function() return not screen():find('Auto-compress at:', 1, true) end, 10000, 'the report dismissed')
+      T.wait(function()
+        return not screen():find('Auto-compress at:', 1, true)
+      end, 10000, 'the report dismissed')
       if s:find(text, 1, true) then
         return s
       end
@@ -144,9 +157,17 @@ T.run('test_terminal', function()
 
     T.step('#5 #15 a confirmation shows the diff above the choices; no prompt after the edit', function()
       T.fake_reset()
-      T.http('POST', '/_control/script', { steps = { { kind = 'function_call', match = 'chat', name = 'replace',
-        args = { path = 'main.py', old_string = '    return message', new_string = '    return message.upper()' },
-        id = 'call-t1' } } })
+      T.http('POST', '/_control/script', {
+        steps = {
+          {
+            kind = 'function_call',
+            match = 'chat',
+            name = 'replace',
+            args = { path = 'main.py', old_string = '    return message', new_string = '    return message.upper()' },
+            id = 'call-t1',
+          },
+        },
+      })
       start({ 'GEMINI_API_KEY=dummy', 'GOOGLE_GEMINI_BASE_URL=' .. T.env('SIDECAR_TEST_BASEURL') })
       local s = wait_screen('✦', 30000, 'the statusline')
       calm(s, 'after start-up with a backend')
@@ -168,13 +189,29 @@ T.run('test_terminal', function()
 
     T.step("#1 after `u` on the agent's unsaved edit, its next edit is planned on the buffer's text", function()
       T.fake_reset()
-      T.http('POST', '/_control/script', { steps = {
-        { kind = 'function_call', match = 'chat', name = 'replace', id = 'call-u1', args = { path = 'main.py',
-          old_string = '    return message', new_string = '    return message\n    # noted once' } },
-        { kind = 'delay', match = 'chat', seconds = 0 }, -- the reply after the tool result
-        { kind = 'function_call', match = 'chat', name = 'replace', id = 'call-u2', args = { path = 'main.py',
-          old_string = '    # noted once', new_string = '    # noted twice' } },
-      } })
+      T.http('POST', '/_control/script', {
+        steps = {
+          {
+            kind = 'function_call',
+            match = 'chat',
+            name = 'replace',
+            id = 'call-u1',
+            args = {
+              path = 'main.py',
+              old_string = '    return message',
+              new_string = '    return message\n    # noted once',
+            },
+          },
+          { kind = 'delay', match = 'chat', seconds = 0 }, -- the reply after the tool result
+          {
+            kind = 'function_call',
+            match = 'chat',
+            name = 'replace',
+            id = 'call-u2',
+            args = { path = 'main.py', old_string = '    # noted once', new_string = '    # noted twice' },
+          },
+        },
+      })
       start({ 'GEMINI_API_KEY=dummy', 'GOOGLE_GEMINI_BASE_URL=' .. T.env('SIDECAR_TEST_BASEURL') })
       wait_screen('✦', 30000, 'the statusline')
       keys(':SidecarSend add a note', 'Enter')
@@ -192,10 +229,14 @@ T.run('test_terminal', function()
       T.log('the screen after the refused edit:\n%s', s)
       keys(':wall', 'Enter')
       keys(':lua vim.g.sidecar_saved = 1', 'Enter')
-      T.wait(function() return screen():find('sidecar_saved = 1', 1, true) end, 10000, 'the buffers written')
-      T.eq(vim.fn.readfile(project .. '/main.py'),
+      T.wait(function()
+        return screen():find('sidecar_saved = 1', 1, true)
+      end, 10000, 'the buffers written')
+      T.eq(
+        vim.fn.readfile(project .. '/main.py'),
         { 'def greet(name):', '    message = "hello " + name', '    return message', '' },
-        'main.py holds the text the user kept, nothing built on the undone edit')
+        'main.py holds the text the user kept, nothing built on the undone edit'
+      )
       calm(s, 'after the refused edit')
       keys(':qa!', 'Enter')
       stop()
@@ -203,10 +244,21 @@ T.run('test_terminal', function()
 
     T.step('#2 :SidecarRewind! names an unsaved change in a buffer as a conflict and keeps it', function()
       T.fake_reset()
-      T.http('POST', '/_control/script', { steps = {
-        { kind = 'function_call', match = 'chat', name = 'replace', id = 'call-r1', args = { path = 'main.py',
-          old_string = '    return message', new_string = '    return message.title()' } },
-      } })
+      T.http('POST', '/_control/script', {
+        steps = {
+          {
+            kind = 'function_call',
+            match = 'chat',
+            name = 'replace',
+            id = 'call-r1',
+            args = {
+              path = 'main.py',
+              old_string = '    return message',
+              new_string = '    return message.title()',
+            },
+          },
+        },
+      })
       start({ 'GEMINI_API_KEY=dummy', 'GOOGLE_GEMINI_BASE_URL=' .. T.env('SIDECAR_TEST_BASEURL') })
       wait_screen('✦', 30000, 'the statusline')
       keys(':SidecarSend title case it', 'Enter')
@@ -224,12 +276,14 @@ T.run('test_terminal', function()
       keys('1', 'Enter')
       local s = wait_screen('Overwrite my changes too', 30000, 'the choices with a conflict')
       T.log('the screen while asked to rewind:\n%s', s)
-      T.ok(s:find('main.py — changed since', 1, true), 'main.py named as changed since the agent\'s edit\n' .. s)
+      T.ok(s:find('main.py — changed since', 1, true), "main.py named as changed since the agent's edit\n" .. s)
       keys('1', 'Enter') -- restore others, keep conflicting files
       wait_screen('kept main.py', 30000, 'the note: main.py kept')
       keys(':wall', 'Enter')
       keys(':lua vim.g.sidecar_saved = 2', 'Enter')
-      T.wait(function() return screen():find('sidecar_saved = 2', 1, true) end, 10000, 'the buffers written')
+      T.wait(function()
+        return screen():find('sidecar_saved = 2', 1, true)
+      end, 10000, 'the buffers written')
       local lines = vim.fn.readfile(project .. '/main.py')
       T.ok(vim.tbl_contains(lines, '# mine, unsaved'), 'the unsaved change is kept: ' .. vim.inspect(lines))
       T.ok(vim.tbl_contains(lines, '    return message.title()'), "and the agent's edit it was made on")
@@ -241,8 +295,17 @@ T.run('test_terminal', function()
     T.step('#4 a question that wraps in the confirmation float leaves the end of the diff in sight', function()
       T.fake_reset()
       local long = 'notes/' .. string.rep('a-rather-long-folder-name/', 3) .. 'GEMINI.md'
-      T.http('POST', '/_control/script', { steps = { { kind = 'function_call', match = 'chat', name = 'write_file',
-        id = 'call-w4', args = { path = long, content = '# Notes\nthe added line at the end\n' } } } })
+      T.http('POST', '/_control/script', {
+        steps = {
+          {
+            kind = 'function_call',
+            match = 'chat',
+            name = 'write_file',
+            id = 'call-w4',
+            args = { path = long, content = '# Notes\nthe added line at the end\n' },
+          },
+        },
+      })
       start({ 'GEMINI_API_KEY=dummy', 'GOOGLE_GEMINI_BASE_URL=' .. T.env('SIDECAR_TEST_BASEURL') })
       wait_screen('✦', 30000, 'the statusline')
       keys(':SidecarSend write the notes', 'Enter')
@@ -258,9 +321,12 @@ T.run('test_terminal', function()
       stop()
     end)
 
-    T.step('#3 the first start in lazy.nvim\'s order: the install runs, no Press-ENTER prompt before it', function()
+    T.step("#3 the first start in lazy.nvim's order: the install runs, no Press-ENTER prompt before it", function()
       -- no index: the install stops at its third step (pip), after the two this step watches
-      start({ 'PATH=/usr/bin:/bin', 'PIP_NO_INDEX=1', 'XDG_DATA_HOME=' .. home .. '/data-lazy' }, home .. '/init-lazy.lua')
+      start(
+        { 'PATH=/usr/bin:/bin', 'PIP_NO_INDEX=1', 'XDG_DATA_HOME=' .. home .. '/data-lazy' },
+        home .. '/init-lazy.lua'
+      )
       local s = wait_screen('installing (2/3)', 30000, 'the install creating its environment')
       T.log('the screen while installing:\n%s', s)
       calm(s, 'at the first start')
@@ -271,8 +337,17 @@ T.run('test_terminal', function()
 
     T.step('keys typed in Insert mode while a question arrives stay in the buffer and answer nothing', function()
       T.fake_reset()
-      T.http('POST', '/_control/script', { steps = { { kind = 'function_call', match = 'chat',
-        name = 'run_shell_command', args = { command = 'touch APPROVED' }, id = 'call-t2' } } })
+      T.http('POST', '/_control/script', {
+        steps = {
+          {
+            kind = 'function_call',
+            match = 'chat',
+            name = 'run_shell_command',
+            args = { command = 'touch APPROVED' },
+            id = 'call-t2',
+          },
+        },
+      })
       start({ 'GEMINI_API_KEY=dummy', 'GOOGLE_GEMINI_BASE_URL=' .. T.env('SIDECAR_TEST_BASEURL') })
       wait_screen('✦', 30000, 'the statusline')
       keys(':edit notes.txt', 'Enter')
@@ -313,7 +388,9 @@ T.run('test_terminal', function()
       T.ok(s:find('touch APPROVED', 1, true), 'the question shows the command\n' .. s)
       T.eq(vim.fn.filereadable(project .. '/APPROVED'), 0, 'still nothing approved while the choices are shown')
       keys('1', 'Enter')
-      T.wait(function() return vim.fn.filereadable(project .. '/APPROVED') == 1 end, 30000, 'the approved command ran')
+      T.wait(function()
+        return vim.fn.filereadable(project .. '/APPROVED') == 1
+      end, 30000, 'the approved command ran')
       s = wait_screen('I received the tool result', 30000, 'the reply after the tool')
       calm(s, 'after the answer')
       keys(':qa!', 'Enter')

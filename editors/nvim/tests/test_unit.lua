@@ -12,9 +12,19 @@ T.run('test_unit', function()
 
   T.step('token counts are humanized', function()
     local cases = {
-      { 0, '0' }, { 38, '38' }, { 999, '999' }, { 1000, '1K' }, { 1234, '1.2K' }, { 4000, '4K' },
-      { 9960, '10K' }, { 12345, '12K' }, { 471000, '471K' }, { 999600, '1M' }, { 1048576, '1M' },
-      { 1500000, '1.5M' }, { 2000000, '2M' },
+      { 0, '0' },
+      { 38, '38' },
+      { 999, '999' },
+      { 1000, '1K' },
+      { 1234, '1.2K' },
+      { 4000, '4K' },
+      { 9960, '10K' },
+      { 12345, '12K' },
+      { 471000, '471K' },
+      { 999600, '1M' },
+      { 1048576, '1M' },
+      { 1500000, '1.5M' },
+      { 2000000, '2M' },
     }
     for _, c in ipairs(cases) do
       T.eq(status.format_count(c[1]), c[2], 'format_count(' .. c[1] .. ')')
@@ -23,8 +33,15 @@ T.run('test_unit', function()
 
   T.step('statusline text and highlight groups follow the thresholds', function()
     T.eq(sidecar.statusline(), '', 'statusline before any usage')
-    local usage = { sessionId = 's1', model = 'm', promptTokenCount = 471000, tokenLimit = 1048576,
-      percentUsed = 44.9, compressionThreshold = 0.5, source = 'api' }
+    local usage = {
+      sessionId = 's1',
+      model = 'm',
+      promptTokenCount = 471000,
+      tokenLimit = 1048576,
+      percentUsed = 44.9,
+      compressionThreshold = 0.5,
+      source = 'api',
+    }
     state.usage = usage
     T.eq(sidecar.statusline(), '✦ 45% 471K/1M', 'statusline')
     T.eq(sidecar.statusline_hl(), 'SidecarStatus', 'group below the threshold')
@@ -39,11 +56,15 @@ T.run('test_unit', function()
     usage.autoCompactionPausedUntil = 576716
     T.eq(sidecar.statusline(), '✦ 45% 471K/1M auto-compact paused', 'statusline while an undo pauses auto-compaction')
     local detail = table.concat(require('sidecar.status_detail').lines(usage, nil), '\n')
-    T.ok(detail:find('Auto-compaction: paused after undo until 576,716 tokens, or until you compress', 1, true),
-      ':SidecarStatus says until when auto-compaction is paused: ' .. detail)
+    T.ok(
+      detail:find('Auto-compaction: paused after undo until 576,716 tokens, or until you compress', 1, true),
+      ':SidecarStatus says until when auto-compaction is paused: ' .. detail
+    )
     usage.autoCompactionPausedUntil = nil
-    T.ok(not table.concat(require('sidecar.status_detail').lines(usage, nil), '\n'):find('paused', 1, true),
-      'no pause line without a pause')
+    T.ok(
+      not table.concat(require('sidecar.status_detail').lines(usage, nil), '\n'):find('paused', 1, true),
+      'no pause line without a pause'
+    )
     usage.percentUsed = 50.0
     T.eq(sidecar.statusline_hl(), 'SidecarStatusWarn', 'group at the threshold')
     usage.percentUsed = 95.0
@@ -68,21 +89,43 @@ T.run('test_unit', function()
 
   T.step('sidecar/tokenUsage updates the statusline and fires User SidecarStatus', function()
     local fired = 0
-    vim.api.nvim_create_autocmd('User', { pattern = 'SidecarStatus', callback = function() fired = fired + 1 end })
+    vim.api.nvim_create_autocmd('User', {
+      pattern = 'SidecarStatus',
+      callback = function()
+        fired = fired + 1
+      end,
+    })
     vim.o.statusline = "%{v:lua.require'sidecar'.statusline()}"
     vim.o.laststatus = 2
-    require('sidecar.client').handlers['sidecar/tokenUsage'](nil, { sessionId = 's2', model = 'm',
-      promptTokenCount = 120, tokenLimit = 4000, percentUsed = 3.0, compressionThreshold = 0.5, source = 'api' }, {})
+    require('sidecar.client').handlers['sidecar/tokenUsage'](nil, {
+      sessionId = 's2',
+      model = 'm',
+      promptTokenCount = 120,
+      tokenLimit = 4000,
+      percentUsed = 3.0,
+      compressionThreshold = 0.5,
+      source = 'api',
+    }, {})
     T.eq(sidecar.statusline(), '✦ 3% 120/4K', 'statusline after the notification')
     T.eq(state.session_id, 's2', 'session id remembered from sidecar/tokenUsage')
-    T.wait(function() return fired > 0 end, 2000, 'User SidecarStatus')
+    T.wait(function()
+      return fired > 0
+    end, 2000, 'User SidecarStatus')
   end)
 
   T.step('a late, older tokenUsage (lower seq) is dropped; a new server process starts over', function()
     local handler = require('sidecar.client').handlers['sidecar/tokenUsage']
     local function usage(seq, tokens)
-      return { seq = seq, sessionId = 's3', model = 'm', promptTokenCount = tokens, tokenLimit = 4000,
-        percentUsed = tokens / 40, compressionThreshold = 0.5, source = 'api' }
+      return {
+        seq = seq,
+        sessionId = 's3',
+        model = 'm',
+        promptTokenCount = tokens,
+        tokenLimit = 4000,
+        percentUsed = tokens / 40,
+        compressionThreshold = 0.5,
+        source = 'api',
+      }
     end
     handler(nil, usage(7, 400), {})
     T.eq(sidecar.statusline(), '✦ 10% 400/4K', 'seq 7 taken')
@@ -137,8 +180,15 @@ T.run('test_unit', function()
       end
     end
     T.eq(n, 22, 'user commands checked')
-    for _, tag in ipairs({ 'sidecar.txt', 'sidecar-setup', 'sidecar-statusline', 'sidecar.statusline()',
-      'hl-SidecarStatusWarn', 'sidecar-ide-context', 'sidecar-health' }) do
+    for _, tag in ipairs({
+      'sidecar.txt',
+      'sidecar-setup',
+      'sidecar-statusline',
+      'sidecar.statusline()',
+      'hl-SidecarStatusWarn',
+      'sidecar-ide-context',
+      'sidecar-health',
+    }) do
       T.ok(tags[tag], 'help tag ' .. tag)
     end
     -- :help sidecar opens the top of the file, not the best partial match (sidecar.state, in the Lua API section)
@@ -154,10 +204,17 @@ T.run('test_unit', function()
   end)
 
   T.step('compaction progress shows in the statusline', function()
-    require('sidecar.client').handlers['$/progress'](nil,
-      { token = 'tok1', value = { kind = 'begin', title = 'Compressing conversation' } }, { client_id = 0 })
+    require('sidecar.client').handlers['$/progress'](
+      nil,
+      { token = 'tok1', value = { kind = 'begin', title = 'Compressing conversation' } },
+      { client_id = 0 }
+    )
     T.contains(sidecar.statusline(), 'compressing', 'statusline during compaction')
-    require('sidecar.client').handlers['$/progress'](nil, { token = 'tok1', value = { kind = 'end' } }, { client_id = 0 })
+    require('sidecar.client').handlers['$/progress'](
+      nil,
+      { token = 'tok1', value = { kind = 'end' } },
+      { client_id = 0 }
+    )
     T.eq(sidecar.statusline(), '✦ 3% 120/4K', 'statusline after compaction progress ended')
   end)
 
@@ -231,7 +288,9 @@ T.run('test_unit', function()
     local client = require('sidecar.client')
     local sent = {}
     local orig_notify, orig_running = client.notify, client.running
-    client.running = function() return true end
+    client.running = function()
+      return true
+    end
     client.notify = function(method, params)
       sent[#sent + 1] = { method = method, params = params, at = vim.loop.now() }
       return true
@@ -244,7 +303,9 @@ T.run('test_unit', function()
       vim.api.nvim_exec_autocmds('CursorMoved', {})
     end
     T.eq(#sent, 0, 'nothing sent synchronously')
-    T.wait(function() return #sent >= 1 end, 2000, 'a debounced sidecar/ideContext')
+    T.wait(function()
+      return #sent >= 1
+    end, 2000, 'a debounced sidecar/ideContext')
     T.sleep(150)
     T.eq(#sent, 1, 'one notification for a burst of moves')
     T.eq(sent[1].method, 'sidecar/ideContext', 'method')
@@ -262,7 +323,9 @@ T.run('test_unit', function()
     local client = require('sidecar.client')
     local sent = {}
     local orig_notify, orig_running = client.notify, client.running
-    client.running = function() return true end
+    client.running = function()
+      return true
+    end
     client.notify = function(method, params)
       sent[#sent + 1] = { params = params, at = vim.loop.now() }
       return true
@@ -278,10 +341,14 @@ T.run('test_unit', function()
     local t_last = vim.loop.now()
     vim.api.nvim_win_set_cursor(0, { 2, 0 })
     vim.api.nvim_exec_autocmds('CursorMoved', {})
-    T.wait(function() return #sent >= 1 end, 5000, 'the debounced sidecar/ideContext')
+    T.wait(function()
+      return #sent >= 1
+    end, 5000, 'the debounced sidecar/ideContext')
     T.eq(sent[1].params.openFiles[1].cursor.line, 2, 'the last cursor position')
-    T.ok(sent[1].at - t_last >= 50, 'sent the debounce delay after the last event, not at once: '
-      .. (sent[1].at - t_last) .. ' ms')
+    T.ok(
+      sent[1].at - t_last >= 50,
+      'sent the debounce delay after the last event, not at once: ' .. (sent[1].at - t_last) .. ' ms'
+    )
     client.notify, client.running = orig_notify, orig_running
   end)
 
@@ -289,7 +356,9 @@ T.run('test_unit', function()
   local function confirmed(params)
     local confirm = require('sidecar.confirm')
     local result
-    local c = coroutine.create(function() result = confirm.handle(nil, params) end)
+    local c = coroutine.create(function()
+      result = confirm.handle(nil, params)
+    end)
     assert(coroutine.resume(c))
     T.eq(result, nil, 'waiting for :SidecarConfirm')
     confirm.answer()
@@ -304,8 +373,14 @@ T.run('test_unit', function()
       seen = { items = items, prompt = opts.prompt, label = opts.format_item(items[2]) }
       on_choice(items[2])
     end
-    local r = confirmed({ turnId = 't', callId = 'c', toolName = 'write_file', args = {},
-      description = 'Write 3 lines to a.py', diff = '--- a\n+++ b\n' })
+    local r = confirmed({
+      turnId = 't',
+      callId = 'c',
+      toolName = 'write_file',
+      args = {},
+      description = 'Write 3 lines to a.py',
+      diff = '--- a\n+++ b\n',
+    })
     vim.ui.select = orig
     T.eq(r, { decision = 'allowAlways' }, 'decision')
     T.contains(seen.prompt, 'write_file', 'prompt names the tool')
@@ -323,8 +398,14 @@ T.run('test_unit', function()
       end
       on_choice(items[3])
     end
-    local r = confirmed({ turnId = 't', callId = 'c', toolName = 'mcp_calc_add', args = { a = 1 },
-      description = 'MCP server calc: add {"a": 1}', mcpServer = 'calc' })
+    local r = confirmed({
+      turnId = 't',
+      callId = 'c',
+      toolName = 'mcp_calc_add',
+      args = { a = 1 },
+      description = 'MCP server calc: add {"a": 1}',
+      mcpServer = 'calc',
+    })
     vim.ui.select = orig
     T.eq(r, { decision = 'allowAlwaysServer' }, 'decision')
     T.eq(labels, { 'Allow', 'Allow always', 'Allow always for this server (calc)', 'Deny' }, 'labels')
@@ -336,10 +417,16 @@ T.run('test_unit', function()
       end
       return out
     end
-    T.eq(decisions({ toolName = 'write_file', askReason = 'this file instructs the agent' }), { 'allow', 'deny' },
-      'a call that asks every time offers no allow always')
-    T.eq(decisions({ toolName = 'mcp_calc_add', mcpServer = 'calc', askReason = 'a protected path' }), { 'allow', 'deny' },
-      'nor an allow for its server')
+    T.eq(
+      decisions({ toolName = 'write_file', askReason = 'this file instructs the agent' }),
+      { 'allow', 'deny' },
+      'a call that asks every time offers no allow always'
+    )
+    T.eq(
+      decisions({ toolName = 'mcp_calc_add', mcpServer = 'calc', askReason = 'a protected path' }),
+      { 'allow', 'deny' },
+      'nor an allow for its server'
+    )
   end)
 
   T.step('MCP servers: lines, summary and the checkhealth section', function()
@@ -358,7 +445,9 @@ T.run('test_unit', function()
     local seen = {}
     local h = {}
     for _, kind in ipairs({ 'ok', 'info', 'warn', 'error' }) do
-      h[kind] = function(msg, advice) seen[#seen + 1] = { kind, msg, advice } end
+      h[kind] = function(msg, advice)
+        seen[#seen + 1] = { kind, msg, advice }
+      end
     end
     local state = require('sidecar.state')
     local saved = state.mcp_servers
@@ -382,8 +471,13 @@ T.run('test_unit', function()
       { name = 'docs', status = 'disabled', tools = {} },
     }
     state.mcp_prompts = {
-      { name = 'review', server = 'rev', prompt = 'review', description = 'Ask for a review.',
-        arguments = { { name = 'code', required = true }, { name = 'focus' } } },
+      {
+        name = 'review',
+        server = 'rev',
+        prompt = 'review',
+        description = 'Ask for a review.',
+        arguments = { { name = 'code', required = true }, { name = 'focus' } },
+      },
     }
     T.eq(mcp.complete('', 'SidecarMcp '), { 'restart', 'disable', 'enable', 'prompt' }, 'subcommands')
     T.eq(mcp.complete('d', 'SidecarMcp d'), { 'disable' }, 'a subcommand by its start')
@@ -391,7 +485,7 @@ T.run('test_unit', function()
     T.eq(mcp.complete('', 'SidecarMcp enable '), { 'docs' }, 'enable: the disabled ones')
     T.eq(mcp.complete('', 'SidecarMcp restart '), { 'calc' }, 'restart: not a disabled one')
     T.eq(mcp.complete('r', 'SidecarMcp prompt r'), { 'review' }, 'prompt names')
-    T.eq(mcp.complete('', 'SidecarMcp prompt review x.py '), { '--code=', '--focus=' }, 'a prompt\'s arguments')
+    T.eq(mcp.complete('', 'SidecarMcp prompt review x.py '), { '--code=', '--focus=' }, "a prompt's arguments")
     T.eq(mcp.complete('--f', 'SidecarMcp prompt review --f'), { '--focus=' }, 'an argument by its start')
     T.eq(mcp.prompt_lines(state.mcp_prompts), { 'review (rev): code [focus] — Ask for a review.' }, 'prompt lines')
     T.eq(mcp.prompt_lines({}), { 'MCP: no ready server offers prompts' }, 'no prompts')
@@ -413,7 +507,9 @@ T.run('test_unit', function()
     vim.ui.select = function(items, _, on_choice)
       asked = asked + 1
       T.eq(vim.fn.getchar(0), 0, 'the keys typed before the choices were dropped')
-      vim.defer_fn(function() on_choice(items[1]) end, 30) -- an asynchronous picker
+      vim.defer_fn(function()
+        on_choice(items[1])
+      end, 30) -- an asynchronous picker
     end
     -- As on Neovim 0.11 (server requests run in a coroutine): the answer comes when the user gives it.
     local result
@@ -427,20 +523,30 @@ T.run('test_unit', function()
     vim.api.nvim_feedkeys('1\r', 'n', false) -- typed by the user in another buffer, not yet read
     T.eq(result, nil, 'no answer before the user chose to answer')
     vim.cmd('SidecarConfirm')
-    T.wait(function() return result end, 2000, 'the answer')
+    T.wait(function()
+      return result
+    end, 2000, 'the answer')
     T.eq(asked, 1, 'asked once, when the user chose to answer')
     T.eq(result, { decision = 'allow' }, 'the decision')
     T.eq(#confirm.waiting, 0, 'nothing waits any more')
-    vim.ui.select = function(_, _, on_choice) on_choice(nil) end
-    c = coroutine.create(function() result = confirm.handle(nil, { toolName = 'x' }) end)
+    vim.ui.select = function(_, _, on_choice)
+      on_choice(nil)
+    end
+    c = coroutine.create(function()
+      result = confirm.handle(nil, { toolName = 'x' })
+    end)
     result = nil
     assert(coroutine.resume(c))
     confirm.answer()
     T.eq(result, { decision = 'deny' }, 'dismissed = deny')
     -- the question of a sidecar that has exited is dropped, not asked
     asked = 0
-    vim.ui.select = function() asked = asked + 1 end
-    c = coroutine.create(function() confirm.handle(nil, { toolName = 'gone_tool' }, { client_id = 424242 }) end)
+    vim.ui.select = function()
+      asked = asked + 1
+    end
+    c = coroutine.create(function()
+      confirm.handle(nil, { toolName = 'gone_tool' }, { client_id = 424242 })
+    end)
     assert(coroutine.resume(c))
     confirm.answer()
     T.eq({ asked, #confirm.waiting }, { 0, 0 }, 'not asked, not waiting')
@@ -448,7 +554,7 @@ T.run('test_unit', function()
     vim.ui.select = orig
   end)
 
-  T.step('tool confirmation: before 0.11 the answer is sent later, through the client\'s own response', function()
+  T.step("tool confirmation: before 0.11 the answer is sent later, through the client's own response", function()
     local confirm = require('sidecar.confirm')
     local orig = vim.ui.select
     local asked = 0
@@ -459,24 +565,30 @@ T.run('test_unit', function()
     -- As Neovim 0.7/0.8's rpc runs a server request: a scheduled function whose upvalues are the decoded message and
     -- the module's send_response; it sends what the handler returns.
     local sent = {}
-    local send_response = function(id, err, result) sent[#sent + 1] = { id = id, err = err, result = result } end
+    local send_response = function(id, err, result)
+      sent[#sent + 1] = { id = id, err = err, result = result }
+    end
     local decoded = { id = 7, method = 'sidecar/confirmToolCall' }
     local function server_request()
       local result = confirm.handle(nil, { toolName = 'write_file', description = 'Write a.py' })
       send_response(decoded.id, nil, result)
     end
     vim.schedule(server_request) -- on the main thread, as Neovim runs it (no coroutine)
-    T.wait(function() return #confirm.waiting == 1 end, 2000, 'the question waiting')
+    T.wait(function()
+      return #confirm.waiting == 1
+    end, 2000, 'the question waiting')
     T.eq(asked, 0, 'nothing asked by itself')
     T.eq(sent, {}, 'no answer sent yet')
     send_response(8, nil, { other = true }) -- another response goes out as usual
     T.eq(sent, { { id = 8, result = { other = true } } }, 'only the placeholder was dropped')
     confirm.answer()
-    T.eq(sent[2], { id = 7, result = { decision = 'deny' } }, 'the user\'s answer, for the request asked')
+    T.eq(sent[2], { id = 7, result = { decision = 'deny' } }, "the user's answer, for the request asked")
     -- 0.9/0.10: the rpc client is an object whose send_response is a method.
     local Client = {}
     Client.__index = Client
-    function Client:send_response(id, err, result) sent[#sent + 1] = { id = id, err = err, result = result } end
+    function Client:send_response(id, err, result)
+      sent[#sent + 1] = { id = id, err = err, result = result }
+    end
     local self = setmetatable({}, Client)
     local server_request9
     do
@@ -487,9 +599,13 @@ T.run('test_unit', function()
       end
     end
     vim.schedule(server_request9)
-    T.wait(function() return #confirm.waiting == 1 end, 2000, 'the question waiting (0.9)')
+    T.wait(function()
+      return #confirm.waiting == 1
+    end, 2000, 'the question waiting (0.9)')
     T.eq(#sent, 2, 'no answer sent yet (0.9)')
-    vim.ui.select = function(items, _, on_choice) on_choice(items[1]) end
+    vim.ui.select = function(items, _, on_choice)
+      on_choice(items[1])
+    end
     confirm.answer()
     T.eq(sent[3], { id = 9, result = { decision = 'allow' } }, 'the answer (0.9)')
     self:send_response(10, nil, {})
@@ -505,7 +621,9 @@ T.run('test_unit', function()
       vim.api.nvim_feedkeys('3\r', 'n', false)
       waited = confirm.handle(nil, { toolName = 'x' })
     end)
-    T.wait(function() return waited end, 2000, 'the answer asked at once')
+    T.wait(function()
+      return waited
+    end, 2000, 'the answer asked at once')
     T.eq(waited, { decision = 'allow' }, 'the decision')
     T.eq(seen, 0, 'no key typed before was left for the choices')
     vim.ui.select = orig
@@ -546,8 +664,19 @@ T.run('test_unit', function()
     local before = rawget(versions, buf)
     rawset(versions, buf, 5) -- what Neovim last sent the server (didChange); the server planned on version 3
     local function edit(version)
-      return { documentChanges = { { textDocument = { uri = uri, version = version }, edits = { {
-        range = { start = { line = 0, character = 0 }, ['end'] = { line = 1, character = 0 } }, newText = 'ONE\n' } } } } }
+      return {
+        documentChanges = {
+          {
+            textDocument = { uri = uri, version = version },
+            edits = {
+              {
+                range = { start = { line = 0, character = 0 }, ['end'] = { line = 1, character = 0 } },
+                newText = 'ONE\n',
+              },
+            },
+          },
+        },
+      }
     end
     local result = edits.handler(nil, { edit = edit(3) }, { client_id = 1 }, {})
     T.eq(result.applied, false, 'refused')
@@ -565,12 +694,20 @@ T.run('test_unit', function()
       local path = vim.fn.tempname() .. '-append.txt'
       vim.fn.writefile(case[1], path) -- "a\nb\n": the server appends at line 2, just past the end
       local at = { line = 2, character = 0 }
-      local edit = { documentChanges = { { textDocument = { uri = vim.uri_from_fname(path) },
-        edits = { { range = { start = at, ['end'] = at }, newText = 'c\nd\n' } } } } }
+      local edit = {
+        documentChanges = {
+          {
+            textDocument = { uri = vim.uri_from_fname(path) },
+            edits = { { range = { start = at, ['end'] = at }, newText = 'c\nd\n' } },
+          },
+        },
+      }
       vim.lsp.util.apply_workspace_edit(edits.appends_at_end(edit), 'utf-16')
       local buf = vim.fn.bufnr(path)
       T.eq(vim.api.nvim_buf_get_lines(buf, 0, -1, false), case[2], 'the lines after the append')
-      vim.api.nvim_buf_call(buf, function() vim.cmd('silent write') end)
+      vim.api.nvim_buf_call(buf, function()
+        vim.cmd('silent write')
+      end)
       T.eq(vim.fn.readfile(path), case[2], 'and on disk once saved')
       vim.api.nvim_buf_delete(buf, { force = true })
     end
@@ -583,8 +720,12 @@ T.run('test_unit', function()
     state.cfg = state.cfg or require('sidecar.config').resolve({})
     state.status = 'running'
     local said = {}
-    vim.notify = function(msg) said[#said + 1] = msg end
-    client.request = function(_, _, cb) cb({ code = -32603, message = 'spawn npx ENOENT' }, nil) end
+    vim.notify = function(msg)
+      said[#said + 1] = msg
+    end
+    client.request = function(_, _, cb)
+      cb({ code = -32603, message = 'spawn npx ENOENT' }, nil)
+    end
     local ok, err = pcall(function()
       require('sidecar.mcp').run('restart files', function() end)
       require('sidecar.mcp').run('bogus', function() end)
@@ -603,8 +744,12 @@ T.run('test_unit', function()
   T.step('times read one local way everywhere: the transcript as the pickers', function()
     local pickers = require('sidecar.pickers')
     local iso = '2026-11-25T03:36:22.123Z'
-    local lines = require('sidecar.transcript').full_lines({ sessionId = 's', entries = {
-      { type = 'message', id = '1', time = iso, role = 'user', kind = 'user', text = 'hi' } } })
+    local lines = require('sidecar.transcript').full_lines({
+      sessionId = 's',
+      entries = {
+        { type = 'message', id = '1', time = iso, role = 'user', kind = 'user', text = 'hi' },
+      },
+    })
     local text = table.concat(lines, '\n')
     T.contains(text, '## You  ' .. pickers.local_time(iso), 'the local time, as in the pickers')
     T.ok(not text:find('T03:36', 1, true), 'no raw UTC time\n' .. text)
@@ -642,21 +787,35 @@ T.run('test_unit', function()
     local list = chat.note_lines('files: ready, 1 tool (read)\nweb: failed, 0 tools\n  spawn npx ENOENT')
     T.eq(list, { 'files: ready, 1 tool (read)', 'web: failed, 0 tools', '  spawn npx ENOENT', '' }, 'as they are')
     T.eq(chat.note_lines('sidecar restarted'), { '_sidecar restarted_', '' }, 'a remark in italics')
-    T.eq(chat.note_lines('allow tool replace?\n```diff\n+x\n```'), { '_allow tool replace?_', '```diff', '+x', '```', '' },
-      'a question above its diff')
+    T.eq(
+      chat.note_lines('allow tool replace?\n```diff\n+x\n```'),
+      { '_allow tool replace?_', '```diff', '+x', '```', '' },
+      'a question above its diff'
+    )
   end)
 
   T.step('transcripts render messages and compactions', function()
     local tr = require('sidecar.transcript')
     T.eq(tr.thousands(9120), '9,120', 'thousands')
     T.eq(tr.thousands(1234567), '1,234,567', 'thousands (millions)')
-    local t = { sessionId = 's9', entries = {
-      { type = 'message', id = '1', time = 't1', role = 'user', kind = 'user', text = 'hi' },
-      { type = 'message', id = '2', time = 't2', role = 'model', kind = 'model', text = 'hello\nthere' },
-      { type = 'compaction', id = '3', time = 't3', trigger = 'manual', status = 'COMPRESSED',
-        originalTokenCount = 9120, newTokenCount = 2310, undone = true },
-      { type = 'message', id = '4', time = 't4', role = 'user', kind = 'ideContext', text = '{}' },
-    } }
+    local t = {
+      sessionId = 's9',
+      entries = {
+        { type = 'message', id = '1', time = 't1', role = 'user', kind = 'user', text = 'hi' },
+        { type = 'message', id = '2', time = 't2', role = 'model', kind = 'model', text = 'hello\nthere' },
+        {
+          type = 'compaction',
+          id = '3',
+          time = 't3',
+          trigger = 'manual',
+          status = 'COMPRESSED',
+          originalTokenCount = 9120,
+          newTokenCount = 2310,
+          undone = true,
+        },
+        { type = 'message', id = '4', time = 't4', role = 'user', kind = 'ideContext', text = '{}' },
+      },
+    }
     local full = table.concat(tr.full_lines(t), '\n')
     T.contains(full, '## You  t1\n\nhi', 'user entry')
     T.contains(full, 'hello\nthere', 'model entry')
@@ -668,33 +827,65 @@ T.run('test_unit', function()
 
   T.step('resumed tool calls are named from toolCalls; the transcript has the compaction snapshot', function()
     local tr = require('sidecar.transcript')
-    local call = { type = 'message', id = 'm4', time = 't', role = 'model', kind = 'toolCall',
+    local call = {
+      type = 'message',
+      id = 'm4',
+      time = 't',
+      role = 'model',
+      kind = 'toolCall',
       text = 'Updating the parser.\n→ replace({"file_path":"/p/csv.py"})\n→ run_shell_command({"command":"pytest"})',
-      toolCalls = { { name = 'replace' }, { name = 'run_shell_command' } } }
+      toolCalls = { { name = 'replace' }, { name = 'run_shell_command' } },
+    }
     local chat = table.concat(tr.chat_lines({ entries = { call } }), '\n')
     T.contains(chat, '⚙ replace\n\n⚙ run_shell_command', 'cards named after the tools')
     T.contains(chat, 'Updating the parser.', "the model's words stay")
     T.ok(not chat:find('⚙ Updating', 1, true), 'never the first word of the text')
     call.toolCalls = nil -- an older server: the → lines
     T.contains(table.concat(tr.chat_lines({ entries = { call } }), '\n'), '⚙ replace', 'names from the → lines')
-    local full = table.concat(tr.full_lines({ sessionId = 's', entries = {
-      { type = 'compaction', id = 'c1', time = 't', trigger = 'auto', status = 'COMPRESSED', originalTokenCount = 10,
-        newTokenCount = 5, undone = false, snapshot = '<state_snapshot>\n<overall_goal>CSV</overall_goal>\n</state_snapshot>' },
-    } }), '\n')
+    local full = table.concat(
+      tr.full_lines({
+        sessionId = 's',
+        entries = {
+          {
+            type = 'compaction',
+            id = 'c1',
+            time = 't',
+            trigger = 'auto',
+            status = 'COMPRESSED',
+            originalTokenCount = 10,
+            newTokenCount = 5,
+            undone = false,
+            snapshot = '<state_snapshot>\n<overall_goal>CSV</overall_goal>\n</state_snapshot>',
+          },
+        },
+      }),
+      '\n'
+    )
     T.contains(full, '<overall_goal>CSV</overall_goal>', 'the snapshot text')
   end)
 
   -- :SidecarRewind! (issue 29) --------------------------------------------------------------------
   T.step('rewind with files: the float lists the files by group, relative to the working directory', function()
     local rf = require('sidecar.rewind_files')
-    local plan = { restored = { '/w/src/a.py', '/elsewhere/b.py' }, removed = { '/w/new.txt' },
+    local plan = {
+      restored = { '/w/src/a.py', '/elsewhere/b.py' },
+      removed = { '/w/new.txt' },
       conflicts = { { path = '/w/c.py', reason = "changed since the agent's edit: 2 lines added" } },
-      skipped = { { path = '/w/big.bin', reason = 'binary' } } }
+      skipped = { { path = '/w/big.bin', reason = 'binary' } },
+    }
     T.eq(rf.lines(plan, '/w'), {
-      'Put back as they were before your message:', '  src/a.py', '  /elsewhere/b.py', '',
-      'Removed (the agent created them):', '  new.txt', '',
-      "Changed since the agent's edit (kept unless you overwrite them):", "  c.py — changed since the agent's edit: 2 lines added", '',
-      'Cannot be restored:', '  big.bin — binary',
+      'Put back as they were before your message:',
+      '  src/a.py',
+      '  /elsewhere/b.py',
+      '',
+      'Removed (the agent created them):',
+      '  new.txt',
+      '',
+      "Changed since the agent's edit (kept unless you overwrite them):",
+      "  c.py — changed since the agent's edit: 2 lines added",
+      '',
+      'Cannot be restored:',
+      '  big.bin — binary',
     }, 'lines')
     T.eq(rf.short_path('/w2/a', '/w'), '/w2/a', 'a folder with the same prefix is not a parent')
     local many = {}
@@ -710,11 +901,17 @@ T.run('test_unit', function()
     local rf = require('sidecar.rewind_files')
     local q, items = rf.choices({ restored = { '/w/a' }, conflicts = { { path = '/w/c', reason = 'r' } } })
     T.eq(q, "1 file changed since the agent's edit. Rewind and restore the files?", 'question')
-    T.eq(vim.tbl_map(function(i) return { i.label, i.force or false, i.cancel or false } end, items), {
-      { 'Restore others, keep conflicting files', false, false },
-      { 'Overwrite my changes too', true, false },
-      { 'Cancel', false, true },
-    }, 'the first choice keeps them; only the second forces')
+    T.eq(
+      vim.tbl_map(function(i)
+        return { i.label, i.force or false, i.cancel or false }
+      end, items),
+      {
+        { 'Restore others, keep conflicting files', false, false },
+        { 'Overwrite my changes too', true, false },
+        { 'Cancel', false, true },
+      },
+      'the first choice keeps them; only the second forces'
+    )
     q, items = rf.choices({ restored = { '/w/a' }, removed = { '/w/b' } })
     T.eq(q, 'Rewind the conversation and restore 2 files?', 'no conflict')
     T.eq(items[1].force, false, 'never force without a conflict')
@@ -722,16 +919,30 @@ T.run('test_unit', function()
 
   T.step('rewind with files: the note names the message and what happened to each file', function()
     local rf = require('sidecar.rewind_files')
-    local note = rf.summary('Fix the parser please', { restored = { '/w/a.py' }, removed = { '/w/n.txt', '/w/m.txt' },
-      conflicts = { { path = '/w/c.py', reason = 'r' } }, skipped = { { path = '/w/big', reason = 'over 1 MB' } } }, '/w')
-    T.eq(note, 'rewound to before “Fix the parser please”: the model no longer sees it or anything after it; '
-      .. "restored a.py; removed n.txt, m.txt (the agent had created them); kept c.py (changed since the agent's edit); "
-      .. 'could not restore big (over 1 MB)', 'note')
-    T.contains(rf.summary('x', { restored = {}, removed = {}, conflicts = {}, skipped = {} }, '/w'),
-      'no file needed restoring', 'nothing to restore')
+    local note = rf.summary('Fix the parser please', {
+      restored = { '/w/a.py' },
+      removed = { '/w/n.txt', '/w/m.txt' },
+      conflicts = { { path = '/w/c.py', reason = 'r' } },
+      skipped = { { path = '/w/big', reason = 'over 1 MB' } },
+    }, '/w')
+    T.eq(
+      note,
+      'rewound to before “Fix the parser please”: the model no longer sees it or anything after it; '
+        .. "restored a.py; removed n.txt, m.txt (the agent had created them); kept c.py (changed since the agent's edit); "
+        .. 'could not restore big (over 1 MB)',
+      'note'
+    )
+    T.contains(
+      rf.summary('x', { restored = {}, removed = {}, conflicts = {}, skipped = {} }, '/w'),
+      'no file needed restoring',
+      'nothing to restore'
+    )
     T.ok(not rf.summary('x', {}, '/w', true):find('checkpointing is off', 1, true), 'on: not said')
-    T.contains(rf.summary('x', {}, '/w', false), 'no file needed restoring; checkpointing is off (setting checkpointing)',
-      'off: said')
+    T.contains(
+      rf.summary('x', {}, '/w', false),
+      'no file needed restoring; checkpointing is off (setting checkpointing)',
+      'off: said'
+    )
   end)
 
   -- memory (issue 27) ------------------------------------------------------------------------------
@@ -741,15 +952,25 @@ T.run('test_unit', function()
       return '--- Context from: ' .. p .. ' ---\n' .. body .. '\n--- End of Context from: ' .. p .. ' ---'
     end
     local m = {
-      files = { { path = '/h/.gemini/GEMINI.md', scope = 'global', tokens = 12 },
-        { path = '/w/GEMINI.md', scope = 'project', tokens = 1200 }, { path = '/w/AGENTS.md', scope = 'project', tokens = 22 } },
-      text = table.concat({ wrap('/h/.gemini/GEMINI.md', 'Answer in English.'), wrap('/w/GEMINI.md', '# Project\n\nUse tabs.'),
-        wrap('/w/AGENTS.md', '') }, '\n\n'),
-      tokens = 1234, skippedProjectFiles = 0,
+      files = {
+        { path = '/h/.gemini/GEMINI.md', scope = 'global', tokens = 12 },
+        { path = '/w/GEMINI.md', scope = 'project', tokens = 1200 },
+        { path = '/w/AGENTS.md', scope = 'project', tokens = 22 },
+      },
+      text = table.concat({
+        wrap('/h/.gemini/GEMINI.md', 'Answer in English.'),
+        wrap('/w/GEMINI.md', '# Project\n\nUse tabs.'),
+        wrap('/w/AGENTS.md', ''),
+      }, '\n\n'),
+      tokens = 1234,
+      skippedProjectFiles = 0,
     }
     T.eq(memory.summary(m), 'Memory: 3 files (1,234 tokens)', 'summary')
-    T.eq(memory.summary({ files = {}, text = '', tokens = 0, skippedProjectFiles = 2 }),
-      'Memory: no context files; 2 project files not loaded', 'summary with skipped files')
+    T.eq(
+      memory.summary({ files = {}, text = '', tokens = 0, skippedProjectFiles = 2 }),
+      'Memory: no context files; 2 project files not loaded',
+      'summary with skipped files'
+    )
     local c = memory.contents(m.text)
     T.eq(c['/w/GEMINI.md'], '# Project\n\nUse tabs.', 'a file with a heading')
     T.eq(c['/w/AGENTS.md'], '', 'an empty file')
@@ -760,20 +981,46 @@ T.run('test_unit', function()
     T.contains(text, '## 2. /w/GEMINI.md\n\n# Project\n\nUse tabs.', 'its content')
     T.ok(text:find('## 1.', 1, true) < text:find('## 2.', 1, true), 'in order')
     T.ok(not text:find('The text the model gets', 1, true), 'no duplicate text when every file is found')
-    T.contains(table.concat(memory.lines({ files = m.files, text = 'other', tokens = 1 }), '\n'), '## The text the model gets\n\nother',
-      'the whole text when markers are missing')
+    T.contains(
+      table.concat(memory.lines({ files = m.files, text = 'other', tokens = 1 }), '\n'),
+      '## The text the model gets\n\nother',
+      'the whole text when markers are missing'
+    )
 
     -- sidecar/memoryChanged: kept in the state, a line of :SidecarStatus
-    local skipped = { files = { m.files[1] }, text = m.text, tokens = 12, skippedProjectFiles = 2,
-      skippedReason = 'the workspace is not trusted.' }
-    require('sidecar.client').handlers[require('sidecar.protocol').method.memoryChanged](nil, skipped, { client_id = 0 })
+    local skipped = {
+      files = { m.files[1] },
+      text = m.text,
+      tokens = 12,
+      skippedProjectFiles = 2,
+      skippedReason = 'the workspace is not trusted.',
+    }
+    require('sidecar.client').handlers[require('sidecar.protocol').method.memoryChanged](
+      nil,
+      skipped,
+      { client_id = 0 }
+    )
     T.eq(state.memory, skipped, 'kept')
     T.eq(memory.skipped_text(skipped), '2 project memory files were not loaded: the workspace is not trusted', 'why')
-    T.contains(table.concat(memory.lines(skipped), '\n'), '> Not loaded: 2 project memory files were not loaded', 'in the buffer')
-    state.usage = { sessionId = 's1', model = 'm', promptTokenCount = 10, tokenLimit = 100, percentUsed = 10,
-      compressionThreshold = 0.5, source = 'api' }
-    T.contains(table.concat(require('sidecar.status_detail').lines(state.usage, nil), '\n'),
-      'Memory: 1 file (12 tokens); 2 project files not loaded', ':SidecarStatus has the memory line')
+    T.contains(
+      table.concat(memory.lines(skipped), '\n'),
+      '> Not loaded: 2 project memory files were not loaded',
+      'in the buffer'
+    )
+    state.usage = {
+      sessionId = 's1',
+      model = 'm',
+      promptTokenCount = 10,
+      tokenLimit = 100,
+      percentUsed = 10,
+      compressionThreshold = 0.5,
+      source = 'api',
+    }
+    T.contains(
+      table.concat(require('sidecar.status_detail').lines(state.usage, nil), '\n'),
+      'Memory: 1 file (12 tokens); 2 project files not loaded',
+      ':SidecarStatus has the memory line'
+    )
     state.memory, state.usage = nil, nil
 
     T.eq(memory.complete('', 'SidecarMemory '), { 'show', 'refresh', 'add' }, 'subcommands')

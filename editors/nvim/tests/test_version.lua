@@ -31,20 +31,34 @@ T.run('test_version', function()
 
   T.step('the words for a server that does not match', function()
     local function result(v, server_version)
-      return { serverInfo = { name = 'sidecar', version = server_version or '0.0.9' },
-        capabilities = v and { experimental = { sidecar = { protocolVersion = v } } } or {} }
+      return {
+        serverInfo = { name = 'sidecar', version = server_version or '0.0.9' },
+        capabilities = v and { experimental = { sidecar = { protocolVersion = v } } } or {},
+      }
     end
     T.eq(version.warning(result(protocol), true), nil, 'same protocol: nothing to say')
-    T.eq(version.warning(result(nil), true, 2, '0.2.0'),
+    T.eq(
+      version.warning(result(nil), true, 2, '0.2.0'),
       'The sidecar server (version 0.0.9) is older than this plugin (version 0.2.0, protocol 2): it does not report a '
-        .. 'protocol version. Some features may fail. Reinstall it from this plugin\'s checkout with :SidecarUpdate.',
-      'a server from before the check')
-    T.contains(version.warning(result(1), true, 2, '0.2.0'),
-      'speaks protocol 1, and this plugin (version 0.2.0) speaks protocol 2: the server is older.', 'older')
+        .. "protocol version. Some features may fail. Reinstall it from this plugin's checkout with :SidecarUpdate.",
+      'a server from before the check'
+    )
+    T.contains(
+      version.warning(result(1), true, 2, '0.2.0'),
+      'speaks protocol 1, and this plugin (version 0.2.0) speaks protocol 2: the server is older.',
+      'older'
+    )
     T.contains(version.warning(result(3), true, 2, '0.2.0'), 'the server is newer than the plugin.', 'newer')
-    T.contains(version.warning(result(3), true, 2, '0.2.0'), ':SidecarUpdate, or update the plugin.', 'newer: both fixes')
-    T.contains(version.warning(result(1), false, 2, '0.2.0'), 'The server is the cmd from setup(): upgrade that sidecar',
-      'a configured cmd is not reinstalled by :SidecarUpdate')
+    T.contains(
+      version.warning(result(3), true, 2, '0.2.0'),
+      ':SidecarUpdate, or update the plugin.',
+      'newer: both fixes'
+    )
+    T.contains(
+      version.warning(result(1), false, 2, '0.2.0'),
+      'The server is the cmd from setup(): upgrade that sidecar',
+      'a configured cmd is not reinstalled by :SidecarUpdate'
+    )
     T.eq(version.server_protocol(result('1')), nil, 'a string is not a protocol version')
   end)
 
@@ -62,9 +76,13 @@ T.run('test_version', function()
     vim.notify = function(msg, level)
       said[#said + 1] = { msg = msg, level = level }
     end
-    version.on_server_init({ serverInfo = { name = 'sidecar', version = '0.0.1' }, capabilities = {} },
-      { require('sidecar.install').python(), '-m', 'sidecar' })
-    T.wait(function() return #said > 0 end, 5000, 'the warning')
+    version.on_server_init(
+      { serverInfo = { name = 'sidecar', version = '0.0.1' }, capabilities = {} },
+      { require('sidecar.install').python(), '-m', 'sidecar' }
+    )
+    T.wait(function()
+      return #said > 0
+    end, 5000, 'the warning')
     vim.notify = notify
     T.eq(said[1].level, vim.log.levels.WARN, 'a warning')
     T.contains(said[1].msg, 'sidecar: The sidecar server (version 0.0.1) is older than this plugin', 'in words')
@@ -76,11 +94,21 @@ T.run('test_version', function()
     local install = require('sidecar.install')
     vim.fn.mkdir(vim.fn.fnamemodify(install.python(), ':h'), 'p')
     vim.loop.fs_symlink(python, install.python())
-    vim.fn.writefile({ vim.fn.json_encode({ version = '0.0.1', python = python, pythonVersion = '3.11.7',
-      installer = 'pip', at = '2026-01-01T00:00:00Z' }) }, install.dir() .. '/installed.json')
+    vim.fn.writefile({
+      vim.fn.json_encode({
+        version = '0.0.1',
+        python = python,
+        pythonVersion = '3.11.7',
+        installer = 'pip',
+        at = '2026-01-01T00:00:00Z',
+      }),
+    }, install.dir() .. '/installed.json')
     local text = health_text()
-    T.contains(text, "The private environment has sidecar 0.0.1, this plugin's checkout is " .. version.plugin_version(),
-      'the stale environment named')
+    T.contains(
+      text,
+      "The private environment has sidecar 0.0.1, this plugin's checkout is " .. version.plugin_version(),
+      'the stale environment named'
+    )
     T.contains(text, 'run :SidecarUpdate to reinstall it from the checkout', 'the fix named')
   end)
 end)

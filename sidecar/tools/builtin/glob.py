@@ -63,6 +63,8 @@ class Glob(Tool[Search]):
         roots, ignored = plan.payload.roots, bool(plan.args.get("include_ignored", False))
         outcome = await safe_io.off_loop(
             lambda: files.glob_files(workspace, roots, plan.args["pattern"], ignored, stop),
-            seconds=safe_io.RUN_SECONDS, what=plan.description, stop=stop,
+            seconds=safe_io.RUN_SECONDS,
+            what=plan.description,
+            stop=stop,
         )
         return ToolResult(True, {"output": outcome.output}, outcome.summary)

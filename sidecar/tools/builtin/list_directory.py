@@ -45,6 +45,8 @@ class ListDirectory(Tool[Listing]):
         listing, workspace = plan.payload, context.workspace
         outcome = await safe_io.off_loop(
             lambda: files.list_directory(workspace, listing.path, listing.include_ignored),
-            seconds=safe_io.RUN_SECONDS, what=plan.description, stop=threading.Event(),
+            seconds=safe_io.RUN_SECONDS,
+            what=plan.description,
+            stop=threading.Event(),
         )
         return ToolResult(True, {"output": outcome.output}, outcome.summary)

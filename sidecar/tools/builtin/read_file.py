@@ -55,6 +55,8 @@ class ReadFile(Tool[ReadWindow]):
         window, buffers = plan.payload, context.buffers
         outcome = await safe_io.off_loop(
             lambda: files.read_file(window.path, window.shown, window.start, window.end, buffers.text(window.path)),
-            seconds=safe_io.RUN_SECONDS, what=plan.description, stop=threading.Event(),
+            seconds=safe_io.RUN_SECONDS,
+            what=plan.description,
+            stop=threading.Event(),
         )
         return ToolResult(True, {"output": outcome.output}, outcome.summary)

@@ -47,6 +47,8 @@ class SearchText(Tool[Search]):
         roots, unsaved = plan.payload.roots, context.buffers.unsaved()
         outcome = await safe_io.off_loop(
             lambda: files.search_text(workspace, roots, regex, include, stop, unsaved),
-            seconds=safe_io.RUN_SECONDS, what=plan.description, stop=stop,
+            seconds=safe_io.RUN_SECONDS,
+            what=plan.description,
+            stop=stop,
         )
         return ToolResult(True, {"output": outcome.output}, outcome.summary)

@@ -63,16 +63,30 @@ def test_replay_shows_the_compacted_view_with_a_marker_and_pairs_tool_results() 
         text_content("model", "Got it. Thanks for the additional context!"),
         text_content("user", "Here is the user's editor context as a JSON object. This is for your information only."),
         text_content("user", "kept request"),
-        Content(role="model", parts=[Part(text="thinking", thought=True), Part(text="I will read it."),
-                                     Part(function_call=FunctionCall(name="read_file", args={"path": "a.py"}))]),
-        Content(role="user", parts=[Part(function_response=FunctionResponse(name="read_file",
-                                                                            response={"output": "x = 1"}))]),
+        Content(
+            role="model",
+            parts=[
+                Part(text="thinking", thought=True),
+                Part(text="I will read it."),
+                Part(function_call=FunctionCall(name="read_file", args={"path": "a.py"})),
+            ],
+        ),
+        Content(
+            role="user",
+            parts=[Part(function_response=FunctionResponse(name="read_file", response={"output": "x = 1"}))],
+        ),
     ]
     ids = ["c1.env", "c1.summary", "c1.ack", "m5", "m6", "m7", "m8"]
     updates = [dump(u) for u in replay_updates(history, ids)]
     kinds = [u["sessionUpdate"] for u in updates]
-    assert kinds == ["agent_message_chunk", "user_message_chunk", "agent_thought_chunk", "agent_message_chunk",
-                     "tool_call", "tool_call_update"]
+    assert kinds == [
+        "agent_message_chunk",
+        "user_message_chunk",
+        "agent_thought_chunk",
+        "agent_message_chunk",
+        "tool_call",
+        "tool_call_update",
+    ]
     marker = updates[0]["content"]["text"]  # type: ignore[index]
     assert marker.startswith(COMPACTION_MARKER) and "the summary" in marker
     assert updates[4]["toolCallId"] == updates[5]["toolCallId"]
@@ -101,7 +115,7 @@ def test_validation_errors_are_explained_field_by_field() -> None:
 
     with pytest.raises(ValidationError) as caught:
         Params.model_validate({"count": "many"})
-    assert explain(caught.value) == "cwd: Field required; count: Input should be a valid integer, unable to parse " \
+    assert (
+        explain(caught.value) == "cwd: Field required; count: Input should be a valid integer, unable to parse "
         "string as an integer"
-
-
+    )

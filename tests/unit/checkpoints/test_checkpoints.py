@@ -217,7 +217,6 @@ async def test_pruning_removes_unnamed_blobs_and_keeps_what_an_open_session_need
     assert set(prune(blobs, files, cap_bytes=1, now=later)) == named
 
 
-
 async def test_blobs_of_a_purged_session_go_with_it_and_a_deleted_ones_stay(tmp_path: Path) -> None:
     from sidecar.recording import trash
 

@@ -24,16 +24,24 @@ def test_sources_in_order_user_file_editor_workspace_file_then_overrides(
     assert user_settings_path() == tmp_path / "config" / "sidecar" / "settings.json"
     assert user_settings_path("~/x.json") == Path.home() / "x.json"
     user = tmp_path / "user.json"
-    user.write_text(json.dumps({"sidecar": {"model": "gemini-2.5-pro", "apiKey": "mine", "tokenLimit": 9000,
-                                            "approvalMode": "autoEdit"}}))
+    user.write_text(
+        json.dumps(
+            {"sidecar": {"model": "gemini-2.5-pro", "apiKey": "mine", "tokenLimit": 9000, "approvalMode": "autoEdit"}}
+        )
+    )
     root = tmp_path / "ws"
     (root / ".sidecar").mkdir(parents=True)
-    (root / ".sidecar" / "settings.json").write_text(json.dumps({"tokenLimit": 7000, "apiKey": "theirs",
-                                                                 "retryAttempts": 99}))
+    (root / ".sidecar" / "settings.json").write_text(
+        json.dumps({"tokenLimit": 7000, "apiKey": "theirs", "retryAttempts": 99})
+    )
     layers = SettingsLayers(user)
     settings, problems = layers.resolve([str(root)], trusted=False)
     assert (settings.model, settings.api_key, settings.token_limit, settings.retry_attempts) == (
-        "gemini-2.5-pro", "mine", 7000, 3)
+        "gemini-2.5-pro",
+        "mine",
+        7000,
+        3,
+    )
     assert settings.approval_mode == "autoEdit"
     assert any("apiKey" in p for p in problems) and any("retryAttempts" in p for p in problems)
 

@@ -77,10 +77,14 @@ def test_the_workspace_file_and_the_editors_layer_both_count_and_neither_replace
     tmp_path: Path,
 ) -> None:
     (tmp_path / ".sidecar").mkdir()
-    (tmp_path / ".sidecar" / "settings.json").write_text(json.dumps({
-        "mcpServers": {"file": {"command": "f"}, "mine": {"command": "x"}},
-        "hooks": {"BeforeAgent": [{"command": "from-file"}]},
-    }))
+    (tmp_path / ".sidecar" / "settings.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {"file": {"command": "f"}, "mine": {"command": "x"}},
+                "hooks": {"BeforeAgent": [{"command": "from-file"}]},
+            }
+        )
+    )
     layers = SettingsLayers()
     layers.init_options = editor_options(
         {"mcpServers": {"mine": {"command": "m"}}},
@@ -94,8 +98,22 @@ def test_the_workspace_file_and_the_editors_layer_both_count_and_neither_replace
 
 @pytest.mark.parametrize(
     "name",
-    ["oauth_creds.json", "server.pem", "id_rsa", "id_ed25519", ".env", ".env.local", "credentials.json",
-     "credentials-prod.json", "OAUTH_CREDS.JSON", "../GEMINI.md", "docs/GEMINI.md", "..\\x.md", "/etc/passwd", ".."],
+    [
+        "oauth_creds.json",
+        "server.pem",
+        "id_rsa",
+        "id_ed25519",
+        ".env",
+        ".env.local",
+        "credentials.json",
+        "credentials-prod.json",
+        "OAUTH_CREDS.JSON",
+        "../GEMINI.md",
+        "docs/GEMINI.md",
+        "..\\x.md",
+        "/etc/passwd",
+        "..",
+    ],
 )
 def test_no_context_file_name_reaches_outside_its_folder_or_names_a_credential_file(name: str) -> None:
     assert name_problem(name) is not None

@@ -65,7 +65,10 @@ def test_an_image_that_does_not_fit_is_replaced_with_a_note(tmp_path: Path) -> N
 def test_media_past_the_request_size_limit_is_replaced_with_a_note(tmp_path: Path) -> None:
     small, big = image(png(100, 100, 1 * MB)), image(png(100, 100, 12 * MB))
     fitted, fits = fit_responses(
-        [response("two pictures"), small, big], 100_000, save(tmp_path), room_bytes=8 * MB  # type: ignore[arg-type]
+        [response("two pictures"), small, big],
+        100_000,
+        save(tmp_path),
+        room_bytes=8 * MB,  # type: ignore[arg-type]
     )
     assert fits and fitted[1] == small
     assert fitted[2].text is not None and "larger than the API accepts (20 MB in all)" in fitted[2].text

@@ -21,25 +21,28 @@ THOUGHT = [Part(text="thinking", thought=True)]
 CALL = [Part(function_call=FunctionCall(name="read_file", args={}))]
 
 
-@pytest.mark.parametrize(("parts", "finish", "after_tools", "expected"), [
-    (TEXT, "STOP", False, None),
-    (CALL, None, False, None),  # a tool call is used as it is
-    (CALL, "MALFORMED_FUNCTION_CALL", False, None),
-    (TEXT, None, False, "NO_FINISH_REASON"),
-    (TEXT, None, True, None),  # as the reference: not checked after a function response
-    ([], "MALFORMED_FUNCTION_CALL", False, "MALFORMED_FUNCTION_CALL"),
-    (TEXT, "UNEXPECTED_TOOL_CALL", False, "UNEXPECTED_TOOL_CALL"),
-    ([], "MAX_TOKENS", False, "MAX_TOKENS_EXCEEDED"),
-    (THOUGHT, "SAFETY", False, "SAFETY_BLOCKED"),
-    ([Part(text="")], "RECITATION", False, "RECITATION_BLOCKED"),
-    ([], "OTHER", False, "OTHER_BLOCKED"),
-    (THOUGHT, "STOP", False, "THINKING_ONLY_RESPONSE"),
-    ([], "STOP", False, "NO_RESPONSE_TEXT"),
-    ([Part(text=" \u200b\ufeff <!-- hidden\n--> ")], "STOP", False, "NO_RESPONSE_TEXT"),
-    ([], "PROHIBITED_CONTENT", False, "RESPONSE_BLOCKED"),
-    ([], "SPII", False, "RESPONSE_BLOCKED"),
-    (TEXT, "MAX_TOKENS", False, None),  # text kept; cut_short_notice says so
-])
+@pytest.mark.parametrize(
+    ("parts", "finish", "after_tools", "expected"),
+    [
+        (TEXT, "STOP", False, None),
+        (CALL, None, False, None),  # a tool call is used as it is
+        (CALL, "MALFORMED_FUNCTION_CALL", False, None),
+        (TEXT, None, False, "NO_FINISH_REASON"),
+        (TEXT, None, True, None),  # as the reference: not checked after a function response
+        ([], "MALFORMED_FUNCTION_CALL", False, "MALFORMED_FUNCTION_CALL"),
+        (TEXT, "UNEXPECTED_TOOL_CALL", False, "UNEXPECTED_TOOL_CALL"),
+        ([], "MAX_TOKENS", False, "MAX_TOKENS_EXCEEDED"),
+        (THOUGHT, "SAFETY", False, "SAFETY_BLOCKED"),
+        ([Part(text="")], "RECITATION", False, "RECITATION_BLOCKED"),
+        ([], "OTHER", False, "OTHER_BLOCKED"),
+        (THOUGHT, "STOP", False, "THINKING_ONLY_RESPONSE"),
+        ([], "STOP", False, "NO_RESPONSE_TEXT"),
+        ([Part(text=" \u200b\ufeff <!-- hidden\n--> ")], "STOP", False, "NO_RESPONSE_TEXT"),
+        ([], "PROHIBITED_CONTENT", False, "RESPONSE_BLOCKED"),
+        ([], "SPII", False, "RESPONSE_BLOCKED"),
+        (TEXT, "MAX_TOKENS", False, None),  # text kept; cut_short_notice says so
+    ],
+)
 def test_types_as_the_reference_names_them(
     parts: list[Part], finish: str | None, after_tools: bool, expected: str | None
 ) -> None:
@@ -80,6 +83,7 @@ def test_the_nudge_joins_the_request_never_the_history() -> None:
     assert nudged[-1] == Content(role="user", parts=[Part(text="question"), Part(text=EMPTY_NUDGE)])
     assert decode_content(wire[-1]) == user, "the cached JSON of the history is untouched"
     responses = Content(role="user", parts=[Part(function_response=FunctionResponse(name="f", response={}))])
-    after_tools = contents_with_nudge([text_content("user", "q"), Content(role="model", parts=CALL), responses],
-                                      THINKING_NUDGE)
+    after_tools = contents_with_nudge(
+        [text_content("user", "q"), Content(role="model", parts=CALL), responses], THINKING_NUDGE
+    )
     assert after_tools[-3:] == [responses, text_content("model", TOOL_DONE), text_content("user", THINKING_NUDGE)]

@@ -65,23 +65,29 @@ def test_current_turn_calls_get_gemini_clis_skip_signature_only_on_gemini_3() ->
 
 
 def test_a_healthy_history_is_sent_as_it_is() -> None:
-    wire = [encode_content(c) for c in [
-        text_content("user", "hi"),
-        Content(role="model", parts=[Part(text="Let me look."), call("read_file", "a", sig="s")]),
-        Content(role="user", parts=[result("read_file", "a")]),
-        Content(role="model", parts=[Part(text="", thought=True), Part(text="It says ok.")]),
-        text_content("user", "thanks"),
-    ]]
+    wire = [
+        encode_content(c)
+        for c in [
+            text_content("user", "hi"),
+            Content(role="model", parts=[Part(text="Let me look."), call("read_file", "a", sig="s")]),
+            Content(role="user", parts=[result("read_file", "a")]),
+            Content(role="model", parts=[Part(text="", thought=True), Part(text="It says ok.")]),
+            text_content("user", "thanks"),
+        ]
+    ]
     for model in MODELS:
         assert repair_wire(wire, model) == (wire, [])
 
 
-@pytest.mark.parametrize(("message", "fix"), [
-    ("Please ensure that function call turn comes immediately after a user turn", "Rewind"),
-    ("Function call is missing a thought_signature in functionCall parts.", "new message"),
-    ("* GenerateContentRequest.contents[1].parts[0].data: required oneof field 'data' must have one", "empty"),
-    ("Request payload size exceeds the limit: 20971520 bytes.", "attachments"),
-])
+@pytest.mark.parametrize(
+    ("message", "fix"),
+    [
+        ("Please ensure that function call turn comes immediately after a user turn", "Rewind"),
+        ("Function call is missing a thought_signature in functionCall parts.", "new message"),
+        ("* GenerateContentRequest.contents[1].parts[0].data: required oneof field 'data' must have one", "empty"),
+        ("Request payload size exceeds the limit: 20971520 bytes.", "attachments"),
+    ],
+)
 def test_shape_400s_name_the_fix(message: str, fix: str) -> None:
     assert fix in (shape_hint(message) or "")
     assert shape_hint("API key not valid.") is None
@@ -92,8 +98,12 @@ def test_shape_400s_name_the_fix(message: str, fix: str) -> None:
 _PART = st.one_of(
     st.builds(lambda t: Part(text=t), st.sampled_from(["", "text", " "])),
     st.just(Part(text="", thought=True)),
-    st.builds(lambda n, i, s: call(n, i, s), st.sampled_from(["a", "b"]), st.sampled_from([None, "1", "2"]),
-              st.sampled_from([None, "sig"])),
+    st.builds(
+        lambda n, i, s: call(n, i, s),
+        st.sampled_from(["a", "b"]),
+        st.sampled_from([None, "1", "2"]),
+        st.sampled_from([None, "sig"]),
+    ),
     st.builds(lambda n, i: result(n, i), st.sampled_from(["a", "b", "c"]), st.sampled_from([None, "1", "2"])),
     st.just(Part()),
     st.just(Part(text="both", function_call=FunctionCall(name="a"))),

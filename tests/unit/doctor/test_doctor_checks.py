@@ -20,8 +20,15 @@ from tests.adc_files import external_authorized_user, service_account
 
 KEY = "AIzaUnitDoctorCanary0123456789abcdefgh"
 CLEARED = (
-    "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT",
-    "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_VERTEX_BASE_URL", "SIDECAR_SETTINGS",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GEMINI_BASE_URL",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_VERTEX_BASE_URL",
+    "SIDECAR_SETTINGS",
 )
 
 
@@ -38,15 +45,25 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]
     yield
 
 
-def run(project: Path, *, editor: dict[str, Any] | None = None, online: bool = False, trusted: bool = False,
-        user_file: Path | None = None, tmp: Path | None = None) -> tuple[int, dict[str, Any], dict[str, list[Any]]]:
+def run(
+    project: Path,
+    *,
+    editor: dict[str, Any] | None = None,
+    online: bool = False,
+    trusted: bool = False,
+    user_file: Path | None = None,
+    tmp: Path | None = None,
+) -> tuple[int, dict[str, Any], dict[str, list[Any]]]:
     """main_doctor --json; (exit code, the report, the checks by name)."""
     editor_file = None
     if editor is not None:
         editor_file = project.parent / "editor-settings.json"
         editor_file.write_text(json.dumps(editor))
     args = argparse.Namespace(
-        project=str(project), json=True, online=online, trusted=trusted,
+        project=str(project),
+        json=True,
+        online=online,
+        trusted=trusted,
         editor_settings=str(editor_file) if editor_file else None,
         settings=str(user_file or project.parent / "no-user-settings.json"),
     )
@@ -77,12 +94,15 @@ def workspace_file(project: Path, content: str) -> Path:
 
 # -- origins --------------------------------------------------------------------------------------------------------
 
+
 def test_the_resolution_says_where_each_value_came_from() -> None:
     env = {"GOOGLE_GENAI_USE_VERTEXAI": "1", "GOOGLE_CLOUD_PROJECT": "p", "GOOGLE_CLOUD_LOCATION": "global"}
     endpoint = resolve(Settings(), env)
     assert endpoint is not None
     assert dict(endpoint.origins) == {
-        "backend": "GOOGLE_GENAI_USE_VERTEXAI", "project": "GOOGLE_CLOUD_PROJECT", "location": "GOOGLE_CLOUD_LOCATION",
+        "backend": "GOOGLE_GENAI_USE_VERTEXAI",
+        "project": "GOOGLE_CLOUD_PROJECT",
+        "location": "GOOGLE_CLOUD_LOCATION",
     }
     endpoint = resolve(Settings(backend="vertex", vertex_project="s", base_url="http://x"), env)
     assert endpoint is not None and endpoint.origin("project") == "sidecar.vertexProject"
@@ -91,8 +111,14 @@ def test_the_resolution_says_where_each_value_came_from() -> None:
     assert express is not None and express.express and express.origin("key") == "GOOGLE_API_KEY"
     # origins are not part of the endpoint's identity: the server does not rebuild its client for them
     assert resolve(Settings(vertex_project="p", backend="vertex"), {}) == endpoint.__class__(
-        **{**endpoint.__dict__, "project": "p", "base_url": "https://us-central1-aiplatform.googleapis.com",
-           "custom_url": False, "location": "us-central1", "origins": ()}
+        **{
+            **endpoint.__dict__,
+            "project": "p",
+            "base_url": "https://us-central1-aiplatform.googleapis.com",
+            "custom_url": False,
+            "location": "us-central1",
+            "origins": (),
+        }
     )
 
 
@@ -125,6 +151,7 @@ def test_no_adc_is_a_problem_with_the_next_step_and_exit_code_1(project: Path, m
 
 # -- settings files -------------------------------------------------------------------------------------------------
 
+
 def test_acp_reads_the_user_file_and_names_its_problems(project: Path, tmp_path: Path) -> None:
     user = tmp_path / "user.json"
     user.write_text(json.dumps({"apiKey": KEY, "baseUrl": "http://proxy.example", "compressionThreshold": "high"}))
@@ -138,9 +165,16 @@ def test_acp_reads_the_user_file_and_names_its_problems(project: Path, tmp_path:
 
 
 def test_workspace_file_problems_forbidden_keys_and_untrusted_hooks(project: Path) -> None:
-    path = workspace_file(project, json.dumps({
-        "apiKey": KEY, "tokenLimit": -5, "hooks": {"PreCompress": [{"command": "echo hi"}]},
-    }))
+    path = workspace_file(
+        project,
+        json.dumps(
+            {
+                "apiKey": KEY,
+                "tokenLimit": -5,
+                "hooks": {"PreCompress": [{"command": "echo hi"}]},
+            }
+        ),
+    )
     code, _report, checks = run(project, editor={})
     assert code == 1
     details = {c["detail"]: c for c in checks["settings"] if not c["ok"]}
@@ -162,14 +196,16 @@ def test_a_workspace_file_that_is_not_json_and_editor_settings_that_are_not_json
     assert "is not valid JSON" in bad["detail"] and "fix the JSON" in bad["hint"]
     broken = project.parent / "broken.json"
     broken.write_text(f'{{"apiKey": "{KEY}", ')
-    args = argparse.Namespace(project=str(project), json=False, online=False, trusted=False,
-                              editor_settings=str(broken), settings=None)
+    args = argparse.Namespace(
+        project=str(project), json=False, online=False, trusted=False, editor_settings=str(broken), settings=None
+    )
     out = io.StringIO()
     assert main_doctor(args, out) == 1
     assert "not valid JSON (line 1, column" in out.getvalue() and KEY not in out.getvalue()
 
 
 # -- --online -------------------------------------------------------------------------------------------------------
+
 
 @pytest.mark.process
 def test_online_counts_tokens_once_and_says_the_status(project: Path) -> None:
@@ -192,8 +228,9 @@ def test_online_counts_tokens_once_and_says_the_status(project: Path) -> None:
 
 
 @pytest.mark.process
-def test_online_obtains_a_vertex_token_then_counts(project: Path, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_online_obtains_a_vertex_token_then_counts(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with FakeGemini() as fake:
         monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(external_authorized_user(tmp_path, fake.url)))
         editor = {"backend": "vertex", "vertexProject": "proj-1", "baseUrl": fake.url}

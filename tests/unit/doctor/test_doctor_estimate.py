@@ -14,8 +14,13 @@ from sidecar.recording.store import SessionStore
 
 def _context(project: Path) -> Context:
     return Context(
-        project=str(project), front_end="acp", editor_settings=None, editor_settings_error=None,
-        user_file=project / "settings.json", trusted=False, online=False,
+        project=str(project),
+        front_end="acp",
+        editor_settings=None,
+        editor_settings_error=None,
+        user_file=project / "settings.json",
+        trusted=False,
+        online=False,
     )
 
 

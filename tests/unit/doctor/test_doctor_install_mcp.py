@@ -41,9 +41,25 @@ def test_private_installs_are_named_and_an_old_one_says_how_to_reinstall() -> No
 def _doctor(project: Path, settings: dict, *extra: str) -> tuple[int, dict]:
     env = {**os.environ, "SIDECAR_HOME": str(project / "home")}
     done = subprocess.run(
-        [sys.executable, "-m", "sidecar", "doctor", "--json", "--editor", "vscode", "--editor-settings", "-",
-         "--project", str(project), *extra],
-        input=json.dumps(settings), capture_output=True, text=True, env=env, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "sidecar",
+            "doctor",
+            "--json",
+            "--editor",
+            "vscode",
+            "--editor-settings",
+            "-",
+            "--project",
+            str(project),
+            *extra,
+        ],
+        input=json.dumps(settings),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     return done.returncode, json.loads(done.stdout)
 
@@ -59,10 +75,12 @@ def _gone(pgid: int) -> bool:
 @pytest.mark.process
 def test_mcp_servers_are_started_listed_failed_and_stopped(tmp_path: Path) -> None:
     (tmp_path / ".sidecar").mkdir()
-    settings = {"mcpServers": {
-        "good": {"command": sys.executable, "args": [MCP_SERVER, "basic", str(tmp_path)]},
-        "bad": {"command": sys.executable, "args": [MCP_SERVER, "dies"]},
-    }}
+    settings = {
+        "mcpServers": {
+            "good": {"command": sys.executable, "args": [MCP_SERVER, "basic", str(tmp_path)]},
+            "bad": {"command": sys.executable, "args": [MCP_SERVER, "dies"]},
+        }
+    }
     code, report = _doctor(tmp_path, settings)
     checks = {c["name"]: c for c in report["checks"]}
     assert checks["mcp good"]["ok"] and "add" in checks["mcp good"]["detail"], checks["mcp good"]
@@ -79,9 +97,15 @@ def test_an_untrusted_workspaces_servers_are_listed_not_started(tmp_path: Path) 
     (tmp_path / ".sidecar").mkdir()
     from sidecar.config.workspace_file import settings_path
 
-    Path(settings_path(str(tmp_path))).write_text(json.dumps({"mcpServers": {
-        "ws": {"command": sys.executable, "args": [MCP_SERVER, "basic", str(tmp_path)]},
-    }}))
+    Path(settings_path(str(tmp_path))).write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "ws": {"command": sys.executable, "args": [MCP_SERVER, "basic", str(tmp_path)]},
+                }
+            }
+        )
+    )
     code, report = _doctor(tmp_path, {})
     [ws] = [c for c in report["checks"] if c["name"] == "mcp ws"]
     assert ws["ok"] and ws["detail"] == "not started: untrusted workspace"

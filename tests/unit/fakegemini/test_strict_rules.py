@@ -43,9 +43,11 @@ REFUSED = [
     ("empty text next to a call", [u("hi"), call(text=""), resp(), u("go")], "required oneof field 'data'"),
     ("empty text alone", [u("hi"), m(""), u("go")], "required oneof field 'data'"),
     ("a part with nothing", [u("hi"), {"role": "model", "parts": [{}]}, u("go")], "required oneof field 'data'"),
-    ("two data fields in a part", [{"role": "user", "parts": [{"text": "a", "inlineData": {"mimeType": "image/png",
-                                                                                            "data": "AA=="}}]}],
-     "oneof field 'data' is already set"),
+    (
+        "two data fields in a part",
+        [{"role": "user", "parts": [{"text": "a", "inlineData": {"mimeType": "image/png", "data": "AA=="}}]}],
+        "oneof field 'data' is already set",
+    ),
     ("call turn after a model turn", [u("hi"), m("let me look"), call(), resp()], "function call turn comes"),
     ("history starting with a call", [call(), resp()], "function call turn comes"),
     ("response without call", [u("hi"), resp()], "function response turn comes immediately"),
@@ -66,12 +68,23 @@ def test_strict_rules_refuse(what: str, raw: list[dict[str, Any]], message: str)
 
 ACCEPTED = [
     ("text then calls", [u("hi"), call(text="Let me look."), resp(), u("thanks")]),
-    ("thought with empty text", [u("hi"), {"role": "model", "parts": [{"text": "", "thought": True}, {"text": "a"}]},
-                                 u("go")]),
+    (
+        "thought with empty text",
+        [u("hi"), {"role": "model", "parts": [{"text": "", "thought": True}, {"text": "a"}]}, u("go")],
+    ),
     ("consecutive user turns", [u("context"), u("hi")]),
     ("older turn's call without signature", [u("hi"), call(sig=None), resp(), m("done"), u("next")]),
-    ("parallel calls: only the first signed", [u("hi"), {"role": "model", "parts": [
-        {"functionCall": {"name": "a"}, "thoughtSignature": SIG}, {"functionCall": {"name": "b"}}]}, resp("a", 2)]),
+    (
+        "parallel calls: only the first signed",
+        [
+            u("hi"),
+            {
+                "role": "model",
+                "parts": [{"functionCall": {"name": "a"}, "thoughtSignature": SIG}, {"functionCall": {"name": "b"}}],
+            },
+            resp("a", 2),
+        ],
+    ),
 ]
 
 
@@ -94,7 +107,8 @@ def test_rules_follow_the_model_name() -> None:
 
 def _post(fake: FakeGemini, model: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     req = urllib.request.Request(
-        f"{fake.url}/v1beta/models/{model}:generateContent", data=json.dumps(body).encode(),
+        f"{fake.url}/v1beta/models/{model}:generateContent",
+        data=json.dumps(body).encode(),
         headers={"x-goog-api-key": "k", "Content-Type": "application/json"},
     )
     try:
@@ -114,7 +128,10 @@ def test_over_the_wire_and_gemini3_replies_carry_signatures() -> None:
         status, body = _post(fake, "gemini-3.5-flash", {"contents": [u("hi")]})
         parts = body["candidates"][0]["content"]["parts"]
         assert status == 200 and parts[0]["thoughtSignature"] and "thoughtSignature" not in parts[1]
-        big = {"contents": [{"role": "user", "parts": [{"inlineData": {"mimeType": "image/png",
-                                                                       "data": "A" * (21 * 1024 * 1024)}}]}]}
+        big = {
+            "contents": [
+                {"role": "user", "parts": [{"inlineData": {"mimeType": "image/png", "data": "A" * (21 * 1024 * 1024)}}]}
+            ]
+        }
         status, body = _post(fake, "gemini-2.5-flash", big)
         assert status == 400 and "payload size exceeds the limit" in body["error"]["message"]

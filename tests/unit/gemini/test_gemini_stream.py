@@ -29,6 +29,8 @@ MODEL = "gemini-2.5-flash"
 
 def gemini_api(url: str) -> Endpoint:
     return Endpoint("gemini", url, "v1beta", api_key="k-1", custom_url=True)
+
+
 SYSTEM = "You are a careful coding agent. ✦"
 TOOLS: list[dict[str, Any]] = [{"functionDeclarations": list(DECLARATIONS.values())}]
 
@@ -69,7 +71,9 @@ async def test_the_request_is_the_one_google_genai_sends(fake: FakeGemini) -> No
     contents = history()
     sdk = genai.Client(api_key="k-1", http_options=types.HttpOptions(api_version="v1beta", base_url=fake.url))
     config = types.GenerateContentConfig(
-        system_instruction=SYSTEM, tools=TOOLS, automatic_function_calling={"disable": True}  # type: ignore[arg-type]
+        system_instruction=SYSTEM,
+        tools=TOOLS,
+        automatic_function_calling={"disable": True},  # type: ignore[arg-type]
     )
     async for _ in await sdk.aio.models.generate_content_stream(
         model=MODEL, contents=dump_contents(contents), config=config
@@ -147,8 +151,12 @@ def event(text: str, finish: str | None = None, usage: int | None = None) -> byt
 
 async def test_events_split_anywhere_across_reads_parse_the_same() -> None:
     stream = b"".join(
-        [b": keep-alive\r\n\r\n", b"data: " + event("Hel") + b"\r\n\r\n", b"data: " + event("lo 🙂") + b"\n\n",
-         b"event: message\ndata:" + event("!", "STOP", 42) + b"\n\n"]
+        [
+            b": keep-alive\r\n\r\n",
+            b"data: " + event("Hel") + b"\r\n\r\n",
+            b"data: " + event("lo 🙂") + b"\n\n",
+            b"event: message\ndata:" + event("!", "STOP", 42) + b"\n\n",
+        ]
     )
     whole = await events_of(stream)
     assert [e.parts[0].text for e in whole] == ["Hel", "lo 🙂", "!"]
@@ -211,21 +219,34 @@ async def test_an_http_error_status_carries_the_error_json(fake: FakeGemini) -> 
 
 
 async def test_real_shaped_events_parse_block_reasons_finish_messages_and_usage_extras() -> None:
-    blocked = {"promptFeedback": {"blockReason": "SAFETY", "blockReasonMessage": "no", "safetyRatings": [{"a": 1}]},
-               "usageMetadata": {"promptTokenCount": 9, "totalTokenCount": 9}, "responseId": "r1"}
+    blocked = {
+        "promptFeedback": {"blockReason": "SAFETY", "blockReasonMessage": "no", "safetyRatings": [{"a": 1}]},
+        "usageMetadata": {"promptTokenCount": 9, "totalTokenCount": 9},
+        "responseId": "r1",
+    }
     rich = {
-        "candidates": [{
-            "content": {"role": "model"},  # no parts at all
-            "finishReason": "MALFORMED_FUNCTION_CALL", "finishMessage": "Malformed function call: x(",
-            "citationMetadata": {"citations": [{"startIndex": 0, "endIndex": 3, "uri": "https://e.x"}]},
-            "groundingMetadata": {"webSearchQueries": ["q"], "groundingChunks": [{"web": {"uri": "u"}}]},
-            "safetyRatings": [{"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"}],
-            "avgLogprobs": -0.5,
-        }],
-        "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 5, "totalTokenCount": 130,
-                          "cachedContentTokenCount": 64, "thoughtsTokenCount": 20, "toolUsePromptTokenCount": 5,
-                          "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 100}]},
-        "modelVersion": "gemini-2.5-pro-002", "responseId": "r2",
+        "candidates": [
+            {
+                "content": {"role": "model"},  # no parts at all
+                "finishReason": "MALFORMED_FUNCTION_CALL",
+                "finishMessage": "Malformed function call: x(",
+                "citationMetadata": {"citations": [{"startIndex": 0, "endIndex": 3, "uri": "https://e.x"}]},
+                "groundingMetadata": {"webSearchQueries": ["q"], "groundingChunks": [{"web": {"uri": "u"}}]},
+                "safetyRatings": [{"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"}],
+                "avgLogprobs": -0.5,
+            }
+        ],
+        "usageMetadata": {
+            "promptTokenCount": 100,
+            "candidatesTokenCount": 5,
+            "totalTokenCount": 130,
+            "cachedContentTokenCount": 64,
+            "thoughtsTokenCount": 20,
+            "toolUsePromptTokenCount": 5,
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 100}],
+        },
+        "modelVersion": "gemini-2.5-pro-002",
+        "responseId": "r2",
     }
     first, second = await events_of(
         b"data: " + msgspec.json.encode(blocked) + b"\n\n", b"data: " + msgspec.json.encode(rich) + b"\n\n"
@@ -234,7 +255,8 @@ async def test_real_shaped_events_parse_block_reasons_finish_messages_and_usage_
     assert second.parts == [] and second.finish_reason == "MALFORMED_FUNCTION_CALL"
     assert second.finish_message == "Malformed function call: x("
     assert second.usage is not None and (
-        second.usage.cached_content_token_count, second.usage.thoughts_token_count,
+        second.usage.cached_content_token_count,
+        second.usage.thoughts_token_count,
         second.usage.tool_use_prompt_token_count,
     ) == (64, 20, 5)
     assert (second.model_version, second.response_id, second.block_reason) == ("gemini-2.5-pro-002", "r2", None)

@@ -38,8 +38,9 @@ async def test_a_hook_that_prints_a_lot_is_read_in_bounded_memory(tmp_path: Path
 
 
 async def test_the_payload_exit_code_and_environment_are_as_before(tmp_path: Path) -> None:
-    run = await run_hook(HookSpec('cat; echo "$SIDECAR_SESSION_ID" >&2; exit 3'), {"a": 1}, cwd=str(tmp_path),
-                         session_id="s-42")
+    run = await run_hook(
+        HookSpec('cat; echo "$SIDECAR_SESSION_ID" >&2; exit 3'), {"a": 1}, cwd=str(tmp_path), session_id="s-42"
+    )
     assert (run.exit_code, run.stdout, run.stderr.strip()) == (3, '{"a": 1}', "s-42")
     ignores_input = await run_hook(HookSpec("exit 0"), {"big": "x" * 1_000_000}, cwd=str(tmp_path), session_id="s")
     assert ignores_input.ok, "a hook that never reads its input is no failure"

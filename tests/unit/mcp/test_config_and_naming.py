@@ -12,17 +12,26 @@ from sidecar.mcp.results import convert
 
 
 def test_bad_entries_are_named_with_their_field_and_the_others_still_count() -> None:
-    servers, problems = parse_servers({
-        "good": {"command": "srv", "args": ["-v"], "env": {"A": "1"}, "cwd": "/tmp", "timeout": 5000, "trust": True},
-        "web": {"url": "http://h/mcp", "type": "sse", "headers": {"Authorization": "Bearer x"}},
-        "old": {"httpUrl": "http://h/mcp"},
-        "noway": {"args": ["x"]},
-        "badargs": {"command": "x", "args": "not-a-list"},
-        "badtimeout": {"command": "x", "timeout": "soon"},
-        "badtype": {"url": "http://h", "type": "websocket"},
-        "bad name!": {"command": "x"},
-        "notobj": 3,
-    })
+    servers, problems = parse_servers(
+        {
+            "good": {
+                "command": "srv",
+                "args": ["-v"],
+                "env": {"A": "1"},
+                "cwd": "/tmp",
+                "timeout": 5000,
+                "trust": True,
+            },
+            "web": {"url": "http://h/mcp", "type": "sse", "headers": {"Authorization": "Bearer x"}},
+            "old": {"httpUrl": "http://h/mcp"},
+            "noway": {"args": ["x"]},
+            "badargs": {"command": "x", "args": "not-a-list"},
+            "badtimeout": {"command": "x", "timeout": "soon"},
+            "badtype": {"url": "http://h", "type": "websocket"},
+            "bad name!": {"command": "x"},
+            "notobj": 3,
+        }
+    )
     assert sorted(servers) == ["good", "old", "web"]
     assert servers["good"].env == (("A", "1"),) and servers["good"].timeout_ms == 5000 and servers["good"].trust
     assert servers["web"].transport == "sse" and servers["old"].transport == "http"

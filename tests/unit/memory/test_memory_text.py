@@ -30,8 +30,12 @@ def test_files_are_wrapped_trimmed_and_blank_ones_dropped() -> None:
 
 def test_the_session_context_holds_date_os_folders_tree_memory_and_hook_context() -> None:
     text = session_context_text(
-        date="Monday, May 11, 2026", os_name="linux", folders=["/w"], trees=["/w/\n└───a.py"],
-        project_memory="<loaded_context>\nP\n</loaded_context>", extra=["from a hook"],
+        date="Monday, May 11, 2026",
+        os_name="linux",
+        folders=["/w"],
+        trees=["/w/\n└───a.py"],
+        project_memory="<loaded_context>\nP\n</loaded_context>",
+        extra=["from a hook"],
     )
     assert is_session_context(text) and text.endswith("</session_context>")
     lines = text.splitlines()

@@ -32,8 +32,10 @@ async def test_a_new_history_gets_one_at_its_head(tmp_path: Path) -> None:
     assert context.estimated_tokens(conv) > 0, "counted before the first turn"
     text = await context.ensure(conv)
     assert text is not None and conv.first_text() == text and len(conv) == 1
-    assert "PROJECT-RULE" in text and f"TREE of {tmp_path / 'ws'}" in text and text.rstrip().endswith(
-        "HOOK-CONTEXT\n</session_context>"
+    assert (
+        "PROJECT-RULE" in text
+        and f"TREE of {tmp_path / 'ws'}" in text
+        and text.rstrip().endswith("HOOK-CONTEXT\n</session_context>")
     )
     assert conv.session_context_fresh and context.estimated_tokens(conv) == 0
     assert await context.ensure(conv) is None and len(conv) == 1, "only once"

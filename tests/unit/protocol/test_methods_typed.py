@@ -17,11 +17,7 @@ from sidecar.rpc.dispatch import check_result
 
 def _declared() -> dict[str, tuple[Any, Any]]:
     hints = typing.get_type_hints(methods)
-    return {
-        name: typing.get_args(hint)
-        for name, hint in hints.items()
-        if typing.get_origin(hint) is methods.Method
-    }
+    return {name: typing.get_args(hint) for name, hint in hints.items() if typing.get_origin(hint) is methods.Method}
 
 
 def test_every_method_constant_is_annotated_with_the_types_it_carries() -> None:

@@ -58,7 +58,10 @@ def test_claude_code_session_imports_maps_tools_and_continues(tmp_path: Path) ->
     assert content_text(read) == "Let me read the workflow."  # text and call of one streamed message: one content
     call = next(p.function_call for p in read.parts if p.function_call)
     assert call.name == "read_file" and call.args == {
-        "path": "/srv/app/.github/workflows/ci.yml", "start_line": 1, "end_line": 40}
+        "path": "/srv/app/.github/workflows/ci.yml",
+        "start_line": 1,
+        "end_line": 40,
+    }
     # Bash maps onto run_shell_command; TodoWrite (no such tool here) is kept as text, with its result
     parallel = history[3]
     assert [p.function_call.name for p in parallel.parts if p.function_call] == ["run_shell_command"]
@@ -85,14 +88,17 @@ def test_codex_rollout_imports_maps_shell_and_continues(tmp_path: Path) -> None:
     assert shell is not None and shell.name == "run_shell_command"
     assert shell.args == {"command": "grep -n FROM Dockerfile", "directory": "/srv/app"}
     assert history[2].parts[0].function_response.response == {  # type: ignore[union-attr]
-        "output": "1:FROM python:3.11-slim\n", "exitCode": 0}
+        "output": "1:FROM python:3.11-slim\n",
+        "exitCode": 0,
+    }
     assert content_text(history[3]) == "It uses python:3.11-slim."
     assert "[Codex tool call apply_patch" in content_text(history[5])  # a tool the sidecar lacks: text
     assert "Success. Updated" in content_text(history[6])
     docker = history[7].parts[0].function_call
     assert docker is not None and docker.args == {"command": "docker build -t app .", "directory": "/srv/app"}
     assert history[8].parts[0].function_response.response == {  # type: ignore[union-attr]
-        "error": "error: docker daemon not running"}
+        "error": "error: docker daemon not running"
+    }
     assert "No result was recorded" in json.dumps(history[-1].parts[0].function_response.response)  # type: ignore[union-attr]
     assert loaded.metadata.imported_from["model"] == "gpt-5-codex"  # type: ignore[index]
     assert any(e.text and "Codex compacted" in e.text for e in loaded.transcript if hasattr(e, "text"))

@@ -204,8 +204,18 @@ def test_import_merges_split_model_turns_and_sends_only_what_the_api_accepts(sto
     result = import_gemini_session(SPLIT, store)
     loaded = store.load(result.session_id)
     history = loaded.history
-    assert [c.role for c in history] == ["user", "model", "user", "model", "user", "user", "model", "user", "model",
-                                         "user"]
+    assert [c.role for c in history] == [
+        "user",
+        "model",
+        "user",
+        "model",
+        "user",
+        "user",
+        "model",
+        "user",
+        "model",
+        "user",
+    ]
     # text, then the call, in one model content (Gemini CLI recorded them as two messages)
     first = history[1]
     assert [p.text is not None for p in first.parts] == [True, False]

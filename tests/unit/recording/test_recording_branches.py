@@ -37,7 +37,10 @@ def branch(store: SessionStore, sid: str, cut: Cut, before: str | None = None) -
     from sidecar.core.recording import ForkRecord
 
     fork = ForkRecord(
-        time=T, parent_session_id=cut.session_id, parent_size=cut.size, parent_message_id=cut.last_message_id,
+        time=T,
+        parent_session_id=cut.session_id,
+        parent_size=cut.size,
+        parent_message_id=cut.last_message_id,
         before_message_id=before,
     )
     store.create(sid, model="m", fork=fork).close()
@@ -45,9 +48,11 @@ def branch(store: SessionStore, sid: str, cut: Cut, before: str | None = None) -
 
 def test_rewind_undoes_the_compactions_recorded_after_the_message() -> None:
     r = replay(
-        msg("m1", "user", "one"), msg("m2", "model", "1"),
+        msg("m1", "user", "one"),
+        msg("m2", "model", "1"),
         compress("c0", "m2"),  # before m3: stays
-        msg("m3", "user", "two"), msg("m4", "model", "2"),
+        msg("m3", "user", "two"),
+        msg("m4", "model", "2"),
         compress("c1", "m4"),  # summarised m3 away
         msg("m5", "user", "three"),
         compress("c2", "m5"),

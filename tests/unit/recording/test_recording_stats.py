@@ -86,9 +86,14 @@ def _session(store: SessionStore, session_id: str, pairs: list[tuple[int, int]],
     writer.usage(500, "estimate", estimated=400)  # not an API count: left out
     if compacted:
         writer.compaction(
-            trigger="auto", status="COMPRESSED", original_tokens=520_000, new_tokens=130_000,
-            snapshot="<state_snapshot></state_snapshot>", summary=text_content("user", "s"),
-            ack=text_content("model", "ok"), kept_from=first,
+            trigger="auto",
+            status="COMPRESSED",
+            original_tokens=520_000,
+            new_tokens=130_000,
+            snapshot="<state_snapshot></state_snapshot>",
+            summary=text_content("user", "s"),
+            ack=text_content("model", "ok"),
+            kept_from=first,
         )
     writer.close()
 

@@ -20,7 +20,8 @@ def test_each_builtin_module_is_one_tool_named_like_it_and_listed() -> None:
     for name in modules:
         tree = ast.parse((BUILTIN_DIR / f"{name}.py").read_text())
         tools = [
-            node.name for node in tree.body
+            node.name
+            for node in tree.body
             if isinstance(node, ast.ClassDef) and any("Tool" in ast.unparse(base) for base in node.bases)
         ]
         assert len(tools) == 1, (name, tools)

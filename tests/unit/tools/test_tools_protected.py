@@ -18,11 +18,30 @@ from sidecar.tools.safe_io import off_loop, read_regular, write_regular
 
 @pytest.mark.parametrize(
     "rel",
-    [".git/config", ".GIT/hooks/pre-commit", "sub/.git", "a/b/.sidecar/settings.json", ".gemini/x",
-     ".vscode/tasks.json", "pkg/.vscode/launch.json", ".vscode/settings.json", ".envrc", "x/.exrc", ".nvimrc",
-     ".nvim.lua", ".husky/pre-push", "GEMINI.md", "docs/agents.md", ".pre-commit-config.yaml", "lefthook.yml",
-     "a/.lefthook.yml", "team.code-workspace", ".devcontainer/devcontainer.json", ".devcontainer.json",
-     ".github/workflows/ci.yml"],
+    [
+        ".git/config",
+        ".GIT/hooks/pre-commit",
+        "sub/.git",
+        "a/b/.sidecar/settings.json",
+        ".gemini/x",
+        ".vscode/tasks.json",
+        "pkg/.vscode/launch.json",
+        ".vscode/settings.json",
+        ".envrc",
+        "x/.exrc",
+        ".nvimrc",
+        ".nvim.lua",
+        ".husky/pre-push",
+        "GEMINI.md",
+        "docs/agents.md",
+        ".pre-commit-config.yaml",
+        "lefthook.yml",
+        "a/.lefthook.yml",
+        "team.code-workspace",
+        ".devcontainer/devcontainer.json",
+        ".devcontainer.json",
+        ".github/workflows/ci.yml",
+    ],
 )
 def test_protected_names_anywhere_in_the_workspace(tmp_path: Path, rel: str) -> None:
     assert why_protected([tmp_path / rel], [tmp_path]) is not None
@@ -30,8 +49,15 @@ def test_protected_names_anywhere_in_the_workspace(tmp_path: Path, rel: str) -> 
 
 @pytest.mark.parametrize(
     "rel",
-    ["src/main.py", ".vscode/extensions.json", "README.md", "gitconfig", "my.envrc.txt", ".github/CODEOWNERS",
-     "workflows/x.yml"],
+    [
+        "src/main.py",
+        ".vscode/extensions.json",
+        "README.md",
+        "gitconfig",
+        "my.envrc.txt",
+        ".github/CODEOWNERS",
+        "workflows/x.yml",
+    ],
 )
 def test_ordinary_paths_are_not_protected(tmp_path: Path, rel: str) -> None:
     assert why_protected([tmp_path / rel], [tmp_path]) is None
@@ -59,7 +85,7 @@ def test_git_config_includes_are_followed_like_git_and_a_loop_ends(tmp_path: Pat
     (a loop of includes ends; a chain stops after MAX_INCLUDE_DEPTH files)."""
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "config").write_text('[include]\n\tpath = "../a.cfg" # why\n')
-    (tmp_path / "a.cfg").write_text("[includeIf \"onbranch:main\"]\n\tpath = b.cfg\n")
+    (tmp_path / "a.cfg").write_text('[includeIf "onbranch:main"]\n\tpath = b.cfg\n')
     (tmp_path / "b.cfg").write_text("[include]\n\tpath = a.cfg\n[core]\n\thooksPath = more-hooks\n")
     for name in ("a.cfg", "b.cfg"):
         assert "include.path or includeIf" in (why_protected([tmp_path / name], [tmp_path]) or ""), name

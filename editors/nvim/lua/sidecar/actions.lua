@@ -44,8 +44,12 @@ local function pick_session(list, prompt, format_item, go, cb)
   end)
 end
 
-local function chat() return require('sidecar.chat') end
-local function context() return require('sidecar.context') end
+local function chat()
+  return require('sidecar.chat')
+end
+local function context()
+  return require('sidecar.context')
+end
 
 -- Compaction ---------------------------------------------------------------------------------------
 
@@ -169,10 +173,13 @@ local function pick_message(message_id, prompt, whole, cb)
       tell('no message of yours in this session yet', vim.log.levels.WARN)
       return cb(nil)
     end
-    vim.ui.select(items, { prompt = prompt, kind = 'sidecar.message', format_item = pickers.message_item },
+    vim.ui.select(
+      items,
+      { prompt = prompt, kind = 'sidecar.message', format_item = pickers.message_item },
       function(choice)
         cb(choice and choice.id)
-      end)
+      end
+    )
   end)
 end
 
@@ -188,8 +195,12 @@ function M.fork(message_id, cb)
       state.session_id = result.sessionId
       context().reset_sent()
       M.load_into_chat(result.sessionId, function()
-        local msg = string.format('forked into session %s (%s messages from %s, which is unchanged)',
-          result.sessionId, tostring(result.messageCount), tostring(result.parentSessionId))
+        local msg = string.format(
+          'forked into session %s (%s messages from %s, which is unchanged)',
+          result.sessionId,
+          tostring(result.messageCount),
+          tostring(result.parentSessionId)
+        )
         say(msg)
         done(cb, nil, result)
       end)
@@ -259,8 +270,13 @@ local function rewind_files(id, cb)
       end
       local question, items = rf.choices(plan)
       local close = require('sidecar.confirm_view').open_lines(vim.list_extend({ question, '' }, rf.lines(plan, root)))
-      vim.ui.select(items, { prompt = question, kind = 'sidecar.rewindFiles',
-        format_item = function(it) return it.label end }, function(choice)
+      vim.ui.select(items, {
+        prompt = question,
+        kind = 'sidecar.rewindFiles',
+        format_item = function(it)
+          return it.label
+        end,
+      }, function(choice)
         close()
         if not choice or choice.cancel then
           tell('rewind cancelled: nothing changed')
@@ -371,10 +387,15 @@ function M.restore(session_id, cb)
       tell('no deleted session to restore', vim.log.levels.WARN)
       return done(cb, { message = 'nothing to restore' })
     end
-    pick_session(trash.sessions, string.format('Restore a deleted sidecar session (kept %d days)', trash.keepDays),
+    pick_session(
+      trash.sessions,
+      string.format('Restore a deleted sidecar session (kept %d days)', trash.keepDays),
       function(s)
         return string.format('deleted %s  %s', tostring(s.deletedAt), tostring(s.title or s.sessionId:sub(1, 8)))
-      end, go, cb)
+      end,
+      go,
+      cb
+    )
   end)
 end
 

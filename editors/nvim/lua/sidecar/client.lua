@@ -199,7 +199,9 @@ local function after_init(client_id, resume)
     else
       state.session_id = result.sessionId or resume
       state.last_resume = result
-      notify(string.format('restarted and resumed session %s (%s messages)', state.session_id, tostring(result.messageCount)))
+      notify(
+        string.format('restarted and resumed session %s (%s messages)', state.session_id, tostring(result.messageCount))
+      )
       require('sidecar.chat').note('sidecar restarted; resumed session ' .. state.session_id)
       if result.forked and result.message then
         require('sidecar.chat').note(result.message) -- still open elsewhere: continuing in a branch
@@ -322,8 +324,17 @@ function M.start(opts)
             or ''
           local log_args = config.log_args(cfg)
           local where = vim.lsp.get_log_path() .. (log_args[2] and (' and its log in ' .. log_args[2]) or '')
-          notify(string.format('%s exited during start-up (code %s, signal %s); its stderr is in %s%s',
-            table.concat(state.cmd or {}, ' '), code, signal, where, hint), vim.log.levels.ERROR)
+          notify(
+            string.format(
+              '%s exited during start-up (code %s, signal %s); its stderr is in %s%s',
+              table.concat(state.cmd or {}, ' '),
+              code,
+              signal,
+              where,
+              hint
+            ),
+            vim.log.levels.ERROR
+          )
           return
         end
         schedule_restart(code, signal)
@@ -359,7 +370,11 @@ function schedule_restart(code, signal)
     fail_queue('the sidecar stopped')
     status.changed()
     notify(
-      string.format('the sidecar exited (code %s, signal %s) and will not be restarted; use :SidecarRestart', code, signal),
+      string.format(
+        'the sidecar exited (code %s, signal %s) and will not be restarted; use :SidecarRestart',
+        code,
+        signal
+      ),
       vim.log.levels.ERROR
     )
     return

@@ -118,7 +118,13 @@ function M.health()
     return { start = h.start, ok = h.ok, warn = h.warn, error = h.error, info = h.info }
   end
   if h and h.report_start then
-    return { start = h.report_start, ok = h.report_ok, warn = h.report_warn, error = h.report_error, info = h.report_info }
+    return {
+      start = h.report_start,
+      ok = h.report_ok,
+      warn = h.report_warn,
+      error = h.report_error,
+      info = h.report_info,
+    }
   end
   local old = require('health')
   return {

@@ -30,9 +30,12 @@ function M.choices_for(params)
   if type(params.mcpServer) ~= 'string' or params.mcpServer == '' then
     return M.choices
   end
-  return { M.choices[1], M.choices[2],
+  return {
+    M.choices[1],
+    M.choices[2],
     { label = 'Allow always for this server (' .. params.mcpServer .. ')', decision = 'allowAlwaysServer' },
-    M.choices[3] }
+    M.choices[3],
+  }
 end
 
 -- The whole description, never cut: it holds the full shell command the user approves (long text wraps).
@@ -110,8 +113,12 @@ local function answer_later()
         decoded = value
       elseif name == 'send_response' and type(value) == 'function' then
         send_at, send = i, value
-      elseif name == 'self' and type(value) == 'table' and rawget(value, 'send_response') == nil
-        and type(value.send_response) == 'function' then
+      elseif
+        name == 'self'
+        and type(value) == 'table'
+        and rawget(value, 'send_response') == nil
+        and type(value.send_response) == 'function'
+      then
         client = value
       end
     end
@@ -139,8 +146,10 @@ end
 local function announce(params)
   local count = #M.waiting
   local more = count > 1 and string.format(' (%d questions waiting)', count) or ''
-  require('sidecar.ui').tell(string.format('tool %s asks to run: :SidecarConfirm to answer%s',
-    tostring(params.toolName or '?'), more), vim.log.levels.WARN)
+  require('sidecar.ui').tell(
+    string.format('tool %s asks to run: :SidecarConfirm to answer%s', tostring(params.toolName or '?'), more),
+    vim.log.levels.WARN
+  )
 end
 
 --- Handler for the server request. The question waits in M.waiting until :SidecarConfirm answers it; the
@@ -203,8 +212,10 @@ function M.answer()
   -- a question of a sidecar that has exited (a crash, :SidecarRestart) can no longer be answered
   while M.waiting[1] and M.waiting[1].client_id and not vim.lsp.get_client_by_id(M.waiting[1].client_id) do
     local gone = table.remove(M.waiting, 1)
-    pcall(require('sidecar.chat').note, string.format('tool %s: not answered (its sidecar has exited)',
-      tostring(gone.params.toolName or '?')))
+    pcall(
+      require('sidecar.chat').note,
+      string.format('tool %s: not answered (its sidecar has exited)', tostring(gone.params.toolName or '?'))
+    )
   end
   local question = M.waiting[1]
   if not question then

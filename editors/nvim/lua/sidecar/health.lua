@@ -59,7 +59,10 @@ end
 --- `<cmd> doctor --json` with the plugin's settings on stdin (never on the command line: they may hold apiKey) and
 --- the server's environment: the server's own verdict on these settings. Returns the report, or nil and why not.
 function M.run_doctor(cmd, cfg, root, timeout_ms)
-  local argv = vim.list_extend(vim.deepcopy(cmd), { 'doctor', '--json', '--editor', 'nvim', '--editor-settings', '-', '--project', root })
+  local argv = vim.list_extend(
+    vim.deepcopy(cmd),
+    { 'doctor', '--json', '--editor', 'nvim', '--editor-settings', '-', '--project', root }
+  )
   local out = {}
   local opts = {
     cwd = root,
@@ -102,7 +105,7 @@ end
 
 --- The doctor's checks as health lines: a failing check is an error with its next step.
 function M.doctor_section(h, cmd, cfg, root)
-  h.start('sidecar doctor (the server\'s own checks of these settings and this environment)')
+  h.start("sidecar doctor (the server's own checks of these settings and this environment)")
   local report, err = M.run_doctor(cmd, cfg, root)
   if not report then
     h.warn('sidecar doctor: ' .. tostring(err), { 'run it in a terminal: ' .. table.concat(cmd, ' ') .. ' doctor' })
@@ -149,20 +152,34 @@ function M.check()
   local install = require('sidecar.install')
   local stamp = install.installed()
   if stamp then
-    h.ok(string.format('Private server environment: sidecar %s, Python %s (%s), at %s (installed %s with %s)',
-      tostring(stamp.version), tostring(stamp.pythonVersion), tostring(stamp.python), install.venv(),
-      require('sidecar.pickers').local_time(stamp.at), tostring(stamp.installer)))
+    h.ok(
+      string.format(
+        'Private server environment: sidecar %s, Python %s (%s), at %s (installed %s with %s)',
+        tostring(stamp.version),
+        tostring(stamp.pythonVersion),
+        tostring(stamp.python),
+        install.venv(),
+        require('sidecar.pickers').local_time(stamp.at),
+        tostring(stamp.installer)
+      )
+    )
     local plugin_version = require('sidecar.version').plugin_version()
     if plugin_version and stamp.version ~= plugin_version then
-      h.warn(string.format('The private environment has sidecar %s, this plugin\'s checkout is %s', tostring(stamp.version),
-        plugin_version), { 'run :SidecarUpdate to reinstall it from the checkout' })
+      h.warn(
+        string.format(
+          "The private environment has sidecar %s, this plugin's checkout is %s",
+          tostring(stamp.version),
+          plugin_version
+        ),
+        { 'run :SidecarUpdate to reinstall it from the checkout' }
+      )
     end
   elseif cfg.cmd then
     h.info('Private server environment: not installed (not needed: cmd is set)')
   else
     h.warn('Private server environment: not installed at ' .. install.venv(), {
       'run :SidecarInstall (needs Python 3.11+; installs the sidecar from ' .. tostring(install.repo_root()) .. ')',
-      "or set cmd in setup() to a sidecar you installed (pipx install / uv tool install)",
+      'or set cmd in setup() to a sidecar you installed (pipx install / uv tool install)',
     })
   end
   if install.status and install.status:match('^failed') then
@@ -170,11 +187,22 @@ function M.check()
   end
   h.info('Workspace root: ' .. (state.root or config.root_dir(cfg)))
 
-  h.info('Plugin version: ' .. tostring(require('sidecar.version').plugin_version()) .. ', wire protocol '
-    .. require('sidecar.protocol').protocol_version)
+  h.info(
+    'Plugin version: '
+      .. tostring(require('sidecar.version').plugin_version())
+      .. ', wire protocol '
+      .. require('sidecar.protocol').protocol_version
+  )
   if state.server_info and state.status == 'running' then
-    h.ok(string.format('Server version: %s %s (running, client id %s, %s)', tostring(state.server_info.name),
-      tostring(state.server_info.version), tostring(state.client_id), tostring(state.start_method)))
+    h.ok(
+      string.format(
+        'Server version: %s %s (running, client id %s, %s)',
+        tostring(state.server_info.name),
+        tostring(state.server_info.version),
+        tostring(state.client_id),
+        tostring(state.start_method)
+      )
+    )
     if state.protocol_warning then
       h.error('Protocol: ' .. state.protocol_warning)
     end
@@ -206,8 +234,12 @@ function M.check()
     end
   end
   if M.vertex_configured(cfg) then
-    h.info('Vertex AI: credentials come from Application Default Credentials (no API key is sent); project '
-      .. tostring((cfg.settings and cfg.settings.vertexProject) or vim.env.GOOGLE_CLOUD_PROJECT or '(from the credentials)'))
+    h.info(
+      'Vertex AI: credentials come from Application Default Credentials (no API key is sent); project '
+        .. tostring(
+          (cfg.settings and cfg.settings.vertexProject) or vim.env.GOOGLE_CLOUD_PROJECT or '(from the credentials)'
+        )
+    )
   elseif source then
     h.ok('API key: set (from ' .. source .. ')')
   elseif base then
@@ -219,8 +251,14 @@ function M.check()
   end
   h.info('Model: ' .. tostring(cfg.settings and cfg.settings.model or (state.usage and state.usage.model) or 'default'))
   for _, u in ipairs(config.unknown_settings(cfg.settings)) do -- the server ignores them without a word
-    h.warn(string.format('settings.%s is not a sidecar setting, so it has no effect%s', u.name,
-      u.suggestion and ('; did you mean ' .. u.suggestion .. '?') or ''), { 'docs/settings.md lists the settings' })
+    h.warn(
+      string.format(
+        'settings.%s is not a sidecar setting, so it has no effect%s',
+        u.name,
+        u.suggestion and ('; did you mean ' .. u.suggestion .. '?') or ''
+      ),
+      { 'docs/settings.md lists the settings' }
+    )
   end
   if base then
     h.info('Base URL: ' .. base)
@@ -243,8 +281,14 @@ function M.memory_section(h)
   end
   h.info(memory.summary(m))
   for _, f in ipairs(m.files or {}) do
-    h.ok(string.format('Memory file (%s, %s tokens): %s', tostring(f.scope), require('sidecar.transcript').thousands(f.tokens),
-      tostring(f.path)))
+    h.ok(
+      string.format(
+        'Memory file (%s, %s tokens): %s',
+        tostring(f.scope),
+        require('sidecar.transcript').thousands(f.tokens),
+        tostring(f.path)
+      )
+    )
   end
   local skipped = memory.skipped_text(m)
   if skipped then
@@ -262,10 +306,18 @@ function M.mcp_section(h)
   h.info(require('sidecar.mcp').summary(servers))
   for _, s in ipairs(servers) do
     local tools = type(s.tools) == 'table' and s.tools or {}
-    local line = string.format('MCP server %s: %s, %d tool%s', tostring(s.name), tostring(s.status), #tools, #tools == 1 and '' or 's')
+    local line = string.format(
+      'MCP server %s: %s, %d tool%s',
+      tostring(s.name),
+      tostring(s.status),
+      #tools,
+      #tools == 1 and '' or 's'
+    )
     if s.status == 'failed' then
-      h.error(line .. (type(s.error) == 'string' and (': ' .. s.error) or ''),
-        { ':SidecarMcp restart ' .. tostring(s.name) .. ' starts it again' })
+      h.error(
+        line .. (type(s.error) == 'string' and (': ' .. s.error) or ''),
+        { ':SidecarMcp restart ' .. tostring(s.name) .. ' starts it again' }
+      )
     elseif s.status == 'ready' then
       h.ok(line)
     else

@@ -126,8 +126,14 @@ function M.advice(output)
   if text:find('ensurepip is not available') or text:find('No module named venv') then
     return "install Python's venv module (Debian/Ubuntu: sudo apt install python3-venv), or set python = '/path/to/python3.11' in setup({ install = { python = … } })"
   end
-  for _, pat in ipairs({ 'Could not find a version', 'No matching distribution', 'Failed to establish',
-    'Temporary failure in name resolution', 'NewConnectionError', 'Network is unreachable' }) do
+  for _, pat in ipairs({
+    'Could not find a version',
+    'No matching distribution',
+    'Failed to establish',
+    'Temporary failure in name resolution',
+    'NewConnectionError',
+    'Network is unreachable',
+  }) do
     if text:find(pat, 1, true) then
       return 'no network? point pip at a local index or wheel folder (PIP_INDEX_URL, or PIP_FIND_LINKS=<dir> with PIP_NO_INDEX=1, or pip.conf) and run :SidecarInstall again'
     end
@@ -152,7 +158,9 @@ local function find_python(candidates, cb, tried)
     if code == 0 and major and (major > MIN[1] or (major == MIN[1] and minor >= MIN[2])) then
       return cb(py, out[1])
     end
-    tried[#tried + 1] = py .. ': ' .. (code == 0 and ('Python ' .. tostring(out[1]) .. ' is too old') or last_error(out))
+    tried[#tried + 1] = py
+      .. ': '
+      .. (code == 0 and ('Python ' .. tostring(out[1]) .. ' is too old') or last_error(out))
     find_python(candidates, cb, tried)
   end)
 end
@@ -172,7 +180,8 @@ function M.install(opts)
   end
   local repo = M.repo_root()
   if not repo then
-    local msg = 'cannot find the sidecar repository around this plugin (no pyproject.toml two levels above editors/nvim); install the sidecar yourself (pipx install / uv tool install) and set cmd'
+    local msg =
+      'cannot find the sidecar repository around this plugin (no pyproject.toml two levels above editors/nvim); install the sidecar yourself (pipx install / uv tool install) and set cmd'
     say(msg, vim.log.levels.ERROR)
     set_status('failed: no repository')
     return done(msg)
@@ -198,7 +207,9 @@ function M.install(opts)
   end, { cfg_python, 'python3', 'python' })
   find_python(candidates, function(py, version)
     if not py then
-      local msg = 'no Python 3.11 or newer found (' .. table.concat(version, '; ') .. '); install one, or set python = "/path/to/python3.11" in setup()'
+      local msg = 'no Python 3.11 or newer found ('
+        .. table.concat(version, '; ')
+        .. '); install one, or set python = "/path/to/python3.11" in setup()'
       log('=== failed: ' .. msg)
       set_status('failed: no Python 3.11+')
       say(msg, vim.log.levels.ERROR)

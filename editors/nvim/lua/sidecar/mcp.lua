@@ -13,7 +13,8 @@ function M.lines(servers)
   local lines = {}
   for _, s in ipairs(servers) do
     local tools = type(s.tools) == 'table' and s.tools or {}
-    local line = string.format('%s: %s, %d tool%s', tostring(s.name), tostring(s.status), #tools, #tools == 1 and '' or 's')
+    local line =
+      string.format('%s: %s, %d tool%s', tostring(s.name), tostring(s.status), #tools, #tools == 1 and '' or 's')
     if #tools > 0 then
       line = line .. ' (' .. table.concat(tools, ', ') .. ')'
     end
@@ -88,8 +89,12 @@ end
 
 local ACTIONS = {
   restart = { method = 'restartMcpServer', field = 'restarted', done = 'restarted' },
-  disable = { method = 'setMcpServerEnabled', enabled = false, field = 'applied',
-    done = 'disabled (its process is stopped, its tools are not offered) until :SidecarMcp enable' },
+  disable = {
+    method = 'setMcpServerEnabled',
+    enabled = false,
+    field = 'applied',
+    done = 'disabled (its process is stopped, its tools are not offered) until :SidecarMcp enable',
+  },
   enable = { method = 'setMcpServerEnabled', enabled = true, field = 'applied', done = 'enabled' },
 }
 
@@ -158,8 +163,10 @@ function M.run(args, cb)
   elseif words[1] == 'prompt' then
     return prompt(vim.trim(line:sub(#'prompt' + 1)), finish)
   elseif words[1] ~= nil then
-    tell(':SidecarMcp takes nothing, "restart|disable|enable NAME" or "prompt [NAME ARGS]", not ' .. words[1],
-      vim.log.levels.ERROR)
+    tell(
+      ':SidecarMcp takes nothing, "restart|disable|enable NAME" or "prompt [NAME ARGS]", not ' .. words[1],
+      vim.log.levels.ERROR
+    )
     return finish({ message = 'bad argument' })
   end
   client.request(protocol.method.listMcpServers, vim.empty_dict(), function(err, result)

@@ -78,8 +78,11 @@ function M.lines(m)
     out[#out + 1] = 'No context files are loaded. Instructions for the agent go in ~/.gemini/GEMINI.md (every project)'
     out[#out + 1] = 'or in GEMINI.md / AGENTS.md at the project root; :SidecarMemory add {text} appends one.'
   else
-    out[#out + 1] = string.format('%s, %s tokens, in the order the model sees them.', plural(#files, 'context file'),
-      thousands(m.tokens or 0))
+    out[#out + 1] = string.format(
+      '%s, %s tokens, in the order the model sees them.',
+      plural(#files, 'context file'),
+      thousands(m.tokens or 0)
+    )
   end
   local skipped = M.skipped_text(m)
   if skipped then
@@ -88,8 +91,13 @@ function M.lines(m)
   end
   out[#out + 1] = ''
   for i, f in ipairs(files) do
-    out[#out + 1] = string.format('%d. %s — %s, %s tokens', i, tostring(f.path), SCOPES[f.scope] or tostring(f.scope),
-      thousands(f.tokens))
+    out[#out + 1] = string.format(
+      '%d. %s — %s, %s tokens',
+      i,
+      tostring(f.path),
+      SCOPES[f.scope] or tostring(f.scope),
+      thousands(f.tokens)
+    )
   end
   local contents = M.contents(m and m.text)
   local missing = false
@@ -199,13 +207,21 @@ function M.run(args, cb)
   end
   local sub, rest = vim.trim(args or ''):match('^(%S*)%s*(.*)$')
   if sub == '' or sub == 'show' then
-    client.request(protocol.method.getMemory, vim.empty_dict(), answered('show', function(result)
-      M.show_buffer(result)
-    end))
+    client.request(
+      protocol.method.getMemory,
+      vim.empty_dict(),
+      answered('show', function(result)
+        M.show_buffer(result)
+      end)
+    )
   elseif sub == 'refresh' then
-    client.request(protocol.method.refreshMemory, vim.empty_dict(), answered('refresh', function(result)
-      tell('memory reloaded: ' .. M.summary(result):gsub('^Memory: ', ''))
-    end))
+    client.request(
+      protocol.method.refreshMemory,
+      vim.empty_dict(),
+      answered('refresh', function(result)
+        tell('memory reloaded: ' .. M.summary(result):gsub('^Memory: ', ''))
+      end)
+    )
   elseif sub == 'add' then
     local text, scope, bad = parse_add(rest)
     if bad then
@@ -213,9 +229,13 @@ function M.run(args, cb)
       return finish({ message = bad })
     end
     local function send(t, sc)
-      client.request(protocol.method.addMemory, { text = t, scope = sc }, answered('add', function(result)
-        tell(string.format('added to %s memory; %s', sc, M.summary(result)))
-      end))
+      client.request(
+        protocol.method.addMemory,
+        { text = t, scope = sc },
+        answered('add', function(result)
+          tell(string.format('added to %s memory; %s', sc, M.summary(result)))
+        end)
+      )
     end
     local function with_scope(t)
       if scope then

@@ -13,8 +13,15 @@ function M.local_time(iso, today)
   if not y or not (tostring(iso):match('Z$') or tostring(iso):match('%+00:?00$')) then
     return tostring(iso or '')
   end
-  local t = os.time({ year = tonumber(y), month = tonumber(mo), day = tonumber(d), hour = tonumber(h),
-    min = tonumber(mi), sec = tonumber(s), isdst = false }) + utc_offset()
+  local t = os.time({
+    year = tonumber(y),
+    month = tonumber(mo),
+    day = tonumber(d),
+    hour = tonumber(h),
+    min = tonumber(mi),
+    sec = tonumber(s),
+    isdst = false,
+  }) + utc_offset()
   if os.date('%Y-%m-%d', t) == (today or os.date('%Y-%m-%d')) then
     return os.date('%H:%M', t)
   end
@@ -57,13 +64,15 @@ function M.session_item(s, all, current)
     parent = '  ⑂ branch of ' .. name
   end
   local compactions = tonumber(s.compactionCount) or 0
-  return string.format('%s  %s  (%d messages%s)%s%s',
+  return string.format(
+    '%s  %s  (%d messages%s)%s%s',
     M.local_time(s.lastUpdated or s.startTime),
     title(s),
     tonumber(s.messageCount) or 0,
     compactions > 0 and (', ' .. compactions .. (compactions == 1 and ' compaction' or ' compactions')) or '',
     parent,
-    s.sessionId == current and '  [current]' or '')
+    s.sessionId == current and '  [current]' or ''
+  )
 end
 
 return M

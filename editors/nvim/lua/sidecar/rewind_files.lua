@@ -49,12 +49,20 @@ end
 
 --- The files of a plan (sidecar/previewRewind), grouped, as the lines of the float shown while asking.
 function M.lines(plan, root)
-  local s = function(p) return M.short_path(p, root) end
-  local problem = function(x) return s(x.path) .. ' — ' .. tostring(x.reason) end
+  local s = function(p)
+    return M.short_path(p, root)
+  end
+  local problem = function(x)
+    return s(x.path) .. ' — ' .. tostring(x.reason)
+  end
   local out = {}
   group(out, 'Put back as they were before your message:', vim.tbl_map(s, plan.restored or {}))
   group(out, 'Removed (the agent created them):', vim.tbl_map(s, plan.removed or {}))
-  group(out, "Changed since the agent's edit (kept unless you overwrite them):", vim.tbl_map(problem, plan.conflicts or {}))
+  group(
+    out,
+    "Changed since the agent's edit (kept unless you overwrite them):",
+    vim.tbl_map(problem, plan.conflicts or {})
+  )
   group(out, 'Cannot be restored:', vim.tbl_map(problem, plan.skipped or {}))
   return out
 end
@@ -63,18 +71,20 @@ end
 function M.choices(plan)
   local n = n_of(plan.restored) + n_of(plan.removed)
   if n_of(plan.conflicts) > 0 then
-    return plural(n_of(plan.conflicts), 'file') .. " changed since the agent's edit. Rewind and restore the files?", {
-      { label = 'Restore others, keep conflicting files', force = false },
-      { label = 'Overwrite my changes too', force = true },
-      { label = 'Cancel', cancel = true },
-    }
+    return plural(n_of(plan.conflicts), 'file') .. " changed since the agent's edit. Rewind and restore the files?",
+      {
+        { label = 'Restore others, keep conflicting files', force = false },
+        { label = 'Overwrite my changes too', force = true },
+        { label = 'Cancel', cancel = true },
+      }
   end
   local question = n > 0 and ('Rewind the conversation and restore ' .. plural(n, 'file') .. '?')
     or 'Rewind the conversation? No file can be restored.'
-  return question, {
-    { label = n > 0 and 'Rewind and restore' or 'Rewind', force = false },
-    { label = 'Cancel', cancel = true },
-  }
+  return question,
+    {
+      { label = n > 0 and 'Rewind and restore' or 'Rewind', force = false },
+      { label = 'Cancel', cancel = true },
+    }
 end
 
 local function names(paths, root)
@@ -92,11 +102,16 @@ function M.done(result, root)
     out[#out + 1] = 'restored ' .. names(result.restored, root)
   end
   if n_of(result.removed) > 0 then
-    out[#out + 1] = 'removed ' .. names(result.removed, root) .. ' (the agent had created '
-      .. (#result.removed == 1 and 'it' or 'them') .. ')'
+    out[#out + 1] = 'removed '
+      .. names(result.removed, root)
+      .. ' (the agent had created '
+      .. (#result.removed == 1 and 'it' or 'them')
+      .. ')'
   end
   if n_of(result.conflicts) > 0 then
-    local paths = vim.tbl_map(function(c) return c.path end, result.conflicts)
+    local paths = vim.tbl_map(function(c)
+      return c.path
+    end, result.conflicts)
     out[#out + 1] = 'kept ' .. names(paths, root) .. " (changed since the agent's edit)"
   end
   if n_of(result.skipped) > 0 then
@@ -105,7 +120,8 @@ function M.done(result, root)
       local x = result.skipped[i]
       rows[i] = M.short_path(x.path, root) .. ' (' .. tostring(x.reason) .. ')'
     end
-    out[#out + 1] = 'could not restore ' .. table.concat(rows, ', ')
+    out[#out + 1] = 'could not restore '
+      .. table.concat(rows, ', ')
       .. (#result.skipped > 5 and (' and ' .. (#result.skipped - 5) .. ' more') or '')
   end
   return table.concat(out, '; ')
@@ -119,7 +135,9 @@ M.CHECKPOINTING_OFF = "checkpointing is off (setting checkpointing): the agent's
 --- is off (`checkpointing` false).
 function M.summary(text, result, root, checkpointing)
   local files = M.done(result, root)
-  return 'rewound to before “' .. pickers.first_words(text) .. '”: the model no longer sees it or anything after it; '
+  return 'rewound to before “'
+    .. pickers.first_words(text)
+    .. '”: the model no longer sees it or anything after it; '
     .. (files ~= '' and files or 'no file needed restoring')
     .. (checkpointing == false and ('; ' .. M.CHECKPOINTING_OFF) or '')
 end

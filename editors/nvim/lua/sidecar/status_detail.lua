@@ -38,18 +38,27 @@ function M.lines(usage, last)
     return out
   end
   local threshold = tonumber(usage.compressionThreshold) or 0
-  out[#out + 1] = string.format('Tokens: %s / %s (%.1f%% of the context window)', thousands(usage.promptTokenCount),
-    thousands(usage.tokenLimit), tonumber(usage.percentUsed) or 0)
+  out[#out + 1] = string.format(
+    'Tokens: %s / %s (%.1f%% of the context window)',
+    thousands(usage.promptTokenCount),
+    thousands(usage.tokenLimit),
+    tonumber(usage.percentUsed) or 0
+  )
   out[#out + 1] = 'Model: ' .. tostring(usage.model)
   out[#out + 1] = 'Backend: ' .. tostring(usage.backend or 'unknown')
   if type(usage.cachedTokenCount) == 'number' and usage.cachedTokenCount > 0 then
     out[#out + 1] = string.format('Cached: %s tokens of the last prompt', thousands(usage.cachedTokenCount))
   end
-  out[#out + 1] = string.format('Auto-compress at: %s%% (%s tokens)', tostring(math.floor(threshold * 1000 + 0.5) / 10),
-    thousands(math.floor((tonumber(usage.tokenLimit) or 0) * threshold)))
+  out[#out + 1] = string.format(
+    'Auto-compress at: %s%% (%s tokens)',
+    tostring(math.floor(threshold * 1000 + 0.5) / 10),
+    thousands(math.floor((tonumber(usage.tokenLimit) or 0) * threshold))
+  )
   if type(usage.autoCompactionPausedUntil) == 'number' then
-    out[#out + 1] = string.format('Auto-compaction: paused after undo until %s tokens, or until you compress',
-      thousands(usage.autoCompactionPausedUntil))
+    out[#out + 1] = string.format(
+      'Auto-compaction: paused after undo until %s tokens, or until you compress',
+      thousands(usage.autoCompactionPausedUntil)
+    )
   end
   out[#out + 1] = 'Source: ' .. M.source(usage)
   if usage.summaryPreparation == 'preparing' then
@@ -58,8 +67,13 @@ function M.lines(usage, last)
     out[#out + 1] = 'Next compaction: summary ready (applied at the threshold without waiting)'
   end
   if last then
-    out[#out + 1] = string.format('Last compaction: %s, %s → %s tokens (%s)', LABELS[last.status] or tostring(last.status),
-      thousands(last.originalTokenCount), thousands(last.newTokenCount), tostring(last.trigger or 'manual'))
+    out[#out + 1] = string.format(
+      'Last compaction: %s, %s → %s tokens (%s)',
+      LABELS[last.status] or tostring(last.status),
+      thousands(last.originalTokenCount),
+      thousands(last.newTokenCount),
+      tostring(last.trigger or 'manual')
+    )
   else
     out[#out + 1] = 'Last compaction: none since Neovim started'
   end

@@ -41,12 +41,17 @@ function M.warning(result, private, expected, plugin_version)
   end
   plugin_version = plugin_version or M.plugin_version() or '?'
   local info = type(result) == 'table' and result.serverInfo or nil
-  local server = 'the sidecar server' .. ((info and info.version) and (' (version ' .. tostring(info.version) .. ')') or '')
+  local server = 'the sidecar server'
+    .. ((info and info.version) and (' (version ' .. tostring(info.version) .. ')') or '')
   local ours = string.format('this plugin (version %s) speaks protocol %d', plugin_version, expected)
   local what
   if got == nil then
-    what = string.format('%s is older than this plugin (version %s, protocol %d): it does not report a protocol version.',
-      server, plugin_version, expected)
+    what = string.format(
+      '%s is older than this plugin (version %s, protocol %d): it does not report a protocol version.',
+      server,
+      plugin_version,
+      expected
+    )
   elseif got < expected then
     what = string.format('%s speaks protocol %d, and %s: the server is older.', server, got, ours)
   else
@@ -54,10 +59,11 @@ function M.warning(result, private, expected, plugin_version)
   end
   local fix
   if private then
-    fix = 'Reinstall it from this plugin\'s checkout with :SidecarUpdate' .. ((got and got > expected) and ', or update the plugin.' or '.')
+    fix = "Reinstall it from this plugin's checkout with :SidecarUpdate"
+      .. ((got and got > expected) and ', or update the plugin.' or '.')
   else
     fix = 'The server is the cmd from setup(): upgrade that sidecar (pipx upgrade / uv tool upgrade / pip install -U), '
-      .. 'or remove cmd and run :SidecarInstall to use one installed from this plugin\'s checkout.'
+      .. "or remove cmd and run :SidecarInstall to use one installed from this plugin's checkout."
   end
   return what:sub(1, 1):upper() .. what:sub(2) .. ' Some features may fail. ' .. fix
 end

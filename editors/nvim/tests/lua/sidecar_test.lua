@@ -80,8 +80,15 @@ function T.wait(cond, ms, what)
       return v
     end
     if uv.now() > deadline then
-      error(string.format('timed out after %d ms waiting for %s%s', ms or 10000, what or 'a condition',
-        ok and '' or (' (last error: ' .. tostring(v) .. ')')), 2)
+      error(
+        string.format(
+          'timed out after %d ms waiting for %s%s',
+          ms or 10000,
+          what or 'a condition',
+          ok and '' or (' (last error: ' .. tostring(v) .. ')')
+        ),
+        2
+      )
     end
     T.sleep(20)
   end

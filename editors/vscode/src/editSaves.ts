@@ -1,6 +1,6 @@
 /**
- * An agent's edit arrives as workspace/applyEdit; with files.refactoring.autoSave (or files.autoSave) VS Code saves
- * the files a moment after applying it. The answer waits for those saves, briefly, so that what the server tells the
+ * An agent's edit arrives as workspace/applyEdit; with files.autoSave set to afterDelay VS Code saves the files a
+ * moment after applying it. The answer waits for those saves, briefly, so that what the server tells the
  * model ("edited", or "edited in the editor, unsaved") is true when it is told. Pure (no vscode import): unit-tested.
  */
 
@@ -20,14 +20,15 @@ export function editedUris(edit: WireEdit): string[] {
   return [...uris];
 }
 
-/** How long to wait for VS Code to save an applied edit (0: it does not save by itself). */
+/**
+ * How long to wait for VS Code to save an applied edit (0: it does not save by itself). Only `files.autoSave:
+ * afterDelay` (with a short delay) saves an agent's edit on its own: `files.refactoring.autoSave` applies to edits
+ * marked as refactorings, which the sidecar's are not, so waiting for it would only delay every edit.
+ */
 export function saveWaitMs(setting: (key: string) => unknown): number {
-  const autoSave = setting('files.autoSave');
-  if (autoSave === 'afterDelay') {
-    const delay = Number(setting('files.autoSaveDelay') ?? 1000);
-    if (delay <= 2000) return delay + 1000;
-  }
-  return setting('files.refactoring.autoSave') === false ? 0 : 1500;
+  if (setting('files.autoSave') !== 'afterDelay') return 0;
+  const delay = Number(setting('files.autoSaveDelay') ?? 1000);
+  return delay <= 2000 ? delay + 1000 : 0;
 }
 
 /** Resolve once none of `uris` is dirty (or after `ms`): checked at once and at each save. */

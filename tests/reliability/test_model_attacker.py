@@ -124,7 +124,10 @@ async def test_edits_of_protected_paths_always_ask_and_say_why(
         else:
             assert "askReason" not in question, "an ordinary edit can be allowed always"
     by_path = {q["args"]["path"]: q["description"] for q in asked}
-    assert "this file can make commands run: git runs" in by_path[".git/config"]
+    assert (
+        "this file can make commands run: git reads it as the repository's config, whose settings run commands"
+        in (by_path[".git/config"])
+    )
     assert "this file instructs the agent" in by_path["GEMINI.md"]
     assert "core.hooksPath" in by_path["githooks/pre-commit"]
     assert "git reads it as config (a repository's include.path or includeIf names it)" in by_path["conf/deeper.cfg"]

@@ -69,8 +69,14 @@ class _Rig:
         self.registry = ToolRegistry(
             self.session.folders, save_output=lambda text, tool: tmp / "out", output_threshold=lambda: 100_000
         )
+        #: The running turn's user message, as the live conversation would name it.
+        self.turn: str | None = None
         self.service = CheckpointService(
-            self.session, self.recorder, workspace=self.registry.workspace, buffers=self.registry.buffers
+            self.session,
+            self.recorder,
+            turn=lambda: self.turn,
+            workspace=self.registry.workspace,
+            buffers=self.registry.buffers,
         )
         self.timed = _Timed(self.service.checkpointer)
 
@@ -89,7 +95,7 @@ async def _per_edit(tmp: Path, repeat: int) -> dict[str, Any]:
     (rig.root / "big.txt").write_text(_content(0))
     with_cp, without = [], []
     for number in range(1, repeat + 1):
-        rig.recorder.message(text_content("user", f"edit {number}"), "user", f"turn-{number}")
+        rig.turn = rig.recorder.message(text_content("user", f"edit {number}"), "user", f"turn-{number}")
         without.append(await rig.edit("plain.txt", _content(number), watched=False))
         with_cp.append(await rig.edit("big.txt", _content(number), watched=True))
     rig.recorder.close()
@@ -100,7 +106,7 @@ async def _restore(tmp: Path) -> dict[str, Any]:
     rig = _Rig(tmp)
     for i in range(RESTORE_FILES):
         (rig.root / f"f{i:03d}.py").write_text(_content(i)[:10_000])
-    message = rig.recorder.message(text_content("user", "change them all"), "user", "turn-1")
+    message = rig.turn = rig.recorder.message(text_content("user", "change them all"), "user", "turn-1")
     for i in range(RESTORE_FILES):
         await rig.edit(f"f{i:03d}.py", _content(i + 1000)[:10_000], watched=True)
     start = time.perf_counter()

@@ -162,7 +162,10 @@ def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = 
         front_end.notifier.warning if front_end.tell_skipped_memory else None,
         ports.session_start if ports.session_start is not None else hook_service.session_start_context,
     )
-    checkpoint_service = checkpoints.wire(session, recorder, workspace, buffers, host)
+    # Checkpoints belong to the live conversation's running turn. The live conversation is built last (it offers the
+    # tools' declarations, and the tools take checkpoints), so they ask it through this function, which only runs
+    # when a tool does: after build_services returned.
+    checkpoint_service = checkpoints.wire(session, recorder, lambda: live.turn_message_id, workspace, buffers, host)
     mcp_manager = (
         mcp.wire(
             front_end.on_mcp_change,

@@ -31,7 +31,9 @@ class SessionActions:
     def __init__(self, live: LiveConversation, checkpoints: CheckpointService | None = None) -> None:
         self.live = live
         #: Puts back the files the agent changed, for a rewind with restoreFiles (docs/checkpoints.md).
-        self.checkpoints = checkpoints or CheckpointService(live.session, live.recorder)
+        self.checkpoints = checkpoints or CheckpointService(
+            live.session, live.recorder, turn=lambda: live.turn_message_id
+        )
 
     # -- fork ---------------------------------------------------------------------------------------
     async def fork(self, session_id: str | None, before_message_id: str | None) -> ForkSessionResult:

@@ -67,6 +67,9 @@ class LiveConversation:
         self.compressing = False
         #: cachedContentTokenCount of the last reply.
         self.cached_tokens: int | None = None
+        #: The recorded id of the user message of the turn running (or last run) in this conversation: the turn a
+        #: checkpoint belongs to (sidecar/checkpoints/). None until a turn of this conversation records its message.
+        self.turn_message_id: str | None = None
         self._usage = TokenUsage(
             seq=0,
             session_id="",
@@ -85,6 +88,7 @@ class LiveConversation:
         """Begin recording the conversation (Services.start, once the front-end is initialised): its file is
         created when the first record arrives."""
         self.recorder.start(self.session.conversation.session_id)
+        self.turn_message_id = None
         self.session.conversation.estimate_reason = "newSession"  # counted on first use: the tools need the server
 
     @property
@@ -102,7 +106,12 @@ class LiveConversation:
         """Replace the conversation wholesale (caller holds the lock): the next turn sends the full IDE context,
         and a summary prepared for the old history is never applied to this one."""
         self.background.discard()
+        self.turn_message_id = None  # the next turn of the new conversation names its own message
         self.session.switch(conversation)
+
+    def turn_started(self, message_id: str) -> None:
+        """A turn recorded its user message: the files its tools change are checkpointed under `message_id`."""
+        self.turn_message_id = message_id
 
     def settings_changed(self) -> None:
         """After a settings reload: e.g. another model makes a prepared summary stale; the context files are

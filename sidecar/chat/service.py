@@ -223,7 +223,7 @@ class ChatService:
             conv, settings, self._overhead(), lambda: new_turn_tokens(conv, ide, editor, sent), self._auto_compact
         )
         self._add_ide_context(turn_id, editor)
-        self._append(message, "user", turn_id, shown=text if len(message.parts) > 1 else None)
+        self.live.turn_started(self._append(message, "user", turn_id, shown=text if len(message.parts) > 1 else None))
         client = await self._client()
         texts: list[str] = []
         nudge: str | None = None
@@ -450,10 +450,12 @@ class ChatService:
             self.live.recorder.rewind(conv.ids[-1])
             conv.truncate(len(conv) - 1)
 
-    def _append(self, content: Content, kind: MessageKind, turn_id: str | None, shown: str | None = None) -> None:
+    def _append(self, content: Content, kind: MessageKind, turn_id: str | None, shown: str | None = None) -> str:
         """Add to the model-facing history and to the recording, keeping the two in step (`shown`: the
-        transcript's text, when it is not the content's)."""
-        self._conversation.append(content, self.live.recorder.message(content, kind, turn_id, shown))
+        transcript's text, when it is not the content's); the message's recorded id."""
+        message_id = self.live.recorder.message(content, kind, turn_id, shown)
+        self._conversation.append(content, message_id)
+        return message_id
 
     def _add_ide_context(self, turn_id: str | None = None, editor: list[OpenFile] | None = None) -> None:
         """Add the editor context turn (full after any history replacement, else a delta) unless a call is pending."""

@@ -22,11 +22,17 @@ class EditorEdits(Protocol):
 
 
 def wire(
-    session: Session, recorder: Recorder, workspace: Workspace, buffers: EditorBuffers, editor: EditorEdits | None
+    session: Session,
+    recorder: Recorder,
+    turn: Callable[[], str | None],
+    workspace: Workspace,
+    buffers: EditorBuffers,
+    editor: EditorEdits | None,
 ) -> CheckpointService:
-    """The checkpoints of `session`'s recording; a rewind restores through the workspace and buffers the agent's
+    """The checkpoints of `session`'s recording, each under the user message of the turn `turn` names (the live
+    conversation's; None: no turn, nothing taken); a rewind restores through the workspace and buffers the agent's
     tools see, and through `editor` where it can apply edits (None: to disk)."""
     from sidecar.checkpoints.service import CheckpointService
 
     apply_edit: Callable[[], ApplyEdit | None] | None = editor.apply_edit if editor is not None else None
-    return CheckpointService(session, recorder, workspace=workspace, buffers=buffers, apply_edit=apply_edit)
+    return CheckpointService(session, recorder, turn=turn, workspace=workspace, buffers=buffers, apply_edit=apply_edit)

@@ -84,12 +84,15 @@ class Checkpointer:
         self,
         session: Session,
         recorder: Recorder,
+        turn: Callable[[], str | None],
         store: Callable[[], BlobStore],
         on_write: Callable[[int], None] | None = None,
         admit: Callable[[int], str | None] | None = None,
     ) -> None:
         self._session = session
         self._recorder = recorder
+        #: The user message of the running turn, asked of the live conversation (sidecar.chat.live).
+        self._turn_message = turn
         self._store = store
         self._on_write = on_write or (lambda _size: None)
         #: Whether a new blob of that size fits under the store's cap (None) or why it is not saved.
@@ -103,7 +106,7 @@ class Checkpointer:
         session is being recorded: a checkpoint that no record names could never be restored)."""
         if not self._session.settings.checkpointing or not self._recorder.recording:
             return None
-        return self._recorder.user_message_id
+        return self._turn_message()
 
     @property
     def _limit(self) -> int:

@@ -82,6 +82,7 @@ class CheckpointService:
         session: Session,
         recorder: Recorder,
         *,
+        turn: Callable[[], str | None],
         workspace: Workspace | None = None,
         buffers: EditorBuffers | None = None,
         apply_edit: Callable[[], ApplyEdit | None] | None = None,
@@ -92,7 +93,7 @@ class CheckpointService:
         self._buffers = buffers or EditorBuffers()
         self._apply_edit = apply_edit or (lambda: None)
         self.pruner = Pruner(session, recorder, self.blobs)
-        self.checkpointer = Checkpointer(session, recorder, self.blobs, self.pruner.wrote, self.pruner.admit)
+        self.checkpointer = Checkpointer(session, recorder, turn, self.blobs, self.pruner.wrote, self.pruner.admit)
 
     def blobs(self) -> BlobStore:
         """The current project's store (the workspace folders are only known after `initialize`)."""

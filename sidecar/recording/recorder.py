@@ -40,8 +40,6 @@ class Recorder:
         self._writer: SessionWriter | None = None
         self._session_id: str | None = None
         self._current_store: SessionStore | None = None
-        #: The id of the live session's latest user message: the turn a checkpoint belongs to.
-        self.user_message_id: str | None = None
 
     def _store(self) -> SessionStore:
         """The store of the current project (the workspace folders are only known after `initialize`)."""
@@ -113,7 +111,6 @@ class Recorder:
         return self._store().load(self._session_id)
 
     def close(self) -> None:
-        self.user_message_id = None  # a new turn of whichever session comes next sets it
         if self._writer is not None:
             self._writer.close()
             self._writer = None
@@ -154,10 +151,7 @@ class Recorder:
     # -- records -------------------------------------------------------------------------------------
     def message(self, content: Content, kind: MessageKind, turn_id: str | None = None, shown: str | None = None) -> str:
         """Record a model-facing message; `shown`: the transcript's text when it is not the content's text."""
-        message_id = self._open().message(content, kind=kind, turn_id=turn_id, text=shown)
-        if kind == "user":
-            self.user_message_id = message_id  # the turn checkpoints belong to (sidecar/checkpoints/)
-        return message_id
+        return self._open().message(content, kind=kind, turn_id=turn_id, text=shown)
 
     def file_record(self, record: FileChangeRecord | FilesRestoredRecord) -> None:
         """A checkpoint record (docs/checkpoints.md); a files-restored one is fsynced at once."""

@@ -162,7 +162,7 @@ async def test_client_fs_reads_unsaved_buffers_and_writes_through_the_editor(
 async def test_a_write_the_client_saves_is_reported_to_the_model_as_on_disk(
     agent: Agent, fake: Any, workspace: str
 ) -> None:
-    """Issue 25.13: fs/write_text_file writes the file (Zed, acpx): the model is not told it is unsaved."""
+    """fs/write_text_file writes the file (Zed, acpx): the model is not told it is unsaved."""
     await agent.initialize(fs=True)
     agent.client.write_to_disk = True
     sid = await agent.new_session(workspace)
@@ -274,7 +274,7 @@ async def test_a_reply_cut_by_max_tokens_keeps_its_text_and_stops_with_max_token
 
 
 async def test_the_model_client_is_ready_before_the_first_prompt(fake: Any, home: str, workspace: str) -> None:
-    """Issue 25.12: google-genai is imported and the model client built in the background after initialize and
+    """google-genai is imported and the model client built in the background after initialize and
     session/new, so the first prompt of a process does not pay for them."""
     from tests.waiting import until
 

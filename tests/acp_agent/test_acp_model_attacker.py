@@ -1,4 +1,4 @@
-"""Issue 23, Low 11: the model-is-the-attacker probes against `sidecar acp` (protected paths through
+"""The model-is-the-attacker probes (docs/security.md) against `sidecar acp` (protected paths through
 session/request_permission and fs/write_text_file, a FIFO, a giant line, the whole command in the question)."""
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ async def test_compress_with_focus_reports_in_words_and_compaction_update_only_w
         assert "Chat history compressed from " in said
         usage = [u for u in agent.client.updates()[mark:] if u["sessionUpdate"] == "usage_update"]
         assert usage and usage[-1]["used"] < used_before
-        # issue 25.13: the outcome in words first, then the usage it led to (docs/acp.md)
+        # the outcome in words first, then the usage it led to (docs/acp.md)
         after = agent.client.updates()[mark:]
         said_at = next(i for i, u in enumerate(after) if "Chat history compressed" in str(u.get("content", "")))
         first_lower = next(
@@ -129,7 +129,7 @@ async def test_list_newest_first_with_titles_and_paging_errors(agent: Agent, wor
 async def test_load_replays_the_whole_conversation_and_the_next_request_carries_the_snapshot(
     fake: Any, home: str, workspace: str
 ) -> None:
-    """Issue 25.11: session/load shows everything said (compacted messages too), with a marker at the compaction;
+    """session/load shows everything said (compacted messages too), with a marker at the compaction;
     the model still gets the compacted view."""
     first = await Agent(fake.url, home, settings={"tokenLimit": 20_000}).start()
     await first.initialize()
@@ -176,7 +176,7 @@ async def test_load_replays_the_whole_conversation_and_the_next_request_carries_
 
 
 async def test_load_replays_tool_calls_and_leaves_out_rewound_messages(fake: Any, home: str, workspace: str) -> None:
-    """Issue 25.11: as VS Code's resume shows it: every tool call, no rewound message, a marker per compaction."""
+    """session/load as VS Code's resume shows it: every tool call, no rewound message, a marker per compaction."""
     with open(f"{workspace}/notes.txt", "w") as f:
         f.write("NOTES-CONTENT\n")
     editor = Sidecar(home, fake.url, workspace)

@@ -185,7 +185,7 @@ async def test_bad_setting_is_reported_and_default_used(client: EditorClient) ->
 
 
 async def test_the_model_client_is_ready_before_the_first_message(fake: Any) -> None:
-    """Issue 25.12: after `initialized` the model client is built in the background, not in the first turn."""
+    """After `initialized` the model client is built in the background, not in the first turn."""
     import tempfile
 
     from tests.e2e.test_sessions import Sidecar
@@ -210,7 +210,7 @@ async def test_the_model_client_is_ready_before_the_first_message(fake: Any) -> 
     ],
 )
 async def test_the_fake_gemini_notice_names_this_editors_way_to_set_a_key(client_name: str | None, hint: str) -> None:
-    """Issue 25.2: VS Code ignores "sidecar.apiKey"; each editor is told its own way (from initialize's clientInfo),
+    """VS Code ignores "sidecar.apiKey"; each editor is told its own way (from initialize's clientInfo),
     and the backend in use is in the usage pushed at start-up, before any reply."""
     import os
     import sys

@@ -1,4 +1,4 @@
-"""Checkpoints (issue 29) through real sidecar processes and the fake Gemini: a rewind puts the agent's file changes
+"""Checkpoints through real sidecar processes and the fake Gemini: a rewind puts the agent's file changes
 back — in every approval mode, after a restart and resume, in a fork, after a compaction — conflicts are left alone
 until forced, and open files go back through the editor's workspace/applyEdit."""
 

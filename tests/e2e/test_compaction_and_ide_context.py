@@ -53,7 +53,7 @@ def latest_context(fake: Any) -> tuple[str, dict[str, Any]] | None:
 
 
 def next_prompt(reply: dict[str, Any]) -> int:
-    """The size the automatic compaction check sees before the next turn (issue 26): the prompt the API last
+    """The size the automatic compaction check sees before the next turn: the prompt the API last
     reported plus what was added since — the model's reply (a quarter of its JSON, as the sidecar measures it)."""
     content = json.dumps({"role": "model", "parts": [{"text": reply["text"]}]}, separators=(",", ":"))
     return int(reply["usage"]["promptTokenCount"]) + math.ceil((len(content.encode()) + 1) / 4)

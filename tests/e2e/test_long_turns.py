@@ -1,4 +1,4 @@
-"""Long agent turns (issue 26): a check before every model request, tool outputs within budget, loop detection."""
+"""Long agent turns: a check before every model request, tool outputs within budget, loop detection."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What the real API sends, through the real sidecar process over stdio: the retry notification, a blocked prompt
-named, and Vertex AI with Application Default Credentials (issue 16)."""
+named, and Vertex AI with Application Default Credentials."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fork, rewind, rename, delete, search and pins (issue 20) through real sidecar processes over stdio."""
+"""Fork, rewind, rename, delete, search and pins through real sidecar processes over stdio."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ async def test_rewind_hides_the_messages_from_the_model_and_keeps_them_in_the_tr
     result = await side.client.request("sidecar/rewind", {"messageId": target["id"]})
     assert result["text"] == "REWOUND-SECRET: a message to take back"
     assert "Files the agent changed were not touched" in result["message"]
-    # issue 25.4: the message is named by its first words and time, never by its internal id
+    # the message is named by its first words and time, never by its internal id
     sent = local_minute(target["time"])  # local, as the editors show times (the server runs on the user's machine)
     assert f"your message \u201cREWOUND-SECRET: a message to take back\u201d (sent {sent})" in result["message"]
     assert target["id"] not in result["message"]
@@ -228,8 +228,8 @@ async def test_delete_moves_to_the_trash_and_restore_brings_it_back(fake: Any, d
 async def test_deleting_a_parent_keeps_its_branch_and_restore_session_brings_it_back(
     fake: Any, dirs: tuple[str, str]
 ) -> None:
-    """Issue 25.7 and 25.9 over the wire: a parent with a branch is deleted, the branch keeps its whole history,
-    sidecar/listDeletedSessions lists it and sidecar/restoreSession brings it back."""
+    """Deleting and restoring sessions over the wire: a parent with a branch is deleted, the branch keeps its whole
+    history, sidecar/listDeletedSessions lists it and sidecar/restoreSession brings it back."""
     side = await started(dirs, fake)
     await side.say("the parent's first words")
     parent = (await transcript(side))["sessionId"]
@@ -276,7 +276,7 @@ async def test_a_pin_reaches_the_model_after_every_history_rewrite(fake: Any, di
     await side.say("first turn with the pin")
     assert carries_pin()
     padding = " ".join(f"word{i}" for i in range(120))
-    # Counted before the fillers: the summary may be prepared in the background while they are sent (issue 19),
+    # Counted before the fillers: the summary may be prepared in the background while they are sent,
     # and the manual compaction below then applies it; either way every summary call made since the pin keeps it.
     summaries = len([r for r in fake.requests() if r.summary])
     for i in range(4):

@@ -1,4 +1,4 @@
-"""Two windows on one session (issue 14): real sidecar processes on one workspace and one SIDECAR_HOME."""
+"""Two windows on one session: real sidecar processes on one workspace and one SIDECAR_HOME."""
 
 from __future__ import annotations
 

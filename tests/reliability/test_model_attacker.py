@@ -1,4 +1,4 @@
-"""The model is the attacker (issue 23, docs/security.md): a prompt-injected model, scripted through the fake Gemini,
+"""The model is the attacker (docs/security.md): a prompt-injected model, scripted through the fake Gemini,
 tries to raise its own permissions against the real server. Protected paths and hard links always ask."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""sidecar/tokenUsage is pushed once per change of state, each push with a higher seq (issue 14's root cause)."""
+"""sidecar/tokenUsage is pushed once per change of state, each push with a higher seq: a turn that pushed the same
+state twice at its start left whoever waited for "the next push" with a stale one."""
 
 from __future__ import annotations
 

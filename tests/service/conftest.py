@@ -114,7 +114,7 @@ async def rig(fake: Any, tmp_path: Path) -> AsyncIterator[Rig]:
     client = ModelClient(
         ClientConfig(
             # A call the fake holds while a test goes on must still be pending when the test releases it, however
-            # slow the machine: so the shipped requestTimeoutMs, not a short one (issue 31).
+            # slow the machine: so the shipped requestTimeoutMs, not a short one.
             api_key="test-key",
             base_url=fake.url,
             timeout_ms=120_000,

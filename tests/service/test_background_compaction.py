@@ -1,4 +1,4 @@
-"""Background compaction (issue 19): a summary prepared while the user chats, applied when the threshold is crossed.
+"""Background compaction: a summary prepared while the user chats, applied when the threshold is crossed.
 
 The fake Gemini holds a summary call until the test releases it, so "still preparing" and "ready" are states the
 tests wait for (usage pushes, progress reports), never durations.
@@ -313,7 +313,7 @@ async def test_the_preparation_point_follows_the_setting(rig: Rig) -> None:
 
 
 async def test_after_an_undo_auto_compaction_waits_a_tenth_of_the_window_and_then_does_not_wait(rig: Rig) -> None:
-    """Issue 25.10: the turn after "Undo Last Compaction" does not compact again; automatic compaction holds off until
+    """The turn after "Undo Last Compaction" does not compact again; automatic compaction holds off until
     the prompt grows by a further 10% of the window, and the summary prepared meanwhile is applied without waiting."""
     rig.set(background_compaction=False)
     for i in range(12):
@@ -360,7 +360,7 @@ async def test_compressing_by_hand_ends_the_pause_after_an_undo(rig: Rig) -> Non
 
 
 async def test_the_pause_after_an_undo_survives_a_resume_and_a_turn(rig: Rig) -> None:
-    """Issue 25.10: the pause is recorded (with the undo and with each count while it holds), so resuming the session
+    """The pause is recorded (with the undo and with each count while it holds), so resuming the session
     — as a restart of the editor does — does not compact at the next message."""
     rig.set(background_compaction=False)
     for i in range(6):

@@ -54,7 +54,7 @@ async def test_recount_uses_the_estimate_for_both_sides_without_api_counts(rig: 
     result = await rig.chat.compress(None)
     assert [r for r in rig.fake.requests() if r.kind == "count"] == []
     # Both sides are estimates of the history; the counts reported add back what the status showed beyond the
-    # history (60,000 here), so that they are of the count the status bar shows (issue 30 point 11).
+    # history (60,000 here), so that they are of the count the status bar shows.
     saved = estimate_before - rig.live.conversation.estimated_tokens()
     assert result.original_token_count == 60_000
     assert result.original_token_count - result.new_token_count == saved
@@ -80,7 +80,7 @@ async def test_at_most_one_automatic_compaction_per_turn(rig: Rig) -> None:
 
 
 async def test_auto_compaction_that_saves_too_little_is_named_for_that_and_latches(rig: Rig) -> None:
-    """A smaller history that saves under 10% is not "inflated" (issue 30 point 12): its own status and words."""
+    """A smaller history that saves under 10% is not "inflated": its own status and words."""
     rig.load_just_over_threshold(conversation(6))
     rig.fake.script([{"kind": "text", "text": snapshot_text("g"), "match": "summary", "times": 2}])
     baseline = await rig.chat.compactor.compress(rig.live.conversation, force=True, trigger="manual")

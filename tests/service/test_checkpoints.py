@@ -160,6 +160,24 @@ async def test_a_fork_rewinds_the_files_its_parent_changed(make: Any) -> None:
     assert result.restored == preview.restored and (rig.root / "a.txt").read_text() == "original\n"
 
 
+async def test_each_edit_belongs_to_the_turn_the_live_conversation_names(make: Any) -> None:
+    """The checkpoints ask the live conversation which turn is running: each turn names its own user message, and
+    a switch of the conversation (here a rewind) names none until the next turn records its message."""
+    rig: Rig = await make("yolo")
+    (rig.root / "a.txt").write_text("original\n")
+    await rig.say("edit a", {"name": "write_file", "args": {"path": "a.txt", "content": "first\n"}})
+    [first] = rig.user_ids()
+    assert rig.services.live.turn_message_id == first
+    await rig.services.actions.rewind(first)
+    assert rig.services.live.turn_message_id is None, "rewound: no turn of the new history has run"
+    await rig.say("edit a again", {"name": "write_file", "args": {"path": "a.txt", "content": "second\n"}})
+    second = rig.services.live.turn_message_id
+    assert second is not None and second != first and second in rig.user_ids()
+    listed = rig.services.actions.checkpoints.list_checkpoints(None)
+    files = {c.message_id: [(f.path, f.change) for f in c.files] for c in listed.checkpoints}
+    assert files == {second: [(str(rig.root / "a.txt"), "modified")]}
+
+
 async def test_bad_requests_are_answered_in_words(make: Any) -> None:
     rig: Rig = await make("yolo")
     assert rig.services.actions.checkpoints.list_checkpoints(None).checkpoints == [], "nothing recorded yet"

@@ -293,7 +293,7 @@ async def test_auto_compression_announces_compressed(rig: Rig) -> None:
     (notice,) = rig.rec.notices
     assert (notice.status, notice.trigger) == ("COMPRESSED", "auto")
     before, after = (round(100 * n / 100_000) for n in (notice.original_token_count, notice.new_token_count))
-    # issue 25.8: the same wording as a manual compaction, tokens and shares of the window
+    # the same wording as a manual compaction, tokens and shares of the window
     original, new = notice.original_token_count, notice.new_token_count
     assert notice.message == (
         f"Chat history compressed from {original:,} to {new:,} tokens ({before}% → {after}% of the context window)."
@@ -336,7 +336,7 @@ async def test_compression_runs_before_the_overflow_check_and_frees_space(rig: R
 
 
 async def test_a_message_no_compaction_could_fit_is_refused_before_compacting(rig: Rig) -> None:
-    # Issue 26 (beyond the reference, which compacts first): a message as large as the window cannot fit whatever
+    # Beyond the reference, which compacts first: a message as large as the window cannot fit whatever
     # compaction does, so it is refused at once, with nothing sent and the history left alone.
     rig.set(token_limit=100_000, compression_threshold=0.5)
     rig.load(conversation(20), prompt_tokens=95_000)
@@ -381,7 +381,7 @@ async def test_auto_notice_percentages_are_of_the_count_the_status_shows(rig: Ri
 
 async def test_a_latched_auto_attempt_that_does_nothing_shows_no_progress(rig: Rig) -> None:
     """After "not beneficial" latched automatic compaction, a turn over the threshold must not show "Compressing
-    conversation" that never finishes: no work, no progress (issue 30 point 3)."""
+    conversation" that never finishes: no work, no progress."""
     rig.load_just_over_threshold(conversation(6))
     rig.live.conversation.has_failed_compression_attempt = True
     outcome = await rig.chat._compact(force=False, trigger="auto")

@@ -1,4 +1,4 @@
-"""Every response shape the real API sends, against the fake over HTTP: checked, retried, named (issue 16 §1)."""
+"""Every response shape the real API sends, against the fake over HTTP: checked, retried, named."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The chat hot path's request body is the one google-genai sends, for the Gemini API and for Vertex AI (issue 16 §3).
+"""The chat hot path's request body is the one google-genai sends, for the Gemini API and for Vertex AI.
 
 Both requests go to the fake; the comparison is between the two bodies it logged, not SDK internals.
 """

@@ -305,7 +305,7 @@ T.run('test_e2e', function()
     end, 10000, 'the cancelled turn')
     T.eq(turn.error, 'cancelled', 'turn cancelled')
     T.contains(chat.text(), '⊘ cancelled', 'cancel shown in the chat')
-    -- not `> cancelled`: that looks like the input line (issue 30 point 13)
+    -- not `> cancelled`: that looks like the input line
     T.ok(not vim.tbl_contains(vim.split(chat.text(), '\n', { plain = true }), '> cancelled'), 'no prompt-like line')
     T.http('POST', '/_control/reset')
     local after = sidecar.send('still there?')
@@ -563,7 +563,7 @@ T.run('test_e2e', function()
         'print(greet(sys.argv[1]))',
       }, 'main.py after the edit')
       T.match(tool_line(turn, 'replace') or '', 'done', 'tool status in the chat')
-      -- issue 30 #5: the diff is in sight while answering, and in the chat where it happened (before the reply)
+      -- the diff is in sight while answering, and in the chat where it happened (before the reply)
       T.eq(#asked[1].floats, 1, 'one float while asked')
       T.contains(asked[1].floats[1], '+    return message.upper()', 'the diff in the float')
       T.contains(asked[1].floats[1], 'replace', 'the question in the float')
@@ -572,7 +572,7 @@ T.run('test_e2e', function()
         closed = closed and vim.api.nvim_win_get_config(w).relative == ''
       end
       T.ok(closed, 'the float closes with the answer')
-      -- issue 30 #4: a fenced diff block, not every line in _…_
+      -- a fenced diff block, not every line in _…_
       local text = chat.text()
       local diff_at = text:find('```diff\n', 1, true)
       T.ok(diff_at, 'a fenced diff block in the chat')
@@ -580,7 +580,7 @@ T.run('test_e2e', function()
       T.ok(not text:find('_+    return message.upper()_', 1, true), 'not italicised')
       local reply_at = text:find('replace returned', diff_at, true)
       T.ok(reply_at, 'the reply after the diff, in the order things happened')
-      -- issue 30 #15: no `Workspace edit sidecar edit` for every edit
+      -- no `Workspace edit sidecar edit` for every edit
       T.ok(not vim.fn.execute('messages'):find('Workspace edit', 1, true), 'no edit label printed')
     end)
   end

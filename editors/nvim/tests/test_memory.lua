@@ -1,4 +1,4 @@
--- Memory (issue 27) against the real sidecar, with HOME a temporary folder holding ~/.gemini/GEMINI.md and a workspace
+-- Memory against the real sidecar, with HOME a temporary folder holding ~/.gemini/GEMINI.md and a workspace
 -- GEMINI.md: sidecar/memoryChanged reaches the state, :SidecarMemory show opens the scratch buffer, add (--project, and
 -- global picked with vim.ui.select) writes the files, refresh reads an edit, :SidecarStatus and :checkhealth list them.
 local T = require('sidecar_test')

@@ -1,4 +1,4 @@
--- Issue 30, "what a newcomer trips on", headless: the documented minimal setup warns about nothing; long notices fit
+-- What a newcomer trips on, headless: the documented minimal setup warns about nothing; long notices fit
 -- one line (the rest goes to the chat); help works where the plugin was cloned; pickers show local times, first words
 -- and branches; notes land in the running turn; :SidecarStatus, the delete advice, the health advice, the log file,
 -- :SidecarUpdate's restart hint and the new chat's hint. (What the screen shows: test_terminal.lua, in tmux.)

@@ -1,4 +1,4 @@
--- :SidecarRewind! (issue 29) against the real sidecar and the fake Gemini: the conversation and the files the agent
+-- :SidecarRewind! against the real sidecar and the fake Gemini: the conversation and the files the agent
 -- changed go back together. An open buffer is restored in place (workspace/applyEdit), a file the agent created is
 -- removed, a file the user changed since is listed and kept unless the user chooses to overwrite it; the float lists
 -- the files while vim.ui.select asks; :SidecarRewind without ! leaves the files alone.

@@ -1,4 +1,4 @@
--- Branching and tidying sessions from Neovim (issue 20): :SidecarFork, :SidecarRewind, :SidecarRename,
+-- Branching and tidying sessions from Neovim: :SidecarFork, :SidecarRewind, :SidecarRename,
 -- :SidecarDelete, :SidecarPin / :SidecarPins, against the real sidecar and the fake Gemini. Pickers are answered by
 -- stubbing vim.ui.select / vim.ui.input like a user picking an item.
 local T = require('sidecar_test')
@@ -195,7 +195,7 @@ T.run('test_sessions', function()
       end
       return true
     end, 'the deleted session gone from the list')
-    -- issue 25.7: :SidecarRestore picks it from the trash and brings it back
+    -- :SidecarRestore picks it from the trash and brings it back
     local offered = answer_select(function(s)
       return s.sessionId == doomed
     end)
@@ -257,7 +257,7 @@ T.run('test_sessions', function()
       return chat.text():find(notice, 1, true)
     end, 5000, 'the notice in words in the chat')
     -- told once: one line in the messages (the server's notice, shortened to fit: the id may be cut short there),
-    -- once in the chat (issue 30 #8)
+    -- once in the chat
     local lines = vim.split(vim.fn.execute('messages'), '\n', { plain = true })
     local told = {}
     for i = before + 1, #lines do

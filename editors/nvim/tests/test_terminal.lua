@@ -1,7 +1,7 @@
 -- What a user sees, in a real terminal: a second Neovim (this version) runs in tmux with the documented setup and is
 -- driven by keys; the screen is read with `tmux capture-pane` and every wait is on what the screen shows.
--- Issue 30: setup({}) starts without a warning or a Press-ENTER prompt (#1, #2: the embedded fake's long notice);
--- the chat; a tool confirmation with its diff in sight above the choices (#5); no prompt after the edit (#15).
+-- setup({}) starts without a warning or a Press-ENTER prompt (the embedded fake's long notice fits one line);
+-- the chat; a tool confirmation with its diff in sight above the choices; no prompt after the edit.
 -- A confirmation never takes keys typed in another buffer: it waits for :SidecarConfirm while Insert mode goes on.
 local T = require('sidecar_test')
 

@@ -461,7 +461,7 @@ T.run('test_unit', function()
     T.contains(seen[4][3][1], ':SidecarMcp restart bad', 'and the restart advice')
   end)
 
-  -- ---- MCP (issue 28): :SidecarMcp disable/enable/prompt completion and the prompt lines ----
+  -- ---- MCP: :SidecarMcp disable/enable/prompt completion and the prompt lines ----
   T.step('MCP: :SidecarMcp completes subcommands, servers by state, prompts and their arguments', function()
     local mcp = require('sidecar.mcp')
     local state = require('sidecar.state')
@@ -864,7 +864,7 @@ T.run('test_unit', function()
     T.contains(full, '<overall_goal>CSV</overall_goal>', 'the snapshot text')
   end)
 
-  -- :SidecarRewind! (issue 29) --------------------------------------------------------------------
+  -- :SidecarRewind! (rewind with files) -----------------------------------------------------------
   T.step('rewind with files: the float lists the files by group, relative to the working directory', function()
     local rf = require('sidecar.rewind_files')
     local plan = {
@@ -945,7 +945,7 @@ T.run('test_unit', function()
     )
   end)
 
-  -- memory (issue 27) ------------------------------------------------------------------------------
+  -- memory (the context files) ---------------------------------------------------------------------
   T.step('memory: summary, per-file contents, the show buffer, memoryChanged, :SidecarStatus, completion', function()
     local memory = require('sidecar.memory')
     local wrap = function(p, body)

@@ -1,5 +1,5 @@
 /**
- * The MCP steps of the real-VS-Code e2e (issue 28): stdio MCP servers from the settings (tests/mcp_client/server.py,
+ * The MCP steps of the real-VS-Code e2e: stdio MCP servers from the settings (tests/mcp_client/server.py,
  * written with the mcp SDK), the failure notification, the tooltip line, the MCP Servers pick, a confirmed tool
  * call whose result reaches the (fake) model, per-server Disable/Enable, and Run MCP Prompt.
  */
@@ -58,7 +58,7 @@ export async function mcpSteps(h: McpHarness): Promise<void> {
     await page.locator('.quick-input-widget .quick-input-title', { hasText: 'MCP Servers' }).waitFor({ state: 'visible', timeout: 15_000 });
   };
   try {
-    await step('MCP servers in the settings start; a failing one is told once, with its stderr and Show log (issue 28)', async () => {
+    await step('MCP servers in the settings start; a failing one is told once, with its stderr and Show log', async () => {
       editSettings(h.userData, (json) => {
         json['sidecar.mcpServers'] = {
           calc: { command: python, args: [SERVER, 'basic', dir] },

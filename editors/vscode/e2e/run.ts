@@ -80,7 +80,7 @@ async function probeServer(python: string, fake: FakeGemini, home: string): Prom
   await probe('undo', Method.undoCompaction, {});
   await probe('branches', Method.forkSession, { beforeMessageId: 'no-such-message' });
   await probe('pins', Method.listPins, {});
-  await probe('checkpoints', Method.previewRewind, { messageId: 'no-such-message' }); // issue 29: rewind with files
+  await probe('checkpoints', Method.previewRewind, { messageId: 'no-such-message' }); // rewind with files
   await probe('memory', Method.getMemory, {});
   // tools: does a functionCall from the model reach the editor as a tool call / confirmation?
   const ws = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-probe-ws-'));
@@ -274,7 +274,7 @@ async function main(): Promise<void> {
     fs.mkdirSync(path.join(dirs.ws, 'src'));
     const appPy = path.join(dirs.ws, 'src', 'app.py');
     fs.writeFileSync(appPy, `"""A tiny module for the sidecar e2e test."""\n\n\ndef answer():\n    ${MARKER} = 42\n    return ${MARKER}\n`);
-    // issue 29: a file the agent edits, and rewinding with files puts back
+    // a file the agent edits, and rewinding with files puts back
     const restoreMe = path.join(dirs.ws, 'src', 'restore_me.py');
     fs.writeFileSync(restoreMe, 'VALUE = "before the agent"\n');
 
@@ -375,7 +375,7 @@ async function main(): Promise<void> {
     });
     await step('send a message from the chat view; the reply streams in', async () => {
       await w.runCommand('Sidecar: Open Chat');
-      // issue 25.2: the empty chat names the backend in use before the first reply
+      // the empty chat names the backend in use before the first reply
       const empty = (await w.chat()).locator('#empty #backend');
       await waitFor('the backend in the empty chat', async () => /^Replies come from \S/.test(await empty.innerText().catch(() => '')), 15_000);
       const reply = await w.send(`Hello! Please look at my selection. ${FILLER}`);
@@ -467,7 +467,7 @@ async function main(): Promise<void> {
       await w.runCommand('View: Close Editor');
       return `${title}; snapshot found (${found}); one tab`;
     }, { needs: ['transcript'] });
-    await step('Sidecar: Run Doctor (Online) runs `sidecar doctor` with this window\'s settings and key: one countTokens, 200 OK (issue 33)', async () => {
+    await step('Sidecar: Run Doctor (Online) runs `sidecar doctor` with this window\'s settings and key: one countTokens, 200 OK', async () => {
       await w.runCommand('Sidecar: Run Doctor (Online)');
       const line = page.locator('.editor-instance .view-line', { hasText: '# Sidecar doctor (online)' }).first();
       await line.waitFor({ timeout: 60_000 });
@@ -500,7 +500,7 @@ async function main(): Promise<void> {
       const tip = await w.tooltip('Last compaction:');
       if (!/Source: estimate of the restored history after the undo/.test(tip)) throw new Error(`tooltip after undo: ${tip}`);
       if (!/Last compaction: .* — undone/.test(tip)) throw new Error(`the tooltip does not say the compaction was undone: ${tip}`);
-      // issue 25.10: the undo lasts; the tooltip says until when automatic compaction waits
+      // the undo lasts; the tooltip says until when automatic compaction waits
       if (!/Auto-compaction paused after undo until \d+% \([\d,]+ tokens\)/.test(tip)) throw new Error(`the tooltip does not say auto-compaction is paused: ${tip}`);
       return `${low}% → ${u.percent}%; the marker shows “undone”; the tooltip says estimate, undone and paused`;
     }, { needs: ['undo', 'transcript'] });
@@ -520,7 +520,7 @@ async function main(): Promise<void> {
     }, { needs: ['tools'] });
     await chatTurnSteps({ step, w, fake: fake!, waitFor });
     await questionFocusSteps({ step, w, fake: fake!, waitFor, ws: dirs.ws });
-    // ---- MCP (issue 28): e2e/mcp.ts ----
+    // ---- MCP: e2e/mcp.ts ----
     await mcpSteps({ step, w, fake: fake!, python, userData: dirs.ud, waitFor });
     // ---- end MCP ----
     let firstSession = '';
@@ -550,7 +550,7 @@ async function main(): Promise<void> {
       if (!JSON.stringify(reqs[reqs.length - 1].body.systemInstruction ?? '').includes('Hello! Please look at my selection')) {
         throw new Error('the pinned fact did not reach the model');
       }
-      // issue 25.5: Show Pinned Facts shows each pin once (the start of the text, then the rest), never twice
+      // Show Pinned Facts shows each pin once (the start of the text, then the rest), never twice
       await w.runCommand('Sidecar: Show Pinned Facts');
       const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Hello! Please look at my selection' }).first();
       await row.waitFor({ timeout: 15_000 });
@@ -570,7 +570,7 @@ async function main(): Promise<void> {
       await target.locator('button[data-action="rewind"]').click();
       await waitFor('the text back in the input box', async () => (await chat.locator('#input').inputValue()) === 'REWIND-ME: a message to take back', 15_000);
       await chat.locator('.msg.user.rewound', { hasText: 'REWIND-ME' }).first().waitFor({ timeout: 15_000 });
-      // issue 25.4: the note names the message by its words, never by an internal id such as m10
+      // the note names the message by its words, never by an internal id such as m10
       const note = await chat.locator('.note', { hasText: 'Rewound to before your message' }).last().innerText();
       if (!note.includes('“REWIND-ME: a message to take back”') || /\bm\d+\b/.test(note)) throw new Error(`the rewind note: ${note}`);
       await chat.locator('#input').fill('');
@@ -579,12 +579,12 @@ async function main(): Promise<void> {
       await first.locator('button[data-action="fork"]').click();
       await chat.locator('.note', { hasText: 'Forked into a new session' }).first().waitFor({ timeout: 15_000 });
       if (await chat.locator('.msg.user', { hasText: 'Anything pinned?' }).count()) throw new Error('the fork kept the message it was cut before');
-      // issue 25.8: like Rewind, Fork from here puts the message it was cut before into the input box
+      // like Rewind, Fork from here puts the message it was cut before into the input box
       await waitFor('the forked message in the input box', async () => (await chat.locator('#input').inputValue()) === 'Anything pinned?', 15_000);
       await chat.locator('#input').fill('');
       return 'rewound (input box refilled, message struck through, named by its words); forked before “Anything pinned?” (back in the input box)';
     }, { needs: ['branches'] });
-    await step('Rewind to here → “Rewind conversation and files” lists the files, then puts the edited file back in its editor and on disk and removes the one the agent created (issue 29)', async () => {
+    await step('Rewind to here → “Rewind conversation and files” lists the files, then puts the edited file back in its editor and on disk and removes the one the agent created', async () => {
       const editorLine = (needle: string) => page.locator('.editor-instance .view-line', { hasText: needle }).first();
       // Quick Open right after the previous step's pickers: one still closing leaves the new input inert, so close
       // whatever is open and open it again until its input takes the text (as runCommand does for the palette)
@@ -716,7 +716,7 @@ async function main(): Promise<void> {
       await w.shot('6-resumed-tools');
       return `cards ${JSON.stringify(names)}; width ${overflow.scroll}/${overflow.client}px`;
     }, { needs: ['resume', 'transcript'] });
-    await step('Delete Session on a parent of branches; Restore on its toast, then Restore Deleted Session, bring it back (issue 25.7, 25.9)', async () => {
+    await step('Delete Session on a parent of branches; Restore on its toast, then Restore Deleted Session, bring it back', async () => {
       const sessionFiles = (root: string) => fs.existsSync(root) ? fs.readdirSync(root, { recursive: true, encoding: 'utf8' })
         .filter((f) => f.endsWith('.jsonl') && !f.includes('parents')).map((f) => path.join(root, f)) : [];
       const original = sessionFiles(path.join(dirs.home, 'sessions')).find((f) => {
@@ -782,7 +782,7 @@ async function main(): Promise<void> {
       if (!requestText(reqs[reqs.length - 1]).includes('Are you back?')) throw new Error('the restarted sidecar did not continue the session');
       return 'the next request continues the conversation';
     }, { needs: ['resume'] });
-    await step('Sidecar: Restart Server resumes the session the chat view shows (issue 25.1)', async () => {
+    await step('Sidecar: Restart Server resumes the session the chat view shows', async () => {
       const pids = sidecarPids(python, dirs.home);
       await w.runCommand('Sidecar: Restart Server');
       const chat = await w.chat();
@@ -795,7 +795,7 @@ async function main(): Promise<void> {
       if (!requestText(reqs[reqs.length - 1]).includes('Do you remember what we discussed?')) throw new Error('after Restart Server the model no longer sees the conversation on screen');
       return `pid ${pids[0]} → ${after[0]}; the next request continues the conversation`;
     }, { needs: ['resume'] });
-    await step('a serverCommand in User settings, which this remote window ignores, is written (issue 25.3)', async () => {
+    await step('a serverCommand in User settings, which this remote window ignores, is written', async () => {
       const file = path.join(dirs.ud, 'User', 'settings.json');
       fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(fs.readFileSync(file, 'utf8')), 'sidecar.serverCommand': [python, '-m', 'sidecar', '--log-level', 'DEBUG'] }, null, 2));
     });
@@ -808,13 +808,13 @@ async function main(): Promise<void> {
       await waitFor('the warning colour', async () => /warning-kind/.test((await item.getAttribute('class')) ?? ''), 30_000);
       return `class “${await item.getAttribute('class')}”`;
     });
-    await step('… and it offered no restart: the command in effect did not change (issue 25.3)', async () => {
+    await step('… and it offered no restart: the command in effect did not change', async () => {
       // the threshold's effect (the step before) came after the User change's handler ran: a prompt would show by now
       const offers = await page.locator('.notifications-toasts .notification-toast', { hasText: 'server command changed' }).count();
       if (offers) throw new Error('a User-scope serverCommand that does not apply in a remote window offered a restart');
       return 'no restart offered';
     });
-    // ---- memory (issue 27): GEMINI.md files, the tooltip line, Show / Refresh / Add to Memory ----
+    // ---- memory: GEMINI.md files, the tooltip line, Show / Refresh / Add to Memory ----
     const globalMd = path.join(dirs.userhome, '.gemini', 'GEMINI.md');
     const projectMd = path.join(dirs.ws, 'GEMINI.md');
     await step('Sidecar: Refresh Memory loads new GEMINI.md files; the tooltip says “Memory: 2 files (X tokens)”', async () => {
@@ -898,7 +898,7 @@ async function main(): Promise<void> {
       await page.locator('.part.panel .view-line', { hasText: 'could not start' }).first().waitFor({ timeout: 15_000 });
       const item = page.locator('.statusbar-item', { hasText: 'Sidecar' }).filter({ has: page.locator('.codicon-error') }).first();
       await item.waitFor({ timeout: 5_000 });
-      // issue 25.8: the chat footer shows the whole reason the server is down, not cut off
+      // the chat footer shows the whole reason the server is down, not cut off
       await w.runCommand('Sidecar: Open Chat');
       const chat = await w.chat();
       const footer = chat.locator('#status');
@@ -933,7 +933,7 @@ async function main(): Promise<void> {
       if (raw.length) throw new Error(`sidecar log records without a level mapping: ${raw.slice(0, 2).join(' | ')}`);
       if (/Stopping server failed/.test(text)) throw new Error('the log has a "Stopping server failed" trace');
       if (!/\[info\] [a-z_][\w.]*: /.test(text)) throw new Error('the sidecar\'s own INFO lines are not in the log');
-      // issue 25.6: a failed start logs its cause (the server's last words), not the transport's symptom or stack
+      // a failed start logs its cause (the server's last words), not the transport's symptom or stack
       const symptom = text.split('\n').filter((l) => /could not start.*(Pending response rejected|connection got disposed|Connection is closed)|couldn't create connection to server/.test(l));
       if (symptom.length) throw new Error(`the log gives the transport symptom as the cause: ${symptom[0]}`);
       if (!/could not start .*No module named no_such_sidecar_module/.test(text)) throw new Error('the log does not say why the start failed');
@@ -943,7 +943,7 @@ async function main(): Promise<void> {
     // ---- the bundled server: no serverCommand, no workspace venv → the extension's own environment ----
     const storage = path.join(dirs.ud, 'User', 'globalStorage', 'sidecar.sidecar-vscode', 'server');
     const privatePython = path.join(storage, 'venv', 'bin', 'python');
-    await step('with no serverCommand the extension installs its bundled wheel into its storage, with progress; Cancel is info with Reinstall (issue 25.6)', async () => {
+    await step('with no serverCommand the extension installs its bundled wheel into its storage, with progress; Cancel is info with Reinstall', async () => {
       for (const scope of ['User', 'Machine']) {
         const file = path.join(dirs.ud, scope, 'settings.json');
         const json = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -953,7 +953,7 @@ async function main(): Promise<void> {
       const offer = page.locator('.notifications-toasts .notification-toast', { hasText: 'server command changed' }).first();
       await offer.waitFor({ timeout: 30_000 });
       await offer.locator('.monaco-button', { hasText: 'Restart' }).first().click();
-      // issue 25.6: Cancel on the install's progress is the user's choice: an information message with Reinstall,
+      // Cancel on the install's progress is the user's choice: an information message with Reinstall,
       // logged as [info], never an [error] with a stack trace; Reinstall then installs.
       const installing = page.locator('.notifications-toasts .notification-toast', { hasText: 'installing the server' }).first();
       await installing.waitFor({ timeout: 30_000 });

@@ -247,7 +247,7 @@
         status.title = msg.text;
         // connected: one line (the usage); not running: the whole reason, wrapped, never cut off
         status.className = 'status ' + msg.level + (msg.connected ? '' : ' down');
-        // the empty state names the backend in use before the first reply (issue 25.2)
+        // the empty state names the backend in use before the first reply
         backend.textContent = msg.backend || '';
         backend.hidden = !msg.backend;
         setBusy(busy);

@@ -1,5 +1,5 @@
 /**
- * Rewind with files (issue 29): the choice between the conversation alone and the conversation and files, the
+ * Rewind with files: the choice between the conversation alone and the conversation and files, the
  * confirmation that lists the files before anything changes, and the note after. Pure (no vscode import): unit-tested.
  */
 import type { FileProblem } from './protocol';

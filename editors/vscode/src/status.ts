@@ -139,7 +139,7 @@ export function statusTooltip(usage: TokenUsage, last?: LastCompaction, mcp?: re
   return lines.join('  \n');
 }
 
-/** After Undo Last Compaction: until when automatic compaction holds off (issue 25.10). */
+/** After Undo Last Compaction: until when automatic compaction holds off. */
 function pauseLine(usage: TokenUsage): string[] {
   const until = usage.autoCompactionPausedUntil;
   if (typeof until !== 'number') return [];

@@ -79,7 +79,7 @@ export function deletedPick(s: { sessionId: string; title: string | null; delete
   };
 }
 
-/** The chat's empty state names the backend in use before the first reply (issue 25.2); '' while unknown. */
+/** The chat's empty state names the backend in use before the first reply; '' while unknown. */
 export function backendNote(backend: string | null | undefined): string {
   if (!backend) return '';
   if (/embedded fake/i.test(backend)) {

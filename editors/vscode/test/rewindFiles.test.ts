@@ -13,7 +13,7 @@ const plan = {
   skipped: [{ path: `${ROOT}/data.bin`, reason: 'binary when the agent changed it' }],
 };
 
-describe('rewind with files (issue 29): the choice', () => {
+describe('rewind with files: the choice', () => {
   it('offers the conversation only and the conversation and files, with what the files part does', () => {
     const items = rewindChoices(plan);
     assert.deepEqual(items.map((i) => i.mode), ['conversation', 'files']);

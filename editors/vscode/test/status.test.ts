@@ -97,7 +97,7 @@ describe('tooltip', () => {
     assert.doesNotMatch(statusTooltip(usage({ summaryPreparation: 'none' })), /Next compaction/);
     assert.doesNotMatch(statusTooltip(usage()), /Next compaction/);
   });
-  it('says until when automatic compaction is paused after an undo (issue 25.10)', () => {
+  it('says until when automatic compaction is paused after an undo', () => {
     assert.match(statusTooltip(usage({ autoCompactionPausedUntil: 681_575 })), /Auto-compaction paused after undo until 65% \(681,575 tokens\), or until you compress/);
     assert.doesNotMatch(statusTooltip(usage({ autoCompactionPausedUntil: null })), /paused/);
     assert.doesNotMatch(statusTooltip(usage()), /paused/);

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { sameServerCommand } from '../src/serverCommand';
 import { backendNote, branchNote, deletedPick, firstWords, pinPick, restartNote, rewoundNote, sessionTitle, startFailureCause, userMessagePick } from '../src/wording';
 
-describe('restart note (issue 25.1: every restart resumes the session on screen)', () => {
+describe('restart note (every restart resumes the session on screen)', () => {
   it('says whether the session on screen was resumed, for a crash and for a restart the user asked for', () => {
     assert.equal(restartNote({ crashed: true, target: 's1', resumed: 's1' }), 'The sidecar restarted after a crash; the session was resumed.');
     assert.equal(restartNote({ crashed: false, target: 's1', resumed: 's1' }), 'The sidecar restarted; the session was resumed.');
@@ -13,7 +13,7 @@ describe('restart note (issue 25.1: every restart resumes the session on screen)
   });
 });
 
-describe('server command in effect (issue 25.3)', () => {
+describe('server command in effect', () => {
   it('unset, [] and "" are the same default; a string is split as resolveServerCommand does', () => {
     assert.ok(sameServerCommand(undefined, []));
     assert.ok(sameServerCommand('', []));
@@ -23,7 +23,7 @@ describe('server command in effect (issue 25.3)', () => {
   });
 });
 
-describe('no internal ids in what the user reads (issue 25.4)', () => {
+describe('no internal ids in what the user reads', () => {
   it('a user message in a pick is its first words and its time, not its id', () => {
     const item = userMessagePick({ id: 'm10', text: 'Refactor the parser\nso that it streams', time: '2026-11-25T03:00:00Z' });
     assert.equal(item.label, 'Refactor the parser so that it streams');
@@ -47,7 +47,7 @@ describe('no internal ids in what the user reads (issue 25.4)', () => {
   });
 });
 
-describe('pins in a pick (issue 25.5)', () => {
+describe('pins in a pick', () => {
   it('a short pin is its label only; a long one continues in the detail, never repeated', () => {
     assert.deepEqual(pinPick({ pinId: 'p1', text: 'Use tabs' }), { label: 'Use tabs', pinId: 'p1' });
     const text = `Keep the public API stable. ${'Every exported name stays. '.repeat(10)}The end.`;
@@ -58,7 +58,7 @@ describe('pins in a pick (issue 25.5)', () => {
   });
 });
 
-describe('start failure cause (issue 25.6)', () => {
+describe('start failure cause', () => {
   it("the server's last words, else the exit in words, never only the transport symptom", () => {
     assert.equal(startFailureCause('No module named nope', 'Pending response rejected since connection got disposed'), 'No module named nope');
     assert.equal(startFailureCause('', 'Pending response rejected since connection got disposed', 'code 1'), 'the server exited before it answered (code 1), and printed nothing');
@@ -66,7 +66,7 @@ describe('start failure cause (issue 25.6)', () => {
   });
 });
 
-describe('Restore Deleted Session (issue 25.7)', () => {
+describe('Restore Deleted Session', () => {
   it('a deleted session in the pick is its title, when it was deleted and its size; 8 id characters at most', () => {
     const item = deletedPick({ sessionId: '0123456789abcdef-rest', title: 'Old parser work', deletedAt: '2026-11-25T03:00:00Z', messageCount: 12 });
     assert.equal(item.label, 'Old parser work');
@@ -79,7 +79,7 @@ describe('Restore Deleted Session (issue 25.7)', () => {
   });
 });
 
-describe('the backend in the chat\'s empty state (issue 25.2)', () => {
+describe('the backend in the chat\'s empty state', () => {
   it('names the backend before the first reply, and how to leave the fake', () => {
     assert.equal(backendNote(undefined), '');
     assert.equal(backendNote(''), '');

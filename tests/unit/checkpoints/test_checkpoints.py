@@ -83,13 +83,20 @@ class Rig:
         self.registry = ToolRegistry(
             self.session.folders, save_output=lambda text, tool: tmp_path / "out", output_threshold=lambda: 10_000
         )
+        #: The running turn's user message, as the live conversation names it (None: no turn).
+        self.turn: str | None = None
         self.service = CheckpointService(
-            self.session, self.recorder, workspace=self.registry.workspace, buffers=self.registry.buffers
+            self.session,
+            self.recorder,
+            turn=lambda: self.turn,
+            workspace=self.registry.workspace,
+            buffers=self.registry.buffers,
         )
         self.registry.watch = self.service.checkpointer
 
     def user(self, text: str) -> str:
-        return self.recorder.message(text_content("user", text), "user", "turn")
+        self.turn = self.recorder.message(text_content("user", text), "user", "turn")
+        return self.turn
 
     async def tool(self, name: str, **args: Any) -> Any:
         plan = self.registry.plan(name, args, trusted=True)
@@ -198,6 +205,23 @@ async def test_nothing_is_saved_with_checkpointing_off(tmp_path: Path) -> None:
     rig.user("edit")
     await rig.tool("write_file", path="a.txt", content="changed\n")
     assert rig.recorder.reload().file_records == [] and rig.service.blobs().blobs() == []
+
+
+async def test_checkpoints_belong_to_the_turn_the_live_conversation_names_not_the_recordings_last_message(
+    tmp_path: Path,
+) -> None:
+    """The recording's latest user message is not the turn: after the live conversation switched (rewind, undo,
+    resume) no turn is running until the next one records its message, and an edit then is not checkpointed."""
+    rig = Rig(tmp_path)
+    (rig.root / "a.txt").write_text("original\n")
+    first = rig.user("edit a")
+    await rig.tool("write_file", path="a.txt", content="first\n")
+    rig.turn = None  # the live conversation switched: no turn of it is running
+    await rig.tool("write_file", path="a.txt", content="outside a turn\n")
+    changes = [
+        (r.message_id, r.path) for _at, r in rig.recorder.reload().file_records if isinstance(r, FileChangeRecord)
+    ]
+    assert changes == [(first, str(rig.root / "a.txt"))]
 
 
 async def test_pruning_removes_unnamed_blobs_and_keeps_what_an_open_session_needs(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The deterministic retention check also covers errors (their first line) and the user's decisions (issue 26 §4)."""
+"""The deterministic retention check also covers errors (their first line) and the user's decisions."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The notice that the embedded fake answers: said once per process, and short (issue 30 point 2)."""
+"""The notice that the embedded fake answers: said once per process, and short."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 25.2: the fake-Gemini notice names each editor's own way to set an API key."""
+"""The fake-Gemini notice names each editor's own way to set an API key."""
 
 from __future__ import annotations
 

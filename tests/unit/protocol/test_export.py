@@ -107,7 +107,7 @@ def test_the_bounds_editors_show_are_the_ones_the_server_checks() -> None:
         if "maximum" in f.bounds:
             assert accepts(f.bounds["maximum"]) and not accepts(f.bounds["maximum"] + step), f.name
         checked += 1
-    assert checked == 10  # the eighth: truncateToolOutputThreshold (issue 26); then the two checkpoint limits (29)
+    assert checked == 10  # the eighth: truncateToolOutputThreshold; then the two checkpoint limits
 
 
 def test_a_setting_without_a_description_is_an_error() -> None:

@@ -167,7 +167,7 @@ def test_delete_refuses_a_session_open_elsewhere(store: SessionStore) -> None:
 
 
 def test_deleting_a_parent_keeps_its_branches_whole_and_restore_brings_it_back(store: SessionStore) -> None:
-    """Issue 25.9: a parent with branches (and a branch of a branch) can be deleted; every branch keeps its whole
+    """A parent with branches (and a branch of a branch) can be deleted; every branch keeps its whole
     history, also after the trash is emptied, and can still be forked; restore brings the parent back."""
     chat(store, "g", "one", "two")
     g = store.load("g")

@@ -1,4 +1,4 @@
-"""read_file may read this project's saved tool outputs, and nothing else outside the workspace (issue 26 §2)."""
+"""read_file may read this project's saved tool outputs, and nothing else outside the workspace."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Protected paths, the hard-link rule and the safe file access of sidecar/tools (issue 23)."""
+"""Protected paths, the hard-link rule and the safe file access of sidecar/tools."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
--- :SidecarRewind! (issue 29): what the confirmation lists before files are restored, the choices it offers (keep or
--- overwrite the files changed since the agent's edit), and the note after. Pure: no server, unit-tested.
+-- :SidecarRewind! (the conversation and the files): what the confirmation lists before files are restored, the
+-- choices it offers (keep or overwrite the files changed since the agent's edit), and the note after. Pure: no
+-- server, unit-tested.
 local pickers = require('sidecar.pickers')
 
 local M = {}

@@ -35,7 +35,7 @@ export const COMMANDS: Record<string, CommandFactory> = {
   'sidecar.runDoctorOnline': runDoctorOnline,
   'sidecar.showMcpServers': showMcpServers,
   'sidecar.runMcpPrompt': runMcpPrompt,
-  // memory (issue 27)
+  // memory: the context files (GEMINI.md, AGENTS.md)
   'sidecar.showMemory': showMemory,
   'sidecar.refreshMemory': refreshMemory,
   'sidecar.addMemory': addMemory,

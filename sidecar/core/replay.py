@@ -31,6 +31,7 @@ from sidecar.core.recording import (
     UnpinRecord,
     UsageRecord,
     head_ids,
+    is_context_message,
     title_of,
     transcript_message,
 )
@@ -78,6 +79,7 @@ class Replay:
         self.log: list[MessageRecord | RawMessageRecord | TranscriptCompaction | TranscriptFork] = []
         self._transcript: list[TranscriptEntry] = []
         self.message_count = 0
+        self.context_count = 0  # of message_count, the hidden <session_context> turns
         self.compaction_count = 0
         self.title: str | None = None
         self.last_time: str | None = None
@@ -174,6 +176,8 @@ class Replay:
         else:
             data = None if rec.content is None else encode_content(rec.content)
         self.message_count += 1
+        if is_context_message(rec.kind, data):
+            self.context_count += 1
         self.last_message_id = rec.id
         self._positions[rec.id] = len(self.log)
         if data is not None and rec.kind not in DISPLAY_KINDS:
@@ -285,6 +289,7 @@ class Replay:
         self.wire, self.history_ids = parent.wire, parent.history_ids
         self.log = parent.log
         self.message_count, self.compaction_count = parent.message_count, parent.compaction_count
+        self.context_count = parent.context_count
         self.last_message_id = parent.last_message_id
         self._usage, self._usage_len = parent._usage, parent._usage_len
         self._applied, self._entries = parent._applied, parent._entries

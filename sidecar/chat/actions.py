@@ -9,6 +9,7 @@ from sidecar.chat.sessions import conversation_of
 from sidecar.checkpoints.service import CheckpointService, FilesOutcome, rewind_point
 from sidecar.core.pins import Pin, check_pin_text
 from sidecar.core.recording import RewindRecord
+from sidecar.core.words import counted
 from sidecar.protocol import errors, methods
 from sidecar.protocol.sessions import (
     ForkSessionResult,
@@ -96,8 +97,8 @@ class SessionActions:
             message_count=live.conversation.messages_shown(),
             text=entry.text,
             message=(
-                f"Rewound to before your message {_named(entry)}: {max(dropped, 0)} history item(s) the model will no "
-                "longer see (the transcript keeps them, marked as rewound). "
+                f"Rewound to before your message {_named(entry)}: {counted(max(dropped, 0), 'history item')} "
+                "the model will no longer see (the transcript keeps them, marked as rewound). "
                 + (files.sentence(done=True) if plan is not None else untouched)
             ),
             restored=files.restored,

@@ -26,6 +26,7 @@ from sidecar.core.recording import MessageKind
 from sidecar.core.reply_check import INTERRUPTED, cut_short_notice
 from sidecar.core.request_overhead import request_overhead_tokens
 from sidecar.core.request_size import overhead_upper_tokens
+from sidecar.core.words import counted
 from sidecar.gemini.attempts import Attempts, Retry, is_function_response, stream_checked, with_nudge
 from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.gemini.stream import Chunk
@@ -247,7 +248,7 @@ class ChatService:
                 self.live.recorder.note("info", note, turn_id)
                 return "".join(texts), "MAX_TOOL_ROUNDS"
             if progress is not None:
-                progress.report(f"Running {len(calls)} tool call(s)…")
+                progress.report(f"Running {counted(len(calls), 'tool call')}…")
             try:
                 parts = await self.tools.answer(turn_id, calls)
             except CallsCancelled as cancelled:

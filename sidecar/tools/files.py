@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 from sidecar.core.visible_text import visible_name
+from sidecar.core.words import counted
 from sidecar.tools.gitignore import Ignorer, expand_braces, glob_regex
 from sidecar.tools.paths import ToolError, Workspace
 from sidecar.tools.safe_io import open_regular, read_regular
@@ -265,7 +266,7 @@ class _Walk:
 _WALK_LIMIT_NOTE = f"[stopped after visiting {MAX_WALK_ENTRIES:,} entries; search a smaller directory]"
 #: Said under a listing where a name was shown escaped (visible_name): how to name that file in a later call.
 ESCAPED_NAMES_NOTE = (
-    "[{count} name(s) shown escaped: a control character as \\n, \\e, \\xNN or U+XXXX in angle brackets, angle "
+    "[{count} shown escaped: a control character as \\n, \\e, \\xNN or U+XXXX in angle brackets, angle "
     "brackets as &lt; and &gt;; give the real characters in a later call's path]"
 )
 
@@ -322,9 +323,9 @@ def glob_files(
     if limited:
         notes.append(_WALK_LIMIT_NOTE)
     if escaped:
-        notes.append(ESCAPED_NAMES_NOTE.format(count=escaped))
+        notes.append(ESCAPED_NAMES_NOTE.format(count=counted(escaped, "name")))
     text = "\n".join([*shown, *notes])
-    return Outcome(text, f"Found {len(paths)} file(s) matching {pattern}")
+    return Outcome(text, f"Found {counted(len(paths), 'file')} matching {pattern}")
 
 
 # ---------------------------------------------------------------- list_directory
@@ -367,7 +368,7 @@ def list_directory(workspace: Workspace, path: Path, include_ignored: bool) -> O
             "pass include_ignored=true to see them]"
         )
     if escaped:
-        lines.append(ESCAPED_NAMES_NOTE.format(count=escaped))
+        lines.append(ESCAPED_NAMES_NOTE.format(count=counted(escaped, "name")))
     return Outcome(f"Directory {shown}:\n" + "\n".join(lines), f"Listed {shown} ({len(listed)} entries)")
 
 
@@ -437,4 +438,7 @@ def search_text(
         )
     if limited:
         results.append(_WALK_LIMIT_NOTE)
-    return Outcome("\n".join(results), f"{count} match(es) in {files_matched} file(s) for /{regex.pattern}/")
+    return Outcome(
+        "\n".join(results),
+        f"{counted(count, 'match', 'matches')} in {counted(files_matched, 'file')} for /{regex.pattern}/",
+    )

@@ -246,7 +246,7 @@ async def test_replace_matches_lf_text_in_a_crlf_file(tmp_path: Path) -> None:
         ({"path": "m.py", "old_string": "f", "new_string": "f"}, "identical"),
         ({"path": "nope.py", "old_string": "a", "new_string": "b"}, "File not found: nope.py"),
         ({"path": "m.py", "old_string": "a", "new_string": "b", "expected_replacements": 0}, "at least 1"),
-        ({"path": "m.py", "old_string": "a"}, "Missing required argument(s): 'new_string'"),
+        ({"path": "m.py", "old_string": "a"}, "Missing required argument: 'new_string'"),
     ],
 )
 def test_replace_refusals(code: Path, args: dict[str, Any], message: str) -> None:

@@ -152,9 +152,16 @@ class Recorder:
         self._warn(text)
 
     # -- records -------------------------------------------------------------------------------------
-    def message(self, content: Content, kind: MessageKind, turn_id: str | None = None, shown: str | None = None) -> str:
+    def message(
+        self,
+        content: Content,
+        kind: MessageKind,
+        turn_id: str | None = None,
+        shown: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> str:
         """Record a model-facing message; `shown`: the transcript's text when it is not the content's text."""
-        message_id = self._open().message(content, kind=kind, turn_id=turn_id, text=shown)
+        message_id = self._open().message(content, kind=kind, turn_id=turn_id, text=shown, meta=meta)
         if kind == "user":
             self.user_message_id = message_id  # the turn checkpoints belong to (sidecar/checkpoints/)
         return message_id

@@ -195,7 +195,7 @@ def parse(text: str) -> Command | None:
 def render_transcript(result: dict[str, Any], path: str | None) -> str:
     """The transcript as Markdown: every message (compacted ones included) and every compaction."""
     entries = result.get("entries", [])
-    lines = [f"**Transcript of session {result.get('sessionId')}** ({len(entries)} entries)"]
+    lines = [f"**Transcript of session {result.get('sessionId')}** ({counted(len(entries), 'entry', 'entries')})"]
     if path:
         lines.append(f"Recorded in `{path}`.")
     for entry in entries:

@@ -189,7 +189,7 @@ def read_file(path: Path, shown: str, start: int | None, end: int | None, text: 
         return Outcome("[empty file]", f"Read {shown} (empty)")
     of_total = f"{total}" if complete else f"at least {total}"
     if first > total and complete:
-        raise ToolError(f"start_line {first} is past the end of {shown}, which has {total} lines.")
+        raise ToolError(f"start_line {first} is past the end of {shown}, which has {counted(total, 'line')}.")
     body = "".join(lines)
     last = first + len(lines) - 1
     notes: list[str] = []
@@ -207,7 +207,9 @@ def read_file(path: Path, shown: str, start: int | None, end: int | None, text: 
             "read past it]"
         )
     header = "\n".join(notes) + "\n" if notes else ""
-    summary = f"Read {shown} (lines {first}–{last} of {of_total})" if notes else f"Read {shown} ({total} lines)"
+    summary = (
+        f"Read {shown} (lines {first}–{last} of {of_total})" if notes else f"Read {shown} ({counted(total, 'line')})"
+    )
     return Outcome(header + body, summary)
 
 
@@ -364,12 +366,14 @@ def list_directory(workspace: Workspace, path: Path, include_ignored: bool) -> O
         lines.append(f"[truncated: showing {MAX_LIST_ENTRIES:,} of {len(listed):,} entries; use glob to narrow]")
     if hidden:
         lines.append(
-            f"[{hidden} entries hidden: ignored by .gitignore, or .git/node_modules/virtualenv folders; "
-            "pass include_ignored=true to see them]"
+            f"[{counted(hidden, 'entry', 'entries')} hidden: ignored by .gitignore, or .git/node_modules/virtualenv "
+            "folders; pass include_ignored=true to see them]"
         )
     if escaped:
         lines.append(ESCAPED_NAMES_NOTE.format(count=counted(escaped, "name")))
-    return Outcome(f"Directory {shown}:\n" + "\n".join(lines), f"Listed {shown} ({len(listed)} entries)")
+    return Outcome(
+        f"Directory {shown}:\n" + "\n".join(lines), f"Listed {shown} ({counted(len(listed), 'entry', 'entries')})"
+    )
 
 
 # ---------------------------------------------------------------- search_text

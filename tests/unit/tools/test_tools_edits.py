@@ -117,7 +117,7 @@ async def test_write_file_new_file_edit_shape_and_editor_application(tmp_path: P
     tools, editor = registry(tmp_path), FakeEditor()
     plan = tools.plan("write_file", {"path": "pkg/new.py", "content": "x = 1\n"}, trusted=True)
     uri = (tmp_path / "pkg" / "new.py").as_uri()
-    assert plan.error is None and plan.kind == "edit" and plan.description == "Create pkg/new.py (1 lines)"
+    assert plan.error is None and plan.kind == "edit" and plan.description == "Create pkg/new.py (1 line)"
     assert plan.edit == {
         "documentChanges": [
             {"kind": "create", "uri": uri, "options": {"overwrite": False, "ignoreIfExists": True}},

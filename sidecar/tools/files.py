@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 from sidecar.core.visible_text import visible_name
-from sidecar.core.words import counted
+from sidecar.core.words import counted, plural
 from sidecar.tools.gitignore import Ignorer, expand_braces, glob_regex
 from sidecar.tools.paths import ToolError, Workspace
 from sidecar.tools.safe_io import open_regular, read_regular
@@ -444,5 +444,6 @@ def search_text(
         results.append(_WALK_LIMIT_NOTE)
     return Outcome(
         "\n".join(results),
-        f"{counted(count, 'match', 'matches')} in {counted(files_matched, 'file')} for /{regex.pattern}/",
+        f"{count} {plural(0 if full else len(results), 'match', 'matches')} in {counted(files_matched, 'file')} "
+        f"for /{regex.pattern}/",
     )

@@ -160,9 +160,10 @@ def main_sessions_show(args: argparse.Namespace, out: TextIO | None = None) -> i
     meta = loaded.metadata
     say = _shown(out)
     say(f"Session {loaded.session_id}: {loaded.title or '(no title)'}\n")
+    shown = loaded.message_count - loaded.context_count  # as listed: the hidden <session_context> turn left out
     say(
         f"Project {meta.project_root} · model {meta.model} · started {_when(meta.time)} · "
-        f"{counted(loaded.message_count, 'message')} · {counted(loaded.compaction_count, 'compaction')}\n"
+        f"{counted(shown, 'message')} · {counted(loaded.compaction_count, 'compaction')}\n"
     )
     if meta.imported_from:
         say(f"Imported from {meta.imported_from.get('tool')}: {meta.imported_from.get('path')}\n")

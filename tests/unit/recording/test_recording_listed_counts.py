@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import io
 from pathlib import Path
 
 import msgspec
@@ -9,6 +11,7 @@ import pytest
 
 from sidecar.core.history import text_content
 from sidecar.core.recording import ForkRecord
+from sidecar.recording.cli import add_parsers, main_sessions_show
 from sidecar.recording.store import SessionStore
 
 CONTEXT = "<session_context>\nThe date is today.\n</session_context>"
@@ -78,3 +81,18 @@ def test_an_older_stats_record_without_the_context_count_is_replayed(store: Sess
     path.write_bytes(b"\n".join(lines) + b"\n")
     [info] = store.list()
     assert (info.message_count, info.title) == (2, "hello")
+
+
+def test_sessions_show_counts_as_the_list_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SIDECAR_HOME", str(tmp_path / "home"))
+    project = str(tmp_path)
+    writer = SessionStore(project).create("s1", model="m")
+    writer.message(text_content("user", CONTEXT), kind="env")
+    writer.message(text_content("user", "hello"), kind="user")
+    writer.message(text_content("model", "hi"), kind="model")
+    writer.close()
+    parser = argparse.ArgumentParser(prog="sidecar")
+    add_parsers(parser.add_subparsers(dest="command"))
+    out = io.StringIO()
+    assert main_sessions_show(parser.parse_args(["sessions", "show", "s1", "--project", project]), out) == 0
+    assert " · 2 messages · 0 compactions\n" in out.getvalue()

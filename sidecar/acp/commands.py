@@ -12,6 +12,7 @@ from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommand
 
 from sidecar.acp.bridge import AcpNotifier
 from sidecar.app import Services
+from sidecar.core.words import counted
 from sidecar.protocol import errors
 from sidecar.protocol.ide import OpenFile
 from sidecar.protocol.sessions import RewindResult
@@ -194,7 +195,7 @@ def parse(text: str) -> Command | None:
 def render_transcript(result: dict[str, Any], path: str | None) -> str:
     """The transcript as Markdown: every message (compacted ones included) and every compaction."""
     entries = result.get("entries", [])
-    lines = [f"**Transcript of session {result.get('sessionId')}** ({len(entries)} entries)"]
+    lines = [f"**Transcript of session {result.get('sessionId')}** ({counted(len(entries), 'entry', 'entries')})"]
     if path:
         lines.append(f"Recorded in `{path}`.")
     for entry in entries:
@@ -252,12 +253,14 @@ def render_memory(info: dict[str, Any], heading: str = "") -> str:
     files = info.get("files", [])
     lines = [heading] if heading else []
     if files:
-        lines.append(f"**Memory: {len(files)} file(s) ({info.get('tokens', 0):,} tokens)**")
+        lines.append(f"**Memory: {counted(len(files), 'file')} ({info.get('tokens', 0):,} tokens)**")
         lines += [f"- `{f['path']}` ({f['scope']}, {f['tokens']:,} tokens)" for f in files]
     else:
         lines.append("Memory is empty: no context file (GEMINI.md, AGENTS.md) is loaded.")
     if info.get("skippedProjectFiles"):
-        lines.append(f"⚠ {info['skippedProjectFiles']} project file(s) not loaded: {info.get('skippedReason')}.")
+        lines.append(
+            f"⚠ {counted(info['skippedProjectFiles'], 'project file')} not loaded: {info.get('skippedReason')}."
+        )
     if info.get("text"):
         lines += ["", info["text"]]
     return "\n".join(lines)

@@ -14,6 +14,7 @@ from sidecar.acp import updates
 from sidecar.core.history import Content
 from sidecar.core.ide_context import DELTA_HEADER, FULL_HEADER
 from sidecar.core.recording import is_summary_id
+from sidecar.core.visible_text import visible
 from sidecar.protocol.sessions import TranscriptCompaction, TranscriptEntry, TranscriptFork, TranscriptMessage
 from sidecar.tools.builtin import acp_kind
 
@@ -27,7 +28,8 @@ def _is_ide_context(content: Content) -> bool:
     return text is not None and text.startswith((FULL_HEADER, DELTA_HEADER))
 
 
-#: The words of a live call's title (the plan's description), from the recorded arguments.
+#: The words of a live call's title (the plan's description), from the recorded arguments: for sessions recorded
+#: before the titles were kept with the tool results.
 _TITLES = {
     "read_file": "Read {path}",
     "list_directory": "List {path}",
@@ -40,7 +42,7 @@ _TITLES = {
 
 
 def _title(name: str, args: dict[str, Any]) -> str:
-    """The call's title in the words a live call shows (its arguments are recorded, its plan is not)."""
+    """The call's title rebuilt in the words a live call shows, for a call recorded without its title."""
     template = _TITLES.get(name)
     if template is not None:
         try:
@@ -149,6 +151,7 @@ def _content_updates(
                 out.append(update_user_message_text(part.text))
         return
     index = 0  # the call's place among the message's calls (the live id's fallback, as the tool runner numbers)
+    titles = [call.title for call in entry.tool_calls or []]  # as the live calls were shown (None: not recorded)
     for number, part in enumerate(content.parts):
         call = part.function_call
         if call is not None:
@@ -161,7 +164,9 @@ def _content_updates(
             kind = acp_kind(name)
             where = _where(args, root)
             diff = _diff(name, args, where)
-            out.append(updates.tool_call_start(call_id, _title(name, args), kind, args, diff, where))
+            recorded = titles[index - 1] if index <= len(titles) else None
+            title = visible(recorded) if recorded is not None else _title(name, args)  # shown, never obeyed
+            out.append(updates.tool_call_start(call_id, title, kind, args, diff, where))
         elif part.text and part.thought:
             out.append(update_agent_thought_text(part.text))
         elif part.text:

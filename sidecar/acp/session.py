@@ -29,6 +29,7 @@ from sidecar.config.layers import acp_layers
 from sidecar.config.settings import Settings
 from sidecar.core.ide_context import normalize
 from sidecar.core.recording import is_summary_id
+from sidecar.core.words import counted
 from sidecar.gemini.backend import Backend, acp_key_hint
 from sidecar.mcp.acp_servers import from_acp
 from sidecar.mcp.config import ServerConfig
@@ -324,8 +325,8 @@ class AcpSession:
         if len(mine) < wanted:
             raise errors.SidecarError(
                 errors.SESSION_ERROR,
-                f"Cannot rewind {wanted} message(s): this session has "
-                f"{len(mine)} message(s) of yours the model still sees.",
+                f"Cannot rewind {counted(wanted, 'message')}: this session has "
+                f"{counted(len(mine), 'message')} of yours the model still sees.",
             )
         result = await self.services.actions.rewind(mine[-wanted], restore_files=files, force=force)
         listed = commands.render_rewound_files(result) if files else ""

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from sidecar.chat.live import LiveConversation
 from sidecar.chat.sessions import conversation_of
 from sidecar.checkpoints.service import CheckpointService, FilesOutcome, rewind_point
+from sidecar.core.local_time import local_minute
 from sidecar.core.pins import Pin, check_pin_text
 from sidecar.core.recording import RewindRecord
+from sidecar.core.words import counted
 from sidecar.protocol import errors, methods
 from sidecar.protocol.sessions import (
     ForkSessionResult,
@@ -98,8 +98,8 @@ class SessionActions:
             message_count=live.conversation.messages_shown(),
             text=entry.text,
             message=(
-                f"Rewound to before your message {_named(entry)}: {max(dropped, 0)} history item(s) the model will no "
-                "longer see (the transcript keeps them, marked as rewound). "
+                f"Rewound to before your message {_named(entry)}: {counted(max(dropped, 0), 'history item')} "
+                "the model will no longer see (the transcript keeps them, marked as rewound). "
                 + (files.sentence(done=True) if plan is not None else untouched)
             ),
             restored=files.restored,
@@ -161,15 +161,3 @@ def _named(entry: TranscriptMessage) -> str:
         words = words[: cut if cut > 30 else 60] + "\u2026"
     when = local_minute(entry.time)
     return f"\u201c{words}\u201d (sent {when})" if when else f"\u201c{words}\u201d"
-
-
-def local_minute(iso: str) -> str:
-    """A recorded UTC time as the editors show times: local, "YYYY-MM-DD HH:MM" (the server runs on the user's
-    machine); other text as it is, cut to the minute."""
-    try:
-        moment = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        return iso[:16].replace("T", " ")
-    if moment.tzinfo is None:
-        return moment.strftime("%Y-%m-%d %H:%M")
-    return moment.astimezone().strftime("%Y-%m-%d %H:%M")

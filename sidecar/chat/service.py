@@ -6,7 +6,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from sidecar.chat.lazy_progress import LazyProgress
 from sidecar.chat.live import ALREADY_COMPRESSING as ALREADY_COMPRESSING
@@ -22,10 +22,11 @@ from sidecar.core.ide_context import context_turn_text
 from sidecar.core.loop_detection import LoopFound, loop_nudge, loop_stop_message
 from sidecar.core.outcome import Outcome, Status, Trigger
 from sidecar.core.progress import Progress
-from sidecar.core.recording import MessageKind
+from sidecar.core.recording import TOOL_TITLES, MessageKind
 from sidecar.core.reply_check import INTERRUPTED, cut_short_notice
 from sidecar.core.request_overhead import request_overhead_tokens
 from sidecar.core.request_size import overhead_upper_tokens
+from sidecar.core.words import counted
 from sidecar.gemini.attempts import Attempts, Retry, is_function_response, stream_checked, with_nudge
 from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.gemini.stream import Chunk
@@ -247,7 +248,7 @@ class ChatService:
                 self.live.recorder.note("info", note, turn_id)
                 return "".join(texts), "MAX_TOOL_ROUNDS"
             if progress is not None:
-                progress.report(f"Running {len(calls)} tool call(s)…")
+                progress.report(f"Running {counted(len(calls), 'tool call')}…")
             try:
                 parts = await self.tools.answer(turn_id, calls)
             except CallsCancelled as cancelled:
@@ -350,8 +351,10 @@ class ChatService:
 
     def _answer_calls(self, turn_id: str, parts: list[Part]) -> None:
         """All responses to one model turn's calls go into one user turn, as the API requires."""
+        titles = self.tools.take_titles() if self.tools is not None else {}
         if parts:
-            self._append(Content(role="user", parts=parts), "toolResult", turn_id)
+            meta = {TOOL_TITLES: titles} if titles else None
+            self._append(Content(role="user", parts=parts), "toolResult", turn_id, meta=meta)
 
     async def _stream_round(
         self,
@@ -450,10 +453,17 @@ class ChatService:
             self.live.recorder.rewind(conv.ids[-1])
             conv.truncate(len(conv) - 1)
 
-    def _append(self, content: Content, kind: MessageKind, turn_id: str | None, shown: str | None = None) -> str:
+    def _append(
+        self,
+        content: Content,
+        kind: MessageKind,
+        turn_id: str | None,
+        shown: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> str:
         """Add to the model-facing history and to the recording, keeping the two in step (`shown`: the
-        transcript's text, when it is not the content's); the message's recorded id."""
-        message_id = self.live.recorder.message(content, kind, turn_id, shown)
+        transcript's text, when it is not the content's; `meta`: recorded with it); the message's recorded id."""
+        message_id = self.live.recorder.message(content, kind, turn_id, shown, meta)
         self._conversation.append(content, message_id)
         return message_id
 

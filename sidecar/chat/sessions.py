@@ -7,6 +7,7 @@ from pathlib import Path
 from sidecar.chat.live import LiveConversation
 from sidecar.compaction.service import pause_after_undo
 from sidecar.core.conversation import Conversation
+from sidecar.core.words import counted
 from sidecar.protocol import errors, methods
 from sidecar.protocol.sessions import (
     DeletedSession,
@@ -218,7 +219,7 @@ class SessionService:
         restored = len(self.live.conversation)
         return UndoCompactionResult(
             restored=True,
-            message=f"Compaction undone: the history is back to {restored} messages (it had {before}). "
+            message=f"Compaction undone: the history is back to {counted(restored, 'message')} (it had {before}). "
             f"Automatic compaction is paused until the conversation reaches {until:,} tokens, or until you compress.",
         )
 

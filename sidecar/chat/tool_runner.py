@@ -65,6 +65,14 @@ class ToolRunner:
 
     def __post_init__(self) -> None:
         self._media: dict[str, list[Part]] = {}
+        #: call id -> the title each call was shown with (its plan's description), until take_titles().
+        self._titles: dict[str, str] = {}
+
+    def take_titles(self) -> dict[str, str]:
+        """The titles the calls answered since the last take were shown with, by call id (recorded with the
+        responses, so a replay shows the same words)."""
+        titles, self._titles = self._titles, {}
+        return titles
 
     @property
     def always_allowed(self) -> set[str]:
@@ -114,6 +122,7 @@ class ToolRunner:
     async def _planned(self, turn_id: str, call_id: str, call: FunctionCall) -> Part:
         name, args = call.name or "", call.args or {}
         plan = await self.registry.plan_async(name, args, trusted=self.session.trusted)
+        self._titles[call_id] = valid_text(plan.description)
         self._notify(turn_id, call_id, call, "pending", plan.description, plan)
         if plan.error is not None:
             self._notify(turn_id, call_id, call, "error", plan.error)

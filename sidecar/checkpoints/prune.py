@@ -15,6 +15,7 @@ import msgspec
 from sidecar.checkpoints.store import BlobStore
 from sidecar.core.checkpoints import referenced
 from sidecar.core.recording import FileChangeRecord, FilesRestoredRecord
+from sidecar.core.words import counted
 from sidecar.recording.recorder import Recorder
 from sidecar.recording.trash import trash_directory
 from sidecar.session import Session
@@ -110,7 +111,7 @@ def prune(blobs: BlobStore, files: list[Path], *, cap_bytes: int | None, now: fl
             removed.append(blob.digest)
             total -= blob.size
     if removed:
-        log.info("checkpoint store %s: removed %d blob(s); %d bytes kept", blobs.root, len(removed), total)
+        log.info("checkpoint store %s: removed %s; %d bytes kept", blobs.root, counted(len(removed), "blob"), total)
     return removed
 
 

@@ -14,6 +14,7 @@ from sidecar.checkpoints.restore import Restored, RestorePlan, editor_step, plan
 from sidecar.checkpoints.store import BlobStore, store_folder
 from sidecar.core.checkpoints import rewind_targets, turn_files
 from sidecar.core.recording import FilesRestoredRecord
+from sidecar.core.words import counted
 from sidecar.protocol import errors
 from sidecar.protocol.sessions import (
     Checkpoint,
@@ -63,9 +64,9 @@ class FilesOutcome:
         parts = []
         if self.restored:
             where = f" ({self.in_editor} in the editor, unsaved)" if self.in_editor else ""
-            parts.append(f"{len(self.restored)} file(s) {'restored' if done else 'to restore'}{where}")
+            parts.append(f"{counted(len(self.restored), 'file')} {'restored' if done else 'to restore'}{where}")
         if self.removed:
-            parts.append(f"{len(self.removed)} file(s) the agent created {'removed' if done else 'to remove'}")
+            parts.append(f"{counted(len(self.removed), 'file')} the agent created {'removed' if done else 'to remove'}")
         if self.conflicts:
             left = "left as they are" if done else "would be left"
             parts.append(f"{len(self.conflicts)} changed since the agent's edit {left} (force overwrites them)")

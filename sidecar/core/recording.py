@@ -179,6 +179,18 @@ class StatsRecord(_Record, tag="stats"):
     message_count: int
     compaction_count: int
     title: str | None = None
+    #: How many of `message_count` are the hidden <session_context> turn, which no count shown to a person includes
+    #: (None: a file written before this was counted; listing replays it to find out).
+    context_count: int | None = None
+
+
+#: The `meta` key of a tool-result message: {call id: the title the call was shown with (its plan's description)}.
+TOOL_TITLES = "toolTitles"
+
+
+def is_context_message(kind: str, content_json: bytes | None) -> bool:
+    """Whether a recorded message is a <session_context> turn (an "env" message whose text opens with the tag)."""
+    return kind == "env" and content_json is not None and b'"text":"<session_context>' in content_json[:200]
 
 
 Record = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
@@ -14,6 +15,7 @@ from sidecar.core.pins import Pin
 from sidecar.core.recording import (
     COMPACTION_TOKEN_SOURCE,
     DISPLAY_KINDS,
+    TOOL_TITLES,
     CompactionRecord,
     FileChangeRecord,
     FileRecord,
@@ -31,6 +33,7 @@ from sidecar.core.recording import (
     UnpinRecord,
     UsageRecord,
     head_ids,
+    is_context_message,
     title_of,
     transcript_message,
 )
@@ -77,7 +80,11 @@ class Replay:
         #: Every displayed record in order (the transcript is built from it on demand).
         self.log: list[MessageRecord | RawMessageRecord | TranscriptCompaction | TranscriptFork] = []
         self._transcript: list[TranscriptEntry] = []
+        #: The latest model message with function calls, and the titles its calls were shown with, by message id.
+        self._calls_message: str | None = None
+        self.tool_titles: dict[str, dict[str, str]] = {}
         self.message_count = 0
+        self.context_count = 0  # of message_count, the hidden <session_context> turns
         self.compaction_count = 0
         self.title: str | None = None
         self.last_time: str | None = None
@@ -104,6 +111,7 @@ class Replay:
                 continue
             entry = transcript_message(item)
             entry.rewound = item.id in self._rewound
+            _add_titles(entry, self.tool_titles.get(item.id))
             self._transcript.append(entry)
         return self._transcript
 
@@ -174,6 +182,8 @@ class Replay:
         else:
             data = None if rec.content is None else encode_content(rec.content)
         self.message_count += 1
+        if is_context_message(rec.kind, data):
+            self.context_count += 1
         self.last_message_id = rec.id
         self._positions[rec.id] = len(self.log)
         if data is not None and rec.kind not in DISPLAY_KINDS:
@@ -182,6 +192,22 @@ class Replay:
         if self.title is None and rec.kind == "user":
             self.title = title_of(rec.text if rec.text is not None else transcript_message(rec).text)
         self.log.append(rec)
+        if rec.kind == "toolCall":
+            self._calls_message = rec.id
+        elif rec.kind == "toolResult" and self._calls_message is not None:
+            self._titles(self._calls_message, (rec.meta or {}).get(TOOL_TITLES))
+
+    def _titles(self, calls_message: str, titles: Any) -> None:
+        """Keep the titles a tool result recorded for the calls of the model message it answers."""
+        if not isinstance(titles, dict):
+            return
+        kept = {k: v for k, v in titles.items() if isinstance(k, str) and isinstance(v, str)}
+        self.tool_titles[calls_message] = kept
+        position = self._positions[calls_message]
+        if position < len(self._transcript):  # already built
+            entry = self._transcript[position]
+            if isinstance(entry, TranscriptMessage):
+                _add_titles(entry, kept)
 
     def _compaction(self, rec: CompactionRecord) -> None:
         if rec.id in self._entries:
@@ -285,6 +311,8 @@ class Replay:
         self.wire, self.history_ids = parent.wire, parent.history_ids
         self.log = parent.log
         self.message_count, self.compaction_count = parent.message_count, parent.compaction_count
+        self.context_count = parent.context_count
+        self.tool_titles = parent.tool_titles
         self.last_message_id = parent.last_message_id
         self._usage, self._usage_len = parent._usage, parent._usage_len
         self._applied, self._entries = parent._applied, parent._entries
@@ -297,3 +325,12 @@ class Replay:
                 "fork", rec.time, rec.parent_session_id, rec.parent_message_id, rec.before_message_id, rec.reason
             )
         )
+
+
+def _add_titles(entry: TranscriptMessage, titles: dict[str, str] | None) -> None:
+    """Give each of a model message's calls the title it was shown with (calls without an id are numbered in
+    order within the turn, as the tool runner numbers them)."""
+    if not titles or not entry.tool_calls:
+        return
+    for index, call in enumerate(entry.tool_calls):
+        call.title = titles.get(call.id or f"{entry.turn_id}-call-{index + 1}")

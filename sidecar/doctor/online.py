@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import http
+from datetime import datetime
 
 from sidecar.core.history import text_content
+from sidecar.core.local_time import local_minute_of
 from sidecar.doctor.backend import resolved_endpoint
 from sidecar.doctor.report import Check, Context
 from sidecar.gemini.backend import client_config
@@ -16,6 +18,11 @@ from sidecar.gemini.credentials import LOGIN_HINT, AdcAuth, CredentialsError
 
 #: The doctor waits at most this long for each request, whatever requestTimeoutMs says.
 ONLINE_TIMEOUT_MS = 30_000
+
+
+def valid_until(expiry: datetime | None) -> str:
+    """How long the token lasts, in local time as the product shows times ("" when the credentials do not say)."""
+    return f", valid until {local_minute_of(expiry)}" if isinstance(expiry, datetime) else ""
 
 
 def online_check(ctx: Context) -> list[Check]:
@@ -38,7 +45,7 @@ async def _online(ctx: Context) -> list[Check]:
         except CredentialsError as exc:
             return [Check("token", False, exc.message, LOGIN_HINT)]
         expiry = getattr(auth.credentials, "expiry", None)
-        until = f", valid until {expiry:%Y-%m-%d %H:%M} UTC" if expiry is not None else ""
+        until = valid_until(expiry)
         obtained = f"an access token was obtained with the credentials from {auth.source}{until}"
         checks.append(Check("token", True, obtained))
         if endpoint.project is None and auth.project:

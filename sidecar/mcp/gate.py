@@ -9,6 +9,7 @@ from typing import Any
 
 from sidecar.core.compaction import format_truncated_tool_output
 from sidecar.core.jsonlen import utf16_len
+from sidecar.core.words import counted
 from sidecar.mcp.manager import McpManager, McpTool
 from sidecar.mcp.results import Converted
 from sidecar.tools.registry import SaveOutput, ToolPlan, ToolResult
@@ -132,6 +133,6 @@ def _result(plan: ToolPlan, out: Converted, threshold: int, save_output: SaveOut
         except Exception as exc:
             where = f"(the full output could not be saved: {exc})"
         text = format_truncated_tool_output(text, where, max(0, threshold))
-    media = f", {len(out.media)} media part(s)" if out.media else ""
+    media = f", {counted(len(out.media), 'media part')}" if out.media else ""
     summary = f"{label} failed" if out.error else f"{label} done{media}"
     return ToolResult(not out.error, {"error" if out.error else "output": text}, summary, saved, media=out.media)

@@ -6,6 +6,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from sidecar.core.words import plural
 from sidecar.mcp.connection import CallFailed, RemotePrompt
 from sidecar.mcp.manager import McpManager
 from sidecar.protocol.mcp import GetMcpPromptParams, GetMcpPromptResult, McpPromptArgument, McpPromptInfo
@@ -76,7 +77,7 @@ def checked(prompt: RemotePrompt, values: dict[str, str]) -> dict[str, str]:
     given = {name: value for name, value in values.items() if value != ""}
     missing = [f"--{name}" for name, required in prompt.arguments if required and name not in given]
     if missing:
-        raise CallFailed(f"Missing required argument(s): {', '.join(missing)}")
+        raise CallFailed(f"Missing required {plural(len(missing), 'argument')}: {', '.join(missing)}")
     return given
 
 

@@ -24,6 +24,7 @@ from sidecar.core.memory_text import (
     wrap_file,
 )
 from sidecar.core.tokens import text_quarters
+from sidecar.core.words import counted, plural
 from sidecar.memory import discovery
 from sidecar.memory.discovery import Found
 from sidecar.memory.imports import ImportBudget, process_imports, project_root, read_text
@@ -231,7 +232,8 @@ class MemoryService:
         info = self.info()
         if info.skipped_project_files and info.skipped_project_files != self._warned_skip and self._warn is not None:
             self._warn(
-                f"{info.skipped_project_files} project context file(s) were not loaded: {UNTRUSTED_REASON}. "
+                f"{counted(info.skipped_project_files, 'project context file')} "
+                f"{plural(info.skipped_project_files, 'was', 'were')} not loaded: {UNTRUSTED_REASON}. "
                 "Trust the workspace to load them."
             )
         self._warned_skip = info.skipped_project_files

@@ -189,6 +189,9 @@ class TranscriptToolCall(msgspec.Struct, rename="camel", omit_defaults=True):
     name: str
     args: Any = None
     id: str | None = None
+    #: The title the live call was shown with (its plan's description, e.g. "Read notes.txt"); absent in sessions
+    #: recorded before titles were kept, and for calls never planned.
+    title: str | None = None
 
 
 class TranscriptMessage(msgspec.Struct, tag="message", tag_field="type", rename="camel", omit_defaults=True, gc=False):

@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from sidecar.core.history import Blob, Part
+from sidecar.core.words import counted, plural
 from sidecar.recording.foreign_import import ForeignSession, HistoryBuilder, as_json, obj
 from sidecar.recording.reader import now_iso
 from sidecar.recording.store import RecordingError
@@ -115,7 +116,9 @@ def read_claude_session(path: Path) -> ForeignSession:
             _user(builder, message.get("content"), meta, textual, is_meta=bool(entry.get("isMeta")))
     builder.finish()
     if bad:
-        builder.warnings.append(f"{bad} unreadable line(s) in the Claude Code file were ignored.")
+        builder.warnings.append(
+            f"{counted(bad, 'unreadable line')} in the Claude Code file {plural(bad, 'was', 'were')} ignored."
+        )
     if textual:
         names = ", ".join(sorted(set(textual.values())))
         builder.warnings.append(f"Calls of Claude Code tools the sidecar does not have ({names}) are kept as text.")

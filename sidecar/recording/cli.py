@@ -14,6 +14,7 @@ import msgspec
 
 from sidecar.core.recording import CompactionRecord
 from sidecar.core.visible_text import visible
+from sidecar.core.words import counted
 from sidecar.protocol.sessions import TranscriptCompaction, TranscriptFork, TranscriptMessage
 from sidecar.recording.stats import add_parser as stats_parser
 from sidecar.recording.store import RecordingError, SessionInfo, SessionStore, all_sessions
@@ -159,9 +160,10 @@ def main_sessions_show(args: argparse.Namespace, out: TextIO | None = None) -> i
     meta = loaded.metadata
     say = _shown(out)
     say(f"Session {loaded.session_id}: {loaded.title or '(no title)'}\n")
+    shown = loaded.message_count - loaded.context_count  # as listed: the hidden <session_context> turn left out
     say(
         f"Project {meta.project_root} · model {meta.model} · started {_when(meta.time)} · "
-        f"{loaded.message_count} messages · {loaded.compaction_count} compactions\n"
+        f"{counted(shown, 'message')} · {counted(loaded.compaction_count, 'compaction')}\n"
     )
     if meta.imported_from:
         say(f"Imported from {meta.imported_from.get('tool')}: {meta.imported_from.get('path')}\n")
@@ -280,7 +282,7 @@ def main_import(args: argparse.Namespace, out: TextIO | None = None) -> int:
         out.write(msgspec.json.encode(body).decode() + "\n")
     else:
         _shown(out)(
-            f"Imported {result.messages} messages ({result.history_length} for the model) from {args.path}\n"
+            f"Imported {counted(result.messages, 'message')} ({result.history_length} for the model) from {args.path}\n"
             f"as session {result.session_id} of {store.project_root}.\n"
         )
     return 0

@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from sidecar.core.words import counted, plural
 from sidecar.recording.foreign_import import ForeignSession, HistoryBuilder, as_json, obj
 from sidecar.recording.reader import now_iso
 from sidecar.recording.store import RecordingError
@@ -116,7 +117,9 @@ def read_codex_session(path: Path) -> ForeignSession:
         _item(builder, item, textual)
     builder.finish()
     if bad:
-        builder.warnings.append(f"{bad} unreadable line(s) in the Codex rollout were ignored.")
+        builder.warnings.append(
+            f"{counted(bad, 'unreadable line')} in the Codex rollout {plural(bad, 'was', 'were')} ignored."
+        )
     if textual:
         names = ", ".join(sorted(set(textual.values())))
         builder.warnings.append(f"Calls of Codex tools the sidecar does not have ({names}) are kept as text.")

@@ -15,6 +15,7 @@ import msgspec
 from sidecar.config.settings import DEFAULT_MODEL
 from sidecar.core.history import Content, Part
 from sidecar.core.recording import MessageRecord, Record, UsageRecord, display_text
+from sidecar.core.words import counted, plural
 from sidecar.recording.reader import now_iso
 from sidecar.recording.store import RecordingError, SessionStore
 
@@ -113,7 +114,10 @@ def _read_jsonl(data: bytes) -> GeminiSession:
         elif isinstance(record.get("sessionId"), str):
             meta.update(record)
     if bad:
-        warnings.append(f"{bad} unreadable line(s) in the Gemini CLI file were ignored (as Gemini CLI does).")
+        warnings.append(
+            f"{counted(bad, 'unreadable line')} in the Gemini CLI file {plural(bad, 'was', 'were')} ignored "
+            "(as Gemini CLI does)."
+        )
     messages = [latest[i] for i in current]
     superseded = [m for i, m in latest.items() if i not in current]
     return GeminiSession(meta, messages, superseded, "jsonl", warnings)

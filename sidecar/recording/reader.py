@@ -29,6 +29,7 @@ from sidecar.core.recording import (
     MessageRecord,
     RawMessageRecord,
     SessionRecord,
+    is_context_message,
 )
 from sidecar.core.replay import ParentLoader, Replay, ReplayError
 from sidecar.protocol.sessions import TranscriptEntry
@@ -118,6 +119,7 @@ class LoadedSession:
     title: str | None
     last_updated: str
     undoable: list[str]
+    context_count: int = 0  # of message_count, the hidden <session_context> turns
     pins: list[Pin] = field(default_factory=list)
     fork: ForkRecord | None = None  # set when the session is a branch of another one
     last_message_id: str | None = None
@@ -255,6 +257,7 @@ def loaded_session(path: Path, replay: Replay, warnings: list[str], valid_size: 
         last_usage=replay.last_usage,
         compaction_count=replay.compaction_count,
         message_count=replay.message_count,
+        context_count=replay.context_count,
         title=replay.title,
         last_updated=replay.last_time or metadata.time,
         undoable=replay.undoable,
@@ -351,13 +354,17 @@ class _Peek(msgspec.Struct, rename="camel"):
     message_count: int = 0
     compaction_count: int = 0
     title: str | None = None
+    context_count: int | None = None
+    kind: str = ""
+    content: msgspec.Raw = msgspec.Raw()
 
 
 _PEEK = msgspec.json.Decoder(_Peek)
 
 
 def session_info(path: Path) -> SessionInfo:
-    """Listing data from the first line and the tail (back to the last stats record), not a full replay."""
+    """Listing data from the first line and the tail (back to the last stats record), not a full replay. Its
+    message count leaves out the hidden <session_context> turns, as every count shown to a person does."""
     with open(path, "rb") as f:
         first = f.readline(_HEADER_MAX)
         _check_header(path, first.rstrip(b"\n"))
@@ -365,9 +372,10 @@ def session_info(path: Path) -> SessionInfo:
         parent = _parent_of(f.readline(_HEADER_MAX))
         size = os.fstat(f.fileno()).st_size
         counts = _scan_tail(f, size, len(first))
-    if counts is None:  # no stats record yet (e.g. killed before its first turn ended): replay it
+    if counts is None:  # no stats record yet (killed before its first turn ended) or an older one: replay it
         loaded = read_session(path, salvage=True)
-        counts = (loaded.message_count, loaded.compaction_count, loaded.title, loaded.last_updated)
+        shown = loaded.message_count - loaded.context_count
+        counts = (shown, loaded.compaction_count, loaded.title, loaded.last_updated)
     messages, compactions, title, last_time = counts
     return SessionInfo(
         session_id=header.session_id,
@@ -412,8 +420,10 @@ def _scan_tail(f: BinaryIO, size: int, start_of_body: int) -> tuple[int, int, st
                 return None
             last_time = last_time or peek.time
             if peek.type == "stats":
+                if peek.context_count is None:  # written before the <session_context> turns were counted
+                    return None
                 return (
-                    peek.message_count + messages,
+                    peek.message_count - peek.context_count + messages,
                     peek.compaction_count + compactions,
                     renamed if renamed is not None else peek.title,
                     last_time,
@@ -421,7 +431,7 @@ def _scan_tail(f: BinaryIO, size: int, start_of_body: int) -> tuple[int, int, st
             if peek.type == "rename" and renamed is None:
                 renamed = peek.title
             if peek.type == "message":
-                messages += 1
+                messages += 0 if is_context_message(peek.kind, bytes(peek.content)) else 1
             elif peek.type == "compaction" and peek.status == Status.COMPRESSED:
                 compactions += 1
         if start <= start_of_body:

@@ -149,9 +149,16 @@ class Recorder:
         self._warn(text)
 
     # -- records -------------------------------------------------------------------------------------
-    def message(self, content: Content, kind: MessageKind, turn_id: str | None = None, shown: str | None = None) -> str:
+    def message(
+        self,
+        content: Content,
+        kind: MessageKind,
+        turn_id: str | None = None,
+        shown: str | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> str:
         """Record a model-facing message; `shown`: the transcript's text when it is not the content's text."""
-        return self._open().message(content, kind=kind, turn_id=turn_id, text=shown)
+        return self._open().message(content, kind=kind, turn_id=turn_id, text=shown, meta=meta)
 
     def file_record(self, record: FileChangeRecord | FilesRestoredRecord) -> None:
         """A checkpoint record (docs/checkpoints.md); a files-restored one is fsynced at once."""

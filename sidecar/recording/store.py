@@ -145,6 +145,7 @@ class SessionStore:
                 path,
                 file,
                 message_count=loaded.message_count,
+                context_count=loaded.context_count,
                 compaction_count=loaded.compaction_count,
                 title=loaded.title,
                 undoable=loaded.undoable,

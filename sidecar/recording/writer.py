@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from sidecar.core.content_json import encode_content
 from sidecar.core.history import Content
 from sidecar.core.outcome import HISTORY_CHANGING, Status
 from sidecar.core.recording import (
@@ -28,6 +29,7 @@ from sidecar.core.recording import (
     UnpinRecord,
     UsageRecord,
     display_text,
+    is_context_message,
     title_of,
 )
 from sidecar.recording.reader import BinaryFile, now_iso
@@ -65,6 +67,7 @@ class SessionWriter:
         file: BinaryFile | None,
         *,
         message_count: int = 0,
+        context_count: int = 0,
         compaction_count: int = 0,
         title: str | None = None,
         undoable: Iterable[str] = (),
@@ -77,6 +80,7 @@ class SessionWriter:
         self.last_message_id = last_message_id
         self.path = path
         self.message_count = message_count
+        self.context_count = context_count  # of message_count, the hidden <session_context> turns
         self.compaction_count = compaction_count
         self.title = title
         self.problem: str | None = None
@@ -239,6 +243,8 @@ class SessionWriter:
         """Append any record as one line (import uses this directly). Counters follow even when disabled."""
         if isinstance(record, MessageRecord):
             self.message_count += 1
+            if record.kind == "env" and record.content is not None:
+                self.context_count += is_context_message(record.kind, encode_content(record.content))
             self.last_message_id = record.id
             if self.title is None and record.kind == "user":
                 text = record.text if record.text is not None else display_text(record.content or Content())
@@ -289,6 +295,7 @@ class SessionWriter:
                 time=now_iso(),
                 message_count=self.message_count,
                 compaction_count=self.compaction_count,
+                context_count=self.context_count,
                 title=self.title,
             )
         )

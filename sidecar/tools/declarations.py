@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sidecar.core.words import plural
+
 __all__ = [
     "DEFAULT_SHELL_TIMEOUT",
     "DIRECTORY",
@@ -106,11 +108,13 @@ def check_args(declaration: dict[str, Any], args: Any) -> tuple[dict[str, Any], 
     unknown = sorted(set(args) - set(properties))
     if unknown:
         allowed = ", ".join(properties) or "none"
-        problems.append(f"Unknown argument(s) {', '.join(map(repr, unknown))}; the arguments are: {allowed}.")
+        problems.append(
+            f"Unknown {plural(len(unknown), 'argument')} {', '.join(map(repr, unknown))}; the arguments are: {allowed}."
+        )
     args = {k: v for k, v in args.items() if v is not None or k in schema["required"]}  # null = absent
     missing = [key for key in schema["required"] if key not in args]
     if missing:
-        problems.append(f"Missing required argument(s): {', '.join(map(repr, missing))}.")
+        problems.append(f"Missing required {plural(len(missing), 'argument')}: {', '.join(map(repr, missing))}.")
     clean: dict[str, Any] = {}
     for key, value in args.items():
         if key not in properties:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sidecar.core.words import counted
 from sidecar.tools.paths import ToolError
 from sidecar.tools.safe_io import PLAN_SECONDS, off_loop, read_regular, write_regular
 
@@ -210,7 +211,9 @@ class EditPlan:
 def _plan(path: Path, shown: str, before: str | None, after: str, what: str) -> EditPlan:
     diff, added, removed = unified_diff(before, after, shown)
     counts = f"+{added} −{removed}"
-    description = f"Create {shown} ({len(split_lines(after))} lines)" if before is None else f"{what} ({counts})"
+    description = (
+        f"Create {shown} ({counted(len(split_lines(after)), 'line')})" if before is None else f"{what} ({counts})"
+    )
     return EditPlan(path, shown, before, after, workspace_edit(path, before, after), diff, added, removed, description)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 from sidecar.core.visible_text import visible_name
+from sidecar.core.words import counted, plural
 from sidecar.tools.gitignore import Ignorer, expand_braces, glob_regex
 from sidecar.tools.paths import ToolError, Workspace
 from sidecar.tools.safe_io import open_regular, read_regular
@@ -188,7 +189,7 @@ def read_file(path: Path, shown: str, start: int | None, end: int | None, text: 
         return Outcome("[empty file]", f"Read {shown} (empty)")
     of_total = f"{total}" if complete else f"at least {total}"
     if first > total and complete:
-        raise ToolError(f"start_line {first} is past the end of {shown}, which has {total} lines.")
+        raise ToolError(f"start_line {first} is past the end of {shown}, which has {counted(total, 'line')}.")
     body = "".join(lines)
     last = first + len(lines) - 1
     notes: list[str] = []
@@ -206,7 +207,9 @@ def read_file(path: Path, shown: str, start: int | None, end: int | None, text: 
             "read past it]"
         )
     header = "\n".join(notes) + "\n" if notes else ""
-    summary = f"Read {shown} (lines {first}–{last} of {of_total})" if notes else f"Read {shown} ({total} lines)"
+    summary = (
+        f"Read {shown} (lines {first}–{last} of {of_total})" if notes else f"Read {shown} ({counted(total, 'line')})"
+    )
     return Outcome(header + body, summary)
 
 
@@ -265,7 +268,7 @@ class _Walk:
 _WALK_LIMIT_NOTE = f"[stopped after visiting {MAX_WALK_ENTRIES:,} entries; search a smaller directory]"
 #: Said under a listing where a name was shown escaped (visible_name): how to name that file in a later call.
 ESCAPED_NAMES_NOTE = (
-    "[{count} name(s) shown escaped: a control character as \\n, \\e, \\xNN or U+XXXX in angle brackets, angle "
+    "[{count} shown escaped: a control character as \\n, \\e, \\xNN or U+XXXX in angle brackets, angle "
     "brackets as &lt; and &gt;; give the real characters in a later call's path]"
 )
 
@@ -322,9 +325,9 @@ def glob_files(
     if limited:
         notes.append(_WALK_LIMIT_NOTE)
     if escaped:
-        notes.append(ESCAPED_NAMES_NOTE.format(count=escaped))
+        notes.append(ESCAPED_NAMES_NOTE.format(count=counted(escaped, "name")))
     text = "\n".join([*shown, *notes])
-    return Outcome(text, f"Found {len(paths)} file(s) matching {pattern}")
+    return Outcome(text, f"Found {counted(len(paths), 'file')} matching {pattern}")
 
 
 # ---------------------------------------------------------------- list_directory
@@ -363,12 +366,14 @@ def list_directory(workspace: Workspace, path: Path, include_ignored: bool) -> O
         lines.append(f"[truncated: showing {MAX_LIST_ENTRIES:,} of {len(listed):,} entries; use glob to narrow]")
     if hidden:
         lines.append(
-            f"[{hidden} entries hidden: ignored by .gitignore, or .git/node_modules/virtualenv folders; "
-            "pass include_ignored=true to see them]"
+            f"[{counted(hidden, 'entry', 'entries')} hidden: ignored by .gitignore, or .git/node_modules/virtualenv "
+            "folders; pass include_ignored=true to see them]"
         )
     if escaped:
-        lines.append(ESCAPED_NAMES_NOTE.format(count=escaped))
-    return Outcome(f"Directory {shown}:\n" + "\n".join(lines), f"Listed {shown} ({len(listed)} entries)")
+        lines.append(ESCAPED_NAMES_NOTE.format(count=counted(escaped, "name")))
+    return Outcome(
+        f"Directory {shown}:\n" + "\n".join(lines), f"Listed {shown} ({counted(len(listed), 'entry', 'entries')})"
+    )
 
 
 # ---------------------------------------------------------------- search_text
@@ -437,4 +442,8 @@ def search_text(
         )
     if limited:
         results.append(_WALK_LIMIT_NOTE)
-    return Outcome("\n".join(results), f"{count} match(es) in {files_matched} file(s) for /{regex.pattern}/")
+    return Outcome(
+        "\n".join(results),
+        f"{count} {plural(0 if full else len(results), 'match', 'matches')} in {counted(files_matched, 'file')} "
+        f"for /{regex.pattern}/",
+    )

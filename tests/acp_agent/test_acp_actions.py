@@ -77,7 +77,7 @@ async def test_rewind_takes_back_messages_and_shows_the_text(agent: Agent, fake:
 
     with pytest.raises(acp.RequestError) as caught:
         await agent.prompt(sid, "/rewind 9")
-    assert "Cannot rewind 9 message(s)" in str(caught.value)
+    assert "Cannot rewind 9 messages" in str(caught.value)
     with pytest.raises(acp.RequestError) as caught:
         await agent.prompt(sid, "/rewind lots")
     assert "not 'lots'" in str(caught.value)

@@ -47,7 +47,7 @@ async def test_memory_show_refresh_and_add(memory_agent: Agent, fake: Any, works
     start = len(agent.client.updates())
     assert await agent.prompt(sid, "/memory show") == "end_turn"
     shown = agent.client.text(start=start)
-    assert "**Memory: 2 file(s)" in shown and "GLOBAL-RULE" in shown and "PROJECT-RULE" in shown
+    assert "**Memory: 2 files" in shown and "GLOBAL-RULE" in shown and "PROJECT-RULE" in shown
     assert f"`{user_home / '.gemini' / 'GEMINI.md'}` (global" in shown and f"`{workspace}/AGENTS.md` (project" in shown
     assert chats(fake) == [], "a slash command never reaches the model"
 

@@ -54,11 +54,36 @@ async def test_replayed_tool_calls_keep_their_ids_diffs_and_locations_and_shell_
         await second.raw_request("session/load", {"sessionId": sid, "cwd": workspace, "mcpServers": []})
         replayed = of(second.client.updates(sid), "tool_call")
         assert [c["toolCallId"] for c in replayed] == [c["toolCallId"] for c in live], "the live calls' ids"
-        assert [c["title"] for c in replayed] == ["Write a.txt", "Edit a.txt", "Run `echo OUT-$((6*7))`"]
+        assert [c["title"] for c in replayed] == [c["title"] for c in live], "the live calls' titles"
         path = os.path.join(workspace, "a.txt")
         assert replayed[0]["locations"] == [{"path": path}] and replayed[1]["locations"] == [{"path": path}]
         assert replayed[0]["content"] == [{"type": "diff", "path": path, "newText": "one\n"}]
         assert replayed[1]["content"] == [{"type": "diff", "path": path, "oldText": "one", "newText": "two"}]
+    finally:
+        await second.close()
+
+
+async def test_replayed_tool_calls_have_the_titles_the_live_calls_had(fake: Any, home: str, workspace: str) -> None:
+    with open(os.path.join(workspace, "notes.txt"), "w") as f:
+        f.write("alpha\nbeta\ngamma\n")
+    first = await Agent(fake.url, home).start()
+    try:
+        await first.initialize()
+        sid = await first.new_session(workspace)
+        fake.script(
+            [call("read_file", path="notes.txt", start_line=2, end_line=3), call("search_text", pattern="beta")]
+        )
+        await first.prompt(sid, "read and search")
+        live = [c["title"] for c in of(first.client.updates(sid), "tool_call")]
+        assert len(live) == 2 and live[0] != "Read notes.txt", live  # the plan says more than the arguments
+    finally:
+        await first.close()
+
+    second = await Agent(fake.url, home).start()
+    try:
+        await second.initialize()
+        await second.raw_request("session/load", {"sessionId": sid, "cwd": workspace, "mcpServers": []})
+        assert [c["title"] for c in of(second.client.updates(sid), "tool_call")] == live
     finally:
         await second.close()
 

@@ -80,7 +80,7 @@ async def test_every_mode_is_checkpointed_and_a_restarted_sidecar_puts_the_files
     assert (root / "a.txt").read_text() == "alpha\nBETA\n", "a preview changes nothing"
     result = await again.client.request("sidecar/rewind", {"messageId": target["id"], "restoreFiles": True})
     assert sorted(result["restored"]) == sorted(preview["restored"]) and result["removed"] == preview["removed"]
-    assert "2 file(s) restored" in result["message"] and "1 file(s) the agent created removed" in result["message"]
+    assert "2 files restored" in result["message"] and "1 file the agent created removed" in result["message"]
     assert (root / "a.txt").read_text() == "alpha\nbeta\n"
     assert (root / "gone.txt").read_text() == "the shell deletes me\n"
     assert not (root / "src" / "new.py").exists()

@@ -208,3 +208,19 @@ async def test_gemini_cli_session_is_imported_and_can_be_continued(
         await side.client.request("sidecar/importSession", {"path": str(source.with_name("missing.jsonl"))})
     assert caught.value.code == -32004
     await side.client.close()
+
+
+async def test_the_listed_message_count_is_the_one_resume_gives(fake: Any, dirs: tuple[str, str]) -> None:
+    home, workspace = dirs
+    first = Sidecar(home, fake.url, workspace)
+    await first.start()
+    await first.say("hello there")
+    session_id = first.usage[-1]["sessionId"]
+    await first.client.close()
+
+    second = Sidecar(home, fake.url, workspace)
+    await second.start()
+    (listed,) = await second.client.request("sidecar/listSessions", {})
+    resumed = await second.client.request("sidecar/resumeSession", {"sessionId": session_id})
+    assert listed["messageCount"] == resumed["messageCount"] == 2, "your message and the reply, no hidden context"
+    await second.client.close()

@@ -57,6 +57,8 @@ async def test_read_then_edit_through_apply_edit(client: EditorClient, fake: Any
     assert confirmation["toolName"] == "replace" and "+BETA" in confirmation["diff"]
     assert ("replace", "done") in statuses(client)
     assert (root / "notes.txt").read_text() == "alpha\nbeta\ngamma\n", "the editor applies edits, not the disk"
+    progress = [str(n["value"].get("message", "")) for n in notes(client, "$/progress")]
+    assert "Running 1 tool call…" in progress, progress  # one call each round, counted in words
 
 
 async def test_failed_apply_edit_is_reported_to_the_model(client: EditorClient, fake: Any, root: Path) -> None:

@@ -107,7 +107,7 @@ async def test_session_new_with_mcp_servers_declares_asks_and_calls(
         assert sent == "Please review src/app.py focusing on speed"
         before = len(chats(fake))
         await agent.prompt(sid, "/review")
-        assert "Missing required argument(s): --code" in agent.client.text()
+        assert "Missing required argument: --code" in agent.client.text()
         assert len(chats(fake)) == before, "nothing is sent to the model"
     finally:
         await agent.close()

@@ -210,7 +210,7 @@ async def test_disable_enable_prompts_and_a_server_dying_while_idle_over_the_wir
     expanded = await request(editor, "sidecar/getMcpPrompt", {"name": "review", "arguments": {"code": "a.py"}})
     assert expanded == {"text": "Please review a.py focusing on anything"}
     refused = await request(editor, "sidecar/getMcpPrompt", {"name": "review", "text": ""})
-    assert refused == {"error": "Missing required argument(s): --code"}
+    assert refused == {"error": "Missing required argument: --code"}
     # disable: the process stops, the tools leave the next request, editors are told; enable brings it back
     (rev_group,) = groups(marks / "rev")
     assert await request(editor, "sidecar/setMcpServerEnabled", {"name": "rev", "enabled": False}) == {"applied": True}

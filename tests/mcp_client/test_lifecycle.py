@@ -78,7 +78,7 @@ async def test_prompts_are_listed_with_arguments_and_expanded_by_name_or_from_a_
         line = await get_prompt(manager, GetMcpPromptParams(name="review", text='y.py --focus="error handling"'))
         assert line.text == "Please review y.py focusing on error handling"
         missing = await get_prompt(manager, GetMcpPromptParams(name="review", arguments={}))
-        assert missing.error == "Missing required argument(s): --code" and missing.text is None
+        assert missing.error == "Missing required argument: --code" and missing.text is None
         unknown = await get_prompt(manager, GetMcpPromptParams(name="nosuch", text=""))
         assert unknown.error is not None and "nosuch" in unknown.error and "review" in unknown.error
         await manager.set_enabled("rev", False)

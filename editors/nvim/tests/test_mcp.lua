@@ -162,7 +162,7 @@ T.run('test_mcp', function()
     T.wait(function()
       return answer ~= nil
     end, 10000, 'the answer without the required argument')
-    T.eq(answer.result, { error = 'Missing required argument(s): --code' }, 'the missing argument told')
+    T.eq(answer.result, { error = 'Missing required argument: --code' }, 'the missing argument told')
   end)
   sidecar.stop()
 end)

@@ -1053,4 +1053,21 @@ T.run('test_unit', function()
     T.eq(told[1].level, vim.log.levels.ERROR, 'as an error')
     T.eq(got.message, 'the sidecar is not running (stopped)', 'the error handed on')
   end)
+
+  T.step('a shortened MCP failure notice names the server and starts its error; other parentheses are kept', function()
+    local ui = require('sidecar.ui')
+    local failure = "MCP server 'broken' (/home/someone/.local/share/venvs/tools/bin/python3) failed: it exited "
+      .. 'with code 1 (cannot open the database). Its last output on stderr:\nTraceback (most recent call last):'
+    local line, shortened = ui.notice(failure, 80)
+    T.ok(shortened, 'too long for the command line')
+    T.contains(line, "MCP server 'broken' failed: it exited", 'the name and the start of the error')
+    T.ok(vim.fn.strdisplaywidth(line) <= 80, 'within the width: ' .. line)
+    local session = 'Session “Fix the parser and the tests that check it” (3f2a9c1e) was moved to the trash; '
+      .. 'it can be restored for 30 days.'
+    line = ui.notice(session, 120)
+    T.contains(line, '(3f2a9c1e)', 'a session id in parentheses is kept')
+    local quota = 'Gemini API: quota exceeded (429 RESOURCE_EXHAUSTED): try again in a minute, or use another key'
+    line = ui.notice(quota, 100)
+    T.contains(line, '(429', 'an error code in parentheses is kept')
+  end)
 end)

@@ -244,6 +244,7 @@ export interface TranscriptToolCall {
   name: string;
   args?: unknown;
   id?: string;
+  title?: string;
 }
 
 export interface TranscriptMessage {

@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ import pytest
 
 from sidecar.config.settings import Settings
 from sidecar.doctor import main_doctor
+from sidecar.doctor.online import valid_until
 from sidecar.fakegemini import FakeGemini
 from sidecar.gemini.routes import resolve
 from tests.adc_files import external_authorized_user, service_account
@@ -237,6 +240,7 @@ def test_online_obtains_a_vertex_token_then_counts(
         code, _report, checks = run(project, editor=editor, online=True)
         assert code == 0, checks
         assert checks["token"][0]["ok"] and "access token was obtained" in checks["token"][0]["detail"]
+        assert "UTC" not in checks["token"][0]["detail"], "local time, as the product shows times"
         assert "fake-access-token" not in json.dumps(checks)
         (count,) = checks["countTokens"]
         assert "HTTP 200 OK" in count["detail"] and "/projects/proj-1/locations/us-central1/" in count["detail"]
@@ -250,3 +254,16 @@ def test_online_obtains_a_vertex_token_then_counts(
 def test_online_with_nothing_configured_reaches_nothing(project: Path) -> None:
     code, _report, checks = run(project, online=True)
     assert code == 0 and "embedded fake" in checks["online"][0]["detail"]
+
+
+def test_the_token_expiry_is_shown_in_local_time_as_the_product_shows_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "Asia/Kolkata")  # UTC+05:30, no daylight saving
+    time.tzset()
+    try:
+        # google-auth's expiry is a naive UTC time
+        assert valid_until(datetime(2026, 11, 25, 3, 36, 22)) == ", valid until 2026-11-25 09:06"
+        assert valid_until(datetime(2026, 11, 25, 3, 36, tzinfo=UTC)) == ", valid until 2026-11-25 09:06"
+        assert valid_until(None) == ""
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()

@@ -68,7 +68,7 @@ async def test_an_untrusted_workspace_loads_only_global_and_says_why(layout: tup
     info = await memory.load()
     assert [f.scope for f in info.files] == ["global"]
     assert info.skipped_project_files == 2 and info.skipped_reason and "not trusted" in info.skipped_reason
-    assert len(warnings) == 1 and warnings[0].startswith("2 project context file(s) were not loaded")
+    assert len(warnings) == 1 and warnings[0].startswith("2 project context files were not loaded")
     assert memory.project_section() == ""
     assert await memory.just_in_time([str(repo / "Api" / "sub" / "code.py")]) == ""
 

@@ -42,7 +42,7 @@ def test_read_jsonl_applies_upserts_checkpoints_and_rewinds() -> None:
     g1 = next(m for m in session.superseded if m["id"] == "g1")
     assert g1["tokens"]["input"] == 5000 and g1["toolCalls"][0]["status"] == "success"  # the last version won
     assert session.metadata["summary"] == "CLI flags --verbose and --quiet"
-    assert session.warnings == ["1 unreadable line(s) in the Gemini CLI file were ignored (as Gemini CLI does)."]
+    assert session.warnings == ["1 unreadable line in the Gemini CLI file was ignored (as Gemini CLI does)."]
 
 
 def test_rewind_to_an_unknown_id_clears_like_gemini_cli(tmp_path: Path) -> None:

@@ -117,7 +117,7 @@ async def test_write_file_new_file_edit_shape_and_editor_application(tmp_path: P
     tools, editor = registry(tmp_path), FakeEditor()
     plan = tools.plan("write_file", {"path": "pkg/new.py", "content": "x = 1\n"}, trusted=True)
     uri = (tmp_path / "pkg" / "new.py").as_uri()
-    assert plan.error is None and plan.kind == "edit" and plan.description == "Create pkg/new.py (1 lines)"
+    assert plan.error is None and plan.kind == "edit" and plan.description == "Create pkg/new.py (1 line)"
     assert plan.edit == {
         "documentChanges": [
             {"kind": "create", "uri": uri, "options": {"overwrite": False, "ignoreIfExists": True}},
@@ -246,7 +246,7 @@ async def test_replace_matches_lf_text_in_a_crlf_file(tmp_path: Path) -> None:
         ({"path": "m.py", "old_string": "f", "new_string": "f"}, "identical"),
         ({"path": "nope.py", "old_string": "a", "new_string": "b"}, "File not found: nope.py"),
         ({"path": "m.py", "old_string": "a", "new_string": "b", "expected_replacements": 0}, "at least 1"),
-        ({"path": "m.py", "old_string": "a"}, "Missing required argument(s): 'new_string'"),
+        ({"path": "m.py", "old_string": "a"}, "Missing required argument: 'new_string'"),
     ],
 )
 def test_replace_refusals(code: Path, args: dict[str, Any], message: str) -> None:

@@ -47,9 +47,9 @@ def test_unknown_tool(tools: ToolRegistry) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (None, "Missing required argument(s): 'path'"),
+        (None, "Missing required argument: 'path'"),
         ([1, 2], "must be an object, got list"),
-        ({"path": "a.txt", "offset": 3}, "Unknown argument(s) 'offset'; the arguments are: path, start_line, end_line"),
+        ({"path": "a.txt", "offset": 3}, "Unknown argument 'offset'; the arguments are: path, start_line, end_line"),
         ({"path": "a.txt", "start_line": "3"}, "'start_line' must be an integer, got str '3'"),
         ({"path": "a.txt", "start_line": True}, "'start_line' must be an integer, got bool"),
         ({"path": "a.txt", "start_line": 1.5}, "'start_line' must be an integer, got float"),

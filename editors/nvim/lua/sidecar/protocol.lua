@@ -87,7 +87,7 @@ M.fields = {
   ResumeSessionParams = { 'sessionId' },
   ResumeSessionResult = { 'sessionId', 'messageCount', 'forked', 'parentSessionId', 'message' },
   GetTranscriptParams = { 'sessionId' },
-  TranscriptToolCall = { 'name', 'args', 'id' },
+  TranscriptToolCall = { 'name', 'args', 'id', 'title' },
   TranscriptMessage = { 'type', 'id', 'time', 'role', 'kind', 'text', 'turnId', 'toolCalls', 'rewound' },
   TranscriptCompaction = { 'type', 'id', 'time', 'trigger', 'status', 'originalTokenCount', 'newTokenCount', 'undone', 'snapshot' },
   TranscriptFork = { 'type', 'id', 'time', 'parentSessionId', 'parentMessageId', 'beforeMessageId', 'reason' },
@@ -247,6 +247,7 @@ M.fields = {
 ---@field name string
 ---@field args? any
 ---@field id? string
+---@field title? string
 
 ---@class sidecar.TranscriptMessage
 ---@field type 'message'

@@ -22,22 +22,41 @@ function M.fit(text, width)
   return cut .. '…'
 end
 
+--- A shortened notice's first line: an MCP server's failure ("MCP server 'NAME' (COMMAND) failed: WHY") without
+--- its command, so that the name and the start of the error fit (the chat and :SidecarMcp keep the command). Other
+--- text, parenthesised session ids and error codes included, is left as it is.
+local function without_mcp_command(line)
+  local head, rest = line:match("^(sidecar: MCP server '.-') %(.-%) (failed: .*)$")
+  if head == nil then
+    return line
+  end
+  return head .. ' ' .. rest
+end
+
+--- The command-line notice of `msg` in `room` cells, and whether it was shortened (the whole text then goes to the
+--- chat).
+function M.notice(msg, room)
+  local line = 'sidecar: ' .. msg
+  if not msg:find('\n', 1, true) and vim.fn.strdisplaywidth(line) <= room then
+    return line, false
+  end
+  local more = ' (:SidecarChat shows all)'
+  local first = without_mcp_command(line:match('^[^\n]*'))
+  return M.fit(first, math.max(room - vim.fn.strdisplaywidth(more), 10)) .. more, true
+end
+
 --- Tell the user something: one line that fits the command line goes to vim.notify; a longer text is shortened
 --- there (a message longer than the command line waits behind a Press-ENTER prompt) and shown whole in the chat.
 --- Returns true when the text went to the chat.
 function M.tell(msg, level)
   msg = tostring(msg or '')
-  local line = 'sidecar: ' .. msg
   local room = math.max((tonumber(vim.v.echospace) or 80) - 1, 20)
-  if not msg:find('\n', 1, true) and vim.fn.strdisplaywidth(line) <= room then
-    vim.notify(line, level or vim.log.levels.INFO)
-    return false
+  local line, shortened = M.notice(msg, room)
+  vim.notify(line, level or vim.log.levels.INFO)
+  if shortened then
+    require('sidecar.chat').note(msg)
   end
-  local more = ' (:SidecarChat shows all)'
-  local first = line:match('^[^\n]*')
-  vim.notify(M.fit(first, math.max(room - vim.fn.strdisplaywidth(more), 10)) .. more, level or vim.log.levels.INFO)
-  require('sidecar.chat').note(msg)
-  return true
+  return shortened
 end
 
 --- $/progress from the server (begin/report/end of a work-done progress). The statusline shows that a compaction

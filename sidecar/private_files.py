@@ -1,11 +1,16 @@
-"""Folders and files only the user can read: 0700 and 0600 whatever the umask."""
+"""Folders and files only the user can read: 0700 and 0600 whatever the umask; a project's approvals kept in one."""
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 from pathlib import Path
+from typing import Any
 
-__all__ = ["create_private", "make_private_dirs", "write_private"]
+__all__ = ["create_private", "make_private_dirs", "read_approvals", "write_approvals", "write_private"]
+
+log = logging.getLogger(__name__)
 
 
 def make_private_dirs(path: Path) -> Path:
@@ -49,3 +54,25 @@ def write_private(path: Path, data: bytes) -> None:
     finally:
         os.close(fd)
     os.replace(temporary, path)
+
+
+def read_approvals(path: Path, what: str) -> dict[str, Any]:
+    """The approvals kept in `path` (`{"project": …, "approved": {key: record}}`); none when it is missing or
+    unreadable (`what` names them in the warning: the user is asked again, never trusted by default)."""
+    try:
+        data = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        log.warning("cannot read the %s %s (%s); asking again", what, path, exc)
+        return {}
+    approved = data.get("approved") if isinstance(data, dict) else None
+    return approved if isinstance(approved, dict) else {}
+
+
+def write_approvals(path: Path, project: str, approved: dict[str, Any], what: str) -> None:
+    """Keep `approved` for `project` in `path` (0600); a failure is logged: the approval holds for this session."""
+    try:
+        write_private(path, json.dumps({"project": project, "approved": approved}, indent=2).encode())
+    except OSError as exc:
+        log.warning("cannot keep the %s in %s: %s (it holds for this session)", what, path, exc)

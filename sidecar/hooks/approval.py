@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from sidecar.config.settings import HOOK_EVENTS, Hooks, HookSpec
 from sidecar.config.workspace_file import settings_path
-from sidecar.private_files import write_private
+from sidecar.private_files import read_approvals, write_approvals
 from sidecar.protocol.tools import ConfirmToolCallParams, ToolDecision
 from sidecar.session import Session
 from sidecar.tools import protected
@@ -90,15 +90,7 @@ class HookApproval:
         return project.home / APPROVALS_DIR / f"{project.project_id}.json"
 
     def _approved(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.store_path().read_bytes())
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            log.warning("cannot read the hook approvals %s (%s); asking again", self.store_path(), exc)
-            return {}
-        approved = data.get("approved") if isinstance(data, dict) else None
-        return approved if isinstance(approved, dict) else {}
+        return read_approvals(self.store_path(), "hook approvals")
 
     def _scripts(self, pairs: Sequence[tuple[str, HookSpec]]) -> list[tuple[str, str]]:
         """(path, content digest) of each workspace file the hooks run (blocking: run off the loop)."""
@@ -113,11 +105,7 @@ class HookApproval:
             "scripts": dict(scripts),
             "approvedAt": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
         }
-        data = {"project": self._session.project_root, "approved": approved}
-        try:
-            write_private(self.store_path(), json.dumps(data, indent=2).encode())
-        except OSError as exc:
-            log.warning("cannot keep the hook approval in %s: %s (it holds for this session)", self.store_path(), exc)
+        write_approvals(self.store_path(), self._session.project_root, approved, "hook approval")
 
     async def approved(self, workspace: Hooks) -> bool:
         """Whether the workspace file's hooks may run; asks the user when this list is not approved yet."""

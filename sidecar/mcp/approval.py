@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sidecar.mcp.config import ServerConfig
-from sidecar.private_files import write_private
+from sidecar.private_files import read_approvals, write_approvals
 from sidecar.protocol.tools import ConfirmToolCallParams, ToolDecision
 from sidecar.tools import protected
 from sidecar.tools.protected import file_digest
@@ -92,15 +92,7 @@ class McpApproval:
         return project.home / APPROVALS_DIR / f"{project.project_id}.json"
 
     def _approved(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.store_path().read_bytes())
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            log.warning("cannot read the MCP server approvals %s (%s); asking again", self.store_path(), exc)
-            return {}
-        approved = data.get("approved") if isinstance(data, dict) else None
-        return approved if isinstance(approved, dict) else {}
+        return read_approvals(self.store_path(), "MCP server approvals")
 
     def _scripts(self, server: ServerConfig) -> list[tuple[str, str]]:
         """(path, content digest) of each workspace file the server's command runs (blocking: run off the loop)."""
@@ -115,11 +107,7 @@ class McpApproval:
             "scripts": dict(scripts),
             "approvedAt": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
         }
-        data = {"project": self._project_root(), "approved": approved}
-        try:
-            write_private(self.store_path(), json.dumps(data, indent=2).encode())
-        except OSError as exc:
-            log.warning("cannot keep the MCP approval in %s: %s (it holds for this session)", self.store_path(), exc)
+        write_approvals(self.store_path(), self._project_root(), approved, "MCP approval")
 
     async def approved(self, server: ServerConfig) -> bool:
         """Whether the workspace's server may start; asks the user when this definition is not approved yet."""

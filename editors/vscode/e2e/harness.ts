@@ -245,8 +245,17 @@ export class Workbench {
     const replies = chat.locator('.msg.model');
     const before = await replies.count();
     await chat.locator('#send:not([disabled])').waitFor({ timeout: 30_000 });
-    await chat.locator('#input').fill(text);
-    await chat.locator('#input').press('Enter');
+    const input = chat.locator('#input');
+    await input.fill(text);
+    await input.press('Enter');
+    // A webview just opened can take the text before its script listens for Enter (seen on a loaded machine: the
+    // message stayed in the box): the message is sent once the box is empty; until then, the Send button sends it.
+    const pressed = Date.now();
+    await waitFor('the message to leave the input box', async () => {
+      if ((await input.inputValue()) === '') return true;
+      if (Date.now() - pressed > 3_000) await chat.locator('#send:not([disabled])').click({ timeout: 2_000 }).catch(() => undefined);
+      return false;
+    }, 30_000, 250);
     if (during) await during(chat);
     // the turn is over (a turn with tool calls has a message before its cards and one after them)
     await waitFor('the streamed reply', async () => (await replies.count()) > before && !(await chat.locator('.msg.model.streaming').count()) && !(await chat.locator('body.busy').count()), 60_000);

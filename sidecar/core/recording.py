@@ -188,9 +188,14 @@ class StatsRecord(_Record, tag="stats"):
 TOOL_TITLES = "toolTitles"
 
 
-def is_context_message(kind: str, content_json: bytes | None) -> bool:
-    """Whether a recorded message is a <session_context> turn (an "env" message whose text opens with the tag)."""
-    return kind == "env" and content_json is not None and b'"text":"<session_context>' in content_json[:200]
+def is_context_message(kind: str, content_json: bytes | None, text: str | None = None) -> bool:
+    """Whether a recorded message is a <session_context> turn: an "env" message whose text opens with the tag, sent
+    to the model (`content_json`) or, imported from another tool's session, shown only (`text`)."""
+    if kind != "env":
+        return False
+    if content_json is not None:
+        return b'"text":"<session_context>' in content_json[:200]
+    return text is not None and text.lstrip().startswith("<session_context>")
 
 
 Record = (

@@ -182,7 +182,7 @@ class Replay:
         else:
             data = None if rec.content is None else encode_content(rec.content)
         self.message_count += 1
-        if is_context_message(rec.kind, data):
+        if is_context_message(rec.kind, data, rec.text):
             self.context_count += 1
         self.last_message_id = rec.id
         self._positions[rec.id] = len(self.log)

@@ -25,7 +25,7 @@ NO_RESULT = "No result was recorded for this tool call in the imported session."
 class ImportResult:
     session_id: str
     path: Path
-    messages: int  # message records written
+    messages: int  # the conversation's messages written (the environment text is context, not counted)
     history_length: int  # model-facing contents
     warnings: list[str]
 
@@ -183,7 +183,9 @@ def write_session(found: ForeignSession, store: SessionStore, path: Path, model:
     writer.close()
     if writer.problem is not None:
         raise RecordingError(writer.problem)
-    return ImportResult(session_id, writer.path, found.message_count, found.history_length, found.warnings)
+    # the count the user is told, as `sessions list` shows it: the environment text is context, not a message
+    shown = writer.message_count - writer.context_count
+    return ImportResult(session_id, writer.path, shown, found.history_length, found.warnings)
 
 
 def first_text(found: ForeignSession) -> str:

@@ -44,7 +44,7 @@ class GeminiSession:
 class ImportResult:
     session_id: str
     path: Path
-    messages: int  # message records written
+    messages: int  # the conversation's messages written (the environment text is context, not counted)
     history_length: int  # model-facing contents
     warnings: list[str]
 
@@ -340,4 +340,6 @@ def import_gemini_session(path: Path, store: SessionStore, *, model: str | None 
     writer.close()
     if writer.problem is not None:
         raise RecordingError(writer.problem)
-    return ImportResult(session_id, writer.path, converter.message_count, converter.history_length, warnings)
+    # the count the user is told, as `sessions list` shows it: the environment text is context, not a message
+    shown = writer.message_count - writer.context_count
+    return ImportResult(session_id, writer.path, shown, converter.history_length, warnings)

@@ -357,6 +357,7 @@ class _Peek(msgspec.Struct, rename="camel"):
     context_count: int | None = None
     kind: str = ""
     content: msgspec.Raw = msgspec.Raw()
+    text: str | None = None
 
 
 _PEEK = msgspec.json.Decoder(_Peek)
@@ -431,7 +432,9 @@ def _scan_tail(f: BinaryIO, size: int, start_of_body: int) -> tuple[int, int, st
             if peek.type == "rename" and renamed is None:
                 renamed = peek.title
             if peek.type == "message":
-                messages += 0 if is_context_message(peek.kind, bytes(peek.content)) else 1
+                raw = bytes(peek.content)
+                content = raw if raw not in (b"", b"null") else None
+                messages += 0 if is_context_message(peek.kind, content, peek.text) else 1
             elif peek.type == "compaction" and peek.status == Status.COMPRESSED:
                 compactions += 1
         if start <= start_of_body:

@@ -243,8 +243,9 @@ class SessionWriter:
         """Append any record as one line (import uses this directly). Counters follow even when disabled."""
         if isinstance(record, MessageRecord):
             self.message_count += 1
-            if record.kind == "env" and record.content is not None:
-                self.context_count += is_context_message(record.kind, encode_content(record.content))
+            if record.kind == "env":
+                content = None if record.content is None else encode_content(record.content)
+                self.context_count += is_context_message(record.kind, content, record.text)
             self.last_message_id = record.id
             if self.title is None and record.kind == "user":
                 text = record.text if record.text is not None else display_text(record.content or Content())

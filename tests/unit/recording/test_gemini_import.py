@@ -120,7 +120,9 @@ def test_import_jsonl_resumes_the_compacted_view_and_keeps_the_rest_for_the_tran
     assert transcript[0].text.startswith("Add a --verbose flag") and transcript[0].time == "2026-05-10T14:00:05.000Z"
     assert any("← read_file: import argparse" in e.text for e in transcript)  # superseded tool result shown
     assert any(e.kind == "env" and e.text.startswith("<session_context>") for e in transcript)
-    assert len(transcript) == result.messages == loaded.message_count
+    assert len(transcript) == loaded.message_count
+    # the count the user is told leaves out the imported <session_context> (context, not a message), as listing does
+    assert result.messages == loaded.message_count - loaded.context_count == len(transcript) - 1
     assert loaded.title == "CLI flags --verbose and --quiet"
 
 
@@ -147,7 +149,7 @@ def test_cli_import_list_show(
     args = parse(["import", str(JSONL), "--project", project, "--json"])
     assert args.func is main_import and main_import(args, out) == 0
     imported = json.loads(out.getvalue())
-    assert imported["historyLength"] == 6
+    assert imported["historyLength"] == 6 and imported["messageCount"] == 15, "as listed: the <session_context> is not a message"
 
     out = io.StringIO()
     assert main_sessions_list(parse(["sessions", "list", "--project", project]), out) == 0
@@ -155,7 +157,7 @@ def test_cli_import_list_show(
     out = io.StringIO()
     assert main_sessions_list(parse(["sessions", "list", "--all", "--json"]), out) == 0
     [info] = json.loads(out.getvalue())
-    assert info["messageCount"] == 16 and info["projectRoot"] == project
+    assert info["messageCount"] == 15 and info["projectRoot"] == project
 
     out = io.StringIO()
     args = parse(["sessions", "show", imported["sessionId"][:8], "--project", project])

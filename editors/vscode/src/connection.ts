@@ -18,7 +18,7 @@ import {
   CompressedParams, McpStatusParams, MemoryInfo, ConfirmToolCallParams, ConfirmToolCallResult, IdeContextParams, MessageDeltaParams, Method, RetryParams,
   ServerNotifications, ServerRequests, TokenUsage, ToolCallParams,
 } from './protocol';
-import { RestartPolicy } from './restartPolicy';
+import { RestartPolicy, startErrorAction } from './restartPolicy';
 import { isNewerUsage } from './status';
 import { ServerCommand, displayCommand, resolveServerCommand, sameServerCommand } from './serverCommand';
 import { venvHasSidecar } from './serverInstall';
@@ -52,6 +52,8 @@ export class SidecarConnection implements vscode.Disposable {
   private lastExit: string | undefined;
   private command: ServerCommand | undefined;
   private wasRunning = false;
+  /** How many times the server got running (a start-error notification shown before the last run is stale). */
+  private runs = 0;
   private resumeAfterRestart: string | undefined;
   private readonly restarts = new RestartPolicy();
   private readonly disposables: vscode.Disposable[] = [];
@@ -306,6 +308,7 @@ export class SidecarConnection implements vscode.Disposable {
   private async onRunning(): Promise<void> {
     const crashed = this.wasRunning; // the client restarted the process after it died
     this.wasRunning = true;
+    this.runs += 1;
     this.lastError = undefined;
     this.setState('running');
     const info = this.client?.initializeResult?.serverInfo;
@@ -400,8 +403,10 @@ export class SidecarConnection implements vscode.Disposable {
   }
 
   async showStartError(message: string, setting = 'sidecar.serverCommand', buttons = ['Show log', 'Open Settings', 'Retry']): Promise<void> {
-    const choice = await vscode.window.showErrorMessage(message, ...buttons);
-    if (choice === 'Show log') this.output.show(true);
+    const shownAfter = this.runs;
+    const choice = startErrorAction(await vscode.window.showErrorMessage(message, ...buttons), this.runs !== shownAfter);
+    if (choice === 'already running') void vscode.window.showInformationMessage('Sidecar: the server is running again; nothing to retry.');
+    else if (choice === 'Show log') this.output.show(true);
     else if (choice === 'Open Settings') {
       const scope = setting === 'sidecar.serverCommand' ? this.serverCommandScope() : settingScope(undefined, undefined, true);
       this.output.info(`opening ${scope.label} at ${setting}`);

@@ -24,3 +24,13 @@ export class RestartPolicy {
     this.times = [];
   }
 }
+
+/**
+ * What a start-error notification's button does when clicked. VS Code gives extensions no way to take a notification
+ * back, so one shown while the server could not start stays after it runs again: `ranSince` (the server got running
+ * after the notification was shown) makes its Retry and Reinstall say so instead of restarting a running server.
+ */
+export function startErrorAction(choice: string | undefined, ranSince: boolean): string | undefined {
+  if (ranSince && (choice === 'Retry' || choice === 'Reinstall')) return 'already running';
+  return choice;
+}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ChatModel, ToWebview, confirmChoices, itemsFromTranscript, toolName, userMessageId } from '../src/chatModel';
-import { RestartPolicy } from '../src/restartPolicy';
+import { RestartPolicy, startErrorAction } from '../src/restartPolicy';
 import { displayCommand, resolveServerCommand } from '../src/serverCommand';
 import { buildSettings, redacted } from '../src/settings';
 import { transcriptMarkdown } from '../src/transcript';
@@ -73,6 +73,17 @@ describe('restart policy', () => {
     assert.equal(p.shouldRestart(), false);
     t += 180_000;
     assert.equal(p.shouldRestart(), true);
+  });
+
+  it('a start error shown before the server ran again never restarts or reinstalls it from its buttons', () => {
+    // VS Code cannot take the notification back: its buttons must not act on the stale failure
+    assert.equal(startErrorAction('Retry', true), 'already running');
+    assert.equal(startErrorAction('Reinstall', true), 'already running');
+    assert.equal(startErrorAction('Show log', true), 'Show log');
+    assert.equal(startErrorAction('Open Settings', true), 'Open Settings');
+    assert.equal(startErrorAction('Retry', false), 'Retry');
+    assert.equal(startErrorAction('Reinstall', false), 'Reinstall'); // a protocol warning while running still reinstalls
+    assert.equal(startErrorAction(undefined, true), undefined);
   });
 });
 

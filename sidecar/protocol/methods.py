@@ -59,6 +59,7 @@ from sidecar.protocol.types import (
     SendMessageParams,
     SendMessageResult,
     TokenUsage,
+    ToolOutputsMaskedParams,
     UnpinParams,
 )
 
@@ -364,6 +365,14 @@ RETRY: Method[RetryParams, None] = Method(
     "server",
     RetryParams,
     summary="An unusable reply is retried: drop the failed attempt's text (the turn's text restarts from `text`).",
+)
+
+TOOL_OUTPUTS_MASKED: Method[ToolOutputsMaskedParams, None] = Method(
+    "sidecar/toolOutputsMasked",
+    "notification",
+    "server",
+    ToolOutputsMaskedParams,
+    summary="Old tool outputs were masked before a request (once per masking): show `message` in the chat.",
 )
 
 # -- requests (server -> client) ----------------------------------------------------------------------------

@@ -257,6 +257,7 @@ export interface TranscriptMessage {
   turnId?: string;
   toolCalls?: TranscriptToolCall[];
   rewound?: boolean;
+  masked?: boolean;
 }
 
 export interface TranscriptCompaction {
@@ -612,6 +613,17 @@ export interface Hooks {
   SessionStart?: HookSpec[];
 }
 
+/** Masking old tool outputs before every request (docs/compaction.md, "Layer 1: masking"). */
+export interface ToolOutputMasking {
+  enabled?: boolean;
+  protectionTokens?: number;
+  minPrunableTokens?: number;
+  protectLatestTurn?: boolean;
+  paybackRequests?: number;
+  exemptTools?: string[];
+  exemptMcpServers?: string[];
+}
+
 /** Every documented setting with its default (docs/settings.md). */
 export interface SidecarSettings {
   model?: string;
@@ -634,6 +646,7 @@ export interface SidecarSettings {
   mcpServers?: Record<string, unknown>;
   hooks?: Hooks;
   loopDetection?: boolean;
+  toolOutputMasking?: ToolOutputMasking;
   checkpointing?: boolean;
   checkpointMaxFileBytes?: number;
   checkpointStoreMb?: number;
@@ -644,7 +657,7 @@ export interface SidecarSettings {
 }
 
 /** Every setting of the `sidecar` section, in the order of docs/settings.md. */
-export const SettingKeys = ['model', 'apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'approvedPlanPath', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'mcpServers', 'hooks', 'loopDetection', 'checkpointing', 'checkpointMaxFileBytes', 'checkpointStoreMb', 'truncateToolOutputThreshold', 'contextFileNames', 'memoryBoundaryMarkers', 'includeDirectoryTree'] as const;
+export const SettingKeys = ['model', 'apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'approvedPlanPath', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'mcpServers', 'hooks', 'loopDetection', 'toolOutputMasking', 'checkpointing', 'checkpointMaxFileBytes', 'checkpointStoreMb', 'truncateToolOutputThreshold', 'contextFileNames', 'memoryBoundaryMarkers', 'includeDirectoryTree'] as const;
 
 /** The settings that may be unset: sent as null so a didChangeConfiguration clears an earlier value. */
 export const NullableSettingKeys = ['apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionModel', 'approvedPlanPath'] as const;

@@ -88,7 +88,7 @@ M.fields = {
   ResumeSessionResult = { 'sessionId', 'messageCount', 'forked', 'parentSessionId', 'message' },
   GetTranscriptParams = { 'sessionId' },
   TranscriptToolCall = { 'name', 'args', 'id', 'title' },
-  TranscriptMessage = { 'type', 'id', 'time', 'role', 'kind', 'text', 'turnId', 'toolCalls', 'rewound' },
+  TranscriptMessage = { 'type', 'id', 'time', 'role', 'kind', 'text', 'turnId', 'toolCalls', 'rewound', 'masked' },
   TranscriptCompaction = { 'type', 'id', 'time', 'trigger', 'status', 'originalTokenCount', 'newTokenCount', 'undone', 'snapshot' },
   TranscriptFork = { 'type', 'id', 'time', 'parentSessionId', 'parentMessageId', 'beforeMessageId', 'reason' },
   GetTranscriptResult = { 'sessionId', 'entries' },
@@ -259,6 +259,7 @@ M.fields = {
 ---@field turnId? string
 ---@field toolCalls? sidecar.TranscriptToolCall[]
 ---@field rewound? boolean
+---@field masked? boolean
 
 ---@class sidecar.TranscriptCompaction
 ---@field type 'compaction'

@@ -45,7 +45,7 @@ class ToolOutputMasking(msgspec.Struct, rename="camel", kw_only=True, forbid_unk
     #: The latest turn is never masked (protectLatestTurn).
     protect_latest_turn: bool = True
     #: A masking must repay the cache it breaks within this many requests (0: the reference's rule alone).
-    payback_requests: int = 10
+    payback_requests: int = 4
     #: Tools whose outputs are never masked (e.g. a tool that returns notes the model must keep seeing).
     exempt_tools: list[str] = msgspec.field(default_factory=list)
     #: MCP servers (by their name in mcpServers) whose tools' outputs are never masked.
@@ -258,7 +258,7 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
             "Before every request, old tool outputs are replaced by a short preview and the path of the saved full "
             "output (which `read_file` reads back); you are told once per masking. `enabled` (default true); "
             "`protectionTokens` (50000: the newest tool output kept whole); `minPrunableTokens` (30000: mask only "
-            "that much at once); `protectLatestTurn` (true); `paybackRequests` (10: wait for a batch whose saving "
+            "that much at once); `protectLatestTurn` (true); `paybackRequests` (4: wait for a batch whose saving "
             "repays the broken cache within that many requests; 0: the reference's rule alone); `exemptTools` and "
             "`exemptMcpServers` (never masked). See docs/compaction.md.",
         ),

@@ -49,7 +49,7 @@ class MaskingRules:
     protect_latest_turn: bool = True
     #: Cache-aware batch: a masking must pay back the cache it breaks within this many requests (0: no such rule,
     #: the reference's behaviour). Cached tokens cost a quarter of uncached ones (Gemini's implicit cache).
-    payback_requests: int = 10
+    payback_requests: int = 4
 
 
 @dataclass(frozen=True, slots=True)

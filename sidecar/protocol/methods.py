@@ -422,5 +422,6 @@ ALL: tuple[Method[Any, Any], ...] = (
     RETRY,
     MCP_STATUS,
     MEMORY_CHANGED,
+    TOOL_OUTPUTS_MASKED,
     CONFIRM_TOOL_CALL,
 )

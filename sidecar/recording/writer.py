@@ -231,9 +231,7 @@ class SessionWriter:
     def mask(self, replacements: dict[str, Content], masked_count: int, tokens_saved: int) -> None:
         """Record masked tool outputs (message id -> the masked content), and fsync."""
         self.append(
-            MaskRecord(
-                time=now_iso(), replacements=replacements, masked_count=masked_count, tokens_saved=tokens_saved
-            )
+            MaskRecord(time=now_iso(), replacements=replacements, masked_count=masked_count, tokens_saved=tokens_saved)
         )
         self.sync()
 

@@ -46,6 +46,7 @@ export const Method = {
   retry: 'sidecar/retry',
   mcpStatus: 'sidecar/mcpStatus',
   memoryChanged: 'sidecar/memoryChanged',
+  toolOutputsMasked: 'sidecar/toolOutputsMasked',
   confirmToolCall: 'sidecar/confirmToolCall',
 } as const;
 
@@ -112,6 +113,7 @@ export const MethodInfo = {
   retry: { kind: 'notification', sender: 'server', params: 'RetryParams' },
   mcpStatus: { kind: 'notification', sender: 'server', params: 'McpStatusParams' },
   memoryChanged: { kind: 'notification', sender: 'server', params: 'MemoryInfo' },
+  toolOutputsMasked: { kind: 'notification', sender: 'server', params: 'ToolOutputsMaskedParams' },
   confirmToolCall: { kind: 'request', sender: 'server', params: 'ConfirmToolCallParams', result: 'ConfirmToolCallResult' },
 } as const;
 
@@ -583,6 +585,15 @@ export interface McpStatusParams {
   servers: McpServerInfo[];
 }
 
+/** Params of sidecar/toolOutputsMasked: old tool outputs were masked before a request (once per masking); `message` is the text to show in the chat. */
+export interface ToolOutputsMaskedParams {
+  sessionId: string;
+  turnId: string;
+  maskedCount: number;
+  tokensSaved: number;
+  message: string;
+}
+
 /** Params of sidecar/confirmToolCall: the server asks the user before an edit or a shell command. */
 export interface ConfirmToolCallParams {
   turnId: string;
@@ -806,6 +817,7 @@ export interface ServerNotifications {
   'sidecar/retry': RetryParams;
   'sidecar/mcpStatus': McpStatusParams;
   'sidecar/memoryChanged': MemoryInfo;
+  'sidecar/toolOutputsMasked': ToolOutputsMaskedParams;
 }
 
 /** The params and result of each request the server sends, by method name. */

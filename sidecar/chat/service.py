@@ -457,6 +457,9 @@ class ChatService:
         """Before a request: old tool outputs past the protected window become previews when a batch is due. The
         masking is recorded first (the messages keep their full outputs in the file), then applied and announced."""
         conv = self._conversation
+        background = self.live.background
+        if background.in_flight or background.state(conv) == "ready":
+            return  # a summary being prepared for this history's first items would be discarded if one changed
         chosen = self.masker.decide(conv, settings.tool_output_masking)
         if not chosen:
             return

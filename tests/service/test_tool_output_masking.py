@@ -9,7 +9,7 @@ from typing import Any
 from sidecar.config.settings import ToolOutputMasking
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
 from sidecar.core.masking import MASK_TAG, preview_of, shell_preview
-from tests.service.conftest import Rig, tool_exchange
+from tests.service.conftest import Rig, conversation, tool_exchange
 
 #: Small thresholds, the reference's rules: 2,000 tokens protected, mask from 1,500 maskable, no cache rule.
 SMALL = ToolOutputMasking(protection_tokens=2_000, min_prunable_tokens=1_500, payback_requests=0)
@@ -168,3 +168,18 @@ def test_a_masked_output_is_never_masked_again() -> None:
     assert masked.function_response is not None and masked.function_response.id == "c1"
     call = Content(role="model", parts=[Part(function_call=FunctionCall(name="read_file", args={}, id="c1"))])
     assert tool_outputs_of(0, call) == ()
+
+
+async def test_no_masking_while_a_summary_is_prepared_for_the_history_it_would_change(rig: Rig) -> None:
+    from tests.service.test_background_compaction import aim, start_preparation
+
+    rig.set(tool_output_masking=ToolOutputMasking(enabled=False))
+    rig.load(outputs(5) + conversation(10), prompt_tokens=0, source="estimate")
+    aim(rig, 0.88)
+    await start_preparation(rig)
+    assert rig.live.background.in_flight
+    rig.set(tool_output_masking=SMALL)
+    await send(rig, "while the summary is prepared")
+    assert rig.rec.masked_notices == [] and not any(is_masked(r) for r in responses(chat_requests(rig)[-1]))
+    assert rig.live.background.in_flight, "the preparation was not discarded"
+    rig.fake.release()

@@ -38,4 +38,22 @@ T.run('test_masking', function()
     local last = vim.fn.json_encode(requests[#requests].body)
     T.contains(last, '<tool_output_masked>', 'the request the fake received is masked')
   end)
+
+  T.step(':SidecarTranscript marks the tool results the model saw masked', function()
+    local lines = require('sidecar.transcript').full_lines({
+      sessionId = 's',
+      entries = {
+        {
+          type = 'message',
+          id = 'm3',
+          time = '2026-01-01T00:00:00.000Z',
+          role = 'user',
+          kind = 'toolResult',
+          text = 'x',
+          masked = true,
+        },
+      },
+    })
+    T.contains(table.concat(lines, '\n'), '(masked: the model sees previews; the full outputs are saved)', 'the mark')
+  end)
 end)

@@ -76,6 +76,9 @@ class _Quiet:
     def compressed(self, notice: Any) -> None:
         pass
 
+    def masked(self, notice: Any) -> None:
+        pass
+
     def error(self, message: str) -> None:
         self.warnings.append(message)
 

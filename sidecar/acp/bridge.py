@@ -15,7 +15,7 @@ from sidecar.acp import updates
 from sidecar.acp.outbox import Outbox
 from sidecar.core.outcome import HISTORY_CHANGING, Status
 from sidecar.protocol.methods import ProgressKind
-from sidecar.protocol.types import CompressedParams, RetryParams, TokenUsage
+from sidecar.protocol.types import CompressedParams, RetryParams, TokenUsage, ToolOutputsMaskedParams
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +115,10 @@ class AcpNotifier:
             self.current.notice = notice
         else:
             self.say(notice.message)
+
+    def masked(self, notice: ToolOutputsMaskedParams) -> None:
+        """Masked tool outputs, said once per masking as an agent message."""
+        self.say(notice.message)
 
     def error(self, message: str) -> None:
         """Errors reach the client as the prompt's JSON-RPC error; only logged here."""

@@ -14,6 +14,7 @@ from sidecar.chat.live import LiveConversation
 from sidecar.chat.loop_guard import TurnLoops
 from sidecar.chat.request_budget import RequestBudget, new_turn_tokens
 from sidecar.chat.tool_runner import CallsCancelled, ToolRunner
+from sidecar.compaction.masking import ToolOutputMasker
 from sidecar.compaction.service import Compactor
 from sidecar.config.settings import Settings
 from sidecar.core.conversation import Conversation
@@ -34,7 +35,14 @@ from sidecar.hooks.output import HookOutput, hook_context_text
 from sidecar.protocol import error_info, errors
 from sidecar.protocol.ide import OpenFile
 from sidecar.protocol.methods import ProgressKind
-from sidecar.protocol.types import CompressedParams, CompressResult, RetryParams, SendMessageResult, TokenUsage
+from sidecar.protocol.types import (
+    CompressedParams,
+    CompressResult,
+    RetryParams,
+    SendMessageResult,
+    TokenUsage,
+    ToolOutputsMaskedParams,
+)
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +61,9 @@ class Notifier(Protocol):
 
     def compressed(self, notice: CompressedParams) -> None:
         """A compaction attempt that was not NOOP ended: its outcome."""
+
+    def masked(self, notice: ToolOutputsMaskedParams) -> None:
+        """Old tool outputs were masked before a request (once per masking)."""
 
     def error(self, message: str) -> None:
         """A model error, in words (the turn fails with it too)."""
@@ -106,6 +117,8 @@ class ChatService:
         self.budget = RequestBudget(compactor.save_tool_output)
         #: Loop detection within a turn (sidecar/chat/loop_guard.py, sidecar/core/loop_detection.py).
         self.loops = TurnLoops()
+        #: Old tool outputs masked before each request (sidecar/compaction/masking.py, docs/compaction.md).
+        self.masker = ToolOutputMasker(compactor.save_tool_output)
 
     @property
     def _conversation(self) -> Conversation:
@@ -369,6 +382,7 @@ class ChatService:
         cancellations and errors leave the history valid. `shown`: the turn's text from earlier rounds; `nudge`:
         a note for this request only (not recorded), e.g. a loop warning."""
         conv = self._conversation
+        self._mask_old_outputs(turn_id, settings)
         if progress is not None:
             progress.report("Waiting for Gemini…")
         current: list[Part] = []  # the attempt under way
@@ -438,6 +452,36 @@ class ChatService:
             self.live.recorder.note("info", notice, turn_id)
             self._notify.warning(notice)
         return reply, round_reply.finish_reason
+
+    def _mask_old_outputs(self, turn_id: str, settings: Settings) -> None:
+        """Before a request: old tool outputs past the protected window become previews when a batch is due. The
+        masking is recorded first (the messages keep their full outputs in the file), then applied and announced."""
+        conv = self._conversation
+        background = self.live.background
+        if background.in_flight or background.state(conv) == "ready":
+            return  # a summary being prepared for this history's first items would be discarded if one changed
+        chosen = self.masker.decide(conv, settings.tool_output_masking)
+        if not chosen:
+            return
+        masking = self.masker.mask(conv, chosen)
+        if masking is None:
+            return
+        self.live.recorder.mask(
+            {masking.ids[i]: c for i, c in masking.replacements.items()}, masking.count, masking.tokens_saved
+        )
+        conv.replace_items(masking.replacements)
+        message = masking.message()
+        self.live.recorder.note("info", message, turn_id)
+        self._notify.masked(
+            ToolOutputsMaskedParams(
+                session_id=conv.session_id,
+                turn_id=turn_id,
+                masked_count=masking.count,
+                tokens_saved=masking.tokens_saved,
+                message=message,
+            )
+        )
+        self.live.push_usage()
 
     def _close_failed_round(self, exc: ModelError, turn_id: str) -> None:
         """After a failed model call: a prompt the API refused leaves the history (the recording keeps it); after

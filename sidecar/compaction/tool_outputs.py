@@ -45,6 +45,18 @@ def _utf8_like_node(text: str) -> bytes:
         return utf16.decode("utf-16-le", "replace").encode("utf-8")
 
 
+_NUMBERED = re.compile(r"_(\d+)\.txt\Z")
+
+
+def _highest_number(directory: Path) -> int:
+    """The highest `<tool>_<n>.txt` number in `directory` (0 when it holds none or does not exist)."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    return max((int(m.group(1)) for m in map(_NUMBERED.search, names) if m is not None), default=0)
+
+
 class ToolOutputSaver:
     """The `save` callable for truncate_history_to_budget: numbers outputs 1, 2, ... and writes them.
 
@@ -80,7 +92,9 @@ class SessionToolOutputs:
     def __call__(self, content: str, tool_name: str) -> Path:
         directory = self._folder.session_dir()
         if self._saver is None or self._saver.directory.parent != directory:
-            self._saver = ToolOutputSaver(directory)
+            # a resumed session goes on after its highest number: a masked preview recorded before the restart
+            # names its file, which must not be overwritten by a later output
+            self._saver = ToolOutputSaver(directory, _highest_number(directory / TOOL_OUTPUTS_DIR) + 1)
         return self._saver(content, tool_name)
 
     def root(self) -> Path | None:

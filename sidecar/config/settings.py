@@ -34,6 +34,24 @@ class Hooks(
     session_start: list[HookSpec] = msgspec.field(default_factory=list)
 
 
+class ToolOutputMasking(msgspec.Struct, rename="camel", kw_only=True, forbid_unknown_fields=True):
+    """Masking old tool outputs before every request (docs/compaction.md, "Layer 1: masking")."""
+
+    enabled: bool = True
+    #: The newest tool-output tokens always sent whole (the reference's protectionThresholdTokens).
+    protection_tokens: int = 50_000
+    #: Mask only when at least this many tool-output tokens can be masked (minPrunableThresholdTokens).
+    min_prunable_tokens: int = 30_000
+    #: The latest turn is never masked (protectLatestTurn).
+    protect_latest_turn: bool = True
+    #: A masking must repay the cache it breaks within this many requests (0: the reference's rule alone).
+    payback_requests: int = 4
+    #: Tools whose outputs are never masked (e.g. a tool that returns notes the model must keep seeing).
+    exempt_tools: list[str] = msgspec.field(default_factory=list)
+    #: MCP servers (by their name in mcpServers) whose tools' outputs are never masked.
+    exempt_mcp_servers: list[str] = msgspec.field(default_factory=list)
+
+
 #: The hook events by wire name, with their attribute on Hooks.
 HOOK_EVENTS = {"PreCompress": "pre_compress", "BeforeAgent": "before_agent", "SessionStart": "session_start"}
 
@@ -234,6 +252,17 @@ class Settings(msgspec.Struct, rename="camel", kw_only=True):
             "turn stops with finish reason `LOOP_DETECTED` and you are told what repeated (docs/tools.md)."
         ),
     ] = True
+    tool_output_masking: Annotated[
+        ToolOutputMasking,
+        _about(
+            "Before every request, old tool outputs are replaced by a short preview and the path of the saved full "
+            "output (which `read_file` reads back); you are told once per masking. `enabled` (default true); "
+            "`protectionTokens` (50000: the newest tool output kept whole); `minPrunableTokens` (30000: mask only "
+            "that much at once); `protectLatestTurn` (true); `paybackRequests` (4: wait for a batch whose saving "
+            "repays the broken cache within that many requests; 0: the reference's rule alone); `exemptTools` and "
+            "`exemptMcpServers` (never masked). See docs/compaction.md.",
+        ),
+    ] = msgspec.field(default_factory=ToolOutputMasking)
     checkpointing: Annotated[
         bool,
         _about(
@@ -335,6 +364,10 @@ _RANGES: dict[str, tuple[Any, str]] = {
     "checkpoint_store_mb": (lambda v: v >= 1, "a positive number of megabytes"),
     "truncate_tool_output_threshold": (lambda v: v >= 0, "0 (off) or a positive number of characters"),
     "model": (lambda v: bool(v.strip()), "a non-empty model name"),
+    "tool_output_masking": (
+        lambda v: min(v.protection_tokens, v.min_prunable_tokens, v.payback_requests) >= 0,
+        "non-negative token counts and paybackRequests",
+    ),
     "context_file_names": (
         lambda v: all(name_problem(n) is None for n in v),
         "plain file names (no folder, no `..`), none a credential file (oauth_creds.json, *.pem, id_*, .env*, "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from sidecar.core.compaction import ContentMeasure, measure_content
 from sidecar.core.content_json import decode_content, decode_contents, encode_content
@@ -148,6 +148,17 @@ class Conversation:
             self._quarters.insert(0, measure.quarters)
             self._sizes.insert(0, measure.json_length)
         self._total_quarters += measure.quarters
+        self.last_prompt_tokens = max(0, self.last_prompt_tokens + (self._total_quarters - before) // 4)
+
+    def replace_items(self, replacements: Mapping[int, Content]) -> None:
+        """Replace some items in place (masked tool outputs), ids kept; the prompt's token count moves by the
+        estimated difference and keeps its source, as put_first does."""
+        before = self._total_quarters
+        for index, content in replacements.items():
+            measure = measure_content(content)
+            self._total_quarters += measure.quarters - self._quarters[index]
+            self._wire[index] = encode_content(content)
+            self._quarters[index], self._sizes[index] = measure.quarters, measure.json_length
         self.last_prompt_tokens = max(0, self.last_prompt_tokens + (self._total_quarters - before) // 4)
 
     def truncate(self, length: int) -> None:

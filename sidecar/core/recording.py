@@ -15,8 +15,8 @@ from sidecar.protocol.sessions import TranscriptMessage
 from sidecar.protocol.types import UsageSource
 
 #: 2 added the fork, pin, unpin and rename records (a format-1 reader would refuse them as damaged lines); 3 the
-#: fileChange and filesRestored records of checkpoints (docs/checkpoints.md).
-FORMAT_VERSION = 3
+#: fileChange and filesRestored records of checkpoints (docs/checkpoints.md); 4 the mask record (masked tool outputs).
+FORMAT_VERSION = 4
 
 #: What a recorded message is: a model-facing kind (sent to the model) or a display-only one (info, error).
 MessageKind = Literal["user", "model", "toolCall", "toolResult", "ideContext", "env", "info", "error"]
@@ -173,6 +173,15 @@ class FilesRestoredRecord(_Record, tag="filesRestored"):
     files: dict[str, str | None]
 
 
+class MaskRecord(_Record, tag="mask"):
+    """Old tool outputs masked before a request: message id -> the content the model sees from then on. The messages
+    keep their full outputs in the file; a replay (resume, undo) applies these, so it shows what the model saw."""
+
+    replacements: dict[str, Content]
+    masked_count: int
+    tokens_saved: int
+
+
 class StatsRecord(_Record, tag="stats"):
     """Counters written at turn and compaction boundaries, so listing sessions reads only a file's tail."""
 
@@ -212,6 +221,7 @@ Record = (
     | RenameRecord
     | FileChangeRecord
     | FilesRestoredRecord
+    | MaskRecord
 )
 
 
@@ -229,6 +239,7 @@ FileRecord = (
     | RenameRecord
     | FileChangeRecord
     | FilesRestoredRecord
+    | MaskRecord
 )  # what a file's lines are decoded as: Record, but messages keep their content's JSON
 
 

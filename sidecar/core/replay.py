@@ -22,6 +22,7 @@ from sidecar.core.recording import (
     FilesRestoredRecord,
     ForkRecord,
     LastUsage,
+    MaskRecord,
     MessageRecord,
     PinRecord,
     RawMessageRecord,
@@ -94,6 +95,8 @@ class Replay:
         self._entries: dict[str, TranscriptCompaction] = {}
         self._positions: dict[str, int] = {}  # message id -> its place in the transcript log
         self._rewound: set[str] = set()
+        #: Messages whose tool outputs the model saw masked (the transcript marks them).
+        self.masked: set[str] = set()
         #: Checkpoint records (docs/checkpoints.md) in file order, each with its place in the transcript log.
         self.file_records: list[tuple[int, FileChangeRecord | FilesRestoredRecord]] = []
 
@@ -111,6 +114,7 @@ class Replay:
                 continue
             entry = transcript_message(item)
             entry.rewound = item.id in self._rewound
+            entry.masked = item.id in self.masked
             _add_titles(entry, self.tool_titles.get(item.id))
             self._transcript.append(entry)
         return self._transcript
@@ -157,6 +161,8 @@ class Replay:
             self.file_records.append((len(self.log), record))
         elif isinstance(record, ForkRecord):
             self._fork(record)
+        elif isinstance(record, MaskRecord):
+            self._mask(record)
         elif isinstance(record, SessionRecord):
             if self.metadata is not None:
                 raise ReplayError("a second session record")
@@ -251,6 +257,23 @@ class Replay:
         self._usage = LastUsage(rec.new_token_count, COMPACTION_TOKEN_SOURCE)
         self._usage_len = len(wire)
 
+    def _mask(self, rec: MaskRecord) -> None:
+        """Masked tool outputs: the history items are replaced (a new list: an undoable compaction keeps the old)."""
+        where = {mid: i for i, mid in enumerate(self.history_ids)}
+        missing = [mid for mid in rec.replacements if mid not in where]
+        if missing:
+            raise ReplayError(f"a masking replaces {missing[0]!r}, which is not in the history")
+        wire = list(self.wire)
+        for mid, replacement in rec.replacements.items():
+            wire[where[mid]] = encode_content(replacement)
+            self.masked.add(mid)
+            position = self._positions.get(mid)
+            if position is not None and position < len(self._transcript):  # already built: mark in place
+                entry = self._transcript[position]
+                if isinstance(entry, TranscriptMessage):
+                    entry.masked = True
+        self.wire = wire
+
     def _index(self, message_id: str, compaction_id: str) -> int:
         try:
             return self.history_ids.index(message_id)
@@ -317,6 +340,7 @@ class Replay:
         self._usage, self._usage_len = parent._usage, parent._usage_len
         self._applied, self._entries = parent._applied, parent._entries
         self._positions, self._rewound = parent._positions, parent._rewound
+        self.masked = parent.masked
         self.pins = parent.pins
         self.file_records = parent.file_records  # a branch shares its parent's checkpoints up to the fork point
         self.title = self.title or parent.title

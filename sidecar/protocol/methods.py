@@ -59,6 +59,7 @@ from sidecar.protocol.types import (
     SendMessageParams,
     SendMessageResult,
     TokenUsage,
+    ToolOutputsMaskedParams,
     UnpinParams,
 )
 
@@ -366,6 +367,14 @@ RETRY: Method[RetryParams, None] = Method(
     summary="An unusable reply is retried: drop the failed attempt's text (the turn's text restarts from `text`).",
 )
 
+TOOL_OUTPUTS_MASKED: Method[ToolOutputsMaskedParams, None] = Method(
+    "sidecar/toolOutputsMasked",
+    "notification",
+    "server",
+    ToolOutputsMaskedParams,
+    summary="Old tool outputs were masked before a request (once per masking): show `message` in the chat.",
+)
+
 # -- requests (server -> client) ----------------------------------------------------------------------------
 CONFIRM_TOOL_CALL: Method[ConfirmToolCallParams, ConfirmToolCallResult] = Method(
     "sidecar/confirmToolCall",
@@ -413,5 +422,6 @@ ALL: tuple[Method[Any, Any], ...] = (
     RETRY,
     MCP_STATUS,
     MEMORY_CHANGED,
+    TOOL_OUTPUTS_MASKED,
     CONFIRM_TOOL_CALL,
 )

@@ -204,6 +204,8 @@ class TranscriptMessage(msgspec.Struct, tag="message", tag_field="type", rename=
     tool_calls: list[TranscriptToolCall] | None = None
     #: Dropped from the model's history by sidecar/rewind (kept here so that nothing said is lost).
     rewound: bool = False
+    #: Its tool outputs were masked before a later request: the model saw previews, the full outputs are saved.
+    masked: bool = False
 
 
 class TranscriptCompaction(msgspec.Struct, tag="compaction", tag_field="type", rename="camel", omit_defaults=True):

@@ -113,6 +113,17 @@ class CompressedParams(_Wire, kw_only=True, omit_defaults=False):
     message: str
 
 
+class ToolOutputsMaskedParams(_Wire, kw_only=True, omit_defaults=False):
+    """Params of sidecar/toolOutputsMasked: old tool outputs were masked before a request (once per masking);
+    `message` is the text to show in the chat."""
+
+    session_id: str
+    turn_id: str
+    masked_count: int
+    tokens_saved: int
+    message: str
+
+
 class MessageDeltaParams(_Wire, kw_only=True):
     turn_id: str
     text: str

@@ -258,6 +258,12 @@ class Recorder:
         kept = list(ids[outcome.kept_from :]) if outcome.kept_from is not None else []
         return [*head_ids(cid, True), *kept]
 
+    def mask(self, replacements: dict[str, Content], masked_count: int, tokens_saved: int) -> None:
+        """Record masked tool outputs by message id (items never recorded have no id and are left out)."""
+        kept = {mid: c for mid, c in replacements.items() if mid}
+        if kept:
+            self._open().mask(kept, masked_count, tokens_saved)
+
     def undo(self, compaction_id: str) -> None:
         self._open().undo_compaction(compaction_id)
 

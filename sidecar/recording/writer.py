@@ -19,6 +19,7 @@ from sidecar.core.recording import (
     DISPLAY_KINDS,
     MESSAGE_KINDS,
     CompactionRecord,
+    MaskRecord,
     MessageRecord,
     PinRecord,
     Record,
@@ -225,6 +226,13 @@ class SessionWriter:
         self.append(RewindRecord(time=now_iso(), to_id=message_id))
         if undoable is not None:
             self._undoable = list(undoable)
+        self.sync()
+
+    def mask(self, replacements: dict[str, Content], masked_count: int, tokens_saved: int) -> None:
+        """Record masked tool outputs (message id -> the masked content), and fsync."""
+        self.append(
+            MaskRecord(time=now_iso(), replacements=replacements, masked_count=masked_count, tokens_saved=tokens_saved)
+        )
         self.sync()
 
     def pin(self, pin_id: str, text: str) -> None:

@@ -18,7 +18,14 @@ from sidecar.chat.tool_runner import decode_decision
 from sidecar.core.visible_text import visible
 from sidecar.protocol import methods
 from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams, ToolDecision
-from sidecar.protocol.types import CompressedParams, MessageDeltaParams, RetryParams, TokenUsage, to_wire
+from sidecar.protocol.types import (
+    CompressedParams,
+    MessageDeltaParams,
+    RetryParams,
+    TokenUsage,
+    ToolOutputsMaskedParams,
+    to_wire,
+)
 from sidecar.rpc.transport import SidecarProtocol
 from sidecar.tools import ToolPlan, ToolResult
 from sidecar.tools.edits import ApplyEdit
@@ -153,6 +160,10 @@ class Notifier:
     def compressed(self, notice: CompressedParams) -> None:
         """Announce a compaction attempt's outcome (sidecar/compressed)."""
         self._protocol.notify(methods.COMPRESSED.name, to_wire(notice))
+
+    def masked(self, notice: ToolOutputsMaskedParams) -> None:
+        """Announce masked tool outputs in the chat (sidecar/toolOutputsMasked)."""
+        self._protocol.notify(methods.TOOL_OUTPUTS_MASKED.name, to_wire(notice))
 
     def retry(self, notice: RetryParams) -> None:
         """Tell the editor an unusable reply is retried, so it drops the failed attempt's text."""

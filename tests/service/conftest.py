@@ -19,7 +19,7 @@ from sidecar.core.outcome import Trigger
 from sidecar.core.tokens import estimate_history_tokens
 from sidecar.gemini.client import ClientConfig, ModelClient
 from sidecar.protocol.methods import PROGRESS_TITLES, ProgressKind
-from sidecar.protocol.types import CompressedParams, RetryParams, TokenUsage
+from sidecar.protocol.types import CompressedParams, RetryParams, TokenUsage, ToolOutputsMaskedParams
 from sidecar.session import Session
 
 
@@ -44,6 +44,10 @@ class EditorSpy:
     progress_log: list[str] = field(default_factory=list)
     hooks: list[Trigger] = field(default_factory=list)
     retries: list[RetryParams] = field(default_factory=list)
+    masked_notices: list[ToolOutputsMaskedParams] = field(default_factory=list)
+
+    def masked(self, notice: ToolOutputsMaskedParams) -> None:
+        self.masked_notices.append(notice)
 
     def retry(self, notice: RetryParams) -> None:
         self.retries.append(notice)

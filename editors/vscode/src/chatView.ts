@@ -27,6 +27,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       conn.onToolCall((t) => this.model.toolCall(t)),
       conn.onRetry((r) => this.model.retry(r)),
       conn.onCompressed((c) => this.model.compaction(c)),
+      conn.onToolOutputsMasked((m) => this.model.info(m.message)),
     );
     conn.setConfirmHandler((p, token) => this.confirm(p, token));
   }

@@ -15,7 +15,7 @@ import type { ConnectionState, ReadyEvent } from './connectionTypes';
 import { ProgressBridge } from './progress';
 import { protocolWarning } from './protocolVersion';
 import {
-  CompressedParams, McpStatusParams, MemoryInfo, ConfirmToolCallParams, ConfirmToolCallResult, IdeContextParams, MessageDeltaParams, Method, RetryParams,
+  CompressedParams, McpStatusParams, MemoryInfo, ConfirmToolCallParams, ConfirmToolCallResult, IdeContextParams, MessageDeltaParams, Method, RetryParams, ToolOutputsMaskedParams,
   ServerNotifications, ServerRequests, TokenUsage, ToolCallParams,
 } from './protocol';
 import { RestartPolicy, startErrorAction } from './restartPolicy';
@@ -87,6 +87,9 @@ export class SidecarConnection implements vscode.Disposable {
   readonly onToolCall = this._onToolCall.event;
   private readonly _onRetry = new vscode.EventEmitter<RetryParams>();
   readonly onRetry = this._onRetry.event;
+  private readonly _onToolOutputsMasked = new vscode.EventEmitter<ToolOutputsMaskedParams>();
+  /** sidecar/toolOutputsMasked: old tool outputs were masked before a request (once per masking) */
+  readonly onToolOutputsMasked = this._onToolOutputsMasked.event;
   /** fired after a (re)start once the server answers, with the session it was to continue and how that went */
   private readonly _onReady = new vscode.EventEmitter<ReadyEvent>();
   readonly onReady = this._onReady.event;
@@ -99,7 +102,7 @@ export class SidecarConnection implements vscode.Disposable {
     this.output = vscode.window.createOutputChannel('Sidecar', { log: true });
     this.progress = new ProgressBridge();
     this.privateServer = new PrivateServer(context, this.output);
-    this.disposables.push(this.output, this._onState, this._onUsage, this._onDelta, this._onCompressed, this._onToolCall, this._onRetry, this._onReady, this._onMcpStatus, this._onMemoryChanged);
+    this.disposables.push(this.output, this._onState, this._onUsage, this._onDelta, this._onCompressed, this._onToolCall, this._onRetry, this._onToolOutputsMasked, this._onReady, this._onMcpStatus, this._onMemoryChanged);
   }
 
   get api(): SidecarApi {
@@ -265,6 +268,7 @@ export class SidecarConnection implements vscode.Disposable {
     on(Method.compressed, (p) => this._onCompressed.fire(p));
     on(Method.toolCall, (p) => this._onToolCall.fire(p));
     on(Method.retry, (p) => this._onRetry.fire(p));
+    on(Method.toolOutputsMasked, (p) => this._onToolOutputsMasked.fire(p));
     on(Method.mcpStatus, (p) => this._onMcpStatus.fire(p));
     on(Method.memoryChanged, (p) => this._onMemoryChanged.fire(p));
     // the server's notices, less those the extension says itself or said already in this window

@@ -46,6 +46,7 @@ export const Method = {
   retry: 'sidecar/retry',
   mcpStatus: 'sidecar/mcpStatus',
   memoryChanged: 'sidecar/memoryChanged',
+  toolOutputsMasked: 'sidecar/toolOutputsMasked',
   confirmToolCall: 'sidecar/confirmToolCall',
 } as const;
 
@@ -112,6 +113,7 @@ export const MethodInfo = {
   retry: { kind: 'notification', sender: 'server', params: 'RetryParams' },
   mcpStatus: { kind: 'notification', sender: 'server', params: 'McpStatusParams' },
   memoryChanged: { kind: 'notification', sender: 'server', params: 'MemoryInfo' },
+  toolOutputsMasked: { kind: 'notification', sender: 'server', params: 'ToolOutputsMaskedParams' },
   confirmToolCall: { kind: 'request', sender: 'server', params: 'ConfirmToolCallParams', result: 'ConfirmToolCallResult' },
 } as const;
 
@@ -257,6 +259,7 @@ export interface TranscriptMessage {
   turnId?: string;
   toolCalls?: TranscriptToolCall[];
   rewound?: boolean;
+  masked?: boolean;
 }
 
 export interface TranscriptCompaction {
@@ -582,6 +585,15 @@ export interface McpStatusParams {
   servers: McpServerInfo[];
 }
 
+/** Params of sidecar/toolOutputsMasked: old tool outputs were masked before a request (once per masking); `message` is the text to show in the chat. */
+export interface ToolOutputsMaskedParams {
+  sessionId: string;
+  turnId: string;
+  maskedCount: number;
+  tokensSaved: number;
+  message: string;
+}
+
 /** Params of sidecar/confirmToolCall: the server asks the user before an edit or a shell command. */
 export interface ConfirmToolCallParams {
   turnId: string;
@@ -612,6 +624,17 @@ export interface Hooks {
   SessionStart?: HookSpec[];
 }
 
+/** Masking old tool outputs before every request (docs/compaction.md, "Layer 1: masking"). */
+export interface ToolOutputMasking {
+  enabled?: boolean;
+  protectionTokens?: number;
+  minPrunableTokens?: number;
+  protectLatestTurn?: boolean;
+  paybackRequests?: number;
+  exemptTools?: string[];
+  exemptMcpServers?: string[];
+}
+
 /** Every documented setting with its default (docs/settings.md). */
 export interface SidecarSettings {
   model?: string;
@@ -634,6 +657,7 @@ export interface SidecarSettings {
   mcpServers?: Record<string, unknown>;
   hooks?: Hooks;
   loopDetection?: boolean;
+  toolOutputMasking?: ToolOutputMasking;
   checkpointing?: boolean;
   checkpointMaxFileBytes?: number;
   checkpointStoreMb?: number;
@@ -644,7 +668,7 @@ export interface SidecarSettings {
 }
 
 /** Every setting of the `sidecar` section, in the order of docs/settings.md. */
-export const SettingKeys = ['model', 'apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'approvedPlanPath', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'mcpServers', 'hooks', 'loopDetection', 'checkpointing', 'checkpointMaxFileBytes', 'checkpointStoreMb', 'truncateToolOutputThreshold', 'contextFileNames', 'memoryBoundaryMarkers', 'includeDirectoryTree'] as const;
+export const SettingKeys = ['model', 'apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionThreshold', 'compressionPrepareRatio', 'backgroundCompaction', 'compressionModel', 'approvedPlanPath', 'requestTimeoutMs', 'retryAttempts', 'retryInitialDelayMs', 'maxToolRounds', 'approvalMode', 'mcpServers', 'hooks', 'loopDetection', 'toolOutputMasking', 'checkpointing', 'checkpointMaxFileBytes', 'checkpointStoreMb', 'truncateToolOutputThreshold', 'contextFileNames', 'memoryBoundaryMarkers', 'includeDirectoryTree'] as const;
 
 /** The settings that may be unset: sent as null so a didChangeConfiguration clears an earlier value. */
 export const NullableSettingKeys = ['apiKey', 'baseUrl', 'backend', 'vertexProject', 'vertexLocation', 'tokenLimit', 'compressionModel', 'approvedPlanPath'] as const;
@@ -793,6 +817,7 @@ export interface ServerNotifications {
   'sidecar/retry': RetryParams;
   'sidecar/mcpStatus': McpStatusParams;
   'sidecar/memoryChanged': MemoryInfo;
+  'sidecar/toolOutputsMasked': ToolOutputsMaskedParams;
 }
 
 /** The params and result of each request the server sends, by method name. */

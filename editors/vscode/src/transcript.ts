@@ -23,7 +23,7 @@ function entry(e: TranscriptEntry): string {
     return `---\n\n${line}${snapshot}\n\n---`;
   }
   if (e.type === 'fork') return `---\n\n> **Branch** of session ${e.parentSessionId} starts here · ${e.time}\n\n---`;
-  const head = `### ${ROLE[e.kind] ?? e.kind} · ${e.time}${e.rewound ? ' · rewound (the model no longer sees it)' : ''}`;
+  const head = `### ${ROLE[e.kind] ?? e.kind} · ${e.time}${e.rewound ? ' · rewound (the model no longer sees it)' : ''}${e.masked ? ' · masked (the model sees previews; the full outputs are saved)' : ''}`;
   const body = e.kind === 'user' || e.kind === 'model' || e.kind === 'info' || e.kind === 'error' ? e.text : fence(e.text);
   return `${head}\n\n${body}`;
 }

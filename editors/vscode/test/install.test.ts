@@ -163,6 +163,12 @@ describe('resumed tool calls (defect 1) and the transcript summary (defect 4)', 
     assert.equal(prose, 'Updating the parser to use the csv module.');
     assert.deepEqual(calls.map((c) => c.name), ['replace', 'run_shell_command']);
   });
+  it('marks a tool result whose outputs were masked in the transcript document', () => {
+    const md = transcriptMarkdown({ sessionId: 'abc', entries: [
+      { type: 'message', id: 'm3', time: 't', role: 'user', kind: 'toolResult', text: 'read_file: …', masked: true },
+    ] });
+    assert.match(md, / · masked \(the model sees previews; the full outputs are saved\)/);
+  });
   it('puts the compaction\'s <state_snapshot> in the transcript document', () => {
     const md = transcriptMarkdown({ sessionId: 'abc', entries: [
       { type: 'compaction', id: 'c1', time: 't', trigger: 'manual', status: 'COMPRESSED', originalTokenCount: 9120, newTokenCount: 2310, undone: false,

@@ -60,6 +60,13 @@ return {
   [protocol.method.retry] = function(_, params)
     require('sidecar.chat').on_retry(params)
   end,
+  -- Old tool outputs masked before a request: said once, in the chat.
+  ---@param params sidecar.ToolOutputsMaskedParams
+  [protocol.method.toolOutputsMasked] = function(_, params)
+    if type(params) == 'table' and type(params.message) == 'string' then
+      require('sidecar.chat').note(params.message)
+    end
+  end,
   ---@param params sidecar.CompressedParams
   [protocol.method.compressed] = function(_, params)
     require('sidecar.ui').on_compressed(params)

@@ -44,11 +44,12 @@ M.method = {
   retry = 'sidecar/retry',
   mcpStatus = 'sidecar/mcpStatus',
   memoryChanged = 'sidecar/memoryChanged',
+  toolOutputsMasked = 'sidecar/toolOutputsMasked',
   confirmToolCall = 'sidecar/confirmToolCall',
 }
 
 -- What the server sends (notifications and requests): a client handles each of them.
-M.from_server = { 'sidecar/messageDelta', 'sidecar/tokenUsage', 'sidecar/compressed', 'sidecar/toolCall', 'sidecar/retry', 'sidecar/mcpStatus', 'sidecar/memoryChanged', 'sidecar/confirmToolCall' }
+M.from_server = { 'sidecar/messageDelta', 'sidecar/tokenUsage', 'sidecar/compressed', 'sidecar/toolCall', 'sidecar/retry', 'sidecar/mcpStatus', 'sidecar/memoryChanged', 'sidecar/toolOutputsMasked', 'sidecar/confirmToolCall' }
 
 -- Titles of the server's work-done progress.
 M.progress = {
@@ -88,7 +89,7 @@ M.fields = {
   ResumeSessionResult = { 'sessionId', 'messageCount', 'forked', 'parentSessionId', 'message' },
   GetTranscriptParams = { 'sessionId' },
   TranscriptToolCall = { 'name', 'args', 'id', 'title' },
-  TranscriptMessage = { 'type', 'id', 'time', 'role', 'kind', 'text', 'turnId', 'toolCalls', 'rewound' },
+  TranscriptMessage = { 'type', 'id', 'time', 'role', 'kind', 'text', 'turnId', 'toolCalls', 'rewound', 'masked' },
   TranscriptCompaction = { 'type', 'id', 'time', 'trigger', 'status', 'originalTokenCount', 'newTokenCount', 'undone', 'snapshot' },
   TranscriptFork = { 'type', 'id', 'time', 'parentSessionId', 'parentMessageId', 'beforeMessageId', 'reason' },
   GetTranscriptResult = { 'sessionId', 'entries' },
@@ -138,6 +139,7 @@ M.fields = {
   ToolCallParams = { 'turnId', 'callId', 'name', 'args', 'status', 'summary' },
   RetryParams = { 'turnId', 'attempt', 'maxAttempts', 'reason', 'message', 'delayMs', 'text' },
   McpStatusParams = { 'servers' },
+  ToolOutputsMaskedParams = { 'sessionId', 'turnId', 'maskedCount', 'tokensSaved', 'message' },
   ConfirmToolCallParams = { 'turnId', 'callId', 'toolName', 'args', 'description', 'diff', 'mcpServer', 'askReason' },
   ConfirmToolCallResult = { 'decision' },
 }
@@ -259,6 +261,7 @@ M.fields = {
 ---@field turnId? string
 ---@field toolCalls? sidecar.TranscriptToolCall[]
 ---@field rewound? boolean
+---@field masked? boolean
 
 ---@class sidecar.TranscriptCompaction
 ---@field type 'compaction'
@@ -533,6 +536,14 @@ M.fields = {
 --- Params of sidecar/mcpStatus: every server, sent whenever a status or a tool list changes.
 ---@class sidecar.McpStatusParams
 ---@field servers sidecar.McpServerInfo[]
+
+--- Params of sidecar/toolOutputsMasked: old tool outputs were masked before a request (once per masking); `message` is the text to show in the chat.
+---@class sidecar.ToolOutputsMaskedParams
+---@field sessionId string
+---@field turnId string
+---@field maskedCount integer
+---@field tokensSaved integer
+---@field message string
 
 --- Params of sidecar/confirmToolCall: the server asks the user before an edit or a shell command.
 ---@class sidecar.ConfirmToolCallParams

@@ -14,6 +14,16 @@
 ---@field BeforeAgent? sidecar.HookSpec[]
 ---@field SessionStart? sidecar.HookSpec[]
 
+--- Masking old tool outputs before every request (docs/compaction.md, "Layer 1: masking").
+---@class sidecar.ToolOutputMasking
+---@field enabled? boolean
+---@field protectionTokens? integer
+---@field minPrunableTokens? integer
+---@field protectLatestTurn? boolean
+---@field paybackRequests? integer
+---@field exemptTools? string[]
+---@field exemptMcpServers? string[]
+
 --- The `sidecar` settings section (docs/settings.md).
 ---@class sidecar.Settings
 ---@field model? string The chat model.
@@ -36,6 +46,7 @@
 ---@field mcpServers? table<string, any> MCP servers whose tools the agent may use, by name: each `{command, args, env, cwd}` (stdio), `{url, type: http|sse, headers}` or `{httpUrl, headers}`, plus `timeout` (ms), `trust`, `includeTools`, `excludeTools`, `description` (docs/mcp.md). A workspace's servers start only in a trusted workspace once you approved each, never with `trust`, never under a name your own settings use.
 ---@field hooks? sidecar.Hooks Commands run at points of a session, by event: `PreCompress` (before a compaction), `BeforeAgent` (before each of your messages: may add context or block it), `SessionStart` (may add context), e.g. `{"BeforeAgent": [{"command": "./check.sh"}]}`; each may set `timeout` (milliseconds, default 60000) and `matcher`. The editor's, the user file's and a trusted workspace file's hooks all run, in that order (docs/hooks.md).
 ---@field loopDetection? boolean Loop detection within a turn: the same 1–5 tool calls repeated 5 times, or the same text repeated 10 times close together. The first time the model is warned (in that request only); the second time the turn stops with finish reason `LOOP_DETECTED` and you are told what repeated (docs/tools.md).
+---@field toolOutputMasking? sidecar.ToolOutputMasking Before every request, old tool outputs are replaced by a short preview and the path of the saved full output (which `read_file` reads back); you are told once per masking. `enabled` (default true); `protectionTokens` (50000: the newest tool output kept whole); `minPrunableTokens` (30000: mask only that much at once); `protectLatestTurn` (true); `paybackRequests` (4: wait for a batch whose saving repays the broken cache within that many requests; 0: the reference's rule alone); `exemptTools` and `exemptMcpServers` (never masked). See docs/compaction.md.
 ---@field checkpointing? boolean Save a file's content before the agent's first change to it in a turn (write_file, replace, files a shell command names), in every approval mode, so that a rewind can put the files back with the conversation (docs/checkpoints.md). Off: nothing is saved, and a rewind restores no files.
 ---@field checkpointMaxFileBytes? integer Files larger than this many bytes (and binary files) are not saved by checkpoints; a rewind names them as skipped.
 ---@field checkpointStoreMb? integer The most the project's checkpoint store may hold, in megabytes; past it the contents saved longest ago are removed first, never those a session open in a sidecar still needs (docs/checkpoints.md).
@@ -69,6 +80,7 @@ M.settings = {
   { name = 'mcpServers', type = 'object', default = {}, description = 'MCP servers whose tools the agent may use, by name: each `{command, args, env, cwd}` (stdio), `{url, type: http|sse, headers}` or `{httpUrl, headers}`, plus `timeout` (ms), `trust`, `includeTools`, `excludeTools`, `description` (docs/mcp.md). A workspace\'s servers start only in a trusted workspace once you approved each, never with `trust`, never under a name your own settings use.' },
   { name = 'hooks', type = 'object', default = { PreCompress = {}, BeforeAgent = {}, SessionStart = {} }, description = 'Commands run at points of a session, by event: `PreCompress` (before a compaction), `BeforeAgent` (before each of your messages: may add context or block it), `SessionStart` (may add context), e.g. `{"BeforeAgent": [{"command": "./check.sh"}]}`; each may set `timeout` (milliseconds, default 60000) and `matcher`. The editor\'s, the user file\'s and a trusted workspace file\'s hooks all run, in that order (docs/hooks.md).' },
   { name = 'loopDetection', type = 'boolean', default = true, description = 'Loop detection within a turn: the same 1–5 tool calls repeated 5 times, or the same text repeated 10 times close together. The first time the model is warned (in that request only); the second time the turn stops with finish reason `LOOP_DETECTED` and you are told what repeated (docs/tools.md).' },
+  { name = 'toolOutputMasking', type = 'object', default = { enabled = true, protectionTokens = 50000, minPrunableTokens = 30000, protectLatestTurn = true, paybackRequests = 4, exemptTools = {}, exemptMcpServers = {} }, description = 'Before every request, old tool outputs are replaced by a short preview and the path of the saved full output (which `read_file` reads back); you are told once per masking. `enabled` (default true); `protectionTokens` (50000: the newest tool output kept whole); `minPrunableTokens` (30000: mask only that much at once); `protectLatestTurn` (true); `paybackRequests` (4: wait for a batch whose saving repays the broken cache within that many requests; 0: the reference\'s rule alone); `exemptTools` and `exemptMcpServers` (never masked). See docs/compaction.md.' },
   { name = 'checkpointing', type = 'boolean', default = true, description = 'Save a file\'s content before the agent\'s first change to it in a turn (write_file, replace, files a shell command names), in every approval mode, so that a rewind can put the files back with the conversation (docs/checkpoints.md). Off: nothing is saved, and a rewind restores no files.' },
   { name = 'checkpointMaxFileBytes', type = 'integer ≥ 0', default = 5242880, description = 'Files larger than this many bytes (and binary files) are not saved by checkpoints; a rewind names them as skipped.' },
   { name = 'checkpointStoreMb', type = 'integer ≥ 1', default = 500, description = 'The most the project\'s checkpoint store may hold, in megabytes; past it the contents saved longest ago are removed first, never those a session open in a sidecar still needs (docs/checkpoints.md).' },
@@ -93,6 +105,7 @@ M.defaults = {
   mcpServers = {},
   hooks = { PreCompress = {}, BeforeAgent = {}, SessionStart = {} },
   loopDetection = true,
+  toolOutputMasking = { enabled = true, protectionTokens = 50000, minPrunableTokens = 30000, protectLatestTurn = true, paybackRequests = 4, exemptTools = {}, exemptMcpServers = {} },
   checkpointing = true,
   checkpointMaxFileBytes = 5242880,
   checkpointStoreMb = 500,

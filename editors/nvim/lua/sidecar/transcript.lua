@@ -60,6 +60,7 @@ function M.fork_line(e)
 end
 
 local REWOUND = '  (rewound: the model no longer sees it)'
+local MASKED = '  (masked: the model sees previews; the full outputs are saved)'
 
 --- Every entry, with its time: the :SidecarTranscript buffer.
 function M.full_lines(t)
@@ -75,7 +76,9 @@ function M.full_lines(t)
     elseif e.type == 'fork' then
       add(out, { M.fork_line(e) .. '  ' .. pickers.local_time(e.time), '' })
     else
-      local h = (headers[e.kind] or ('## ' .. tostring(e.kind or e.role or '?'))) .. (e.rewound and REWOUND or '')
+      local h = (headers[e.kind] or ('## ' .. tostring(e.kind or e.role or '?')))
+        .. (e.rewound and REWOUND or '')
+        .. (e.masked and MASKED or '')
       out[#out + 1] = h .. '  ' .. pickers.local_time(e.time)
       out[#out + 1] = ''
       add(out, lines_of(e.text))

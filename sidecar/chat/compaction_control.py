@@ -232,6 +232,11 @@ class CompactionControl:
         """Forget the preview (the editor closed it)."""
         self._preview = None
 
+    @property
+    def latest_preview_id(self) -> str | None:
+        """The preview `apply` would take (ACP's `/compress --apply`)."""
+        return self._preview.preview_id if self._preview is not None else None
+
     # -- rating ----------------------------------------------------------------------------------------
     def rate(self, compaction_id: str | None, rating: CompactionRating, note: str | None) -> RateCompactionResult:
         """sidecar/rateCompaction: the user's rating of a compaction of the live session (default: the latest),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sidecar.core.history import Content, FunctionCall, Part, text_content
+from sidecar.core.history import Content, FunctionCall, Part
 from sidecar.protocol import errors
 from sidecar.protocol.ide import OpenFile
 from sidecar.protocol.sessions import TranscriptCompaction, TranscriptMessage

@@ -267,9 +267,9 @@ class CompactionControl:
         recorder.rate_compaction(compaction_id, rating, note)
         if recorder.problem:
             raise errors.SidecarError(errors.SESSION_ERROR, f"The rating was not recorded: {recorder.problem}")
-        said = "kept what mattered" if rating == "good" else "lost something"
+        said = "its summary kept what mattered" if rating == "good" else "its summary lost something"
         return RateCompactionResult(
             compaction_id=compaction_id,
             rating=rating,
-            message=f"Recorded: compaction {compaction_id} {said}" + (f" ({note})" if note else "") + ". Thank you.",
+            message=f"Rating recorded with the compaction: {said}" + (f" ({note})" if note else "") + ". Thank you.",
         )

@@ -40,8 +40,8 @@ export async function compressSteps({ step, w, fake, waitFor }: Omit<McpHarness,
   await step('Preview Compaction opens the summary as a document; edited and applied, the model continues from the edited text', async () => {
     await w.runCommand('Sidecar: Preview Compaction');
     await w.quickInput('', { title: 'Preview Compaction' });
-    const editor = page.locator('.editor-group-container.active .monaco-editor', { hasText: 'state_snapshot' }).first();
-    await editor.waitFor({ timeout: 60_000 });
+    const editor = page.locator('.editor-group-container.active .monaco-editor').first();
+    await page.locator('.editor-group-container.active .monaco-editor', { hasText: 'state_snapshot' }).first().waitFor({ timeout: 60_000 });
     await editor.locator('.view-lines').click();
     await page.keyboard.press('Control+A');
     await page.keyboard.press('Delete');

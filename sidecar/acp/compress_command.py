@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Awaitable, Callable
+from typing import NamedTuple, Protocol
 
+from sidecar.acp.bridge import AcpNotifier
+from sidecar.app import Services
 from sidecar.core.words import counted
 from sidecar.protocol import errors
 from sidecar.protocol.compaction import CompactionRating, PreviewCompactionResult
 from sidecar.protocol.sessions import TranscriptMessage
 
-if TYPE_CHECKING:
-    from sidecar.acp.commands import CommandSession
+
+class CommandSession(Protocol):
+    """What these commands act on (sidecar.acp.session.AcpSession, as sidecar.acp.commands.CommandSession)."""
+
+    services: Services
+    notifier: AcpNotifier
+
+    async def compress(
+        self, focus: str | None, run: Callable[[], Awaitable[object]] | None = None, *, preview: bool = False
+    ) -> None:
+        """A manual compaction shown as the client's compaction updates (`run`: the one to run instead)."""
+
 
 COMPRESS_USAGE = (
     "Usage: `/compress [focus]`, `/compress --upto N [focus]` (summarise everything before your Nth-last message; "

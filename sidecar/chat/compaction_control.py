@@ -79,6 +79,7 @@ class CompactionControl:
             summary = await self._summarize(instructions, up_to_message_id, progress)
             if isinstance(summary, Status):
                 return self._nothing(summary)
+            self._live.background.discard()  # prepared for another split; the history is about to change
             return await self._chat.compactor.apply(
                 self._live.conversation, summary, force=True, trigger="manual", progress=progress
             )
@@ -87,10 +88,9 @@ class CompactionControl:
 
     async def _summarize(self, instructions: str | None, up_to: str | None, progress: Progress) -> Summary | Status:
         """A summary of the live history (before `up_to`'s turn, when given), not applied; the caller holds the
-        lock. A preparation in the background is for another split: it is dropped."""
+        lock. A summary prepared in the background stays (nothing changes the history here)."""
         conv = self._live.conversation
         split = self.split_before(up_to) if up_to is not None else None
-        self._live.background.discard()
         return await self._chat.compactor.prepare(
             conv, up_to=split, instructions=instructions, trigger="manual", progress=progress
         )

@@ -131,7 +131,8 @@ async def test_an_unedited_preview_applies_as_proposed(rig: Rig) -> None:
     await chat(rig, 4)
     preview = await rig.services.compaction.preview(None, None)
     assert preview.preview_id is not None
-    applied = await rig.services.compaction.apply(preview.preview_id, preview.snapshot)
+    assert preview.snapshot is not None
+    applied = await rig.services.compaction.apply(preview.preview_id, preview.snapshot + "\n")  # as an editor saves
     assert applied.status == "COMPRESSED" and not applied.edited
     assert rig.live.conversation.history[1].parts[0].text == preview.snapshot
     assert not compactions(rig)[0].edited

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from sidecar import checkpoints, hooks, mcp, memory
 from sidecar.chat.actions import SessionActions
+from sidecar.chat.compaction_control import CompactionControl
 from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService, Notifier
 from sidecar.chat.sessions import SessionService
@@ -109,6 +110,8 @@ class Services:
     #: The context files (GEMINI.md, AGENTS.md) and the <session_context> turn built with them.
     memory: MemoryService
     context: SessionContext
+    #: Summarise up to a message, preview and edit a summary, rate a compaction (docs/compaction.md).
+    compaction: CompactionControl
 
     @property
     def store(self) -> SessionStore:
@@ -211,21 +214,22 @@ def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = 
         backend_label=backend.describe if backend is not None else None,
         context=context if ports.memory else None,
     )
+    chat = ChatService(
+        live,
+        source,
+        front_end.notifier,
+        compactor,
+        runner,
+        hooks=hook_service,
+        tools_starting=mcp_manager.wait_for_starting if mcp_manager is not None else None,
+    )
     return Services(
         session=session,
         front_end=front_end,
         recorder=recorder,
         compactor=compactor,
         live=live,
-        chat=ChatService(
-            live,
-            source,
-            front_end.notifier,
-            compactor,
-            runner,
-            hooks=hook_service,
-            tools_starting=mcp_manager.wait_for_starting if mcp_manager is not None else None,
-        ),
+        chat=chat,
         sessions=SessionService(live),
         actions=SessionActions(live, checkpoint_service),
         hooks=hook_service,
@@ -234,4 +238,5 @@ def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = 
         mcp=mcp_manager,
         memory=memory_service,
         context=context,
+        compaction=CompactionControl(chat),
     )

@@ -166,8 +166,11 @@ class AcpNotifier:
         """One agent message paragraph."""
         self.outbox.put(update_agent_message_text(f"\n\n{text}\n\n"))
 
-    def finish(self, compaction: Compaction, *, error: str | None = None, cancelled: bool = False) -> None:
-        """Announce how a compaction ended (once): a message in words and, if advertised, compaction_update."""
+    def finish(
+        self, compaction: Compaction, *, error: str | None = None, cancelled: bool = False, preview: bool = False
+    ) -> None:
+        """Announce how a compaction ended (once): a message in words and, if advertised, compaction_update.
+        `preview`: a summary was only proposed (the history is unchanged), unless it failed."""
         if compaction.finished:
             return
         compaction.finished = True
@@ -183,6 +186,8 @@ class AcpNotifier:
             text, status = "Compression cancelled; the conversation is unchanged.", "cancelled"
         elif error is not None or compaction.problem is not None:
             text, status = (error or compaction.problem or ""), "failed"
+        elif preview:
+            text, status = "Summary proposed; the conversation is unchanged until you apply it.", "cancelled"
         else:  # nothing to compress (NOOP): the outcome message says so
             text, status = compaction.message or "Nothing to compress.", "failed"
         self.say(text)

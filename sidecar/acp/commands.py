@@ -1,4 +1,4 @@
-"""Slash commands offered through available_commands_update, as a table: compress, undo-compaction, transcript,
+"""Slash commands offered through available_commands_update, as a table: compress, rate, undo-compaction, transcript,
 new, rewind, pins and memory. Adding one is a handler and a row of COMMANDS."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import Any, Literal, NamedTuple, Protocol
 import msgspec
 from acp.schema import AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate, UnstructuredCommandInput
 
+from sidecar.acp import compress_command
 from sidecar.acp.bridge import AcpNotifier
 from sidecar.app import Services
 from sidecar.core.words import counted
@@ -28,8 +29,10 @@ class CommandSession(Protocol):
     #: The files the user attached to prompts (a new conversation forgets them).
     attached: dict[str, OpenFile]
 
-    async def compress(self, focus: str | None) -> None:
-        """`/compress [focus]`."""
+    async def compress(
+        self, focus: str | None, run: Callable[[], Awaitable[object]] | None = None, *, preview: bool = False
+    ) -> None:
+        """`/compress [focus]` (`run`: the compaction to run instead; `preview`: nothing is applied)."""
 
     async def rewind(self, argument: str) -> None:
         """`/rewind [--files] [--force] [N]`."""
@@ -50,7 +53,11 @@ class SlashCommand:
 
 
 async def _compress(session: CommandSession, argument: str) -> None:
-    await session.compress(argument or None)
+    await compress_command.compress(session, argument)
+
+
+async def _rate(session: CommandSession, argument: str) -> None:
+    await compress_command.rate(session, argument)
 
 
 async def _undo_compaction(session: CommandSession, argument: str) -> None:
@@ -106,9 +113,17 @@ COMMANDS: list[SlashCommand] = [
     SlashCommand(
         "compress",
         "Compress the conversation now: the oldest ~70% becomes a summary, the newest ~30% stays verbatim. "
-        "Anything you type after it tells the summary what to keep.",
-        "optional focus, e.g. keep the file names and the failing test",
+        "Anything you type after it tells the summary what to keep. `--upto N`: summarise everything before your "
+        "Nth-last message (it and all after it stay verbatim); `--preview`: show the summary and change nothing; "
+        "`--apply`: apply the last preview as shown (ACP cannot edit it).",
+        "optional --upto N, --preview or --apply, and a focus, e.g. keep the file names and the failing test",
         _compress,
+    ),
+    SlashCommand(
+        "rate",
+        "Rate the latest compaction's summary: `/rate good`, or `/rate lost <what it lost>` (recorded with it).",
+        "good | lost [what the summary lost]",
+        _rate,
     ),
     SlashCommand(
         "undo-compaction",
@@ -201,9 +216,13 @@ def render_transcript(result: dict[str, Any], path: str | None) -> str:
     for entry in entries:
         if entry.get("type") == "compaction":
             undone = " (undone)" if entry.get("undone") else ""
+            edited = ", your edited summary" if entry.get("edited") else ""
+            rating = entry.get("rating")
+            rated = f", rated {'good' if rating == 'good' else 'lost something'}" if rating else ""
+            rated += f": {entry['ratingNote']}" if rating and entry.get("ratingNote") else ""
             lines.append(
                 f"\n— compaction ({entry.get('trigger')}) {entry.get('status')}: "
-                f"{entry.get('originalTokenCount'):,} → {entry.get('newTokenCount'):,} tokens{undone} —"
+                f"{entry.get('originalTokenCount'):,} → {entry.get('newTokenCount'):,} tokens{undone}{edited}{rated} —"
             )
             continue
         text = str(entry.get("text", ""))

@@ -86,6 +86,9 @@ def compaction_marker(entry: TranscriptCompaction) -> str | None:
     if entry.status == "NOOP":
         return None
     counts = f"{entry.original_token_count:,} → {entry.new_token_count:,} tokens"
+    counts += ", your edited summary" if entry.edited else ""
+    if entry.rating:
+        counts += f", rated {'good' if entry.rating == 'good' else 'lost something'}"
     if entry.status == "COMPRESSED":
         if entry.undone:
             return f"{COMPACTION_MARKER} ({entry.trigger}, {counts}), later undone: the model sees all above ⟫\n\n"

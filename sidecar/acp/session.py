@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -357,12 +358,15 @@ class AcpSession:
             raise
         return updates.stop_reason(result.finish_reason)
 
-    async def compress(self, focus: str | None) -> None:
-        """`/compress [focus]`: a manual compaction, shown as the client's compaction updates when offered."""
+    async def compress(
+        self, focus: str | None, run: Callable[[], Awaitable[object]] | None = None, *, preview: bool = False
+    ) -> None:
+        """`/compress [focus]`: a manual compaction, shown as the client's compaction updates when offered. `run`:
+        the compaction to run instead (up to a message, a preview, applying one); `preview`: nothing is applied."""
         notifier = self.notifier
         notifier.manual_next = True
         try:
-            await self.chat.compress(focus)
+            await (run() if run is not None else self.chat.compress(focus))
         except errors.SidecarError as exc:
             current = notifier.current
             if current is not None and current.manual:
@@ -377,7 +381,7 @@ class AcpSession:
         finally:
             notifier.manual_next = False
         if notifier.current is not None:
-            notifier.finish(notifier.current)
+            notifier.finish(notifier.current, preview=preview)
 
     def _latest_snapshot(self) -> str | None:
         conv = self.live.conversation

@@ -85,6 +85,9 @@ class TurnHooks(Protocol):
         """BeforeAgent: block the turn (with a reason) or add context to it."""
 
 
+#: Makes a manual compaction's outcome in place of the usual flow, under the lock, with the compaction's progress.
+CompactionRun = Callable[[Progress], Awaitable[Outcome]]
+
 #: finishReason of a turn a BeforeAgent hook blocked (nothing was sent to the model).
 HOOK_BLOCKED = "HOOK_BLOCKED"
 
@@ -128,30 +131,52 @@ class ChatService:
         return self.live.session.settings
 
     # -- compaction -----------------------------------------------------------------------------------
-    async def compress(self, instructions: str | None) -> CompressResult:
-        """The user's "Compress conversation": forced, never concurrent with another compaction."""
-        async with self.live.manual_compaction():
-            self._conversation.auto_compaction_paused_until = None  # the user compresses: an undo pause ends
-            outcome = await self._compact(force=True, trigger="manual", instructions=instructions)
-        assert outcome is not None
+    async def compress(self, instructions: str | None, run: CompactionRun | None = None) -> CompressResult:
+        """The user's "Compress conversation": forced, never concurrent with another compaction. `run`: how the
+        outcome is made instead of the usual flow (summarise up to a message, apply a previewed summary)."""
+        outcome = await self.manual_compaction(instructions, run)
         limit = self._settings().effective_token_limit()
         return CompressResult(
             status=outcome.status.value,
             original_token_count=outcome.original,
             new_token_count=outcome.new,
             message=outcome.message(limit),
+            compaction_id=self.live.recorder.last_compaction_id if outcome.status is not Status.NOOP else None,
         )
 
-    async def _compact(self, *, force: bool, trigger: Trigger, instructions: str | None = None) -> Outcome | None:
+    async def manual_compaction(
+        self, instructions: str | None, run: CompactionRun | None = None, *, apply: bool = True
+    ) -> Outcome:
+        """A compaction the user asked for, under the lock and never two at once; `apply` False: the outcome is
+        only returned (a preview), the history and the recording stay as they are."""
+        async with self.live.manual_compaction():
+            if apply:
+                self._conversation.auto_compaction_paused_until = None  # the user compresses: an undo pause ends
+            outcome = await self._compact(force=True, trigger="manual", instructions=instructions, run=run, apply=apply)
+        assert outcome is not None
+        return outcome
+
+    async def _compact(
+        self,
+        *,
+        force: bool,
+        trigger: Trigger,
+        instructions: str | None = None,
+        run: CompactionRun | None = None,
+        apply: bool = True,
+    ) -> Outcome | None:
         """One attempt under the lock: progress, model errors named, the outcome applied and announced."""
         # An automatic attempt shows progress only once it does some work (not for a NOOP or a latched turn).
         lazy = None if force else LazyProgress(lambda: self._notify.progress("compaction"))
         progress = lazy or await self._notify.progress("compaction")
         outcome: Outcome | None = None
         try:
-            outcome = await self.live.background.compact(
-                self._conversation, force=force, trigger=trigger, instructions=instructions, progress=progress
-            )
+            if run is not None:
+                outcome = await run(progress)
+            else:
+                outcome = await self.live.background.compact(
+                    self._conversation, force=force, trigger=trigger, instructions=instructions, progress=progress
+                )
         except ModelError as exc:
             message = f"Compaction failed, the conversation is unchanged: {exc.message}"
             if trigger == "manual":
@@ -165,8 +190,9 @@ class ChatService:
             if lazy is not None:
                 await lazy.settle()  # its begin and reports are sent: end() goes out now, right before the outcome
             limit = self._settings().effective_token_limit()
-            progress.end(outcome.message(limit) if outcome is not None else None)
-        self._apply(outcome, force=force)
+            progress.end(outcome.message(limit) if outcome is not None and apply else None)
+        if apply:
+            self._apply(outcome, force=force)
         return outcome
 
     def _apply(self, outcome: Outcome, *, force: bool) -> None:
@@ -191,6 +217,8 @@ class ChatService:
                     new_token_count=outcome.new,
                     trigger=outcome.trigger,
                     message=outcome.message(limit),
+                    compaction_id=self.live.recorder.last_compaction_id,
+                    edited=outcome.edited,
                 )
             )
             self.live.push_usage()

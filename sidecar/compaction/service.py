@@ -172,25 +172,35 @@ class Compactor:
             progress=progress,
         )
 
-    async def prepare(self, frozen: Conversation, *, on_start: Callable[[], None] | None = None) -> Summary | Status:
+    async def prepare(
+        self,
+        frozen: Conversation,
+        *,
+        on_start: Callable[[], None] | None = None,
+        up_to: int | None = None,
+        instructions: str | None = None,
+        trigger: Trigger = "auto",
+        progress: Progress | None = None,
+    ) -> Summary | Status:
         """Summarize the oldest ~70% of a frozen copy of the history, for `apply` later (background compaction).
 
-        The same checks, hooks (trigger `auto`) and two passes as an automatic compaction, minus the threshold:
+        The same checks, hooks (`trigger`) and two passes as an automatic compaction, minus the threshold:
         NOOP when there is nothing worth compressing, EMPTY_SUMMARY when no valid snapshot came back. Raises
-        ModelError like `compress`. Nothing is recorded and `frozen` is only read."""
-        if not len(frozen) or _too_small_to_help(frozen):
+        ModelError like `compress`. Nothing is recorded and `frozen` is only read. `up_to`: summarise the items
+        before this index instead (the caller checked it is a split point); a manual trigger is never too small."""
+        if not len(frozen) or (trigger == "auto" and _too_small_to_help(frozen)):
             return Status.NOOP
         limit = self._settings().effective_token_limit()
         history = frozen.history
         truncated, replacements = self._truncate(history, limit, frozen.last_prompt_tokens)
-        split = _split(frozen, truncated, replacements)
+        split = _split(frozen, truncated, replacements) if up_to is None else up_to
         if split <= _rebuilt_head(history):
             return Status.NOOP
         if on_start is not None:
             on_start()
-        await self._pre_compress("auto")
+        await self._pre_compress(trigger)
         facts = summarizer_facts(frozen.pins)
-        snapshot = await self._summarize_prefix(history, truncated, split, limit, None, None, facts)
+        snapshot = await self._summarize_prefix(history, truncated, split, limit, instructions, progress, facts)
         if snapshot is None:
             return Status.COMPRESSION_FAILED_EMPTY_SUMMARY
         client = await self._client()  # applying it recounts with countTokens: that must not be slow the first time

@@ -46,6 +46,8 @@ class Outcome:
     #: Old-history index -> the content that replaces it in the new history (truncated tool outputs).
     replacements: dict[int, Content] = field(default_factory=dict)
     token_source: UsageSource = "estimate"
+    #: The snapshot is the user's edited text, not the summarizer's (a previewed compaction).
+    edited: bool = False
 
     def message(self, token_limit: int) -> str:
         """The words the user sees for this outcome (the same for both triggers: tokens and percentages)."""

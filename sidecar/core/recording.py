@@ -15,7 +15,8 @@ from sidecar.protocol.sessions import TranscriptMessage
 from sidecar.protocol.types import UsageSource
 
 #: 2 added the fork, pin, unpin and rename records (a format-1 reader would refuse them as damaged lines); 3 the
-#: fileChange and filesRestored records of checkpoints (docs/checkpoints.md); 4 the mask record (masked tool outputs).
+#: fileChange and filesRestored records of checkpoints (docs/checkpoints.md); 4 the mask record (masked tool outputs)
+#: and the compactionRating record (and a compaction's `edited` flag, which older readers ignore).
 FORMAT_VERSION = 4
 
 #: What a recorded message is: a model-facing kind (sent to the model) or a display-only one (info, error).
@@ -107,6 +108,17 @@ class CompactionRecord(_Record, tag="compaction"):
     env: Content | None = None
     kept_from: str | None = None
     replacements: dict[str, Content] | None = None
+    #: The user edited the summary before it was applied (a previewed compaction).
+    edited: bool = False
+
+
+class CompactionRatingRecord(_Record, tag="compactionRating"):
+    """The user's rating of compaction `compaction_id`: "good", or "lost" (the summary lost something), with a
+    note. A later rating of the same compaction replaces an earlier one."""
+
+    compaction_id: str
+    rating: str
+    note: str | None = None
 
 
 class UndoCompactionRecord(_Record, tag="undoCompaction"):
@@ -212,6 +224,7 @@ Record = (
     | MessageRecord
     | UsageRecord
     | CompactionRecord
+    | CompactionRatingRecord
     | UndoCompactionRecord
     | RewindRecord
     | StatsRecord
@@ -230,6 +243,7 @@ FileRecord = (
     | RawMessageRecord
     | UsageRecord
     | CompactionRecord
+    | CompactionRatingRecord
     | UndoCompactionRecord
     | RewindRecord
     | StatsRecord

@@ -16,6 +16,7 @@ from sidecar.core.recording import (
     COMPACTION_TOKEN_SOURCE,
     DISPLAY_KINDS,
     TOOL_TITLES,
+    CompactionRatingRecord,
     CompactionRecord,
     FileChangeRecord,
     FileRecord,
@@ -146,6 +147,11 @@ class Replay:
             self._compaction(record)
         elif isinstance(record, UndoCompactionRecord):
             self._undo(record.compaction_id)
+        elif isinstance(record, CompactionRatingRecord):
+            rated = self._entries.get(record.compaction_id)
+            if rated is None:
+                raise ReplayError(f"a rating of compaction {record.compaction_id!r}, which is not in the session")
+            rated.rating, rated.rating_note = record.rating, record.note
         elif isinstance(record, RewindRecord):
             self._rewind(record.to_id)
         elif isinstance(record, PinRecord):
@@ -227,6 +233,7 @@ class Replay:
             rec.new_token_count,
             False,
             rec.snapshot,
+            rec.edited,
         )
         if rec.status in HISTORY_CHANGING:
             self._apply_compaction(rec)  # raises before changing anything if the record does not fit

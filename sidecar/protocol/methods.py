@@ -5,6 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
+from sidecar.protocol.compaction import (
+    ApplyCompactionParams,
+    ApplyCompactionResult,
+    PreviewCompactionParams,
+    PreviewCompactionResult,
+    RateCompactionParams,
+    RateCompactionResult,
+)
 from sidecar.protocol.ide import IdeContextParams
 from sidecar.protocol.mcp import (
     GetMcpPromptParams,
@@ -119,7 +127,34 @@ COMPRESS: Method[CompressParams, CompressResult] = Method(
     "client",
     CompressParams,
     CompressResult,
-    "Compress the conversation now (optional focus instructions).",
+    "Compress the conversation now (optional focus instructions; upToMessageId: summarise everything before that "
+    "user message, keep it and the rest verbatim).",
+)
+PREVIEW_COMPACTION: Method[PreviewCompactionParams, PreviewCompactionResult] = Method(
+    "sidecar/previewCompaction",
+    "request",
+    "client",
+    PreviewCompactionParams,
+    PreviewCompactionResult,
+    "The summary a compaction would apply now (optional focus, upToMessageId) and the sizes before and after; the "
+    "history is unchanged.",
+)
+APPLY_COMPACTION: Method[ApplyCompactionParams, ApplyCompactionResult] = Method(
+    "sidecar/applyCompaction",
+    "request",
+    "client",
+    ApplyCompactionParams,
+    ApplyCompactionResult,
+    "Apply a previewed summary, or the user's edited text of it (recorded as edited); refused when the history "
+    "changed since the preview.",
+)
+RATE_COMPACTION: Method[RateCompactionParams, RateCompactionResult] = Method(
+    "sidecar/rateCompaction",
+    "request",
+    "client",
+    RateCompactionParams,
+    RateCompactionResult,
+    "Rate a compaction (default: the latest): good, or lost something, with an optional note; recorded with it.",
 )
 NEW_SESSION: Method[Empty, NewSessionResult] = Method(
     "sidecar/newSession", "request", "client", Empty, NewSessionResult, "Start a new, empty conversation."
@@ -389,6 +424,9 @@ ALL: tuple[Method[Any, Any], ...] = (
     SEND_MESSAGE,
     GET_TOKEN_USAGE,
     COMPRESS,
+    PREVIEW_COMPACTION,
+    APPLY_COMPACTION,
+    RATE_COMPACTION,
     NEW_SESSION,
     LIST_SESSIONS,
     RESUME_SESSION,

@@ -217,6 +217,11 @@ class TranscriptCompaction(msgspec.Struct, tag="compaction", tag_field="type", r
     new_token_count: int
     undone: bool
     snapshot: str | None = None  # the <state_snapshot> text of a COMPRESSED compaction
+    #: The user edited the summary before it was applied (a previewed compaction).
+    edited: bool = False
+    #: The user's latest rating of this compaction ("good" or "lost") and its note.
+    rating: str | None = None
+    rating_note: str | None = None
 
 
 class TranscriptFork(msgspec.Struct, tag="fork", tag_field="type", rename="camel", omit_defaults=True):

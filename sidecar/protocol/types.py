@@ -42,6 +42,8 @@ class SendMessageParams(_Wire, kw_only=True):
 
 class CompressParams(_Wire, kw_only=True):
     instructions: str | None = None
+    #: Summarise everything before this user message (a transcript id); it and all after it stay verbatim.
+    up_to_message_id: str | None = None
 
 
 class ResumeSessionParams(_Wire, kw_only=True):
@@ -100,6 +102,8 @@ class CompressResult(_Wire, kw_only=True, omit_defaults=False):
     original_token_count: int
     new_token_count: int
     message: str
+    #: The recorded compaction, for sidecar/rateCompaction (None: nothing was recorded, e.g. NOOP).
+    compaction_id: str | None = None
 
 
 class CompressedParams(_Wire, kw_only=True, omit_defaults=False):
@@ -111,6 +115,10 @@ class CompressedParams(_Wire, kw_only=True, omit_defaults=False):
     new_token_count: int
     trigger: Trigger
     message: str
+    #: The recorded compaction, for sidecar/rateCompaction (None when it could not be recorded).
+    compaction_id: str | None = None
+    #: The user edited the summary before it was applied (sidecar/applyCompaction with a snapshot).
+    edited: bool = False
 
 
 class ToolOutputsMaskedParams(_Wire, kw_only=True, omit_defaults=False):

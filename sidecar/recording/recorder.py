@@ -40,6 +40,8 @@ class Recorder:
         self._writer: SessionWriter | None = None
         self._session_id: str | None = None
         self._current_store: SessionStore | None = None
+        #: The id of the compaction recorded last (what the editor is told, to rate it).
+        self.last_compaction_id: str | None = None
 
     def _store(self) -> SessionStore:
         """The store of the current project (the workspace folders are only known after `initialize`)."""
@@ -220,12 +222,13 @@ class Recorder:
 
     def compaction(self, outcome: Outcome, ids: Sequence[str]) -> list[str] | None:
         """Record a compaction attempt; for a replaced history, return the message ids of the new one."""
+        self.last_compaction_id = None
         if outcome.status is Status.NOOP:
             return None
         writer = self._open()
         replacements = {ids[i]: c for i, c in outcome.replacements.items() if ids[i]}
         if outcome.status is Status.CONTENT_TRUNCATED:
-            writer.compaction(
+            self.last_compaction_id = writer.compaction(
                 trigger=outcome.trigger,
                 status=outcome.status.value,
                 original_tokens=outcome.original,
@@ -234,7 +237,7 @@ class Recorder:
             )
             return list(ids)
         if outcome.status is not Status.COMPRESSED or outcome.new_history is None:
-            writer.compaction(
+            self.last_compaction_id = writer.compaction(
                 trigger=outcome.trigger,
                 status=outcome.status.value,
                 original_tokens=outcome.original,
@@ -254,7 +257,9 @@ class Recorder:
             env=env,
             kept_from=kept_from or None,
             replacements=replacements,
+            edited=outcome.edited,
         )
+        self.last_compaction_id = cid
         kept = list(ids[outcome.kept_from :]) if outcome.kept_from is not None else []
         return [*head_ids(cid, True), *kept]
 
@@ -266,6 +271,9 @@ class Recorder:
 
     def undo(self, compaction_id: str) -> None:
         self._open().undo_compaction(compaction_id)
+
+    def rate_compaction(self, compaction_id: str, rating: str, note: str | None) -> None:
+        self._open().rate_compaction(compaction_id, rating, note)
 
     # -- reading ------------------------------------------------------------------------------------
     def sessions(self) -> list[SessionInfo]:

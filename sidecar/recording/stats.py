@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 import msgspec
 
-from sidecar.core.recording import CompactionRecord, SessionRecord, UsageRecord
+from sidecar.core.recording import CompactionRatingRecord, CompactionRecord, SessionRecord, UsageRecord
 from sidecar.recording.store import RecordingError, SessionStore, all_sessions
 
 #: A learned correction is a ratio API count / estimate, kept within these bounds (as Gemini CLI's experimental
@@ -36,13 +36,19 @@ class Pair:
         return (self.estimated - self.api) / self.api
 
 
-@dataclass(frozen=True)
+@dataclass
 class Compaction:
     time: str
     trigger: str
     status: str
     before: int
     after: int
+    id: str = ""
+    #: The user edited the summary before it was applied.
+    edited: bool = False
+    #: The user's latest rating ("good", "lost") and its note.
+    rating: str | None = None
+    note: str | None = None
 
 
 @dataclass
@@ -107,6 +113,7 @@ def read_session(path: Path) -> SessionStats:
     damaged line is skipped, as the reader salvages)."""
     usage = msgspec.json.Decoder(UsageRecord)
     compaction = msgspec.json.Decoder(CompactionRecord)
+    rating = msgspec.json.Decoder(CompactionRatingRecord)
     head = msgspec.json.Decoder(SessionRecord)
     stats = SessionStats(path.stem, None, "")
     with open(path, "rb") as f:
@@ -119,8 +126,15 @@ def read_session(path: Path) -> SessionStats:
                 elif b'"type":"compaction"' in line:
                     c = compaction.decode(line)
                     stats.compactions.append(
-                        Compaction(c.time, c.trigger, c.status, c.original_token_count, c.new_token_count)
+                        Compaction(
+                            c.time, c.trigger, c.status, c.original_token_count, c.new_token_count, c.id, c.edited
+                        )
                     )
+                elif b'"type":"compactionRating"' in line:
+                    r = rating.decode(line)
+                    for rated in stats.compactions:
+                        if rated.id == r.compaction_id:
+                            rated.rating, rated.note = r.rating, r.note
                 elif b'"type":"session"' in line and not stats.model:
                     s = head.decode(line)
                     stats.session_id, stats.title, stats.model = s.session_id, s.title, s.model
@@ -184,6 +198,19 @@ def report(sessions: Iterable[SessionStats]) -> dict[str, Any]:
         ],
         "overall": msgspec.to_builtins(summarize(pairs)),
         "correctionCheck": None if check is None else {"judged": check[0], "recorded": check[1], "corrected": check[2]},
+        "ratings": ratings([c for s in sessions for c in s.compactions]),
+    }
+
+
+def ratings(compactions: Sequence[Compaction]) -> dict[str, int]:
+    """How the user rated the compactions that replaced the history: good, lost something, not rated; and how
+    many summaries the user edited before applying them."""
+    compressed = [c for c in compactions if c.status == "COMPRESSED"]
+    return {
+        "good": sum(c.rating == "good" for c in compressed),
+        "lost": sum(c.rating == "lost" for c in compressed),
+        "unrated": sum(c.rating is None for c in compressed),
+        "edited": sum(c.edited for c in compressed),
     }
 
 
@@ -222,9 +249,23 @@ def main_sessions_stats(args: argparse.Namespace, out: TextIO | None = None) -> 
         change = f" ({100 * (c.after - c.before) / c.before:+.0f}%)" if c.before else ""
         out.write(
             f"  {s.session_id[:8]}  {c.time[:19].replace('T', ' ')}  {c.trigger:<6}  {c.status}  "
-            f"{c.before:,} → {c.after:,} tokens{change}\n"
+            f"{c.before:,} → {c.after:,} tokens{change}{_rated(c)}\n"
+        )
+    rated = data["ratings"]
+    if compactions:
+        out.write(
+            f"Ratings: {rated['good']} good, {rated['lost']} lost something, {rated['unrated']} not rated "
+            f"(of the compactions that replaced the history; {rated['edited']} with an edited summary).\n"
         )
     return 0
+
+
+def _rated(c: Compaction) -> str:
+    edited = "  edited" if c.edited else ""
+    if c.rating is None:
+        return edited
+    said = "good" if c.rating == "good" else "lost something"
+    return f"{edited}  rated {said}" + (f": {c.note}" if c.note else "")
 
 
 def overall_error(paths: Iterable[Path]) -> ErrorSummary | None:

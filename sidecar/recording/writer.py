@@ -18,6 +18,7 @@ from sidecar.core.outcome import HISTORY_CHANGING, Status
 from sidecar.core.recording import (
     DISPLAY_KINDS,
     MESSAGE_KINDS,
+    CompactionRatingRecord,
     CompactionRecord,
     MaskRecord,
     MessageRecord,
@@ -179,6 +180,7 @@ class SessionWriter:
         kept_from: str | None = None,
         replacements: dict[str, Content] | None = None,
         compaction_id: str | None = None,
+        edited: bool = False,
     ) -> str:
         """Record one compaction attempt and fsync; returns its id. Cost is independent of history length.
 
@@ -207,6 +209,7 @@ class SessionWriter:
                 env=env if compressed else None,
                 kept_from=kept_from if compressed else None,
                 replacements=(replacements or None) if changes else None,
+                edited=edited and compressed,
             )
         )
         self.sync()
@@ -218,6 +221,11 @@ class SessionWriter:
             latest = self._undoable[-1] if self._undoable else None
             raise ValueError(f"only the latest compaction can be undone (latest: {latest}, got {compaction_id})")
         self.append(UndoCompactionRecord(time=now_iso(), compaction_id=compaction_id))
+        self.sync()
+
+    def rate_compaction(self, compaction_id: str, rating: str, note: str | None) -> None:
+        """Record the user's rating of a compaction, and fsync."""
+        self.append(CompactionRatingRecord(time=now_iso(), compaction_id=compaction_id, rating=rating, note=note))
         self.sync()
 
     def rewind(self, message_id: str, undoable: Iterable[str] | None = None) -> None:

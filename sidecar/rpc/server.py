@@ -174,7 +174,13 @@ def build_server() -> SidecarServer:
             await asyncio.get_running_loop().run_in_executor(None, server.watcher.stop)
         await server.services.aclose()
 
-    chat_handlers.register(server, server.services.chat, server.live, trust_changed=server.apply_settings)
+    chat_handlers.register(
+        server,
+        server.services.chat,
+        server.live,
+        trust_changed=server.apply_settings,
+        compaction=server.services.compaction,
+    )
     session_handlers.register(server, server.services.sessions, server.services.actions)
     mcp_handlers.register(server, server.mcp)
     memory_handlers.register(server, server.services.memory)

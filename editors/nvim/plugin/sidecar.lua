@@ -36,8 +36,20 @@ cmd('SidecarSend', function(a)
 end, { nargs = '+', range = true, desc = 'Send a message (a range or Visual selection goes along as selected text)' })
 
 cmd('SidecarCompress', function(a)
-  s().compress(a.args)
-end, { nargs = '*', desc = 'Compress the conversation [with focus instructions]' })
+  s() -- loads the composition root, which gives the client its handlers before anything starts
+  require('sidecar.compaction').run(a.args)
+end, {
+  nargs = '*',
+  complete = function(arglead, cmdline)
+    return require('sidecar.compaction').complete(arglead, cmdline)
+  end,
+  desc = 'Compress the conversation [focus]; up-to [ID]: summarise before a message of yours; preview [up-to [ID]] [focus]',
+})
+
+cmd('SidecarRate', function(a)
+  s()
+  require('sidecar.compaction').rate(a.args)
+end, { nargs = '+', desc = 'Rate the latest compaction: good, or lost [what the summary lost]' })
 
 cmd('SidecarNew', function()
   s().new_session()

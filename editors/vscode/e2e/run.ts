@@ -22,6 +22,7 @@ import { FakeGemini, REPO, projectPython, startFakeGemini } from '../test/suppor
 import { basicSteps } from './basics';
 import { bundledServerSteps } from './bundledServer';
 import { chatTurnSteps } from './chatTurns';
+import { compressSteps } from './compress';
 import { API_KEY, MARKER, TOKEN_LIMIT, toolCall } from './constants';
 import {
   Dirs, E2E, QUIET_SETTINGS, Workbench, env, findFiles, freePort, installVsix, launchBrowser, logger, startCodeServer,
@@ -167,6 +168,7 @@ async function main(): Promise<void> {
     await basicSteps(h, appPy);
     await chatTurnSteps(h);
     await questionFocusSteps({ ...h, ws: dirs.ws });
+    await compressSteps(h);
     await mcpSteps({ ...h, userData: dirs.ud });
     await sessionSteps(h, restoreMe);
     await restartSteps(h);

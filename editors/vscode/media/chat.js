@@ -90,7 +90,7 @@
         const d = el('div', 'msg user' + (item.rewound ? ' rewound' : ''));
         d.appendChild(el('div', 'who', item.rewound ? 'You (rewound: the model no longer sees this)' : 'You'));
         d.appendChild(el('div', 'body plain', item.text));
-        d.appendChild(actions(item, item.rewound ? [['fork', 'Fork from here'], ['pin', 'Pin']] : [['fork', 'Fork from here'], ['rewind', 'Rewind to here'], ['pin', 'Pin']]));
+        d.appendChild(actions(item, item.rewound ? [['fork', 'Fork from here'], ['pin', 'Pin']] : [['fork', 'Fork from here'], ['rewind', 'Rewind to here'], ['summarize', 'Summarise up to here'], ['pin', 'Pin']]));
         return d;
       }
       case 'model': {
@@ -143,7 +143,13 @@
       case 'compaction': {
         const d = el('div', 'marker' + (item.ok ? '' : ' failed') + (item.undone ? ' undone' : ''));
         d.setAttribute('role', 'separator');
-        d.appendChild(el('span', undefined, item.text + (item.undone ? ' (undone)' : '')));
+        d.appendChild(el('span', undefined, item.text + (item.edited ? ' (your edited summary)' : '') + (item.undone ? ' (undone)' : '')));
+        if (item.rating) d.appendChild(el('span', 'rating', item.rating === 'good' ? 'Rated: good summary' : 'Rated: lost something'));
+        else if (item.ok && item.compactionId && !item.undone) {
+          const ask = actions(item, [['rateGood', 'Good summary'], ['rateLost', 'Lost something…']]);
+          ask.classList.add('rate');
+          d.appendChild(ask);
+        }
         return d;
       }
       default:

@@ -177,7 +177,15 @@ export class ChatModel {
   }
 
   compaction(p: CompressedParams): void {
-    this.upsert({ kind: 'compaction', id: nextId('compaction'), text: compactionText(p), ok: compressionSucceeded(p.status) });
+    const recorded = p.compactionId ? { compactionId: p.compactionId } : {};
+    this.upsert({ kind: 'compaction', id: nextId('compaction'), text: compactionText(p), ok: compressionSucceeded(p.status), ...recorded, ...(p.edited ? { edited: true } : {}) });
+  }
+
+  /** The user rated a compaction: its marker says so (and stops asking). */
+  rated(compactionId: string, rating: string): void {
+    for (const item of this.items) {
+      if (item.kind === 'compaction' && item.compactionId === compactionId) this.upsert({ ...item, rating });
+    }
   }
 
   setPins(pins: PinnedFact[]): void {
@@ -246,7 +254,8 @@ export function itemsFromTranscript(entries: TranscriptEntry[]): ChatItem[] {
   const items: ChatItem[] = [];
   for (const e of entries) {
     if (e.type === 'compaction') {
-      items.push({ kind: 'compaction', id: `compaction-${e.id}`, text: compactionText(e), ok: compressionSucceeded(e.status), undone: e.undone });
+      const extra = { compactionId: e.id, ...(e.edited ? { edited: true } : {}), ...(e.rating ? { rating: e.rating } : {}) };
+      items.push({ kind: 'compaction', id: `compaction-${e.id}`, text: compactionText(e), ok: compressionSucceeded(e.status), undone: e.undone, ...extra });
       continue;
     }
     if (e.type === 'fork') {

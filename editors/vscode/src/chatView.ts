@@ -93,10 +93,19 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     }
   }
 
-  /** "Fork from here", "Rewind to here" (user messages) and "Pin" (any message), run as the palette commands. */
+  /**
+   * "Fork from here", "Rewind to here", "Summarise up to here" (user messages), "Pin" (any message) and the rating of
+   * a compaction marker, run as the palette commands.
+   */
   private async action(action: MessageAction, itemId: string): Promise<void> {
     const item = this.model.item(itemId);
     if (!item) return;
+    if (action === 'rateGood' || action === 'rateLost') {
+      if (item.kind === 'compaction' && item.compactionId) {
+        await vscode.commands.executeCommand('sidecar.rateCompaction', item.compactionId, action === 'rateGood' ? 'good' : 'lost');
+      }
+      return;
+    }
     if (action === 'pin') {
       if (item.kind === 'user' || item.kind === 'model') await vscode.commands.executeCommand('sidecar.pin', item.text);
       return;
@@ -105,7 +114,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
     const entries = (await this.conn.api.getTranscript()).entries;
     const messageId = userMessageId(this.model.items, itemId, entries);
     if (!messageId) { void vscode.window.showWarningMessage('Sidecar: that message is not in this session’s recording.'); return; }
-    await vscode.commands.executeCommand(action === 'fork' ? 'sidecar.forkSession' : 'sidecar.rewind', messageId);
+    const command = action === 'fork' ? 'sidecar.forkSession' : action === 'summarize' ? 'sidecar.compressUpTo' : 'sidecar.rewind';
+    await vscode.commands.executeCommand(command, messageId);
   }
 
   /** Send one user message and stream the reply into the view. */

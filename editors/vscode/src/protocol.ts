@@ -13,6 +13,9 @@ export const Method = {
   sendMessage: 'sidecar/sendMessage',
   getTokenUsage: 'sidecar/getTokenUsage',
   compress: 'sidecar/compress',
+  previewCompaction: 'sidecar/previewCompaction',
+  applyCompaction: 'sidecar/applyCompaction',
+  rateCompaction: 'sidecar/rateCompaction',
   newSession: 'sidecar/newSession',
   listSessions: 'sidecar/listSessions',
   resumeSession: 'sidecar/resumeSession',
@@ -80,6 +83,9 @@ export const MethodInfo = {
   sendMessage: { kind: 'request', sender: 'client', params: 'SendMessageParams', result: 'SendMessageResult' },
   getTokenUsage: { kind: 'request', sender: 'client', params: 'Empty', result: 'TokenUsage' },
   compress: { kind: 'request', sender: 'client', params: 'CompressParams', result: 'CompressResult' },
+  previewCompaction: { kind: 'request', sender: 'client', params: 'PreviewCompactionParams', result: 'PreviewCompactionResult' },
+  applyCompaction: { kind: 'request', sender: 'client', params: 'ApplyCompactionParams', result: 'ApplyCompactionResult' },
+  rateCompaction: { kind: 'request', sender: 'client', params: 'RateCompactionParams', result: 'RateCompactionResult' },
   newSession: { kind: 'request', sender: 'client', params: 'Empty', result: 'NewSessionResult' },
   listSessions: { kind: 'request', sender: 'client', params: 'ListSessionsParams', result: 'SessionSummary[] | ListSessionsPage' },
   resumeSession: { kind: 'request', sender: 'client', params: 'ResumeSessionParams', result: 'ResumeSessionResult' },
@@ -189,12 +195,60 @@ export type Empty = Record<string, never>;
 
 export interface CompressParams {
   instructions?: string;
+  upToMessageId?: string;
 }
 
 export interface CompressResult {
   status: CompressionStatus;
   originalTokenCount: number;
   newTokenCount: number;
+  message: string;
+  compactionId?: string | null;
+}
+
+/** Params of sidecar/previewCompaction: focus instructions, and the user message the summary stops before (default: the usual split, the oldest ~70%). */
+export interface PreviewCompactionParams {
+  instructions?: string;
+  upToMessageId?: string;
+}
+
+/** A proposed summary, not applied: the history is unchanged until sidecar/applyCompaction. */
+export interface PreviewCompactionResult {
+  previewId: string | null;
+  status: CompressionStatus;
+  snapshot: string | null;
+  originalTokenCount: number;
+  newTokenCount: number;
+  summarizedCount: number;
+  keptCount: number;
+  message: string;
+}
+
+/** Params of sidecar/applyCompaction: the preview to apply and, when the user edited it, the edited text (a `<state_snapshot>` block, or plain text, which is wrapped in one). */
+export interface ApplyCompactionParams {
+  previewId: string;
+  snapshot?: string;
+}
+
+export interface ApplyCompactionResult {
+  status: CompressionStatus;
+  originalTokenCount: number;
+  newTokenCount: number;
+  message: string;
+  compactionId: string | null;
+  edited: boolean;
+}
+
+/** Params of sidecar/rateCompaction: the compaction (default: the latest one of the live session), the rating and an optional note (what was lost). */
+export interface RateCompactionParams {
+  rating: 'good' | 'lost';
+  compactionId?: string;
+  note?: string;
+}
+
+export interface RateCompactionResult {
+  compactionId: string;
+  rating: 'good' | 'lost';
   message: string;
 }
 
@@ -272,6 +326,9 @@ export interface TranscriptCompaction {
   newTokenCount: number;
   undone: boolean;
   snapshot?: string;
+  edited?: boolean;
+  rating?: string;
+  ratingNote?: string;
 }
 
 /** Where a branch starts: the entries before it are the parent's, read through from the parent's file. */
@@ -557,6 +614,8 @@ export interface CompressedParams {
   newTokenCount: number;
   trigger: CompactionTrigger;
   message: string;
+  compactionId?: string | null;
+  edited?: boolean;
 }
 
 /** Params of sidecar/toolCall: a call's progress, sent at every status change. */
@@ -698,9 +757,21 @@ export class SidecarApi {
   getTokenUsage(params: Empty = {}, token?: unknown): Promise<TokenUsage> {
     return this.request(Method.getTokenUsage, params, token);
   }
-  /** Compress the conversation now (optional focus instructions). */
+  /** Compress the conversation now (optional focus instructions; upToMessageId: summarise everything before that user message, keep it and the rest verbatim). */
   compress(params: CompressParams = {}, token?: unknown): Promise<CompressResult> {
     return this.request(Method.compress, params, token);
+  }
+  /** The summary a compaction would apply now (optional focus, upToMessageId) and the sizes before and after; the history is unchanged. */
+  previewCompaction(params: PreviewCompactionParams = {}, token?: unknown): Promise<PreviewCompactionResult> {
+    return this.request(Method.previewCompaction, params, token);
+  }
+  /** Apply a previewed summary, or the user's edited text of it (recorded as edited); refused when the history changed since the preview. */
+  applyCompaction(params: ApplyCompactionParams, token?: unknown): Promise<ApplyCompactionResult> {
+    return this.request(Method.applyCompaction, params, token);
+  }
+  /** Rate a compaction (default: the latest): good, or lost something, with an optional note; recorded with it. */
+  rateCompaction(params: RateCompactionParams, token?: unknown): Promise<RateCompactionResult> {
+    return this.request(Method.rateCompaction, params, token);
   }
   /** Start a new, empty conversation. */
   newSession(params: Empty = {}, token?: unknown): Promise<NewSessionResult> {

@@ -18,7 +18,9 @@ function entry(e: TranscriptEntry): string {
     const result = e.status === 'COMPRESSED'
       ? `${exact(e.originalTokenCount)} → ${exact(e.newTokenCount)} tokens`
       : statusLabel(e.status);
-    const line = `> **Compaction** (${e.trigger}${e.undone ? ', undone' : ''}) — ${result} · ${e.time}`;
+    const edited = e.edited ? ', your edited summary' : '';
+    const rated = e.rating ? ` · rated ${e.rating === 'good' ? 'good' : 'lost something'}${e.ratingNote ? `: ${e.ratingNote}` : ''}` : '';
+    const line = `> **Compaction** (${e.trigger}${e.undone ? ', undone' : ''}${edited}) — ${result} · ${e.time}${rated}`;
     const snapshot = e.snapshot ? `\n\n**Summary the model continues from** (\`<state_snapshot>\`):\n\n${fence(e.snapshot)}` : '';
     return `---\n\n${line}${snapshot}\n\n---`;
   }

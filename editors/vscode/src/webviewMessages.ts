@@ -13,7 +13,11 @@ export type ChatItem =
       // choices: the answers the card offers, in order (confirmChoices in chatModel.ts)
       confirm?: { description: string; diff?: string; mcpServer?: string; choices: ToolDecision[]; decision?: ToolDecision };
     }
-  | { kind: 'compaction'; id: string; text: string; ok: boolean; undone?: boolean }
+  | {
+      kind: 'compaction'; id: string; text: string; ok: boolean; undone?: boolean;
+      // the recorded compaction (to rate it), whether the user edited its summary, the user's rating
+      compactionId?: string; edited?: boolean; rating?: string;
+    }
   | { kind: 'info' | 'error'; id: string; text: string };
 
 /** Messages extension → webview. */
@@ -25,8 +29,11 @@ export type ToWebview =
   | { type: 'pins'; pins: PinnedFact[] }
   | { type: 'draft'; text: string };
 
-/** What the chat view offers on a message: fork or rewind at a user message, pin any message's text. */
-export type MessageAction = 'fork' | 'rewind' | 'pin';
+/**
+ * What the chat view offers on a message: fork, rewind or summarise up to a user message, pin any message's text;
+ * on a compaction marker, rate its summary.
+ */
+export type MessageAction = 'fork' | 'rewind' | 'summarize' | 'pin' | 'rateGood' | 'rateLost';
 
 /** Messages webview → extension. */
 export type FromWebview =

@@ -1,4 +1,4 @@
-"""Chat handlers: sendMessage, getTokenUsage, compress (and its command), ideContext."""
+"""Chat handlers: sendMessage, getTokenUsage, compress (and its command), preview/apply/rate, ideContext."""
 
 from __future__ import annotations
 
@@ -7,10 +7,19 @@ from typing import Any
 
 from pygls.lsp.server import LanguageServer
 
+from sidecar.chat.compaction_control import CompactionControl
 from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService
 from sidecar.core.ide_context import decode_open_files, normalize
 from sidecar.protocol import methods
+from sidecar.protocol.compaction import (
+    ApplyCompactionParams,
+    ApplyCompactionResult,
+    PreviewCompactionParams,
+    PreviewCompactionResult,
+    RateCompactionParams,
+    RateCompactionResult,
+)
 from sidecar.protocol.ide import IdeContextParams
 from sidecar.protocol.types import (
     CompressParams,
@@ -26,7 +35,12 @@ from sidecar.rpc.editor import start_progress
 
 
 def register(
-    server: LanguageServer, chat: ChatService, live: LiveConversation, *, trust_changed: Callable[[], None]
+    server: LanguageServer,
+    chat: ChatService,
+    live: LiveConversation,
+    *,
+    trust_changed: Callable[[], None],
+    compaction: CompactionControl,
 ) -> None:
     """Register the chat methods on `server`: turns and compactions go to `chat`, state reads to `live`."""
 
@@ -45,7 +59,19 @@ def register(
 
     @request(server, methods.COMPRESS)
     async def compress(params: CompressParams) -> CompressResult:
-        return await chat.compress(params.instructions)
+        return await compaction.compress(params.instructions, params.up_to_message_id)
+
+    @request(server, methods.PREVIEW_COMPACTION)
+    async def preview_compaction(params: PreviewCompactionParams) -> PreviewCompactionResult:
+        return await compaction.preview(params.instructions, params.up_to_message_id)
+
+    @request(server, methods.APPLY_COMPACTION)
+    async def apply_compaction(params: ApplyCompactionParams) -> ApplyCompactionResult:
+        return await compaction.apply(params.preview_id, params.snapshot)
+
+    @request(server, methods.RATE_COMPACTION)
+    async def rate_compaction(params: RateCompactionParams) -> RateCompactionResult:
+        return compaction.rate(params.compaction_id, params.rating, params.note)
 
     @server.command(methods.COMPRESS_COMMAND)
     async def compress_command(*args: Any) -> Any:

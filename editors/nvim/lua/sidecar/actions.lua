@@ -450,4 +450,7 @@ function M.pins(cb)
   end)
 end
 
+--- A user message id for other commands (:SidecarCompress up-to): the given one, or picked like :SidecarRewind's.
+M.pick_message = pick_message
+
 return M

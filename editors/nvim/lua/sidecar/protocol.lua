@@ -11,6 +11,9 @@ M.method = {
   sendMessage = 'sidecar/sendMessage',
   getTokenUsage = 'sidecar/getTokenUsage',
   compress = 'sidecar/compress',
+  previewCompaction = 'sidecar/previewCompaction',
+  applyCompaction = 'sidecar/applyCompaction',
+  rateCompaction = 'sidecar/rateCompaction',
   newSession = 'sidecar/newSession',
   listSessions = 'sidecar/listSessions',
   resumeSession = 'sidecar/resumeSession',
@@ -79,8 +82,14 @@ M.fields = {
   TokenUsage = { 'seq', 'sessionId', 'model', 'promptTokenCount', 'tokenLimit', 'percentUsed', 'compressionThreshold', 'source', 'backend', 'cachedTokenCount', 'estimateReason', 'summaryPreparation', 'autoCompactionPausedUntil' },
   SendMessageResult = { 'turnId', 'text', 'finishReason', 'usage' },
   Empty = {},
-  CompressParams = { 'instructions' },
-  CompressResult = { 'status', 'originalTokenCount', 'newTokenCount', 'message' },
+  CompressParams = { 'instructions', 'upToMessageId' },
+  CompressResult = { 'status', 'originalTokenCount', 'newTokenCount', 'message', 'compactionId' },
+  PreviewCompactionParams = { 'instructions', 'upToMessageId' },
+  PreviewCompactionResult = { 'previewId', 'status', 'snapshot', 'originalTokenCount', 'newTokenCount', 'summarizedCount', 'keptCount', 'message' },
+  ApplyCompactionParams = { 'previewId', 'snapshot' },
+  ApplyCompactionResult = { 'status', 'originalTokenCount', 'newTokenCount', 'message', 'compactionId', 'edited' },
+  RateCompactionParams = { 'rating', 'compactionId', 'note' },
+  RateCompactionResult = { 'compactionId', 'rating', 'message' },
   NewSessionResult = { 'sessionId' },
   ListSessionsParams = { 'query', 'limit', 'cursor' },
   SessionSummary = { 'sessionId', 'title', 'startTime', 'lastUpdated', 'messageCount', 'compactionCount', 'parentSessionId' },
@@ -90,7 +99,7 @@ M.fields = {
   GetTranscriptParams = { 'sessionId' },
   TranscriptToolCall = { 'name', 'args', 'id', 'title' },
   TranscriptMessage = { 'type', 'id', 'time', 'role', 'kind', 'text', 'turnId', 'toolCalls', 'rewound', 'masked' },
-  TranscriptCompaction = { 'type', 'id', 'time', 'trigger', 'status', 'originalTokenCount', 'newTokenCount', 'undone', 'snapshot' },
+  TranscriptCompaction = { 'type', 'id', 'time', 'trigger', 'status', 'originalTokenCount', 'newTokenCount', 'undone', 'snapshot', 'edited', 'rating', 'ratingNote' },
   TranscriptFork = { 'type', 'id', 'time', 'parentSessionId', 'parentMessageId', 'beforeMessageId', 'reason' },
   GetTranscriptResult = { 'sessionId', 'entries' },
   ImportParams = { 'path' },
@@ -135,7 +144,7 @@ M.fields = {
   OpenFile = { 'path', 'timestamp', 'isActive', 'cursor', 'selectedText' },
   IdeContextParams = { 'openFiles', 'isTrusted' },
   MessageDeltaParams = { 'turnId', 'text' },
-  CompressedParams = { 'sessionId', 'status', 'originalTokenCount', 'newTokenCount', 'trigger', 'message' },
+  CompressedParams = { 'sessionId', 'status', 'originalTokenCount', 'newTokenCount', 'trigger', 'message', 'compactionId', 'edited' },
   ToolCallParams = { 'turnId', 'callId', 'name', 'args', 'status', 'summary' },
   RetryParams = { 'turnId', 'attempt', 'maxAttempts', 'reason', 'message', 'delayMs', 'text' },
   McpStatusParams = { 'servers' },
@@ -201,11 +210,53 @@ M.fields = {
 
 ---@class sidecar.CompressParams
 ---@field instructions? string
+---@field upToMessageId? string
 
 ---@class sidecar.CompressResult
 ---@field status sidecar.CompressionStatus
 ---@field originalTokenCount integer
 ---@field newTokenCount integer
+---@field message string
+---@field compactionId? string
+
+--- Params of sidecar/previewCompaction: focus instructions, and the user message the summary stops before (default: the usual split, the oldest ~70%).
+---@class sidecar.PreviewCompactionParams
+---@field instructions? string
+---@field upToMessageId? string
+
+--- A proposed summary, not applied: the history is unchanged until sidecar/applyCompaction.
+---@class sidecar.PreviewCompactionResult
+---@field previewId string?
+---@field status sidecar.CompressionStatus
+---@field snapshot string?
+---@field originalTokenCount integer
+---@field newTokenCount integer
+---@field summarizedCount integer
+---@field keptCount integer
+---@field message string
+
+--- Params of sidecar/applyCompaction: the preview to apply and, when the user edited it, the edited text (a `<state_snapshot>` block, or plain text, which is wrapped in one).
+---@class sidecar.ApplyCompactionParams
+---@field previewId string
+---@field snapshot? string
+
+---@class sidecar.ApplyCompactionResult
+---@field status sidecar.CompressionStatus
+---@field originalTokenCount integer
+---@field newTokenCount integer
+---@field message string
+---@field compactionId string?
+---@field edited boolean
+
+--- Params of sidecar/rateCompaction: the compaction (default: the latest one of the live session), the rating and an optional note (what was lost).
+---@class sidecar.RateCompactionParams
+---@field rating 'good'|'lost'
+---@field compactionId? string
+---@field note? string
+
+---@class sidecar.RateCompactionResult
+---@field compactionId string
+---@field rating 'good'|'lost'
 ---@field message string
 
 ---@class sidecar.NewSessionResult
@@ -273,6 +324,9 @@ M.fields = {
 ---@field newTokenCount integer
 ---@field undone boolean
 ---@field snapshot? string
+---@field edited? boolean
+---@field rating? string
+---@field ratingNote? string
 
 --- Where a branch starts: the entries before it are the parent's, read through from the parent's file.
 ---@class sidecar.TranscriptFork
@@ -513,6 +567,8 @@ M.fields = {
 ---@field newTokenCount integer
 ---@field trigger sidecar.CompactionTrigger
 ---@field message string
+---@field compactionId? string
+---@field edited? boolean
 
 --- Params of sidecar/toolCall: a call's progress, sent at every status change.
 ---@class sidecar.ToolCallParams

@@ -50,6 +50,15 @@ function M.compaction_line(e)
   if e.undone then
     s = s .. ' (undone)'
   end
+  if e.edited then
+    s = s .. ', your edited summary'
+  end
+  if type(e.rating) == 'string' then
+    s = s .. ', rated ' .. (e.rating == 'good' and 'good' or 'lost something')
+    if type(e.ratingNote) == 'string' then
+      s = s .. ': ' .. e.ratingNote
+    end
+  end
   return s .. ' ──'
 end
 

@@ -8,7 +8,7 @@ import { Cmd, Ctx } from './context';
 
 /** A user message of the live session: the argument (its id), or picked from the transcript; null: the whole
  * session; undefined: none (dismissed, or nothing to pick). */
-async function pickUserMessage(ctx: Ctx, arg: unknown, title: string, withWhole: boolean, fileCounts?: Map<string, number>): Promise<TranscriptMessage | null | undefined> {
+export async function pickUserMessage(ctx: Ctx, arg: unknown, title: string, withWhole: boolean, fileCounts?: Map<string, number>): Promise<TranscriptMessage | null | undefined> {
   const entries = (await ctx.api().getTranscript()).entries;
   const users = entries.filter((e): e is TranscriptMessage => e.type === 'message' && e.kind === 'user');
   if (typeof arg === 'string') return users.find((e) => e.id === arg) ?? { type: 'message', id: arg, time: '', role: 'user', kind: 'user', text: '' };

@@ -1,5 +1,6 @@
 /** Every `sidecar.*` command of package.json and the factory that makes its handler: add a command here. */
 import { compress, undoCompaction } from './compaction';
+import { applyCompactionPreview, compressUpTo, discardCompactionPreview, previewCompaction, rateCompaction } from './compactionControl';
 import { CommandFactory } from './context';
 import { runDoctor, runDoctorOnline } from './doctor';
 import { forkSession, rewind } from './history';
@@ -17,6 +18,11 @@ export const COMMANDS: Record<string, CommandFactory> = {
   'sidecar.newSession': newSession,
   'sidecar.resumeSession': resumeSession,
   'sidecar.undoCompaction': undoCompaction,
+  'sidecar.compressUpTo': compressUpTo,
+  'sidecar.previewCompaction': previewCompaction,
+  'sidecar.applyCompactionPreview': applyCompactionPreview,
+  'sidecar.discardCompactionPreview': discardCompactionPreview,
+  'sidecar.rateCompaction': rateCompaction,
   'sidecar.showTranscript': showTranscript,
   'sidecar.forkSession': forkSession,
   'sidecar.rewind': rewind,

@@ -149,7 +149,8 @@ def test_cli_import_list_show(
     args = parse(["import", str(JSONL), "--project", project, "--json"])
     assert args.func is main_import and main_import(args, out) == 0
     imported = json.loads(out.getvalue())
-    assert imported["historyLength"] == 6 and imported["messageCount"] == 15, "as listed: the <session_context> is not a message"
+    assert imported["historyLength"] == 6
+    assert imported["messageCount"] == 15, "as listed: the imported <session_context> is not a message"
 
     out = io.StringIO()
     assert main_sessions_list(parse(["sessions", "list", "--project", project]), out) == 0

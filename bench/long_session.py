@@ -20,7 +20,6 @@ import asyncio
 import json
 import shutil
 import subprocess
-import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -235,7 +234,8 @@ def rows(result: dict[str, Any]) -> list[Row]:
         Row(
             "issue 42e",
             "Long session: re-reads of unchanged files, and the tokens their results carried",
-            f"{rr['count']} re-reads: {rr['sidecar_tokens'] / 1e3:,.0f}k tokens vs {rr['reference_tokens'] / 1e3:,.0f}k",
+            f"{rr['count']} re-reads: {rr['sidecar_tokens'] / 1e3:,.0f}k tokens vs "
+            f"{rr['reference_tokens'] / 1e3:,.0f}k",
             "info",
             "info",
             "The model's calls are scripted, so both sides re-read the same files; what differs is what a re-read "

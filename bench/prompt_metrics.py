@@ -154,4 +154,3 @@ class MeteredFake(FakeGemini):
         with self._measure_lock:
             taken, self.measured, self._previous = self.measured, [], []
         return taken
-

@@ -114,7 +114,7 @@ def session_plan(turns: int = 200, seed: int = 7) -> Plan:
                 plan.reads += 1
                 plan.re_reads += path in read_once
                 read_once.add(path)
-                recent = [p for p in recent if p != path][-(RECENT - 1) :] + [path]
+                recent = [*[p for p in recent if p != path][-(RECENT - 1) :], path]
                 rounds.append(Round("read_file", {"path": path}, text))
             elif tool == "run_shell_command":
                 number = r.randrange(LOG_FILES)
@@ -135,7 +135,8 @@ def session_plan(turns: int = 200, seed: int = 7) -> Plan:
             else:
                 new_files += 1
                 path = f"src/new/file_{new_files:03d}.py"
-                rounds.append(Round("write_file", {"path": path, "content": _long_lines(src, r.randint(200, 3000))}, text))
+                content = _long_lines(src, r.randint(200, 3000))
+                rounds.append(Round("write_file", {"path": path, "content": content}, text))
                 readable.append(path)
                 plan.edits += 1
         prompt = src.cut(src.log_uniform(40, 1500))

@@ -109,8 +109,8 @@ def replay(plan: Plan, requests: list[Request]) -> dict[str, Any]:
                 if earlier is not None:
                     re_reads["count"] += 1
                     re_reads["sidecar_tokens"] += _tokens(user)
-                    if earlier != user:
-                        user = earlier  # the sidecar answered a re-read with a note: the reference reads it again
+                    if _responses(earlier) != _responses(user):
+                        user = _with_responses(user, _responses(earlier))  # a note instead: the reference reads again
                     re_reads["reference_tokens"] += _tokens(user)
                 last_read[path] = user
             elif r.name in ("replace", "write_file"):
@@ -118,6 +118,20 @@ def replay(plan: Plan, requests: list[Request]) -> dict[str, Any]:
             steps.append({"model": _model_content(r.text, (r.name, r.args)), "user": user})
         previous = _model_content(turn.reply, None)
     return {"head": head, "steps": steps, "re_reads": re_reads}
+
+
+def _responses(content: dict[str, Any]) -> list[Any]:
+    return [p["functionResponse"].get("response") for p in content["parts"] if "functionResponse" in p]
+
+
+def _with_responses(content: dict[str, Any], responses: list[Any]) -> dict[str, Any]:
+    """`content` (a tool result turn) with its function responses' payloads replaced, ids and names kept."""
+    given = iter(responses)
+    parts = [
+        {**p, "functionResponse": {**p["functionResponse"], "response": next(given)}} if "functionResponse" in p else p
+        for p in content["parts"]
+    ]
+    return {**content, "parts": parts}
 
 
 def _tokens(content: dict[str, Any]) -> int:

@@ -211,7 +211,7 @@ def rows(result: dict[str, Any]) -> list[Row]:
     return [
         Row(
             "issue 42a",
-            "Long session (200 turns): billed-token equivalent, sidecar vs the reference (same session)",
+            f"Long session ({result['turns']} turns): billed-token equivalent, sidecar vs the reference (same session)",
             f"{s['billed'] / 1e6:.1f}M vs {r['billed'] / 1e6:.1f}M = {_ratio(s['billed'], r['billed'])}",
             f"≤ {GOAL_BILLED}×",
             verdict(s["billed"] <= GOAL_BILLED * r["billed"]),

@@ -121,6 +121,10 @@ class MeteredFake(FakeGemini):
         self._previous: list[bytes] = []
         self._measure_lock = threading.Lock()
 
+    def start(self) -> MeteredFake:
+        super().start()
+        return self
+
     def plan(
         self,
         method: str,

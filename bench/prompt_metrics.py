@@ -65,6 +65,16 @@ def billed(prompt: int, cached: int) -> float:
     return (prompt - cached) + CACHED_PRICE * cached
 
 
+def asks_for_snapshot(body: dict[str, Any]) -> bool:
+    """A summary request whatever its system instruction: its last turn is the user asking for a <state_snapshot>
+    (a summary sent as the chat's own request, with the instruction appended, is one)."""
+    contents = body.get("contents") or []
+    last = contents[-1] if contents else {}
+    if not isinstance(last, dict) or last.get("role") != "user":
+        return False
+    return any("<state_snapshot>" in str(p.get("text", "")) for p in last.get("parts") or [] if isinstance(p, dict))
+
+
 @dataclass
 class Request:
     """One model request as measured: kind ("chat" or "summary"), prompt tokens, its cached part, its tail."""
@@ -142,16 +152,17 @@ class MeteredFake(FakeGemini):
         body, record.body = record.body, None
         if answer.status != 200:
             raise RuntimeError(f"the fake refused a request of the session ({answer.status}): {answer.body}")
+        summary = record.summary or asks_for_snapshot(body)
         with self._measure_lock:
             items = request_items(body)
             prompt = prompt_tokens(body)
             cached = cacheable_tokens(shared_prefix_bytes(self._previous, items), prompt)
             self._previous = items
-            tail = [] if record.summary else list((body.get("contents") or [])[-2:])
-            if self.frame is None and not record.summary:
+            tail = [] if summary else list((body.get("contents") or [])[-2:])
+            if self.frame is None and not summary:
                 system = body.get("systemInstruction", body.get("system_instruction"))
                 self.frame = {"system": system, "tools": body.get("tools")}
-            self.measured.append(Request("summary" if record.summary else "chat", prompt, cached, tail))
+            self.measured.append(Request("summary" if summary else "chat", prompt, cached, tail))
         return answer
 
     def take_measured(self) -> list[Request]:

@@ -14,6 +14,7 @@ from bench.long_session import replay
 from bench.prompt_metrics import (
     MIN_CACHEABLE,
     Request,
+    asks_for_snapshot,
     Totals,
     billed,
     cacheable_tokens,
@@ -110,3 +111,8 @@ def test_the_reference_gets_a_full_re_read_where_the_sidecar_sent_a_note() -> No
 
 def read_call() -> dict[str, Any]:
     return {"name": "read_file", "args": {"path": "a.py"}}
+
+
+def test_a_summary_request_is_known_by_its_last_turn_whatever_its_system_instruction() -> None:
+    assert asks_for_snapshot(body("history", "Generate a new <state_snapshot> based on the provided history."))
+    assert not asks_for_snapshot(body("<state_snapshot>old summary</state_snapshot>", "a new message"))

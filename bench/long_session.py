@@ -36,6 +36,7 @@ MODEL = "gemini-2.5-flash"
 WINDOW = 1_048_576  # the model's window (both sides' model tables)
 THRESHOLD = 0.5
 GOAL_BILLED = 0.5  # the issue's goal: billed-token equivalent ≤ 0.5× the reference's
+PAUSE_AFTER_EDITS_S = 0.5
 
 
 async def _sidecar(tmp: Path, plan: Plan, fake: MeteredFake) -> dict[str, Any]:
@@ -62,6 +63,10 @@ async def _sidecar(tmp: Path, plan: Plan, fake: MeteredFake) -> dict[str, Any]:
             left = fake.pending()
             if left:
                 raise RuntimeError(f"turn {number} left scripted replies unused: {left[:2]}")
+            if any(r.name in ("replace", "write_file") for r in turn.rounds):
+                # The user reads the reply: the watcher (0.1 s debounce) reports the edited files before the next
+                # message, not sometimes before and sometimes after it (its notice goes into the history).
+                await asyncio.sleep(PAUSE_AFTER_EDITS_S)
     finally:
         await client.close()
     if fake.frame is None:

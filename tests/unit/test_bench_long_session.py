@@ -14,8 +14,8 @@ from bench.long_session import replay
 from bench.prompt_metrics import (
     MIN_CACHEABLE,
     Request,
-    asks_for_snapshot,
     Totals,
+    asks_for_snapshot,
     billed,
     cacheable_tokens,
     common_prefix,

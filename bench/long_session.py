@@ -86,15 +86,15 @@ def _model_content(text: str | None, call: tuple[str, dict[str, Any]] | None) ->
     return {"role": "model", "parts": parts}
 
 
-def replay(plan: Plan, requests: list[Request]) -> dict[str, Any]:
-    """The session as the reference gets it: the head of the sidecar's first request (its <session_context>), then
-    one step per chat request: the model's previous reply (as scripted) and the new user content, a prompt or the
-    tool's result as the sidecar's tool produced it (taken from the request where it was new)."""
+def replay(plan: Plan, requests: list[Request], head: list[Any]) -> dict[str, Any]:
+    """The session as the reference gets it: `head`, what came before the user's message in the sidecar's first
+    request (its <session_context>), then one step per chat request: the model's previous reply (as scripted) and
+    the new user content, a prompt or the tool's result as the sidecar's tool produced it (taken from the request
+    where it was new)."""
     chat = [r for r in requests if r.kind == "chat"]
     expected = sum(plan.steps_per_turn)
     if len(chat) != expected:
         raise RuntimeError(f"the sidecar sent {len(chat)} chat requests for the {expected} steps of the session")
-    head = chat[0].tail[:-1]
     steps: list[dict[str, Any]] = []
     last_read: dict[str, Any] = {}  # path -> the last read_file result, while the file is unchanged
     re_reads = {"count": 0, "sidecar_tokens": 0, "reference_tokens": 0}
@@ -165,7 +165,7 @@ def measure(tmp: Path, turns: int = TURNS) -> dict[str, Any]:
     ours, theirs = MeteredFake().start(), MeteredFake().start()
     try:
         side = asyncio.run(_sidecar(tmp / "sidecar", plan, ours))
-        session = replay(plan, side["requests"])
+        session = replay(plan, side["requests"], side["head"])
         ref = _reference(tmp, {k: session[k] for k in ("head", "steps")} | _request_frame(side), theirs)
     finally:
         ours.stop()

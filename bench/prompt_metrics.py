@@ -126,7 +126,7 @@ class MeteredFake(FakeGemini):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.measured: list[Request] = []
-        #: The first chat request's system instruction and tool declarations.
+        #: The first chat request's system instruction, tool declarations and contents before the user's message.
         self.frame: dict[str, Any] | None = None
         self._previous: list[bytes] = []
         self._measure_lock = threading.Lock()
@@ -161,7 +161,8 @@ class MeteredFake(FakeGemini):
             tail = [] if summary else list((body.get("contents") or [])[-2:])
             if self.frame is None and not summary:
                 system = body.get("systemInstruction", body.get("system_instruction"))
-                self.frame = {"system": system, "tools": body.get("tools")}
+                head = list((body.get("contents") or [])[:-1])
+                self.frame = {"system": system, "tools": body.get("tools"), "head": head}
             self.measured.append(Request("summary" if summary else "chat", prompt, cached, tail))
         return answer
 

@@ -99,7 +99,7 @@ def test_the_reference_gets_a_full_re_read_where_the_sidecar_sent_a_note() -> No
         [{}, result("ok", "c3")],
         [{}, result("the edited file", "c4")],
     ]
-    session = replay(plan, [Request("chat", 1, 0, tail) for tail in tails])
+    session = replay(plan, [Request("chat", 1, 0, tail) for tail in tails], [head])
     users = [step["user"] for step in session["steps"]]
     assert session["head"] == [head]
     assert users[2] == result(WHOLE, "c2"), "the re-read, in full, under its own call id"

@@ -35,7 +35,7 @@ TURNS = 200
 MODEL = "gemini-2.5-flash"
 WINDOW = 1_048_576  # the model's window (both sides' model tables)
 THRESHOLD = 0.5
-GOAL_BILLED = 0.5  # the issue's goal: billed-token equivalent ≤ 0.5× the reference's
+GOAL_BILLED = 0.5  # the goal: a billed-token equivalent at most half the reference's
 PAUSE_AFTER_EDITS_S = 0.5
 
 

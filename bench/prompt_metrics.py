@@ -20,7 +20,7 @@ from sidecar.fakegemini.fake import FakeGemini, Plan
 from sidecar.fakegemini.replies import prompt_tokens
 
 MIN_CACHEABLE = 2_048  # Gemini 2.5 Flash and Pro: the minimum prefix an implicit cache hit needs
-CACHED_PRICE = 0.25  # a cached input token costs a quarter of an uncached one (the issue's billing model)
+CACHED_PRICE = 0.25  # a cached input token is billed as a quarter of an uncached one (Gemini 2.5's implicit cache)
 _encode = msgspec.json.encode
 
 

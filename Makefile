@@ -11,7 +11,7 @@ VSCODE    := editors/vscode
 VSCODE_NM := $(VSCODE)/node_modules/.package-lock.json
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test test-fast test-fast-editors test-python test-stress lint format typecheck protocol bench eval clean vsix test-vscode-unit test-vscode-e2e test-nvim nvim-install acpx-install
+.PHONY: help venv demo test test-fast test-fast-editors test-python test-stress lint format typecheck protocol bench bench-long eval clean vsix test-vscode-unit test-vscode-e2e test-nvim nvim-install acpx-install
 
 help: ## list the targets
 	@echo "sidecar — make targets:"
@@ -79,6 +79,9 @@ protocol: $(STAMP) ## regenerate the editors' protocol and settings mirrors and 
 
 bench: $(STAMP) ## benchmarks; writes bench/results/ and docs/performance.md
 	$(PY) -m bench
+
+bench-long: $(STAMP) ## the 200-turn session beside the reference alone (~3 min; bench/results/, not the doc)
+	$(PY) -m bench --only long_session
 
 eval: $(STAMP) ## compaction quality: planted facts through 5 rounds (fake Gemini; real model too with a key); eval/results/
 	$(PY) -m eval

@@ -24,6 +24,7 @@ from bench import (
     compaction,
     estimate,
     first_prompt,
+    long_session,
     long_turns,
     mcp,
     one_shot,
@@ -52,6 +53,7 @@ REPEATS = {
     "mcp_startup": (7, 2),  # spawns with 0 and with 3 MCP servers, alternating
     "mcp_calls": (200, 30),  # MCP call pairs (the SDK's own, through the sidecar)
     "checkpoints": (50, 10),  # 100 KB edits with a checkpoint (and the restore of 100 files, once)
+    "long_session": (200, 30),  # turns of the long session, run once per side (its token counts are deterministic)
 }
 BENCHMARKS = (
     "startup",
@@ -66,6 +68,7 @@ BENCHMARKS = (
     "mcp",
     "checkpoints",
     "one_shot",
+    "long_session",
 )
 
 
@@ -127,11 +130,12 @@ def main(argv: list[str] | None = None) -> int:
             "mcp": lambda: mcp.measure(tmp / "mcp", n["mcp_startup"], n["mcp_calls"]),
             "checkpoints": lambda: checkpoints.measure(tmp / "checkpoints", n["checkpoints"]),
             "one_shot": lambda: one_shot.run(tmp / "one_shot", n["one_shot"]),
+            "long_session": lambda: long_session.measure(tmp / "long_session", n["long_session"]),
         }
         modules = {"startup": startup, "turn": turn, "estimate": estimate, "compaction": compaction,
                    "recording": recording, "acp": acp, "background": background,
                    "long_turns": long_turns, "first_prompt": first_prompt, "mcp": mcp,
-                   "checkpoints": checkpoints, "one_shot": one_shot}  # fmt: skip
+                   "checkpoints": checkpoints, "one_shot": one_shot, "long_session": long_session}  # fmt: skip
         for name in selected:
             began = time.perf_counter()
             print(f"bench: {name} ...", flush=True)

@@ -27,6 +27,7 @@ from sidecar.compaction.tool_outputs import ToolOutputSaver
 from sidecar.config.settings import Settings
 from sidecar.core.history import Content, Part
 from sidecar.core.prompts import SNAPSHOT_SECTIONS
+from sidecar.core.snapshot import FACT_CACHE
 from sidecar.gemini.client import Reply
 from sidecar.session import Session
 
@@ -141,20 +142,28 @@ def _profile(tmp: Path, data: bytes) -> dict[str, float]:
 def measure(tmp: Path, file_1m: Path, repeat: int) -> dict[str, Any]:
     data = file_1m.read_bytes()
     wall, cpu, queued, statuses = [], [], [], set()
+    cold: list[float] = []
     for number in range(repeat):
-        services = _services(tmp / f"run-{number}", _decode(data))
-        before = len(services.live.conversation)
-        elapsed, used, waited, status = _compress(services.chat)
-        wall.append(elapsed)
-        cpu.append(used)
-        queued.append(waited)
-        statuses.add(status)
-        after = len(services.live.conversation)
-        services.recorder.close()
+        for fresh in (False, True):
+            services = _services(tmp / f"run-{number}-{'cold' if fresh else 'warm'}", _decode(data))
+            if fresh:  # as after a resume: the contents' facts were never scanned in this process
+                FACT_CACHE.clear()
+            before = len(services.live.conversation)
+            elapsed, used, waited, status = _compress(services.chat)
+            if fresh:
+                cold.append(elapsed)
+            else:
+                wall.append(elapsed)
+                cpu.append(used)
+                queued.append(waited)
+            statuses.add(status)
+            after = len(services.live.conversation)
+            services.recorder.close()
     phases = _profile(tmp / "profile", data)
     ref = reference.run({"truncate": {"file": str(file_1m), "repeat": repeat}})["truncate"]
     return {
         "wall_ms": wall,
+        "cold_ms": cold,
         "cpu_ms": cpu,
         "queued_ms": queued,
         "status": sorted(statuses),
@@ -174,10 +183,13 @@ def rows(result: dict[str, Any]) -> list[Row]:
             "4",
             "Whole compaction at 1M tokens, zero-latency model (ChatService.compress in-process)",
             f"{wall:.0f} ms ({cpu:.0f} ms on CPU, {queued:.0f} ms waiting for one); reference's truncation step "
-            f"alone {ref:.0f} ms",
+            f"alone {ref:.0f} ms (= {wall / ref:.2f}×)",
             f"≤ {LIMIT_MS:.0f} ms",
             judge(wall, LIMIT_MS, queued),
             f"Median of {len(result['wall_ms'])}; status {'/'.join(result['status'])}, {before} → {after} contents. "
+            f"The contents' retention facts were scanned as they entered the conversation (as in a session that grew "
+            f"in this process); as after a resume, with nothing scanned yet: {median(result.get('cold_ms', [])):.0f} "
+            f"ms (= {median(result.get('cold_ms', [])) / ref:.2f}× the reference's step). "
             f"Reference: compress() on its truncation-only path ({result['reference']['status']}), "
             f"median of {len(result['reference']['runs'])} (first run {result['reference']['runs'][0]:.0f} ms). "
             "Wall time beyond CPU and CPU wait is blocking I/O (the record's fsync). "

@@ -9,6 +9,7 @@ from sidecar.core.content_json import decode_content, decode_contents, encode_co
 from sidecar.core.history import Content, has_function_call
 from sidecar.core.memory_text import is_session_context
 from sidecar.core.pins import Pin, pins_tokens
+from sidecar.core.snapshot import FACT_CACHE
 from sidecar.protocol.types import EstimateReason, UsageSource
 
 
@@ -124,7 +125,9 @@ class Conversation:
 
     def append(self, content: Content, msg_id: str = "") -> None:
         measure = measure_content(content)
-        self._wire.append(encode_content(content))
+        wire = encode_content(content)
+        FACT_CACHE.facts(content, wire)  # the retention check's scan, once per content (compaction reads it)
+        self._wire.append(wire)
         self.ids.append(msg_id)
         self._quarters.append(measure.quarters)
         self._sizes.append(measure.json_length)
@@ -175,7 +178,10 @@ class Conversation:
     def replace(self, history: Sequence[Content], ids: Sequence[str] | None = None) -> None:
         """Replace the whole history (compaction, undo): usage becomes an estimate again."""
         measures = [measure_content(c) for c in history]
-        self._set([encode_content(c) for c in history], ids, measures)
+        wire = [encode_content(c) for c in history]
+        for content, item in zip(history, wire, strict=True):
+            FACT_CACHE.facts(content, item)  # kept contents are found by their bytes: no rescan
+        self._set(wire, ids, measures)
 
     def replace_wire(self, wire: Sequence[bytes], ids: Sequence[str] | None = None) -> None:
         """Replace the whole history with recorded contents' JSON (resume), kept as recorded."""

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
+from sidecar.core.content_json import encode_content
 from sidecar.core.history import Content
 from sidecar.core.prompts import SNAPSHOT_SECTIONS
 
@@ -149,14 +152,77 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split()).rstrip(".!")
 
 
+class ContentFacts(NamedTuple):
+    """What the retention check finds in one content (each list in first-met order, without repeats)."""
+
+    paths: tuple[str, ...]
+    constraints: tuple[str, ...]
+    errors: tuple[str, ...]
+    decisions: tuple[str, ...]
+
+
+def content_facts(content: Content) -> ContentFacts:
+    """The facts of one content; the facts of a history are those of its contents, merged in order."""
+    one = [content]
+    return ContentFacts(
+        tuple(mentioned_paths(one)), tuple(user_constraints(one)), tuple(error_lines(one)), tuple(user_decisions(one))
+    )
+
+
+class FactCache:
+    """The facts of each content, by its wire JSON, computed once (when it enters the conversation, like its token
+    estimate) so that a compaction does not rescan the history. Holds at most `max_bytes` of keys, oldest out
+    first; a key is the conversation's own bytes object, so what the conversation holds costs nothing more."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[bytes, ContentFacts] = OrderedDict()
+        self._bytes = 0
+        self.hits = self.misses = 0
+
+    def facts(self, content: Content, wire: bytes | None = None) -> ContentFacts:
+        """The facts of `content`, whose wire JSON is `wire` (encoded here when not given)."""
+        key = encode_content(content) if wire is None else wire
+        found = self._entries.get(key)
+        if found is not None:
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return found
+        self.misses += 1
+        found = content_facts(content)
+        self._entries[key] = found
+        self._bytes += len(key)
+        while self._bytes > self.max_bytes and len(self._entries) > 1:
+            old, _ = self._entries.popitem(last=False)
+            self._bytes -= len(old)
+        return found
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._bytes = self.hits = self.misses = 0
+
+
+#: The process's cache: a 1M-token history is ~5 MB of JSON, so this holds several generations of one session.
+FACT_CACHE = FactCache(32 * 1024 * 1024)
+
+
+def _merged(lists: Iterable[tuple[str, ...]]) -> list[str]:
+    seen: dict[str, None] = {}
+    for items in lists:
+        for item in items:
+            seen.setdefault(item, None)
+    return list(seen)
+
+
 def missing_facts(compressed: Sequence[Content], snapshot: str) -> list[str]:
     """File paths, user constraints, errors (their first line) and user decisions present in the compressed part
-    but absent from the snapshot."""
+    but absent from the snapshot. Each content's facts come from FACT_CACHE."""
     normal_snapshot = _normal(snapshot)
-    paths = [p for p in mentioned_paths(compressed) if p not in snapshot][:MAX_MISSING_PATHS]
-    constraints = [c for c in user_constraints(compressed) if _normal(c) not in normal_snapshot]
-    errors = [e for e in error_lines(compressed) if _normal(e) not in normal_snapshot]
-    decisions = [d for d in user_decisions(compressed) if _normal(d) not in normal_snapshot]
+    found = [FACT_CACHE.facts(content) for content in compressed]
+    paths = [p for p in _merged(f.paths for f in found) if p not in snapshot][:MAX_MISSING_PATHS]
+    constraints = [c for c in _merged(f.constraints for f in found) if _normal(c) not in normal_snapshot]
+    errors = [e for e in _merged(f.errors for f in found) if _normal(e) not in normal_snapshot]
+    decisions = [d for d in _merged(f.decisions for f in found) if _normal(d) not in normal_snapshot]
     return (
         [f"file path: {p}" for p in paths]
         + [f"user constraint: {c}" for c in constraints[:MAX_MISSING_CONSTRAINTS]]

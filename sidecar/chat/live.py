@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from sidecar.compaction.background import BackgroundCompaction
 from sidecar.compaction.service import Compactor
+from sidecar.compaction.summary_request import ChatFrame
 from sidecar.core.conversation import Conversation
 from sidecar.core.pins import with_pins
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
@@ -83,6 +84,7 @@ class LiveConversation:
         self._pushed_seq = 0
         #: Summaries prepared before they are needed, so that no turn waits for one (docs/compaction.md).
         self.background = BackgroundCompaction(session, compactor, self.push_usage)
+        compactor.chat_frame = self.chat_frame  # summaries are asked in the chat's own request (its cached prefix)
 
     def start(self) -> None:
         """Begin recording the conversation (Services.start, once the front-end is initialised): its file is
@@ -182,6 +184,12 @@ class LiveConversation:
         memory = self.context.memory.system_section() if self.context is not None else None
         base = "\n\n".join(t for t in (AGENT_SYSTEM_PROMPT if tools else None, memory) if t) or None
         return with_pins(base, self.conversation.pins)
+
+    def chat_frame(self) -> ChatFrame:
+        """What a chat request sends beside its contents: the system instruction and the tool declarations on
+        offer. The one builder: the chat's requests and the summary requests both take it from here."""
+        tools = self._declarations() if self._declarations is not None else None
+        return ChatFrame(self.system_instruction(bool(tools)), tools or None)
 
     def fresh_estimate(self, reason: EstimateReason | None) -> None:
         """After a history rewrite (new session, undo, resume without a count): estimate what the next request

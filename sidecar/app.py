@@ -211,8 +211,9 @@ def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = 
         backend_label=backend.describe if backend is not None else None,
         context=context if ports.memory else None,
     )
-    if registry is not None:
+    if registry is not None and runner is not None:
         registry.results_source = live.results_in_view  # a tool asks what the model still sees (read_file's note)
+        compactor.read_back = runner.read_back  # the working set re-attached after a compaction, as read_file reads
     return Services(
         session=session,
         front_end=front_end,

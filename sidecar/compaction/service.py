@@ -28,7 +28,7 @@ from sidecar.core.compaction import (
 )
 from sidecar.core.content_json import encode_content
 from sidecar.core.conversation import Conversation
-from sidecar.core.history import Content, text_content
+from sidecar.core.history import Content, Part, text_content
 from sidecar.core.memory_text import is_session_context
 from sidecar.core.outcome import Outcome, Status, Trigger
 from sidecar.core.pins import summarizer_facts
@@ -42,6 +42,7 @@ from sidecar.core.prompts import (
 from sidecar.core.snapshot import extract_snapshot, has_snapshot, missing_facts
 from sidecar.core.tokens import estimate_history_tokens
 from sidecar.core.turn_split import find_split_point_in_turn
+from sidecar.core.working_set import FileBack, choose, reattached_text, worked_on
 from sidecar.gemini.attempts import Attempts
 from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.protocol.types import UsageSource
@@ -64,6 +65,10 @@ class Summary:
 
     split: int
     snapshot: str
+
+
+#: A file read back as read_file shows it: (shown path, its text or None, why not).
+ReadBack = Callable[[str], Awaitable[tuple[str, str | None, str]]]
 
 
 class PreCompressHook(Protocol):
@@ -104,6 +109,8 @@ class Compactor:
         #: The chat's system instruction and tools (set by the live conversation): the summary request is the
         #: chat's own request, so that it reuses the chat's prompt cache.
         self.chat_frame: ChatFrameSource | None = None
+        #: Reads a file back as read_file would (set when tools are offered): the working set after a compaction.
+        self.read_back: ReadBack | None = None
 
     def _settings(self) -> Settings:
         return self._session.settings
@@ -263,7 +270,12 @@ class Compactor:
             # a model turn, so the acknowledgement and that round's calls are one model turn (text, then the calls).
             ack = Content(role="model", parts=[*ack.parts, *kept[0].parts])
             kept, split = kept[1:], split + 1
-        new_history = [env, text_content("user", snapshot), ack, *kept]
+        start = _rebuilt_head(history)
+        attached = await self._working_set(history[start : summary.split], truncated[summary.split :])
+        snapshot_turn = text_content("user", snapshot)
+        if attached is not None:  # the files worked on, current content, right after the snapshot (recorded with it)
+            snapshot_turn.parts.append(Part(text=attached))
+        new_history = [env, snapshot_turn, ack, *kept]
         if progress is not None:
             progress.report("Counting tokens")
         counted = await self._count(conv, history, new_history)
@@ -341,6 +353,17 @@ class Compactor:
         if second_snapshot is None and second.strip():
             log.warning("pass 2 returned no valid <state_snapshot>; keeping pass 1's")
         return second_snapshot or first_snapshot
+
+    async def _working_set(self, compressed: list[Content], kept: list[Content]) -> str | None:
+        """The files the summarised part read or edited, most recent first, their current text within the budget
+        (sidecar/core/working_set.py); None without a reader or when no file was worked on."""
+        if self.read_back is None:
+            return None
+        files = []
+        for raw in worked_on(compressed, kept):
+            shown, text, why = await self.read_back(raw)
+            files.append(FileBack(shown, text, why))
+        return reattached_text(choose(files, self._settings().effective_token_limit()))
 
     async def _count(
         self, conv: Conversation, old: list[Content], new: list[Content]

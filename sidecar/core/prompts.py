@@ -94,16 +94,12 @@ REBUILT_HEAD_NOTE = (
     "The <session_context> turn at the start of the conversation is given again, fresh, after the snapshot: "
     "leave its contents out of the snapshot."
 )
-NO_TOOLS_RETRY_NOTE = (
-    "You called a tool instead of writing the snapshot. No tool ran, and none will: answer with the "
-    "<state_snapshot> only."
-)
 
 
 def summary_turn_parts(approved_plan_path: str | None, ask: str, *, rebuilt_head: bool) -> list[str]:
     """The texts of the summary request's last user turn: the compression prompt (with the plan section), then the
     pass's instruction; with a <session_context> at the head, a note that it is rebuilt and not summarised."""
-    ask = f"{REBUILT_HEAD_NOTE}\n\n{ask}" if rebuilt_head else ask
+    ask = f"{ask}\n\n{REBUILT_HEAD_NOTE}" if rebuilt_head else ask
     return [compression_system_prompt(approved_plan_path), ask]
 
 

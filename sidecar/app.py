@@ -182,12 +182,19 @@ def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = 
     async def compacted_context() -> Content:
         return await context.turn("compact")
 
+    async def read_back(raw: str) -> tuple[str, str | None, str]:
+        assert runner is not None
+        return await runner.read_back(raw)
+
     compactor = Compactor(
         session,
         source,
         outputs,
         ports.pre_compress if ports.pre_compress is not None else hook_service,
         session_context=compacted_context if ports.memory else None,
+        # the summary is asked in the chat's own request (its cached prefix); the files worked on come back after it
+        chat_frame=lambda: live.chat_frame(),
+        read_back=read_back if host is not None else None,
     )
     registry: ToolRegistry | None = None
     runner: ToolRunner | None = None
@@ -199,6 +206,7 @@ def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = 
             output_threshold=session.tool_output_threshold,
             extra=McpTools(mcp_manager) if mcp_manager is not None else None,
             watch=checkpoint_service.checkpointer,  # every edit and shell command, whichever front-end runs it
+            results_in_view=lambda tool: live.results_in_view(tool),  # what the model still sees (read_file's note)
         )
         # A subfolder's GEMINI.md arrives with the first tool result under it.
         runner = ToolRunner(registry, host, session, memory_service.just_in_time if ports.memory else None)
@@ -211,9 +219,6 @@ def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = 
         backend_label=backend.describe if backend is not None else None,
         context=context if ports.memory else None,
     )
-    if registry is not None and runner is not None:
-        registry.results_source = live.results_in_view  # a tool asks what the model still sees (read_file's note)
-        compactor.read_back = runner.read_back  # the working set re-attached after a compaction, as read_file reads
     return Services(
         session=session,
         front_end=front_end,

@@ -87,7 +87,6 @@ class LiveConversation:
         self._pushed_seq = 0
         #: Summaries prepared before they are needed, so that no turn waits for one (docs/compaction.md).
         self.background = BackgroundCompaction(session, compactor, self.push_usage)
-        compactor.chat_frame = self.chat_frame  # summaries are asked in the chat's own request (its cached prefix)
 
     def start(self) -> None:
         """Begin recording the conversation (Services.start, once the front-end is initialised): its file is

@@ -96,6 +96,9 @@ class Compactor:
         save_tool_output: Callable[[str, str], str | os.PathLike[str]],
         pre_compress: PreCompressHook,
         session_context: Callable[[], Awaitable[Content]] | None = None,
+        *,
+        chat_frame: ChatFrameSource | None = None,
+        read_back: ReadBack | None = None,
     ) -> None:
         self._session = session
         #: The fresh <session_context> turn a compacted history opens with (sidecar.memory: with the project memory
@@ -106,11 +109,11 @@ class Compactor:
         #: Saves a full tool output and returns its path (also used to cut responses to fit, chat/request_budget.py).
         self.save_tool_output = save_tool_output
         self._pre_compress = pre_compress
-        #: The chat's system instruction and tools (set by the live conversation): the summary request is the
+        #: The chat's system instruction and tools (the live conversation's): the summary request is the
         #: chat's own request, so that it reuses the chat's prompt cache.
-        self.chat_frame: ChatFrameSource | None = None
-        #: Reads a file back as read_file would (set when tools are offered): the working set after a compaction.
-        self.read_back: ReadBack | None = None
+        self.chat_frame = chat_frame
+        #: Reads a file back as read_file would (when tools are offered): the working set after a compaction.
+        self.read_back = read_back
 
     def _settings(self) -> Settings:
         return self._session.settings

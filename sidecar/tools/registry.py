@@ -125,6 +125,7 @@ class ToolRegistry:
         saved_outputs: Callable[[], Path | None] | None = None,
         extra: ExtraTools | None = None,
         watch: FileWatch | None = None,
+        results_in_view: ResultsInView | None = None,
     ) -> None:
         #: The workspace folders (shared with the checkpoints, which restore what the tools see).
         self.workspace = workspace if isinstance(workspace, Workspace) else Workspace(workspace, saved_outputs)
@@ -136,7 +137,7 @@ class ToolRegistry:
         #: Checkpoints of the files edits and shell commands change (sidecar/checkpoints/), when wired in.
         self.watch = watch
         #: Which earlier results the model still sees verbatim (the live conversation, when wired in).
-        self.results_source: ResultsInView | None = None
+        self._results_in_view = results_in_view
 
     # -- the ToolContext the tools plan and run with ---------------------------------------------------
     def output_threshold(self) -> int:
@@ -149,7 +150,7 @@ class ToolRegistry:
 
     def results_in_view(self, tool: str) -> list[EarlierResult]:
         """`tool`'s calls whose results are still verbatim in the current request, newest first."""
-        return self.results_source(tool) if self.results_source is not None else []
+        return self._results_in_view(tool) if self._results_in_view is not None else []
 
     # -- the tools ------------------------------------------------------------------------------------
     def tool(self, name: str) -> Tool[Any] | None:

@@ -15,8 +15,8 @@ def registry(tmp_path: Path, earlier: list[EarlierResult], buffer: str | None = 
         save_output=lambda text, tool: tmp_path / "o",
         output_threshold=lambda: 100,
         editor_text=lambda path: buffer if path.name == "a.py" else None,
+        results_in_view=lambda name: [e for e in earlier if name == "read_file"],
     )
-    tools.results_source = lambda name: [e for e in earlier if name == "read_file"]
     return tools
 
 

@@ -1,4 +1,4 @@
-"""`python -m sidecar.compaction.prefix_share`: how much of each summary request is the preceding chat request's prefix.
+"""`python -m sidecar.prefix_share`: how much of each summary request is the preceding chat request's prefix.
 
 Drives the real sidecar process over stdio against the embedded fake Gemini: a working session that reads workspace
 files (tools offered, as in an editor), a compaction, then the share of each summary pass's prompt (system
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sidecar.core.request_prefix import prefix_share, prompt_bytes
+from sidecar.protocol import methods
 from sidecar.rpc.client import RpcClient, sidecar_command
 
 FILES = 6
@@ -32,7 +33,7 @@ async def measure(turns: int = FILES) -> list[tuple[str, float, int]]:
     home = tempfile.mkdtemp(prefix="sidecar-prefix-home-")
     fake = FakeGemini().start()
     client = RpcClient(sidecar_command("--log-level", "WARNING"), env={**os.environ, "SIDECAR_HOME": home})
-    client.on("sidecar/confirmToolCall", lambda _params: {"decision": "allow"})
+    client.on(methods.CONFIRM_TOOL_CALL.name, lambda _params: {"decision": "allow"})
     client.on("window/workDoneProgress/create", lambda _params: None)
     try:
         await client.start()
@@ -52,8 +53,8 @@ async def measure(turns: int = FILES) -> list[tuple[str, float, int]]:
             (root / f"mod_{i}.py").write_text("".join(f"def f{i}_{n}():\n    return {n}\n" for n in range(LINES)))
             call = {"path": f"mod_{i}.py"}
             fake.script([{"kind": "function_call", "name": "read_file", "args": call, "id": f"r{i}", "match": "chat"}])
-            await client.request("sidecar/sendMessage", {"text": f"Look at mod_{i}.py please. {PADDING}"})
-        await client.request("sidecar/compress", {})
+            await client.request(methods.SEND_MESSAGE.name, {"text": f"Look at mod_{i}.py please. {PADDING}"})
+        await client.request(methods.COMPRESS.name, {})
     finally:
         await client.stop()
         fake.stop()
@@ -70,6 +71,7 @@ async def measure(turns: int = FILES) -> list[tuple[str, float, int]]:
 
 
 def main() -> int:
+    """Print each summary request's share; 1 when no compaction asked for a summary."""
     shares = asyncio.run(measure())
     if not shares:
         print("no summary request was made", file=sys.stderr)

@@ -16,6 +16,7 @@ from sidecar.core.history import FunctionCall
 from sidecar.core.pins import with_pins
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
 from sidecar.core.request_overhead import request_overhead_tokens
+from sidecar.core.working_set import OPENING, REATTACHED_WHERE, reattached_contents
 from sidecar.memory.session_context import SessionContext
 from sidecar.protocol import errors
 from sidecar.protocol.ide import OpenFile
@@ -212,7 +213,20 @@ class LiveConversation:
                 call = _call_for(calls, response.id, position)
                 if response.name == tool and isinstance(output, str) and call is not None and call.name == tool:
                     found.append(EarlierResult(response.id or call.id or "", dict(call.args or {}), output))
+        if tool == "read_file":  # the files re-attached after the last compaction are read_file's output too
+            found += [
+                EarlierResult("", {"path": shown}, text, REATTACHED_WHERE) for shown, text in self._reattached(wire)
+            ]
         return found
+
+    @staticmethod
+    def _reattached(wire: list[bytes]) -> list[tuple[str, str]]:
+        """The files re-attached after the snapshot of a compacted history (its second or third item)."""
+        for item in wire[:3]:
+            if OPENING.encode() in item:
+                parts = decode_content(item).parts
+                return [f for p in parts if p.text and p.text.startswith(OPENING) for f in reattached_contents(p.text)]
+        return []
 
     def fresh_estimate(self, reason: EstimateReason | None) -> None:
         """After a history rewrite (new session, undo, resume without a count): estimate what the next request

@@ -22,6 +22,8 @@ MAX_WINDOW_SHARE = 0.10
 #: How many of the most recent files are considered (the others are not named in the list either).
 CONSIDERED = 10
 OPENING = "<reattached_files>"
+#: How read_file's note names the re-attached files when the model reads one of them again, unchanged.
+REATTACHED_WHERE = "it was re-attached after the conversation summary"
 CLOSING = "</reattached_files>"
 
 
@@ -111,6 +113,22 @@ def reattached_text(files: Sequence[FileBack]) -> str | None:
         lines += [f'<file path="{f.shown}">', f.text or "", "</file>"]
     lines.append(CLOSING)
     return "\n".join(lines)
+
+
+def reattached_contents(text: str) -> list[tuple[str, str]]:
+    """(shown path, text) of each file a re-attached part carries, as reattached_text wrote them."""
+    names = reattached_files(text)
+    found = []
+    for index, shown in enumerate(names):
+        opening = f'<file path="{shown}">\n'
+        start = text.find(opening)
+        following = (
+            f'\n</file>\n<file path="{names[index + 1]}">' if index + 1 < len(names) else f"\n</file>\n{CLOSING}"
+        )
+        end = text.find(following, start + len(opening) - 1) if start >= 0 else -1
+        if start >= 0 and end >= 0:
+            found.append((shown, text[start + len(opening) : end]))
+    return found
 
 
 def reattached_files(text: str) -> list[str]:

@@ -70,6 +70,8 @@ class EarlierResult:
     call_id: str
     args: dict[str, Any]
     output: str
+    #: Where the model sees it, when not in a tool call's result (e.g. the files re-attached after a compaction).
+    where: str = ""
 
 
 #: A tool's name -> its calls whose results are still verbatim in the current request, newest first (the live

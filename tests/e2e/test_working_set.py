@@ -56,3 +56,19 @@ async def test_the_files_worked_on_come_back_after_a_compaction(client: EditorCl
     assert "VALUE = 2  # changed after it was read" in part, "the current content, not what was read"
     assert "NEW = 2" in part and "OLD = True" in part and "def f599" not in part
     assert "do not read them again" in part
+    # reading a re-attached file again, unchanged, answers the note; a changed one is read in full
+    fake.script([call("read_file", "again", path="old.py")])
+    await request(client, "sidecar/sendMessage", {"text": "read old.py again"})
+    answers = [
+        p["functionResponse"] for c in chats(fake)[-1].body["contents"] for p in c["parts"] if "functionResponse" in p
+    ]
+    assert answers[-1]["response"]["output"].startswith(
+        "[old.py is unchanged since it was re-attached after the conversation summary"
+    )
+    (root / "old.py").write_text("OLD = False\n")
+    fake.script([call("read_file", "changed", path="old.py")])
+    await request(client, "sidecar/sendMessage", {"text": "and once more"})
+    answers = [
+        p["functionResponse"] for c in chats(fake)[-1].body["contents"] for p in c["parts"] if "functionResponse" in p
+    ]
+    assert "OLD = False" in answers[-1]["response"]["output"]

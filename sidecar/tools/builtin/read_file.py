@@ -79,9 +79,9 @@ class ReadFile(Tool[ReadWindow]):
 
 def unchanged_note(shown: str, earlier: EarlierResult) -> str:
     """What the model gets instead of a whole file it still sees, unchanged, in an earlier result."""
-    which = f"read_file call {earlier.call_id}" if earlier.call_id else "an earlier read_file call"
+    which = earlier.where or (f"read_file call {earlier.call_id}" if earlier.call_id else "an earlier read_file call")
     return (
-        f"{_NOTE_OPENING.format(shown=shown)}{which}, whose full result is still above in this conversation: "
+        f"{_NOTE_OPENING.format(shown=shown)}{which}, and its full text is still above in this conversation: "
         "not repeated. To read it again anyway, call read_file with force: true, or ask for a line range.]"
     )
 

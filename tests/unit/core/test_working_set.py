@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from sidecar.core.history import Content, FunctionCall, Part, text_content
-from sidecar.core.working_set import FileBack, choose, reattached_files, reattached_text, worked_on
+from sidecar.core.working_set import (
+    FileBack,
+    choose,
+    reattached_contents,
+    reattached_files,
+    reattached_text,
+    worked_on,
+)
 
 
 def called(name: str, **args: Any) -> Content:
@@ -42,3 +49,10 @@ def test_the_attached_part_lists_both_and_carries_the_text() -> None:
     assert reattached_files(text) == ["a.py"]
     assert "- not re-attached: b.py (too large)" in text and '<file path="a.py">\nA = 1\n</file>' in text
     assert reattached_text([]) is None
+
+
+def test_the_attached_texts_read_back_exactly_even_empty_or_tag_like() -> None:
+    files = [FileBack("a.py", "A = 1\n</file>\nnot the end\n"), FileBack("e.py", ""), FileBack("z.md", "# z")]
+    text = reattached_text([*files, FileBack("b.py", None, "gone")])
+    assert text is not None
+    assert reattached_contents(text) == [("a.py", files[0].text), ("e.py", ""), ("z.md", "# z")]

@@ -52,10 +52,16 @@ async def test_a_second_read_of_an_unchanged_file_is_a_note_until_forced_or_chan
     assert after.startswith("[parser.py is unchanged since read_file call r6")
 
 
-async def test_after_a_compaction_the_file_is_read_in_full_again(client: EditorClient, fake: Any) -> None:
-    (Path(client.workspace_root) / "notes.md").write_text("# Notes\n" + "a line of notes\n" * 30)
+async def test_after_a_compaction_a_file_too_large_to_come_back_is_read_in_full_again(
+    client: EditorClient, fake: Any
+) -> None:
+    """The earlier result was summarised away and the file is over the working set's 5,000 tokens a file, so it was
+    not re-attached either: the model gets the whole file again."""
+    lines = "".join(f"note {n}: a line of notes about the parser\n" for n in range(700))  # ~7,000 tokens
+    (Path(client.workspace_root) / "notes.md").write_text("# Notes\n" + lines)
     first = await ask(client, fake, "n1", path="notes.md")
-    await request(client, "sidecar/sendMessage", {"text": "a plain turn so the read is in the summarised part"})
+    for i in range(4):  # the newest 30% of the history: the read is in the summarised part
+        await request(client, "sidecar/sendMessage", {"text": f"go on {i} " + "padding words " * 800})
     assert (await request(client, "sidecar/compress", {}))["status"] == "COMPRESSED"
     again = await ask(client, fake, "n2", path="notes.md")
     assert again == first, "the earlier result was compacted away: the model gets the file again"

@@ -62,6 +62,34 @@ def read_round(call_id: str, path: str, output: str) -> list[Content]:
     ]
 
 
+async def compacted_with_files(rig: Rig) -> str:
+    """A recorded session whose compaction re-attached a.py and b.py; the re-attached part."""
+
+    async def read_back(raw: str) -> tuple[str, str | None, str]:
+        return raw, f"{raw.upper()} CONTENT", ""
+
+    rig.services.compactor.read_back = read_back
+    rig.set(background_compaction=False)
+    for name in ("a.py", "b.py"):
+        rig.fake.script([{"kind": "function_call", "name": "read_file", "args": {"path": name}, "match": "chat"}])
+        await rig.chat.send_message(f"Read {name}." + " detail" * 300)
+    for i in range(4):
+        await rig.chat.send_message(f"Go on {i}." + " detail" * 1500)
+    assert (await rig.chat.compress(None)).status == "COMPRESSED"
+    return rig.live.conversation.history[1].parts[1].text or ""
+
+
+async def test_resume_and_undo_see_the_recorded_working_set(rig: Rig) -> None:
+    attached = await compacted_with_files(rig)
+    assert reattached_files(attached) == ["b.py", "a.py"]
+    session = rig.live.conversation.session_id
+    await rig.services.sessions.new()
+    await rig.services.sessions.resume(session)
+    assert rig.live.conversation.history[1].parts[1].text == attached, "replayed as recorded, not read again"
+    await rig.services.sessions.undo_compaction()
+    assert not any("<reattached_files>" in (p.text or "") for c in rig.live.conversation.history for p in c.parts)
+
+
 async def test_the_files_the_summary_replaced_come_back_after_it(rig: Rig) -> None:
     current = {"a.py": "A = 2  # edited since", "b.py": "B = 1"}
 

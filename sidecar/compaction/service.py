@@ -12,13 +12,7 @@ from datetime import datetime
 from typing import Protocol
 
 from sidecar.compaction.summary_request import ALIAS_MODELS as ALIAS_MODELS
-from sidecar.compaction.summary_request import (
-    BARE_FRAME,
-    ChatFrameSource,
-    SummaryAsker,
-    model_turn,
-    summary_turn,
-)
+from sidecar.compaction.summary_request import BARE_FRAME, ChatFrameSource, SummaryAsker, two_passes
 from sidecar.compaction.summary_request import compression_model as compression_model
 from sidecar.config.settings import Settings
 from sidecar.core.compaction import (
@@ -35,11 +29,7 @@ from sidecar.core.pins import summarizer_facts
 from sidecar.core.progress import Progress
 from sidecar.core.prompts import (
     ACKNOWLEDGEMENT,
-    summary_instruction,
-    summary_turn_parts,
-    verify_instruction,
 )
-from sidecar.core.snapshot import extract_snapshot, has_snapshot, missing_facts
 from sidecar.core.tokens import estimate_history_tokens
 from sidecar.core.turn_split import find_split_point_in_turn
 from sidecar.core.working_set import FileBack, choose, reattached_text, worked_on
@@ -324,7 +314,6 @@ class Compactor:
         """Two passes on the chat's own request (sidecar/compaction/summary_request.py): a summary, then a
         verification told which facts the first one dropped. `facts`: the pinned facts, which both passes are told
         to keep word for word."""
-        pinned = f"\n\n{facts}" if facts else ""
         settings = self._settings()
         frame = self.chat_frame() if self.chat_frame is not None else BARE_FRAME
         # Each pass is checked like a chat reply: empty, thoughts-only or cut replies are retried; a blocked one
@@ -332,30 +321,9 @@ class Compactor:
         asker = SummaryAsker(
             await self._client(), compression_model(settings), frame, prefix, Attempts(settings.retry_initial_delay_ms)
         )
-        if progress is not None:
-            progress.report("Summarizing the oldest 70% of the conversation (pass 1 of 2)")
-        ask = summary_instruction(has_snapshot(to_compress), instructions) + pinned
-        turn = summary_turn(summary_turn_parts(settings.approved_plan_path, ask, rebuilt_head=rebuilt_head))
-        first = await asker.ask([turn])
-        first_snapshot = extract_snapshot(first)
-        if first_snapshot is None:
-            log.warning("pass 1 returned no valid <state_snapshot> (%d chars)", len(first))
-        missing = missing_facts(to_compress, first_snapshot or "")
-        if progress is not None:
-            progress.report("Verifying the summary (pass 2 of 2)")
-        previous = first_snapshot or first.strip() or "(no snapshot was produced)"
-        critique = text_content("user", verify_instruction(missing, instructions) + pinned)
-        try:
-            second = await asker.ask([turn, model_turn(previous), critique])
-        except ModelError as exc:
-            if first_snapshot is None or exc.kind not in ("invalidReply", "blocked"):
-                raise
-            log.warning("pass 2 gave no usable reply (%s); keeping pass 1's snapshot", exc.message)
-            return first_snapshot
-        second_snapshot = extract_snapshot(second)
-        if second_snapshot is None and second.strip():
-            log.warning("pass 2 returned no valid <state_snapshot>; keeping pass 1's")
-        return second_snapshot or first_snapshot
+        return await two_passes(
+            asker, to_compress, settings.approved_plan_path, instructions, progress, facts, rebuilt_head
+        )
 
     async def _working_set(self, compressed: list[Content], kept: list[Content]) -> str | None:
         """The files the summarised part read or edited, most recent first, their current text within the budget

@@ -12,8 +12,11 @@ from sidecar.config.settings import Settings
 from sidecar.core.content_json import encode_content
 from sidecar.core.history import Content, Part, text_content
 from sidecar.core.models import compression_model_alias
+from sidecar.core.progress import Progress
+from sidecar.core.prompts import summary_instruction, summary_turn_parts, verify_instruction
+from sidecar.core.snapshot import extract_snapshot, has_snapshot, missing_facts
 from sidecar.gemini.attempts import Attempts, RoundReply, stream_checked
-from sidecar.gemini.client import ModelClient
+from sidecar.gemini.client import ModelClient, ModelError
 
 log = logging.getLogger(__name__)
 
@@ -116,3 +119,42 @@ class SummaryAsker:
 
 def model_turn(text: str) -> Content:
     return text_content("model", text)
+
+
+async def two_passes(
+    asker: SummaryAsker,
+    to_compress: list[Content],
+    approved_plan_path: str | None,
+    instructions: str | None,
+    progress: Progress | None,
+    facts: str | None,
+    rebuilt_head: bool,
+) -> str | None:
+    """Pass 1 asks for the snapshot; the deterministic check lists what it dropped of `to_compress`; pass 2 reviews
+    it. The verified snapshot, else pass 1's; None when neither is valid. `facts`: the pinned facts both passes keep
+    word for word. Raises ModelError (blocked, or no usable reply from pass 1)."""
+    pinned = f"\n\n{facts}" if facts else ""
+    if progress is not None:
+        progress.report("Summarizing the oldest 70% of the conversation (pass 1 of 2)")
+    ask = summary_instruction(has_snapshot(to_compress), instructions) + pinned
+    turn = summary_turn(summary_turn_parts(approved_plan_path, ask, rebuilt_head=rebuilt_head))
+    first = await asker.ask([turn])
+    first_snapshot = extract_snapshot(first)
+    if first_snapshot is None:
+        log.warning("pass 1 returned no valid <state_snapshot> (%d chars)", len(first))
+    missing = missing_facts(to_compress, first_snapshot or "")
+    if progress is not None:
+        progress.report("Verifying the summary (pass 2 of 2)")
+    previous = first_snapshot or first.strip() or "(no snapshot was produced)"
+    critique = text_content("user", verify_instruction(missing, instructions) + pinned)
+    try:
+        second = await asker.ask([turn, model_turn(previous), critique])
+    except ModelError as exc:
+        if first_snapshot is None or exc.kind not in ("invalidReply", "blocked"):
+            raise
+        log.warning("pass 2 gave no usable reply (%s); keeping pass 1's snapshot", exc.message)
+        return first_snapshot
+    second_snapshot = extract_snapshot(second)
+    if second_snapshot is None and second.strip():
+        log.warning("pass 2 returned no valid <state_snapshot>; keeping pass 1's")
+    return second_snapshot or first_snapshot

@@ -185,12 +185,19 @@ def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = 
     async def compacted_context() -> Content:
         return await context.turn("compact")
 
+    async def read_back(raw: str) -> tuple[str, str | None, str]:
+        assert runner is not None
+        return await runner.read_back(raw)
+
     compactor = Compactor(
         session,
         source,
         outputs,
         ports.pre_compress if ports.pre_compress is not None else hook_service,
         session_context=compacted_context if ports.memory else None,
+        # the summary is asked in the chat's own request (its cached prefix); the files worked on come back after it
+        chat_frame=lambda: live.chat_frame(),
+        read_back=read_back if host is not None else None,
     )
     registry: ToolRegistry | None = None
     runner: ToolRunner | None = None
@@ -202,6 +209,7 @@ def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = 
             output_threshold=session.tool_output_threshold,
             extra=McpTools(mcp_manager) if mcp_manager is not None else None,
             watch=checkpoint_service.checkpointer,  # every edit and shell command, whichever front-end runs it
+            results_in_view=lambda tool: live.results_in_view(tool),  # what the model still sees (read_file's note)
         )
         # A subfolder's GEMINI.md arrives with the first tool result under it.
         runner = ToolRunner(registry, host, session, memory_service.just_in_time if ports.memory else None)

@@ -9,16 +9,21 @@ from typing import Any, Protocol
 
 from sidecar.compaction.background import BackgroundCompaction
 from sidecar.compaction.service import Compactor
+from sidecar.compaction.summary_request import ChatFrame
+from sidecar.core.content_json import decode_content
 from sidecar.core.conversation import Conversation
+from sidecar.core.history import FunctionCall
 from sidecar.core.pins import with_pins
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
 from sidecar.core.request_overhead import request_overhead_tokens
+from sidecar.core.working_set import OPENING, REATTACHED_WHERE, reattached_contents
 from sidecar.memory.session_context import SessionContext
 from sidecar.protocol import errors
 from sidecar.protocol.ide import OpenFile
 from sidecar.protocol.types import EstimateReason, TokenUsage
 from sidecar.recording.recorder import Recorder
 from sidecar.session import IdeState, Session
+from sidecar.tools.tool import EarlierResult
 
 ALREADY_COMPRESSING = "Already compressing, wait for previous request to complete"
 
@@ -183,6 +188,46 @@ class LiveConversation:
         base = "\n\n".join(t for t in (AGENT_SYSTEM_PROMPT if tools else None, memory) if t) or None
         return with_pins(base, self.conversation.pins)
 
+    def chat_frame(self) -> ChatFrame:
+        """What a chat request sends beside its contents: the system instruction and the tool declarations on
+        offer. The one builder: the chat's requests and the summary requests both take it from here."""
+        tools = self._declarations() if self._declarations is not None else None
+        return ChatFrame(self.system_instruction(bool(tools)), tools or None)
+
+    def results_in_view(self, tool: str) -> list[EarlierResult]:
+        """`tool`'s calls whose output the model still sees verbatim in the next request, newest first: answered in
+        the current history (not compacted away) with a string output. This is the question a tool asks before
+        repeating itself (read_file's "unchanged since" note); anything that shows the model less than the full
+        output (masking old outputs, truncation) must make this leave that result out."""
+        found: list[EarlierResult] = []
+        wire = self.conversation.wire()
+        needle = tool.encode()
+        for index in range(len(wire) - 1, 0, -1):
+            if needle not in wire[index] or b"functionResponse" not in wire[index]:
+                continue
+            content, previous = decode_content(wire[index]), decode_content(wire[index - 1])
+            calls = [p.function_call for p in previous.parts if p.function_call is not None]
+            responses = [p.function_response for p in content.parts if p.function_response is not None]
+            for position, response in enumerate(responses):
+                output = response.response.get("output") if isinstance(response.response, dict) else None
+                call = _call_for(calls, response.id, position)
+                if response.name == tool and isinstance(output, str) and call is not None and call.name == tool:
+                    found.append(EarlierResult(response.id or call.id or "", dict(call.args or {}), output))
+        if tool == "read_file":  # the files re-attached after the last compaction are read_file's output too
+            found += [
+                EarlierResult("", {"path": shown}, text, REATTACHED_WHERE) for shown, text in self._reattached(wire)
+            ]
+        return found
+
+    @staticmethod
+    def _reattached(wire: list[bytes]) -> list[tuple[str, str]]:
+        """The files re-attached after the snapshot of a compacted history (its second or third item)."""
+        for item in wire[:3]:
+            if OPENING.encode() in item:
+                parts = decode_content(item).parts
+                return [f for p in parts if p.text and p.text.startswith(OPENING) for f in reattached_contents(p.text)]
+        return []
+
     def fresh_estimate(self, reason: EstimateReason | None) -> None:
         """After a history rewrite (new session, undo, resume without a count): estimate what the next request
         sends — history, system instruction (with the pinned facts) and tool declarations — and say why it is an
@@ -209,3 +254,10 @@ class LiveConversation:
         self.ide.changed_on_disk |= {p for p in paths if p in self.ide.tracked and p not in open_paths}
         if self.context is not None and self.context.memory.concerns(paths):
             self._memory_check = asyncio.ensure_future(self.context.memory.check())  # the editor's tooltip now
+
+
+def _call_for(calls: list[FunctionCall], call_id: str | None, position: int) -> FunctionCall | None:
+    """The call a response answers: by id when it has one, else the call at the same position."""
+    if call_id:
+        return next((c for c in calls if c.id == call_id), None)
+    return calls[position] if position < len(calls) else None

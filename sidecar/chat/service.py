@@ -334,8 +334,8 @@ class ChatService:
 
     def _overhead(self) -> int:
         """The system instruction (with memory and pinned facts) and tool declarations of the next request."""
-        tools = self.tools.declarations() if self.tools is not None else None
-        return overhead_upper_tokens(self.live.system_instruction(bool(tools)), tools)
+        frame = self.live.chat_frame()
+        return overhead_upper_tokens(frame.system_instruction, frame.tools)
 
     async def _memory_turns(self, turn_id: str) -> None:
         """Before the user's message: a fresh <session_context> at the head of a history that has none yet (new,
@@ -414,8 +414,8 @@ class ChatService:
         if progress is not None:
             progress.report("Waiting for Gemini…")
         current: list[Part] = []  # the attempt under way
-        tools = self.tools.declarations() if self.tools is not None else None
-        system = self.live.system_instruction(bool(tools))
+        frame = self.live.chat_frame()  # the same frame a summary request takes (it reuses this request's cache)
+        system, tools = frame.system_instruction, frame.tools
         # The reference's estimate of this very request, recorded next to the API's count (sessions stats).
         estimated = conv.estimated_tokens() + request_overhead_tokens(system, tools)
 

@@ -14,6 +14,7 @@ from sidecar.protocol.tools import ConfirmToolCallParams, ToolCallParams, ToolCa
 from sidecar.session import Session
 from sidecar.tools import ToolPlan, ToolRegistry, ToolResult, allow_always_key, needs_confirmation
 from sidecar.tools.edits import ApplyEdit
+from sidecar.tools.tool import one_line
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +109,23 @@ class ToolRunner:
             return await self._planned(turn_id, call_id, call)
         finally:
             self.host.after_call()
+
+    async def read_back(self, raw: str) -> tuple[str, str | None, str]:
+        """A file's current text as read_file shows it (the editor's buffer first; the workspace, ignore and
+        protection rules read_file applies), for the working set after a compaction: no confirmation, no notice.
+        (shown path, text or None, why not)."""
+        args = {"path": raw, "force": True}
+        await self.host.before_plan(self._buffer_paths("read_file", args))
+        try:
+            plan = await self.registry.plan_async("read_file", args, trusted=self.session.trusted)
+            shown = plan.payload.shown if plan.error is None and plan.payload is not None else raw
+            result = await self.registry.run(plan, apply_edit=None)
+        finally:
+            self.host.after_call()
+        output = result.response.get("output")
+        if not result.ok or output is None:
+            return shown, None, one_line(result.response.get("error") or result.summary, 160)
+        return shown, output, ""
 
     def _buffer_paths(self, name: str, args: dict[str, Any]) -> list[Path]:
         raw, tool = args.get("path"), self.registry.tool(name)

@@ -11,29 +11,29 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from sidecar.compaction.summary_request import ALIAS_MODELS as ALIAS_MODELS
+from sidecar.compaction.summary_request import BARE_FRAME, ChatFrameSource, SummaryAsker, two_passes
+from sidecar.compaction.summary_request import compression_model as compression_model
 from sidecar.config.settings import Settings
 from sidecar.core.compaction import (
     measure_content,
     tool_output_threshold,
     truncate_history_to_budget,
 )
+from sidecar.core.content_json import encode_content
 from sidecar.core.conversation import Conversation
-from sidecar.core.history import Content, text_content
+from sidecar.core.history import Content, Part, text_content
 from sidecar.core.memory_text import is_session_context
-from sidecar.core.models import compression_model_alias
 from sidecar.core.outcome import Outcome, Status, Trigger
 from sidecar.core.pins import summarizer_facts
 from sidecar.core.progress import Progress
 from sidecar.core.prompts import (
     ACKNOWLEDGEMENT,
-    compression_system_prompt,
-    summary_instruction,
-    verify_instruction,
 )
-from sidecar.core.snapshot import extract_snapshot, has_snapshot, missing_facts
 from sidecar.core.tokens import estimate_history_tokens
 from sidecar.core.turn_split import find_split_point_in_turn
-from sidecar.gemini.attempts import Attempts, generate_checked
+from sidecar.core.working_set import FileBack, choose, reattached_text, worked_on
+from sidecar.gemini.attempts import Attempts
 from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.protocol.types import UsageSource
 from sidecar.session import Session
@@ -48,17 +48,6 @@ UNDO_PAUSE_CAP = 0.95
 #: An automatic compaction must save at least this share of the tokens, or it counts as not beneficial.
 MIN_AUTO_SAVINGS = 0.10
 
-#: Model-config alias (reference modelStringToModelConfigAlias) -> the model that alias resolves to.
-ALIAS_MODELS = {
-    "chat-compression-3-pro": "gemini-3-pro-preview",
-    "chat-compression-3-flash": "gemini-3-flash-preview",
-    "chat-compression-3.1-flash-lite": "gemini-3.1-flash-lite",
-    "chat-compression-2.5-flash-lite": "gemini-2.5-flash-lite",
-    "chat-compression-2.5-pro": "gemini-2.5-pro",
-    "chat-compression-2.5-flash": "gemini-2.5-flash",
-    "chat-compression-default": "gemini-3-pro-preview",
-}
-
 
 @dataclass(frozen=True)
 class Summary:
@@ -68,15 +57,12 @@ class Summary:
     snapshot: str
 
 
+#: A file read back as read_file shows it: (shown path, its text or None, why not).
+ReadBack = Callable[[str], Awaitable[tuple[str, str | None, str]]]
+
+
 class PreCompressHook(Protocol):
     async def __call__(self, trigger: Trigger) -> None: ...
-
-
-def compression_model(settings: Settings) -> str:
-    """The summarizer model: the setting, else what the reference's alias for the chat model resolves to."""
-    if settings.compression_model:
-        return settings.compression_model
-    return ALIAS_MODELS[compression_model_alias(settings.model)]
 
 
 def environment_turn(workspace: Sequence[str]) -> Content:
@@ -100,6 +86,9 @@ class Compactor:
         save_tool_output: Callable[[str, str], str | os.PathLike[str]],
         pre_compress: PreCompressHook,
         session_context: Callable[[], Awaitable[Content]] | None = None,
+        *,
+        chat_frame: ChatFrameSource | None = None,
+        read_back: ReadBack | None = None,
     ) -> None:
         self._session = session
         #: The fresh <session_context> turn a compacted history opens with (sidecar.memory: with the project memory
@@ -110,6 +99,11 @@ class Compactor:
         #: Saves a full tool output and returns its path (also used to cut responses to fit, chat/request_budget.py).
         self.save_tool_output = save_tool_output
         self._pre_compress = pre_compress
+        #: The chat's system instruction and tools (the live conversation's): the summary request is the
+        #: chat's own request, so that it reuses the chat's prompt cache.
+        self.chat_frame = chat_frame
+        #: Reads a file back as read_file would (when tools are offered): the working set after a compaction.
+        self.read_back = read_back
 
     def _settings(self) -> Settings:
         return self._session.settings
@@ -157,7 +151,7 @@ class Compactor:
             return Outcome(Status.NOOP, original, original, trigger)
         await self._pre_compress(trigger)
         snapshot = await self._summarize_prefix(
-            history, truncated, split, limit, instructions, progress, summarizer_facts(conv.pins)
+            conv.wire(), history, truncated, split, limit, instructions, progress, summarizer_facts(conv.pins)
         )
         if snapshot is None:
             return Outcome(Status.COMPRESSION_FAILED_EMPTY_SUMMARY, original, original, trigger)
@@ -200,7 +194,9 @@ class Compactor:
             on_start()
         await self._pre_compress(trigger)
         facts = summarizer_facts(frozen.pins)
-        snapshot = await self._summarize_prefix(history, truncated, split, limit, instructions, progress, facts)
+        snapshot = await self._summarize_prefix(
+            frozen.wire(), history, truncated, split, limit, instructions, progress, facts
+        )
         if snapshot is None:
             return Status.COMPRESSION_FAILED_EMPTY_SUMMARY
         client = await self._client()  # applying it recounts with countTokens: that must not be slow the first time
@@ -231,6 +227,7 @@ class Compactor:
 
     async def _summarize_prefix(
         self,
+        wire: Sequence[bytes],
         history: list[Content],
         truncated: list[Content],
         split: int,
@@ -239,14 +236,18 @@ class Compactor:
         progress: Progress | None,
         facts: str | None,
     ) -> str | None:
-        """High fidelity: the untruncated older part goes to the summarizer when it fits the model's limit.
+        """High fidelity: the untruncated older part goes to the summarizer when it fits the model's limit — as the
+        bytes the chat sent (`wire`), so the summary request starts with the chat request's prefix.
         `facts`: the pinned facts the snapshot must keep word for word."""
-        # The <session_context> at the head is rebuilt fresh for the new history: summarising it would only copy
-        # the project memory and folder tree into the snapshot, and the new history would carry them twice.
+        # A <session_context> at the head is rebuilt fresh for the new history: it stays in the request (the
+        # prefix is the chat's), and the summarizer is told to leave it out of the snapshot.
         start = _rebuilt_head(history)
         to_compress = history[start:split]
-        summarizer_input = to_compress if estimate_history_tokens(to_compress) < limit else truncated[start:split]
-        return await self._summarize(summarizer_input, to_compress, instructions, progress, facts)
+        if estimate_history_tokens(to_compress) < limit:
+            prefix = list(wire[:split])
+        else:
+            prefix = [encode_content(c) for c in truncated[:split]]
+        return await self._summarize(prefix, to_compress, instructions, progress, facts, rebuilt_head=start > 0)
 
     async def _finish(
         self,
@@ -274,7 +275,12 @@ class Compactor:
             # a model turn, so the acknowledgement and that round's calls are one model turn (text, then the calls).
             ack = Content(role="model", parts=[*ack.parts, *kept[0].parts])
             kept, split = kept[1:], split + 1
-        new_history = [env, text_content("user", snapshot), ack, *kept]
+        start = _rebuilt_head(history)
+        attached = await self._working_set(history[start : summary.split], truncated[summary.split :])
+        snapshot_turn = text_content("user", snapshot)
+        if attached is not None:  # the files worked on, current content, right after the snapshot (recorded with it)
+            snapshot_turn.parts.append(Part(text=attached))
+        new_history = [env, snapshot_turn, ack, *kept]
         if progress is not None:
             progress.report("Counting tokens")
         counted = await self._count(conv, history, new_history)
@@ -309,56 +315,38 @@ class Compactor:
 
     async def _summarize(
         self,
-        summarizer_input: list[Content],
+        prefix: list[bytes],
         to_compress: list[Content],
         instructions: str | None,
         progress: Progress | None,
         facts: str | None = None,
+        *,
+        rebuilt_head: bool = False,
     ) -> str | None:
-        """Two passes: a summary, then a verification told which facts the first one dropped. `facts`: the
-        pinned facts, which both passes are told to keep word for word."""
-        pinned = f"\n\n{facts}" if facts else ""
-        client = await self._client()
+        """Two passes on the chat's own request (sidecar/compaction/summary_request.py): a summary, then a
+        verification told which facts the first one dropped. `facts`: the pinned facts, which both passes are told
+        to keep word for word."""
         settings = self._settings()
-        model = compression_model(settings)
-        system = compression_system_prompt(settings.approved_plan_path)
-        if progress is not None:
-            progress.report("Summarizing the oldest 70% of the conversation (pass 1 of 2)")
-        ask = summary_instruction(has_snapshot(summarizer_input), instructions) + pinned
+        frame = self.chat_frame() if self.chat_frame is not None else BARE_FRAME
         # Each pass is checked like a chat reply: empty, thoughts-only or cut replies are retried; a blocked one
         # fails the compaction with its reason (a ModelError), and the history is left as it was.
-        attempts = Attempts(settings.retry_initial_delay_ms)
-        first = await generate_checked(
-            client, model, [*summarizer_input, text_content("user", ask)], system_instruction=system, attempts=attempts
+        asker = SummaryAsker(
+            await self._client(), compression_model(settings), frame, prefix, Attempts(settings.retry_initial_delay_ms)
         )
-        first_snapshot = extract_snapshot(first.text)
-        if first_snapshot is None:
-            log.warning("pass 1 returned no valid <state_snapshot> (%d chars)", len(first.text))
-        missing = missing_facts(to_compress, first_snapshot or "")
-        if progress is not None:
-            progress.report("Verifying the summary (pass 2 of 2)")
-        previous = first_snapshot or first.text.strip() or "(no snapshot was produced)"
-        try:
-            second = await generate_checked(
-                client,
-                model,
-                [
-                    *summarizer_input,
-                    text_content("model", previous),
-                    text_content("user", verify_instruction(missing, instructions) + pinned),
-                ],
-                system_instruction=system,
-                attempts=attempts,
-            )
-        except ModelError as exc:
-            if first_snapshot is None or exc.kind not in ("invalidReply", "blocked"):
-                raise
-            log.warning("pass 2 gave no usable reply (%s); keeping pass 1's snapshot", exc.message)
-            return first_snapshot
-        second_snapshot = extract_snapshot(second.text)
-        if second_snapshot is None and second.text.strip():
-            log.warning("pass 2 returned no valid <state_snapshot>; keeping pass 1's")
-        return second_snapshot or first_snapshot
+        return await two_passes(
+            asker, to_compress, settings.approved_plan_path, instructions, progress, facts, rebuilt_head
+        )
+
+    async def _working_set(self, compressed: list[Content], kept: list[Content]) -> str | None:
+        """The files the summarised part read or edited, most recent first, their current text within the budget
+        (sidecar/core/working_set.py); None without a reader or when no file was worked on."""
+        if self.read_back is None:
+            return None
+        files = []
+        for raw in worked_on(compressed, kept):
+            shown, text, why = await self.read_back(raw)
+            files.append(FileBack(shown, text, why))
+        return reattached_text(choose(files, self._settings().effective_token_limit()))
 
     async def _count(
         self, conv: Conversation, old: list[Content], new: list[Content]

@@ -87,6 +87,27 @@ def compression_system_prompt(approved_plan_path: str | None = None) -> str:
     return COMPRESSION_SYSTEM_PROMPT + PLAN_SECTION.format(path=approved_plan_path)
 
 
+#: How the summary request's last user turn opens (the compression prompt's first sentence): the turn that asks for
+#: a <state_snapshot> of the conversation above it (docs/compaction.md, "Where the summary is asked").
+SUMMARY_TURN_OPENING = COMPRESSION_SYSTEM_PROMPT.split("\n", 1)[0].split(". ", 1)[0]
+REBUILT_HEAD_NOTE = (
+    "The <session_context> turn at the start of the conversation is given again, fresh, after the snapshot: "
+    "leave its contents out of the snapshot."
+)
+
+
+def summary_turn_parts(approved_plan_path: str | None, ask: str, *, rebuilt_head: bool) -> list[str]:
+    """The texts of the summary request's last user turn: the compression prompt (with the plan section), then the
+    pass's instruction; with a <session_context> at the head, a note that it is rebuilt and not summarised."""
+    ask = f"{ask}\n\n{REBUILT_HEAD_NOTE}" if rebuilt_head else ask
+    return [compression_system_prompt(approved_plan_path), ask]
+
+
+def is_summary_turn_text(text: str | None) -> bool:
+    """The first text of a summary request's last user turn."""
+    return text is not None and text.startswith(SUMMARY_TURN_OPENING)
+
+
 NEW_SNAPSHOT_INSTRUCTION = "Generate a new <state_snapshot> based on the provided history."
 ANCHORED_SNAPSHOT_INSTRUCTION = (
     "A previous <state_snapshot> exists in the history. Carry every fact from it that is still relevant into "

@@ -23,7 +23,8 @@ LAYERS = [
     ["sidecar.app"],
     ["sidecar.rpc", "sidecar.acp"],
     ["sidecar.doctor"],  # checks what each front-end would do, so it reads both front-ends' settings code
-    ["sidecar.cli", "sidecar.demo", "sidecar.export"],  # export reads the contract and the settings (config/)
+    # export reads the contract and the settings (config/)
+    ["sidecar.cli", "sidecar.demo", "sidecar.prefix_share", "sidecar.export"],
     ["sidecar.__main__"],
 ]
 

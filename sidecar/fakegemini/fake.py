@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from sidecar.core.history import Content
+from sidecar.core.prompts import is_summary_turn_text
 
 from . import faults, replies, shapes, validate, vertex
 from .faults import Step
@@ -230,7 +231,7 @@ class FakeGemini:
         summary = False
         if isinstance(body, dict) and kind in ("generate", "stream"):
             si = body.get("systemInstruction", body.get("system_instruction"))
-            summary = SNAPSHOT_TAG in replies.instruction_text(si)
+            summary = SNAPSHOT_TAG in replies.instruction_text(si) or _asks_for_summary(body.get("contents"))
         with self._lock:
             rec = RequestRecord(
                 index=len(self._log),
@@ -341,6 +342,7 @@ class FakeGemini:
                 validate.check_contents(contents, rec.model, generate=rec.kind != "count")
                 validate.check_tools(body.get("tools"))
                 validate.instruction_ok(body.get("systemInstruction", body.get("system_instruction")))
+            mode = validate.check_tool_config(body.get("toolConfig", body.get("tool_config")), body.get("tools"))
         except validate.InvalidRequest as exc:
             return _error(400, str(exc))
         prompt = replies.prompt_tokens(body, self.token_multiplier)
@@ -351,6 +353,8 @@ class FakeGemini:
             )
         step = self._script.take(rec.kind, rec.summary)  # type: ignore[arg-type]
         rec.step = faults.step_to_dict(step) if step is not None else None
+        if mode == "NONE" and isinstance(step, faults.FunctionCall):
+            step = None  # function calling is off: the model answers in text, as the real one does
         return self._answer(rec, step, contents, prompt)
 
     def _answer(self, rec: RequestRecord, step: Step | None, contents: list[Content], prompt: int) -> Plan:
@@ -381,7 +385,9 @@ class FakeGemini:
         elif isinstance(step, faults.Empty):
             text = ""
         elif rec.summary:
-            text = build_summary(contents)
+            # the turn asking for the summary is an instruction, not part of the history being summarised; the
+            # <session_context> is rebuilt after a compaction, and the summarizer is told to leave it out
+            text = build_summary([c for c in contents if not _is_summary_turn(c) and not _is_session_context(c)])
         else:
             self._replies += 1
             text = replies.chat_text(contents, self._replies)
@@ -427,6 +433,28 @@ class FakeGemini:
         if isinstance(step, faults.MidstreamError):
             plan.events = [events[0], faults.error_body(step.status, step.message)]
         return plan
+
+
+def _is_summary_turn(content: Content) -> bool:
+    return content.role == "user" and bool(content.parts) and is_summary_turn_text(content.parts[0].text)
+
+
+def _is_session_context(content: Content) -> bool:
+    return bool(content.parts) and (content.parts[0].text or "").startswith("<session_context>")
+
+
+def _asks_for_summary(contents: Any) -> bool:
+    """A user turn of the request opens with the compression prompt (the summary is asked in the chat's own
+    request, in its last user turn; the verify pass follows it with the draft and the critique)."""
+    if not isinstance(contents, list):
+        return False
+    for item in contents[-3:]:
+        parts = item.get("parts") if isinstance(item, dict) else None
+        if item.get("role") == "user" and isinstance(parts, list) and parts and isinstance(parts[0], dict):
+            text = parts[0].get("text")
+            if isinstance(text, str) and is_summary_turn_text(text):
+                return True
+    return False
 
 
 def _wait(step: Step | None) -> float:

@@ -198,3 +198,60 @@ def instruction_ok(system_instruction: Any) -> None:
             raise InvalidRequest(f"Invalid value at 'system_instruction': {exc}") from None
         return
     raise InvalidRequest("Invalid value at 'system_instruction': expected a Content")
+
+
+FUNCTION_CALLING_MODES = ("MODE_UNSPECIFIED", "AUTO", "ANY", "NONE", "VALIDATED")
+_MODE_TYPE = "type.googleapis.com/google.ai.generativelanguage.v1beta.FunctionCallingConfig.Mode"
+
+
+def _unknown_fields(value: dict[str, Any], known: tuple[str, ...], where: str) -> None:
+    for key in value:
+        if key not in known:
+            raise InvalidRequest(
+                f"Invalid JSON payload received. Unknown name \"{key}\" at '{where}': Cannot find field."
+            )
+
+
+def check_tool_config(tool_config: Any, tools: Any) -> str | None:
+    """toolConfig.functionCallingConfig as the API takes it: a known mode; allowedFunctionNames only with ANY or
+    VALIDATED, each a declared function. Returns the mode asked (None: none given, which means AUTO)."""
+    if tool_config is None:
+        return None
+    if not isinstance(tool_config, dict):
+        raise InvalidRequest("Invalid value at 'tool_config': expected a ToolConfig object")
+    _unknown_fields(
+        tool_config,
+        ("functionCallingConfig", "function_calling_config", "retrievalConfig", "retrieval_config"),
+        "tool_config",
+    )
+    fcc = tool_config.get("functionCallingConfig", tool_config.get("function_calling_config"))
+    if fcc is None:
+        return None
+    where = "tool_config.function_calling_config"
+    if not isinstance(fcc, dict):
+        raise InvalidRequest(f"Invalid value at '{where}': expected a FunctionCallingConfig object")
+    _unknown_fields(fcc, ("mode", "allowedFunctionNames", "allowed_function_names"), where)
+    mode = fcc.get("mode", "MODE_UNSPECIFIED")
+    if mode not in FUNCTION_CALLING_MODES:
+        raise InvalidRequest(f"Invalid value at '{where}.mode' ({_MODE_TYPE}), {msgspec.json.encode(mode).decode()}")
+    names = fcc.get("allowedFunctionNames", fcc.get("allowed_function_names"))
+    if names is not None:
+        if mode not in ("ANY", "VALIDATED"):
+            raise InvalidRequest(
+                "* GenerateContentRequest.tool_config.function_calling_config.allowed_function_names: "
+                "allowed_function_names should only be set when the mode is ANY or VALIDATED."
+            )
+        declared = {
+            d.get("name")
+            for t in tools or []
+            if isinstance(t, dict)
+            for d in t.get("functionDeclarations", t.get("function_declarations", [])) or []
+            if isinstance(d, dict)
+        }
+        for name in names if isinstance(names, list) else [names]:
+            if name not in declared:
+                raise InvalidRequest(
+                    "* GenerateContentRequest.tool_config.function_calling_config.allowed_function_names: "
+                    f"function {name!r} is not declared in tools."
+                )
+    return "AUTO" if mode == "MODE_UNSPECIFIED" else mode

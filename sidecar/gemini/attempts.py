@@ -113,6 +113,7 @@ async def stream_checked(
     attempts: Attempts,
     on_chunk: Callable[[Chunk], None],
     current: list[Part],
+    tool_config: dict[str, Any] | None = None,
 ) -> RoundReply:
     """Stream a reply to `wire` until one passes the check. `current` holds the parts of the attempt under way
     (what a cancellation keeps). Raises ModelError: blocked, invalidReply, or the last attempt's HTTP failure."""
@@ -128,7 +129,10 @@ async def stream_checked(
         if nudge is not None:
             contents = with_nudge(wire, last, nudge)
         try:
-            async for chunk in client.stream(model, contents, system_instruction=system_instruction, tools=tools):
+            stream = client.stream(
+                model, contents, system_instruction=system_instruction, tools=tools, tool_config=tool_config
+            )
+            async for chunk in stream:
                 on_chunk(chunk)
                 current.extend(chunk.parts)
                 finish = chunk.finish_reason or finish

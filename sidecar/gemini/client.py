@@ -212,6 +212,7 @@ class ModelClient:
         system_instruction: str | None = None,
         tools: list[dict[str, Any]] | None = None,
         generation_config: dict[str, Any] | None = None,
+        tool_config: dict[str, Any] | None = None,
     ) -> AsyncIterator[Chunk]:
         """Stream a reply to `contents`, each a content's JSON bytes (Conversation.wire()). Retries happen only
         before the first chunk; a later failure raises ModelError."""
@@ -230,6 +231,7 @@ class ModelClient:
                     tools,
                     auth_headers=headers,
                     generation_config=generation_config,
+                    tool_config=tool_config,
                 )
                 async for chunk in iterator:
                     started = True

@@ -105,9 +105,11 @@ def request_pieces(
     system_instruction: str | None,
     tools: list[dict[str, Any]] | None,
     generation_config: dict[str, Any] | None = None,
+    tool_config: dict[str, Any] | None = None,
 ) -> Iterator[bytes]:
     """The request body in pieces: the contents' cached JSON, joined by commas, inside the request object.
-    `generation_config` is REST JSON (camelCase), as google-genai writes a GenerateContentConfig's fields."""
+    `generation_config` is REST JSON (camelCase), as google-genai writes a GenerateContentConfig's fields;
+    `tool_config` too (e.g. {"functionCallingConfig": {"mode": "NONE"}})."""
     yield b'{"contents":['
     for index, item in enumerate(contents):
         if index:
@@ -118,6 +120,8 @@ def request_pieces(
         tail["systemInstruction"] = {"parts": [{"text": system_instruction}], "role": "user"}
     if tools:
         tail["tools"] = tools
+    if tool_config:
+        tail["toolConfig"] = tool_config
     tail["generationConfig"] = generation_config or {}
     yield b"]," + _encode(tail)[1:]
 
@@ -153,11 +157,12 @@ class GeminiStream:
         *,
         auth_headers: dict[str, str] | None = None,
         generation_config: dict[str, Any] | None = None,
+        tool_config: dict[str, Any] | None = None,
     ) -> AsyncIterator[Chunk]:
         """POST the request and yield its events. Raises ApiError for an error answer, httpx errors as they are."""
         # One joined body, written at once: measured faster than passing the cached pieces to the socket one by
         # one (each write waits for the socket to drain), the copy included (bench target 2, docs/performance.md).
-        body = b"".join(request_pieces(contents, system_instruction, tools, generation_config))
+        body = b"".join(request_pieces(contents, system_instruction, tools, generation_config, tool_config))
         url = self.endpoint.url(model, "streamGenerateContent") + "?alt=sse"
         headers = self._headers if not auth_headers else {**self._headers, **auth_headers}
         request = self._client.build_request("POST", url, headers=headers, content=body)

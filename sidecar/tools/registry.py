@@ -15,7 +15,17 @@ from sidecar.tools.builtin import BUILTIN
 from sidecar.tools.declarations import check_args
 from sidecar.tools.edits import ApplyEdit, EditorBuffers, EditorText, EditPlan
 from sidecar.tools.paths import ToolError, Workspace
-from sidecar.tools.tool import Kind, SaveOutput, Tool, ToolContext, ToolPlan, ToolResult, one_line
+from sidecar.tools.tool import (
+    EarlierResult,
+    Kind,
+    ResultsInView,
+    SaveOutput,
+    Tool,
+    ToolContext,
+    ToolPlan,
+    ToolResult,
+    one_line,
+)
 
 __all__ = [
     "ExtraTools",
@@ -115,6 +125,7 @@ class ToolRegistry:
         saved_outputs: Callable[[], Path | None] | None = None,
         extra: ExtraTools | None = None,
         watch: FileWatch | None = None,
+        results_in_view: ResultsInView | None = None,
     ) -> None:
         #: The workspace folders (shared with the checkpoints, which restore what the tools see).
         self.workspace = workspace if isinstance(workspace, Workspace) else Workspace(workspace, saved_outputs)
@@ -125,6 +136,8 @@ class ToolRegistry:
         self.extra = extra
         #: Checkpoints of the files edits and shell commands change (sidecar/checkpoints/), when wired in.
         self.watch = watch
+        #: Which earlier results the model still sees verbatim (the live conversation, when wired in).
+        self._results_in_view = results_in_view
 
     # -- the ToolContext the tools plan and run with ---------------------------------------------------
     def output_threshold(self) -> int:
@@ -134,6 +147,10 @@ class ToolRegistry:
     def save_output(self, text: str, tool: str) -> str | os.PathLike[str]:
         """Store a full output; its path."""
         return self._save_output(text, tool)
+
+    def results_in_view(self, tool: str) -> list[EarlierResult]:
+        """`tool`'s calls whose results are still verbatim in the current request, newest first."""
+        return self._results_in_view(tool) if self._results_in_view is not None else []
 
     # -- the tools ------------------------------------------------------------------------------------
     def tool(self, name: str) -> Tool[Any] | None:

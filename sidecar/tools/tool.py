@@ -63,6 +63,22 @@ class ToolResult:
     media: list[Any] = field(default_factory=list)  # MCP: inline data Parts sent after the functionResponse
 
 
+@dataclass(frozen=True)
+class EarlierResult:
+    """A tool call whose result the model still sees verbatim in the current request: its id, arguments, output."""
+
+    call_id: str
+    args: dict[str, Any]
+    output: str
+    #: Where the model sees it, when not in a tool call's result (e.g. the files re-attached after a compaction).
+    where: str = ""
+
+
+#: A tool's name -> its calls whose results are still verbatim in the current request, newest first (the live
+#: conversation answers: not compacted away, not cut, not masked).
+ResultsInView = Callable[[str], "list[EarlierResult]"]
+
+
 class ToolContext(Protocol):
     """What a tool plans and runs with (the registry): the workspace, the editor's buffers, the checkpoints."""
 
@@ -75,6 +91,7 @@ class ToolContext(Protocol):
     def output_threshold(self) -> int: ...
     def save_output(self, text: str, tool: str) -> str | os.PathLike[str]: ...
     def edit_ask_reason(self, raw: str, path: Path) -> str | None: ...
+    def results_in_view(self, tool: str) -> list[EarlierResult]: ...
 
 
 class Tool(ABC, Generic[Payload]):

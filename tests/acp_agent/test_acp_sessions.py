@@ -41,7 +41,7 @@ async def test_compress_with_focus_reports_in_words_and_compaction_update_only_w
         mark = len(agent.client.updates())
         assert await agent.prompt(sid, "/compress keep the file names") == "end_turn"
         first_pass = next(r for r in fake.requests() if r.summary)
-        assert "keep the file names" in first_pass.body["contents"][-1]["parts"][0]["text"]
+        assert "keep the file names" in first_pass.body["contents"][-1]["parts"][-1]["text"]
         said = agent.client.text(start=mark)
         assert "Compressing the conversation…" in said
         assert "Chat history compressed from " in said

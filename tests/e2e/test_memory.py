@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from sidecar.core.prompts import REBUILT_HEAD_NOTE
 from tests.e2e.harness import EditorClient, notes, request, wait_for
 
 SESSION = "<session_context>"
@@ -257,17 +258,25 @@ async def test_session_start_hooks_add_to_the_session_context(layout: Layout, fa
 async def test_a_compaction_neither_summarises_nor_counts_the_session_context_as_conversation(
     client: EditorClient, fake: Any, layout: Layout
 ) -> None:
-    """The <session_context> is rebuilt for the new history: the summarizer never gets it (the snapshot would copy the
-    memory and the folder tree, and the new history carry them twice), and the 70/30 split is of the conversation."""
+    """The <session_context> is rebuilt for the new history: it stays in the summary request (which is the chat's own
+    request, prefix and all) but the summarizer is told to leave it out (the snapshot would copy the memory and the
+    folder tree, and the new history carry them twice), and the 70/30 split is of the conversation."""
     padding = " ".join(f"word{i}" for i in range(100))
     for i in range(4):
         await say(client, f"message {i}: {padding}")
+    last_chat = chats(fake)[-1]
     assert (await request(client, "sidecar/compress", {}))["status"] == "COMPRESSED"
     summaries = [r for r in fake.requests() if r.summary]
     assert summaries, "the summarizer was asked"
     for summary in summaries:
-        assert not any(SESSION in t for t in texts(summary)), "the session context went to the summarizer"
+        assert session_contexts(summary) == session_contexts(last_chat), "the chat's own prefix"
     assert any("message 0" in t for t in texts(summaries[0])), "the oldest conversation was summarised"
+    assert REBUILT_HEAD_NOTE in summaries[0].body["contents"][-1]["parts"][-1]["text"], "told to leave it out"
+    await say(client, "after the compaction")
+    after = chats(fake)[-1]
+    assert len(session_contexts(after)) == 1, "one fresh session context, not two"
+    snapshot = next(t for t in texts(after) if "<state_snapshot>" in t)
+    assert "ROOT-RULE" not in snapshot and "GLOBAL-RULE" not in snapshot, "the memory was not copied"
 
 
 async def test_context_files_a_repository_ships_as_named_pipes_never_block_the_server(

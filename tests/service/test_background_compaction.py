@@ -274,7 +274,7 @@ async def test_manual_compaction_with_focus_text_summarizes_afresh(rig: Rig) -> 
     assert result.status == "COMPRESSED"
     summaries = rig.summary_requests()
     assert len(summaries) == 4  # the preparation's two, then two fresh ones with the focus text
-    assert "keep the parser decisions" in summaries[2].body["contents"][-1]["parts"][0]["text"]
+    assert "keep the parser decisions" in summaries[2].body["contents"][-1]["parts"][-1]["text"]
     assert rig.live.usage().summary_preparation == "none"
 
 

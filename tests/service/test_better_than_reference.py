@@ -30,7 +30,7 @@ async def test_focus_instructions_reach_both_passes(rig: Rig) -> None:
     await rig.chat.compress("the database migration and its rollback plan")
     first, second = rig.summary_requests()
     for request in (first, second):
-        assert "the database migration and its rollback plan" in request.body["contents"][-1]["parts"][0]["text"]
+        assert "the database migration and its rollback plan" in request.body["contents"][-1]["parts"][-1]["text"]
 
 
 # 2. like with like
@@ -126,11 +126,18 @@ async def test_invalid_summaries_count_as_empty(rig: Rig, reply: str) -> None:
 
 
 async def test_a_function_call_in_the_summary_is_never_executed(rig: Rig) -> None:
+    """The summary is asked in the chat's own request, tools declared: a call is not run, and the same request goes
+    again with function calling off (toolConfig mode NONE), which the fake, like the API, answers in text."""
     over_threshold(rig)
     call = {"kind": "function_call", "name": "run_shell_command", "args": {"command": "rm -rf /"}, "match": "summary"}
     rig.fake.script([{**call, "times": 2}])
     result = await rig.chat.compress(None)
-    assert result.status == "COMPRESSION_FAILED_EMPTY_SUMMARY"
+    assert result.status == "COMPRESSED"
+    asked = rig.summary_requests()
+    assert "toolConfig" not in asked[0].body  # the first ask is byte for byte the chat's frame
+    assert asked[1].body["contents"] == asked[0].body["contents"]  # the same request again ...
+    assert asked[1].body["toolConfig"] == {"functionCallingConfig": {"mode": "NONE"}}  # ... with calls forbidden
+    assert asked[2].body["toolConfig"] == {"functionCallingConfig": {"mode": "NONE"}}  # and so is the verify pass
     assert not any(p.function_call for c in rig.live.conversation.history for p in c.parts)
 
 

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sidecar import checkpoints, hooks, mcp, memory
+from sidecar import checkpoints, hooks, mcp, memory, window
 from sidecar.chat.actions import SessionActions
 from sidecar.chat.live import LiveConversation
 from sidecar.chat.service import ChatService, Notifier
@@ -31,6 +31,7 @@ from sidecar.session import Session
 from sidecar.tools import ToolRegistry, protected
 from sidecar.tools.edits import EditorBuffers, EditorText
 from sidecar.tools.paths import Workspace
+from sidecar.window.service import ContextService
 
 #: Where model requests go: an awaitable that gives the (possibly rebuilt) client for the current settings.
 ModelSource = Callable[[], Awaitable[ModelClient]]
@@ -109,6 +110,8 @@ class Services:
     #: The context files (GEMINI.md, AGENTS.md) and the <session_context> turn built with them.
     memory: MemoryService
     context: SessionContext
+    #: What fills the window, the model list and switch, postponing a compaction (sidecar/window/).
+    window: ContextService
 
     @property
     def store(self) -> SessionStore:
@@ -211,21 +214,22 @@ def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = 
         backend_label=backend.describe if backend is not None else None,
         context=context if ports.memory else None,
     )
+    chat = ChatService(
+        live,
+        source,
+        front_end.notifier,
+        compactor,
+        runner,
+        hooks=hook_service,
+        tools_starting=mcp_manager.wait_for_starting if mcp_manager is not None else None,
+    )
     return Services(
         session=session,
         front_end=front_end,
         recorder=recorder,
         compactor=compactor,
         live=live,
-        chat=ChatService(
-            live,
-            source,
-            front_end.notifier,
-            compactor,
-            runner,
-            hooks=hook_service,
-            tools_starting=mcp_manager.wait_for_starting if mcp_manager is not None else None,
-        ),
+        chat=chat,
         sessions=SessionService(live),
         actions=SessionActions(live, checkpoint_service),
         hooks=hook_service,
@@ -234,4 +238,5 @@ def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = 
         mcp=mcp_manager,
         memory=memory_service,
         context=context,
+        window=window.wire(chat, memory_service, mcp_manager, source),
     )

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
 from sidecar.compaction.background import BackgroundCompaction
-from sidecar.compaction.service import Compactor
+from sidecar.compaction.service import Compactor, compaction_due_next
 from sidecar.core.conversation import Conversation
 from sidecar.core.pins import with_pins
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
@@ -159,6 +159,8 @@ class LiveConversation:
             estimate_reason=conv.estimate_reason,
             summary_preparation=self.background.state(conv),
             auto_compaction_paused_until=conv.auto_compaction_paused_until,
+            compacts_at_next_message=compaction_due_next(conv, settings) and not conv.compaction_postponed,
+            compaction_postponed=conv.compaction_postponed,
         )
         if state != self._usage:
             state.seq += 1

@@ -27,6 +27,7 @@ from sidecar.rpc.handlers import chat as chat_handlers
 from sidecar.rpc.handlers import mcp as mcp_handlers
 from sidecar.rpc.handlers import memory as memory_handlers
 from sidecar.rpc.handlers import sessions as session_handlers
+from sidecar.rpc.handlers import window as window_handlers
 from sidecar.rpc.transport import SidecarProtocol, run_stdio
 from sidecar.session import Session
 from sidecar.watcher import WorkspaceWatcher
@@ -178,6 +179,7 @@ def build_server() -> SidecarServer:
     session_handlers.register(server, server.services.sessions, server.services.actions)
     mcp_handlers.register(server, server.mcp)
     memory_handlers.register(server, server.services.memory)
+    window_handlers.register(server, server.services.window, server.live.push_usage)
     return server
 
 

@@ -11,12 +11,12 @@ from sidecar.core.context_breakdown import Piece, RequestView, measure_request, 
 from sidecar.core.memory_text import LoadedFile, wrap_file
 from sidecar.core.models import KNOWN_CHAT_MODELS, chat_model_id, token_limit
 from sidecar.core.pins import pinned_block
+from sidecar.core.recording import MODEL_SWITCH
 from sidecar.core.request_size import overhead_upper_tokens
 from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.mcp.manager import McpManager
 from sidecar.memory.service import MemoryService
 from sidecar.protocol import errors
-from sidecar.protocol.types import UsageSource
 from sidecar.protocol.context import (
     ContextBreakdown,
     ContextRow,
@@ -25,11 +25,10 @@ from sidecar.protocol.context import (
     PostponeCompactionResult,
     SetModelResult,
 )
+from sidecar.protocol.types import UsageSource
 
 log = logging.getLogger(__name__)
 
-#: The recorded note's meta key that names the model a session switched to (a resume goes on with it).
-MODEL_SWITCH_META = "modelSwitch"
 
 #: A piece provider: the texts known to sit inside the request (memory files, pinned facts…), for rows of their own.
 PieceProvider = Callable[["ContextService"], Sequence[Piece]]
@@ -203,7 +202,7 @@ class ContextService:
                 message += (
                     f" The conversation is over the compaction threshold{smaller}: it compacts before the next request."
                 )
-            self.live.recorder.note_meta("info", message, {MODEL_SWITCH_META: settings.model})
+            self.live.recorder.note_meta("info", message, {MODEL_SWITCH: settings.model})
         self.live.push_usage()
         return SetModelResult(model=settings.model, token_limit=limit, compacts_at_next_message=due, message=message)
 

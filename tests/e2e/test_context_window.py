@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sidecar.fakegemini.replies import prompt_tokens
-from tests.e2e.harness import EditorClient, notes, request, wait_for
+from tests.e2e.harness import EditorClient, notes, request, request_error, wait_for
 from tests.waiting import until
 
 MCP_SERVER = str(Path(__file__).parents[1] / "mcp_client" / "server.py")
@@ -134,5 +134,72 @@ async def test_no_compaction_due_means_nothing_to_postpone(base: Path, fake: Any
     try:
         answer = await request(client, "sidecar/postponeCompaction", {})
         assert answer == {"postponed": False, "message": "No automatic compaction is due."}
+    finally:
+        await client.stop()
+
+
+async def test_list_models_online_offers_the_chat_models_of_the_backends_list(base: Path, fake: Any) -> None:
+    client = await _editor(base, fake, model="gemini-2.5-pro")
+    try:
+        listed = await request(client, "sidecar/listModels", {})
+    finally:
+        await client.stop()
+    assert listed["source"] == "api" and listed["current"] == "gemini-2.5-pro" and listed["problem"] is None
+    ids = [m["id"] for m in listed["models"]]
+    assert "gemini-2.5-flash" in ids and "gemma-4-31b-it" in ids
+    assert "gemini-embedding-001" not in ids, "a model without generateContent is not offered"
+    assert [m["id"] for m in listed["models"] if m["current"]] == ["gemini-2.5-pro"]
+    assert next(m for m in listed["models"] if m["id"] == "gemma-4-31b-it")["tokenLimit"] == 256_000
+    assert any(r.kind == "list" and r.method == "GET" and r.path == "/v1beta/models" for r in fake.requests())
+
+
+async def test_list_models_offline_answers_the_known_table_and_says_why(base: Path, fake: Any) -> None:
+    client = await _editor(base, fake, retryAttempts=0)
+    fake.script([{"kind": "status", "status": 403, "message": "no listing for you", "match": "list"}])
+    try:
+        listed = await request(client, "sidecar/listModels", {})
+    finally:
+        await client.stop()
+    assert listed["source"] == "table" and "no listing for you" in listed["problem"]
+    assert {"gemini-2.5-pro", "gemini-2.5-flash"} <= {m["id"] for m in listed["models"]}
+
+
+async def test_a_switch_to_a_smaller_window_compacts_before_the_next_request_is_recorded_and_resumed(
+    base: Path, fake: Any
+) -> None:
+    client = await _editor(base, fake, compressionThreshold=0.05)  # 52,428 tokens on flash, 12,800 on gemma
+    try:
+        await request(client, "sidecar/sendMessage", {"text": "word " * 16_000})
+        before = await request(client, "sidecar/getTokenUsage", {})
+        assert before["compactsAtNextMessage"] is False and 12_800 < before["promptTokenCount"] < 52_428
+        switched = await request(client, "sidecar/setModel", {"model": "gemma-4-31b-it"})
+        assert switched["tokenLimit"] == 256_000 and switched["compactsAtNextMessage"] is True
+        assert "compacts before the next request" in switched["message"]
+        usage = await wait_for(client, "sidecar/tokenUsage", lambda u: u["model"] == "gemma-4-31b-it")
+        assert usage["tokenLimit"] == 256_000 and usage["compactsAtNextMessage"] is True
+        await request(client, "sidecar/sendMessage", {"text": "go on"})
+        assert [n["trigger"] for n in notes(client, "sidecar/compressed")] == ["auto"]
+        assert chats(fake)[-1].model == "gemma-4-31b-it"
+        transcript = await request(client, "sidecar/getTranscript", {})
+        assert any("Model switched to gemma-4-31b-it" in (e.get("text") or "") for e in transcript["entries"])
+        session_id = usage["sessionId"]
+    finally:
+        await client.stop()
+    again = await _editor(base, fake)
+    try:
+        assert (await request(again, "sidecar/getTokenUsage", {}))["model"] == "gemini-2.5-flash"
+        await request(again, "sidecar/resumeSession", {"sessionId": session_id})
+        usage = await request(again, "sidecar/getTokenUsage", {})
+        assert usage["model"] == "gemma-4-31b-it" and usage["tokenLimit"] == 256_000
+    finally:
+        await again.stop()
+
+
+async def test_a_model_name_that_cannot_be_one_is_refused_in_words(base: Path, fake: Any) -> None:
+    client = await _editor(base, fake)
+    try:
+        error = await request_error(client, "sidecar/setModel", {"model": "../etc"})
+        assert "is not a model name" in error.message
+        assert (await request(client, "sidecar/getTokenUsage", {}))["model"] == "gemini-2.5-flash"
     finally:
         await client.stop()

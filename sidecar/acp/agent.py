@@ -154,7 +154,9 @@ class SidecarAgent:
         session.announce()
         session.backend.warm_soon()  # the model client: the first prompt does not wait to build it
         await session.backend.warmed()  # answered once it is built: a prompt sent at once does not wait for it
-        return NewSessionResponse(session_id=session.session_id, modes=session.modes())
+        return NewSessionResponse(
+            session_id=session.session_id, modes=session.modes(), config_options=await _model_options(session)
+        )
 
     async def load_session(
         self,
@@ -167,7 +169,7 @@ class SidecarAgent:
         """Open a recorded session and replay its (compacted) conversation as updates."""
         session = await self._attach(cwd, session_id, replay=True)
         session.use_mcp_servers(mcp_servers)
-        return LoadSessionResponse(modes=session.modes())
+        return LoadSessionResponse(modes=session.modes(), config_options=await _model_options(session))
 
     async def resume_session(
         self,
@@ -180,7 +182,7 @@ class SidecarAgent:
         """Open a recorded session without replaying it."""
         session = await self._attach(cwd, session_id, replay=False)
         session.use_mcp_servers(mcp_servers)
-        return ResumeSessionResponse(modes=session.modes())
+        return ResumeSessionResponse(modes=session.modes(), config_options=await _model_options(session))
 
     async def _attach(self, cwd: str, session_id: str, *, replay: bool) -> AcpSession:
         live = self.sessions.get(session_id)
@@ -239,7 +241,13 @@ class SidecarAgent:
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
-        """No config options: settings come from the settings files (refused in words)."""
+        """The `model` option switches the session's model; there is no other (settings come from the files)."""
+        from sidecar.acp import window
+
+        if config_id == window.MODEL_OPTION:
+            services = self._session(session_id).services
+            listed = await window.switch_model(services, "session/set_config_option", value)
+            return SetSessionConfigOptionResponse(config_options=window.model_options(listed))  # type: ignore[arg-type]
         raise RequestError(
             INVALID_PARAMS,
             edge.bad_params(
@@ -277,7 +285,9 @@ class SidecarAgent:
         session.outbox.hold()  # updates wait until the client has the response that names the session
         self.transport.announce(session.session_id, session.outbox.release)
         session.announce()
-        return ForkSessionResponse(session_id=session.session_id, modes=session.modes())
+        return ForkSessionResponse(
+            session_id=session.session_id, modes=session.modes(), config_options=await _model_options(session)
+        )
 
     # -- turns ----------------------------------------------------------------------------------------
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
@@ -336,6 +346,44 @@ def _recorded(cwd: str | None) -> list[RecordedInfo]:
     return infos
 
 
+async def _model_options(session: AcpSession) -> list[Any]:
+    from sidecar.acp import window
+
+    return window.model_options(await session.services.window.list_models())
+
+
+#: Gemini CLI's unstable model switch (0.61 advertises it with the session's `models`); the SDK does not route it.
+SET_MODEL = "session/set_model"
+#: The responses that carry a session's state (modes, config options, and Gemini CLI's unstable `models`).
+_SESSION_STATE = ("session/new", "session/load", "session/resume", "session/fork")
+
+
+def _session_models(agent: SidecarAgent, handler: Handler) -> Handler:
+    """Gemini CLI's unstable model selection, which the SDK does not route: `session/set_model {sessionId, modelId}`,
+    and `models {availableModels, currentModelId}` in the answers that open a session."""
+
+    async def wrapped(method: str, params: Any, is_notification: bool) -> Any:
+        if method in _SESSION_STATE or method == SET_MODEL:
+            from sidecar.acp import window
+        if method == SET_MODEL and not is_notification and isinstance(params, dict):
+            session = agent._session(str(params.get("sessionId")))
+            await window.switch_model(session.services, method, params.get("modelId"))
+            return {}
+        result = await handler(method, params, is_notification)
+        if method in _SESSION_STATE and result is not None:
+            answer = (
+                result if isinstance(result, dict) else result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            )
+            session_id = answer.get("sessionId") or (params or {}).get("sessionId")
+            opened = agent.sessions.get(str(session_id))
+            if opened is not None:
+                answer["models"] = window.model_state(await opened.services.window.list_models())
+            return answer
+        return result
+
+    return wrapped
+
+
 def _capture_offers(agent: SidecarAgent, handler: Handler) -> Handler:
     """The SDK's ClientCapabilities has no `session.compaction` (unstable): read it from the raw params."""
 
@@ -363,7 +411,7 @@ async def serve(user_settings: Path) -> None:
     agent.transport = transport
     conn = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)
     inner = conn._conn  # the SDK offers no hook between its router and the wire; see rpc.in_words
-    inner._handler = in_words(_capture_offers(agent, inner._handler))
+    inner._handler = in_words(_session_models(agent, _capture_offers(agent, inner._handler)))
     try:
         await conn.listen()
     finally:

@@ -78,6 +78,7 @@ class ContextService:
         self.memory = memory
         self._mcp = mcp
         self._client = model
+        self._listed: list[tuple[str, str, int | None, list[str]]] | None = None
 
     # -- the breakdown ------------------------------------------------------------------------------------
     def view(self) -> RequestView:
@@ -152,8 +153,10 @@ class ContextService:
         """The backend's models that support generateContent; the known table when the list cannot be had."""
         current = self.live.session.settings.model
         try:
-            client = await self._client()
-            listed = await client.list_models()
+            if self._listed is None:
+                client = await self._client()
+                self._listed = await client.list_models()  # kept: a backend's list does not change in a session
+            listed = self._listed
         except ModelError as exc:
             return _table(current, f"the backend's model list could not be had: {exc.message}")
         except Exception as exc:  # a backend that cannot list (an odd proxy): the table still answers

@@ -21,6 +21,7 @@ import { ErrorCode, Method } from '../src/protocol';
 import { StdioSidecarClient } from '../src/stdioClient';
 import { FakeGemini, REPO, projectPython, requestText, startFakeGemini } from '../test/support/sidecar';
 import { chatTurnSteps } from './chatTurns';
+import { contextSteps } from './context';
 import { mcpSteps } from './mcp';
 import { questionFocusSteps } from './questionFocus';
 import { trustSteps } from './trust';
@@ -520,6 +521,7 @@ async function main(): Promise<void> {
     }, { needs: ['tools'] });
     await chatTurnSteps({ step, w, fake: fake!, waitFor });
     await questionFocusSteps({ step, w, fake: fake!, waitFor, ws: dirs.ws });
+    await contextSteps({ step, w, waitFor });
     // ---- MCP: e2e/mcp.ts ----
     await mcpSteps({ step, w, fake: fake!, python, userData: dirs.ud, waitFor });
     // ---- end MCP ----

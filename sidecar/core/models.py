@@ -8,6 +8,7 @@ __all__ = [
     "KNOWN_CHAT_MODELS",
     "chat_model_id",
     "compression_model_alias",
+    "offers_chat",
     "token_limit",
 ]
 
@@ -53,6 +54,14 @@ KNOWN_CHAT_MODELS: tuple[tuple[str, str], ...] = (
     ("gemini-3-flash-preview", "Gemini 3 Flash Preview"),
     ("gemma-4-31b-it", "Gemma 4 31B"),
 )
+
+
+def offers_chat(model_id: str, methods: list[str]) -> bool:
+    """Whether a listed model can chat: its methods include generateContent; a list without methods (Vertex AI's
+    publisher list) offers the Gemini and Gemma families, embedding models left out."""
+    if methods:
+        return "generateContent" in methods
+    return model_id.startswith(("gemini", "gemma")) and "embedding" not in model_id
 
 
 def chat_model_id(name: str) -> str:

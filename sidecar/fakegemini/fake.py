@@ -319,6 +319,10 @@ class FakeGemini:
             return _error(404, f"Unknown path {rec.method} {rec.path}{hint}.")
         if rec.method != ("GET" if rec.kind == "list" else "POST"):
             return _error(404, f"Method {rec.method} is not allowed on {rec.path}.")
+        if rec.kind == "list" and rec.api == "express" and not api_key:
+            # Vertex AI's publisher list is one global path: with ADC it is authorised by the bearer token
+            problem = self.tokens.problem(bearer, api_key)
+            return _error(401, problem) if problem is not None else self._list(rec)
         if rec.api == "vertex":
             problem = self.tokens.problem(bearer, api_key)
             if problem is not None:
@@ -333,12 +337,7 @@ class FakeGemini:
             info = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}
             return _error(400, "API key not valid. Please pass a valid API key.", details=[info])
         if rec.kind == "list":
-            step = self._script.take("list", False)
-            rec.step = faults.step_to_dict(step) if step is not None else None
-            if isinstance(step, faults.Status):
-                return _error(step.status, step.message, retry_delay=step.retry_delay)
-            listed = models_list.gemini_models() if rec.api == "gemini" else models_list.vertex_models()
-            return Plan("json", body=listed)
+            return self._list(rec)
         if not isinstance(rec.body, dict):
             return _error(400, "Invalid JSON payload received. Expected a JSON object.")
         body: dict[str, Any] = rec.body
@@ -360,6 +359,15 @@ class FakeGemini:
         step = self._script.take(rec.kind, rec.summary)  # type: ignore[arg-type]
         rec.step = faults.step_to_dict(step) if step is not None else None
         return self._answer(rec, step, contents, prompt)
+
+    def _list(self, rec: RequestRecord) -> Plan:
+        """The model list (GET models), or the status a `list` step scripts."""
+        step = self._script.take("list", False)
+        rec.step = faults.step_to_dict(step) if step is not None else None
+        if isinstance(step, faults.Status):
+            return _error(step.status, step.message, retry_delay=step.retry_delay)
+        listed = models_list.gemini_models() if rec.api == "gemini" else models_list.vertex_models()
+        return Plan("json", body=listed)
 
     def _answer(self, rec: RequestRecord, step: Step | None, contents: list[Content], prompt: int) -> Plan:
         if isinstance(step, faults.Status):

@@ -9,7 +9,7 @@ from sidecar.chat.service import ChatService
 from sidecar.compaction.service import compression_model
 from sidecar.core.context_breakdown import Piece, RequestView, measure_request, rows_of
 from sidecar.core.memory_text import LoadedFile, wrap_file
-from sidecar.core.models import KNOWN_CHAT_MODELS, chat_model_id, token_limit
+from sidecar.core.models import KNOWN_CHAT_MODELS, chat_model_id, offers_chat, token_limit
 from sidecar.core.pins import pinned_block
 from sidecar.core.recording import MODEL_SWITCH
 from sidecar.core.request_size import overhead_upper_tokens
@@ -165,10 +165,8 @@ class ContextService:
         models: list[ModelInfo] = []
         for name, display, limit, methods in listed:
             model_id = chat_model_id(name)
-            if methods and "generateContent" not in methods:
+            if not offers_chat(model_id, methods):
                 continue
-            if not methods and not model_id.startswith(("gemini", "gemma")):
-                continue  # Vertex AI lists every publisher model without methods: the chat families only
             models.append(
                 ModelInfo(
                     id=model_id,

@@ -95,3 +95,13 @@ def test_pieces_move_from_where_they_sit_and_the_sum_holds() -> None:
 
 def test_an_empty_request_has_no_rows() -> None:
     assert rows_of(measure_request(RequestView([], [], None, None))) == []
+
+
+def test_a_listed_model_is_offered_when_it_can_chat() -> None:
+    from sidecar.core.models import chat_model_id, offers_chat
+
+    assert offers_chat("gemini-2.5-pro", ["generateContent", "countTokens"])
+    assert not offers_chat("gemini-embedding-001", ["embedContent"])
+    assert offers_chat("gemma-4-31b-it", []) and offers_chat("gemini-2.5-flash", [])  # Vertex: no methods listed
+    assert not offers_chat("gemini-embedding-001", []) and not offers_chat("imagen-4.0", [])
+    assert chat_model_id("models/gemini-2.5-pro") == chat_model_id("publishers/google/models/gemini-2.5-pro")

@@ -165,6 +165,9 @@ def build_server() -> SidecarServer:
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def on_configuration(params: lsp.DidChangeConfigurationParams) -> None:
+        before = session.sources.config_section or session.sources.init_options
+        if _model_setting(params.settings) != _model_setting(before):
+            session.sources.overrides.pop("model", None)  # the user set the model again: it wins over a switch
         session.sources.config_section = params.settings
         server.apply_settings()
         server.live.push_usage()
@@ -181,6 +184,12 @@ def build_server() -> SidecarServer:
     memory_handlers.register(server, server.services.memory)
     window_handlers.register(server, server.services.window, server.live.push_usage)
     return server
+
+
+def _model_setting(raw: Any) -> Any:
+    """The `model` the editor's settings name (user's and workspace's values), to tell when the user changed it."""
+    user, workspace, _ = split_section(raw)
+    return tuple(v.get("model") if isinstance(v, dict) else None for v in (user, workspace))
 
 
 def _warm_imports() -> None:

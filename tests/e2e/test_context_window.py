@@ -203,3 +203,20 @@ async def test_a_model_name_that_cannot_be_one_is_refused_in_words(base: Path, f
         assert (await request(client, "sidecar/getTokenUsage", {}))["model"] == "gemini-2.5-flash"
     finally:
         await client.stop()
+
+
+async def test_a_switch_holds_through_settings_changes_until_the_user_sets_the_model(base: Path, fake: Any) -> None:
+    client = await _editor(base, fake)
+    try:
+        await request(client, "sidecar/setModel", {"model": "gemini-2.5-pro"})
+        options = {"baseUrl": fake.url, "apiKey": "k", "compressionThreshold": 0.6}
+        client.notify("workspace/didChangeConfiguration", {"settings": {"sidecar": options}})
+        await wait_for(client, "sidecar/tokenUsage", lambda u: u["compressionThreshold"] == 0.6)
+        assert (await request(client, "sidecar/getTokenUsage", {}))["model"] == "gemini-2.5-pro", "another change"
+        client.notify(
+            "workspace/didChangeConfiguration", {"settings": {"sidecar": {**options, "model": "gemma-4-31b-it"}}}
+        )
+        usage = await wait_for(client, "sidecar/tokenUsage", lambda u: u["model"] == "gemma-4-31b-it")
+        assert usage["tokenLimit"] == 256_000, "the model the user set wins over the earlier switch"
+    finally:
+        await client.stop()

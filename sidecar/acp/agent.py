@@ -155,7 +155,7 @@ class SidecarAgent:
         session.backend.warm_soon()  # the model client: the first prompt does not wait to build it
         await session.backend.warmed()  # answered once it is built: a prompt sent at once does not wait for it
         return NewSessionResponse(
-            session_id=session.session_id, modes=session.modes(), config_options=await _model_options(session)
+            session_id=session.session_id, modes=session.modes(), config_options=_model_options(session)
         )
 
     async def load_session(
@@ -169,7 +169,7 @@ class SidecarAgent:
         """Open a recorded session and replay its (compacted) conversation as updates."""
         session = await self._attach(cwd, session_id, replay=True)
         session.use_mcp_servers(mcp_servers)
-        return LoadSessionResponse(modes=session.modes(), config_options=await _model_options(session))
+        return LoadSessionResponse(modes=session.modes(), config_options=_model_options(session))
 
     async def resume_session(
         self,
@@ -182,7 +182,7 @@ class SidecarAgent:
         """Open a recorded session without replaying it."""
         session = await self._attach(cwd, session_id, replay=False)
         session.use_mcp_servers(mcp_servers)
-        return ResumeSessionResponse(modes=session.modes(), config_options=await _model_options(session))
+        return ResumeSessionResponse(modes=session.modes(), config_options=_model_options(session))
 
     async def _attach(self, cwd: str, session_id: str, *, replay: bool) -> AcpSession:
         live = self.sessions.get(session_id)
@@ -286,7 +286,7 @@ class SidecarAgent:
         self.transport.announce(session.session_id, session.outbox.release)
         session.announce()
         return ForkSessionResponse(
-            session_id=session.session_id, modes=session.modes(), config_options=await _model_options(session)
+            session_id=session.session_id, modes=session.modes(), config_options=_model_options(session)
         )
 
     # -- turns ----------------------------------------------------------------------------------------
@@ -346,10 +346,10 @@ def _recorded(cwd: str | None) -> list[RecordedInfo]:
     return infos
 
 
-async def _model_options(session: AcpSession) -> list[Any]:
+def _model_options(session: AcpSession) -> list[Any]:
     from sidecar.acp import window
 
-    return window.model_options(await session.services.window.list_models())
+    return window.model_options(session.services.window.known_models())
 
 
 #: Gemini CLI's unstable model switch (0.61 advertises it with the session's `models`); the SDK does not route it.
@@ -377,7 +377,7 @@ def _session_models(agent: SidecarAgent, handler: Handler) -> Handler:
             session_id = answer.get("sessionId") or (params or {}).get("sessionId")
             opened = agent.sessions.get(str(session_id))
             if opened is not None:
-                answer["models"] = window.model_state(await opened.services.window.list_models())
+                answer["models"] = window.model_state(opened.services.window.known_models())
             return answer
         return result
 

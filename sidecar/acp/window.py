@@ -79,4 +79,4 @@ async def switch_model(services: Services, method: str, model: Any) -> ListModel
     except errors.SidecarError as exc:
         raise RequestError(INVALID_PARAMS, edge.bad_params(method, exc.message)) from None
     services.front_end.inform(switched.message)
-    return await services.window.list_models()
+    return services.window.known_models()

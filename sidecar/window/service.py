@@ -179,6 +179,11 @@ class ContextService:
             return _table(current, "the backend listed no model that supports generateContent")
         return ListModelsResult(models=models, current=current, source="api")
 
+    def known_models(self) -> ListModelsResult:
+        """The known table with the current model, without asking the backend (an ACP session opens without a
+        round trip)."""
+        return _table(self.live.session.settings.model, None)
+
     async def set_model(self, model: str) -> SetModelResult:
         """Use `model` from the next request on: the window, the threshold and the token limit follow now; a
         conversation over the new threshold compacts before the next request (and is told so). Recorded."""
@@ -208,7 +213,7 @@ class ContextService:
         return SetModelResult(model=settings.model, token_limit=limit, compacts_at_next_message=due, message=message)
 
 
-def _table(current: str, problem: str) -> ListModelsResult:
+def _table(current: str, problem: str | None) -> ListModelsResult:
     known = [m for m, _ in KNOWN_CHAT_MODELS]
     rows = [(m, n) for m, n in KNOWN_CHAT_MODELS] + ([] if current in known else [(current, current)])
     models = [ModelInfo(id=m, name=n, token_limit=token_limit(m), current=m == current) for m, n in rows]

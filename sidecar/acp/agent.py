@@ -41,6 +41,7 @@ from acp.schema import (
 )
 
 from sidecar import __version__
+from sidecar.acp import window
 from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, Handler, NdjsonStdio, in_words
 from sidecar.protocol import edge
 from sidecar.protocol.errors import BUSY, METHOD_NOT_FOUND
@@ -155,7 +156,9 @@ class SidecarAgent:
         session.backend.warm_soon()  # the model client: the first prompt does not wait to build it
         await session.backend.warmed()  # answered once it is built: a prompt sent at once does not wait for it
         return NewSessionResponse(
-            session_id=session.session_id, modes=session.modes(), config_options=_model_options(session)
+            session_id=session.session_id,
+            modes=session.modes(),
+            config_options=window.model_options(session.services.window.known_models()),
         )
 
     async def load_session(
@@ -169,7 +172,9 @@ class SidecarAgent:
         """Open a recorded session and replay its (compacted) conversation as updates."""
         session = await self._attach(cwd, session_id, replay=True)
         session.use_mcp_servers(mcp_servers)
-        return LoadSessionResponse(modes=session.modes(), config_options=_model_options(session))
+        return LoadSessionResponse(
+            modes=session.modes(), config_options=window.model_options(session.services.window.known_models())
+        )
 
     async def resume_session(
         self,
@@ -182,7 +187,9 @@ class SidecarAgent:
         """Open a recorded session without replaying it."""
         session = await self._attach(cwd, session_id, replay=False)
         session.use_mcp_servers(mcp_servers)
-        return ResumeSessionResponse(modes=session.modes(), config_options=_model_options(session))
+        return ResumeSessionResponse(
+            modes=session.modes(), config_options=window.model_options(session.services.window.known_models())
+        )
 
     async def _attach(self, cwd: str, session_id: str, *, replay: bool) -> AcpSession:
         live = self.sessions.get(session_id)
@@ -242,12 +249,10 @@ class SidecarAgent:
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
         """The `model` option switches the session's model; there is no other (settings come from the files)."""
-        from sidecar.acp import window
-
         if config_id == window.MODEL_OPTION:
             services = self._session(session_id).services
             listed = await window.switch_model(services, "session/set_config_option", value)
-            return SetSessionConfigOptionResponse(config_options=window.model_options(listed))  # type: ignore[arg-type]
+            return SetSessionConfigOptionResponse(config_options=window.model_options(listed))
         raise RequestError(
             INVALID_PARAMS,
             edge.bad_params(
@@ -286,7 +291,9 @@ class SidecarAgent:
         self.transport.announce(session.session_id, session.outbox.release)
         session.announce()
         return ForkSessionResponse(
-            session_id=session.session_id, modes=session.modes(), config_options=_model_options(session)
+            session_id=session.session_id,
+            modes=session.modes(),
+            config_options=window.model_options(session.services.window.known_models()),
         )
 
     # -- turns ----------------------------------------------------------------------------------------
@@ -346,44 +353,6 @@ def _recorded(cwd: str | None) -> list[RecordedInfo]:
     return infos
 
 
-def _model_options(session: AcpSession) -> list[Any]:
-    from sidecar.acp import window
-
-    return window.model_options(session.services.window.known_models())
-
-
-#: Gemini CLI's unstable model switch (0.61 advertises it with the session's `models`); the SDK does not route it.
-SET_MODEL = "session/set_model"
-#: The responses that carry a session's state (modes, config options, and Gemini CLI's unstable `models`).
-_SESSION_STATE = ("session/new", "session/load", "session/resume", "session/fork")
-
-
-def _session_models(agent: SidecarAgent, handler: Handler) -> Handler:
-    """Gemini CLI's unstable model selection, which the SDK does not route: `session/set_model {sessionId, modelId}`,
-    and `models {availableModels, currentModelId}` in the answers that open a session."""
-
-    async def wrapped(method: str, params: Any, is_notification: bool) -> Any:
-        if method in _SESSION_STATE or method == SET_MODEL:
-            from sidecar.acp import window
-        if method == SET_MODEL and not is_notification and isinstance(params, dict):
-            session = agent._session(str(params.get("sessionId")))
-            await window.switch_model(session.services, method, params.get("modelId"))
-            return {}
-        result = await handler(method, params, is_notification)
-        if method in _SESSION_STATE and result is not None:
-            answer = (
-                result if isinstance(result, dict) else result.model_dump(mode="json", by_alias=True, exclude_none=True)
-            )
-            session_id = answer.get("sessionId") or (params or {}).get("sessionId")
-            opened = agent.sessions.get(str(session_id))
-            if opened is not None:
-                answer["models"] = window.model_state(opened.services.window.known_models())
-            return answer
-        return result
-
-    return wrapped
-
-
 def _capture_offers(agent: SidecarAgent, handler: Handler) -> Handler:
     """The SDK's ClientCapabilities has no `session.compaction` (unstable): read it from the raw params."""
 
@@ -411,7 +380,7 @@ async def serve(user_settings: Path) -> None:
     agent.transport = transport
     conn = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)
     inner = conn._conn  # the SDK offers no hook between its router and the wire; see rpc.in_words
-    inner._handler = in_words(_session_models(agent, _capture_offers(agent, inner._handler)))
+    inner._handler = in_words(window.session_models(agent, _capture_offers(agent, inner._handler)))
     try:
         await conn.listen()
     finally:

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sidecar import checkpoints, hooks, mcp, memory
+from sidecar import checkpoints, hooks, mcp, memory, window
 from sidecar.chat.actions import SessionActions
 from sidecar.chat.compaction_control import CompactionControl
 from sidecar.chat.live import LiveConversation
@@ -32,6 +32,7 @@ from sidecar.session import Session
 from sidecar.tools import ToolRegistry, protected
 from sidecar.tools.edits import EditorBuffers, EditorText
 from sidecar.tools.paths import Workspace
+from sidecar.window.service import ContextService
 
 #: Where model requests go: an awaitable that gives the (possibly rebuilt) client for the current settings.
 ModelSource = Callable[[], Awaitable[ModelClient]]
@@ -112,6 +113,8 @@ class Services:
     context: SessionContext
     #: Summarise up to a message, preview and edit a summary, rate a compaction (docs/compaction.md).
     compaction: CompactionControl
+    #: What fills the window, the model list and switch, postponing a compaction (sidecar/window/).
+    window: ContextService
 
     @property
     def store(self) -> SessionStore:
@@ -247,4 +250,5 @@ def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = 
         memory=memory_service,
         context=context,
         compaction=CompactionControl(chat),
+        window=window.wire(chat, memory_service, mcp_manager, source),
     )

@@ -41,6 +41,7 @@ from acp.schema import (
 )
 
 from sidecar import __version__
+from sidecar.acp import window
 from sidecar.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, ClientOffers, Handler, NdjsonStdio, in_words
 from sidecar.protocol import edge
 from sidecar.protocol.errors import BUSY, METHOD_NOT_FOUND
@@ -154,7 +155,11 @@ class SidecarAgent:
         session.announce()
         session.backend.warm_soon()  # the model client: the first prompt does not wait to build it
         await session.backend.warmed()  # answered once it is built: a prompt sent at once does not wait for it
-        return NewSessionResponse(session_id=session.session_id, modes=session.modes())
+        return NewSessionResponse(
+            session_id=session.session_id,
+            modes=session.modes(),
+            config_options=window.model_options(session.services.window.known_models()),
+        )
 
     async def load_session(
         self,
@@ -167,7 +172,9 @@ class SidecarAgent:
         """Open a recorded session and replay its (compacted) conversation as updates."""
         session = await self._attach(cwd, session_id, replay=True)
         session.use_mcp_servers(mcp_servers)
-        return LoadSessionResponse(modes=session.modes())
+        return LoadSessionResponse(
+            modes=session.modes(), config_options=window.model_options(session.services.window.known_models())
+        )
 
     async def resume_session(
         self,
@@ -180,7 +187,9 @@ class SidecarAgent:
         """Open a recorded session without replaying it."""
         session = await self._attach(cwd, session_id, replay=False)
         session.use_mcp_servers(mcp_servers)
-        return ResumeSessionResponse(modes=session.modes())
+        return ResumeSessionResponse(
+            modes=session.modes(), config_options=window.model_options(session.services.window.known_models())
+        )
 
     async def _attach(self, cwd: str, session_id: str, *, replay: bool) -> AcpSession:
         live = self.sessions.get(session_id)
@@ -239,7 +248,11 @@ class SidecarAgent:
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
-        """No config options: settings come from the settings files (refused in words)."""
+        """The `model` option switches the session's model; there is no other (settings come from the files)."""
+        if config_id == window.MODEL_OPTION:
+            services = self._session(session_id).services
+            listed = await window.switch_model(services, "session/set_config_option", value)
+            return SetSessionConfigOptionResponse(config_options=window.model_options(listed))
         raise RequestError(
             INVALID_PARAMS,
             edge.bad_params(
@@ -277,7 +290,11 @@ class SidecarAgent:
         session.outbox.hold()  # updates wait until the client has the response that names the session
         self.transport.announce(session.session_id, session.outbox.release)
         session.announce()
-        return ForkSessionResponse(session_id=session.session_id, modes=session.modes())
+        return ForkSessionResponse(
+            session_id=session.session_id,
+            modes=session.modes(),
+            config_options=window.model_options(session.services.window.known_models()),
+        )
 
     # -- turns ----------------------------------------------------------------------------------------
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
@@ -363,7 +380,7 @@ async def serve(user_settings: Path) -> None:
     agent.transport = transport
     conn = AgentSideConnection(agent, transport, listening=False, use_unstable_protocol=True)
     inner = conn._conn  # the SDK offers no hook between its router and the wire; see rpc.in_words
-    inner._handler = in_words(_capture_offers(agent, inner._handler))
+    inner._handler = in_words(window.session_models(agent, _capture_offers(agent, inner._handler)))
     try:
         await conn.listen()
     finally:

@@ -14,7 +14,8 @@ session started in VS Code can be loaded here and the other way round).
 Supported: initialize, session/new, session/prompt (streamed replies, tool calls with diffs, permission requests,
 stop reasons), session/cancel, session/load (replays the whole conversation), session/resume, session/list,
 session/close, session/set_mode (approval modes default / autoEdit / yolo), usage_update after every turn and
-compaction, slash commands /compress [focus], /undo-compaction, /transcript, /new, and compaction_update for
+compaction, slash commands /compress [focus], /undo-compaction, /transcript, /new, /context (what fills the
+context window), the model as a config option (and Gemini CLI's session/set_model), and compaction_update for
 clients that advertise session.compaction. fs/read_text_file and fs/write_text_file are used when the client
 offers them; otherwise the sidecar's own confined file tools read and write the files.
 

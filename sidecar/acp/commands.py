@@ -1,5 +1,5 @@
 """Slash commands offered through available_commands_update, as a table: compress, rate, undo-compaction, transcript,
-new, rewind, pins and memory. Adding one is a handler and a row of COMMANDS."""
+new, rewind, pins, memory and context. Adding one is a handler and a row of COMMANDS."""
 
 from __future__ import annotations
 
@@ -109,6 +109,12 @@ async def _memory(session: CommandSession, argument: str) -> None:
     await session.memory(argument)
 
 
+async def _context(session: CommandSession, argument: str) -> None:
+    from sidecar.acp.window import render_context
+
+    session.notifier.say(render_context(session.services.window.breakdown()))
+
+
 COMMANDS: list[SlashCommand] = [
     SlashCommand(
         "compress",
@@ -159,6 +165,13 @@ COMMANDS: list[SlashCommand] = [
         "again), `/memory add [--global|--project] <text>` (remember a fact; default --global: ~/.gemini/GEMINI.md).",
         "show | refresh | add [--global|--project] <text>",
         _memory,
+    ),
+    SlashCommand(
+        "context",
+        "What fills the context window: the system prompt, tools (per MCP server), each memory file, messages, tool "
+        "outputs… in tokens, and the room left before the next compaction.",
+        None,
+        _context,
     ),
 ]
 #: The table by name.

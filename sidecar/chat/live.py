@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
 from sidecar.compaction.background import BackgroundCompaction
-from sidecar.compaction.service import Compactor
+from sidecar.compaction.service import Compactor, compaction_due_next
 from sidecar.compaction.summary_request import ChatFrame
 from sidecar.core.content_json import decode_content
 from sidecar.core.conversation import Conversation
@@ -164,6 +164,8 @@ class LiveConversation:
             estimate_reason=conv.estimate_reason,
             summary_preparation=self.background.state(conv),
             auto_compaction_paused_until=conv.auto_compaction_paused_until,
+            compacts_at_next_message=compaction_due_next(conv, settings) and not conv.compaction_postponed,
+            compaction_postponed=conv.compaction_postponed,
         )
         if state != self._usage:
             state.seq += 1

@@ -95,7 +95,8 @@ class RequestBudget:
         limit = settings.effective_token_limit()
         history = self.history_tokens(conv, overhead)
         # at the threshold (unless a pause after an undo holds), or when the request would not fit otherwise
-        if auto_compaction_due(conv, settings, history) or history + new > self._room(limit):
+        due = auto_compaction_due(conv, settings, history) and not conv.compaction_postponed
+        if due or history + new > self._room(limit):
             # The compactor starts from the request's size. Mid-turn it counts locally: the history ends with calls
             # whose responses are not in yet, which countTokens need not accept.
             before = (conv.wire(), conv.last_prompt_tokens, conv.usage_source, conv.estimate_reason)

@@ -264,6 +264,7 @@ class ChatService:
         await self.budget.before_message(  # compaction if due; refused (nothing sent) when it cannot fit
             conv, settings, self._overhead(), lambda: new_turn_tokens(conv, ide, editor, sent), self._auto_compact
         )
+        conv.compaction_postponed = False  # a postponement holds for one request
         self._add_ide_context(turn_id, editor)
         self.live.turn_started(self._append(message, "user", turn_id, shown=text if len(message.parts) > 1 else None))
         client = await self._client()

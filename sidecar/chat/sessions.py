@@ -7,6 +7,7 @@ from pathlib import Path
 from sidecar.chat.live import LiveConversation
 from sidecar.compaction.service import pause_after_undo
 from sidecar.core.conversation import Conversation
+from sidecar.core.recording import switched_model
 from sidecar.core.words import counted
 from sidecar.protocol import errors, methods
 from sidecar.protocol.sessions import (
@@ -67,6 +68,7 @@ class SessionService:
             except (RecordingError, ValueError) as exc:
                 raise errors.SidecarError(errors.SESSION_ERROR, self._cannot_resume(session_id, exc)) from None
             self.live.switch(_conversation_of(loaded))
+            self._resume_model(loaded)
             if loaded.last_usage is None:
                 self.live.fresh_estimate("resume")
         self.live.push_usage()
@@ -87,6 +89,17 @@ class SessionService:
             parent_session_id=session_id,
             message=notice,
         )
+
+    def _resume_model(self, loaded: LoadedSession) -> None:
+        """A session that switched models (sidecar/setModel) goes on with the model it switched to."""
+        model = switched_model(loaded.replay.log) if loaded.replay is not None else None
+        session = self.live.session
+        if model is None or model == session.settings.model:
+            return
+        session.sources.overrides["model"] = model
+        for problem in session.reload_settings():
+            self.live.warn(problem)
+        self.live.settings_changed()
 
     def _cannot_resume(self, session_id: str, exc: Exception) -> str:
         store = self.live.recorder.store

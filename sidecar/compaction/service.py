@@ -391,6 +391,15 @@ def auto_compaction_due(conv: Conversation, settings: Settings, prompt_tokens: i
     return paused is None and size >= threshold
 
 
+def compaction_due_next(conv: Conversation, settings: Settings) -> bool:
+    """Whether the next message starts with an automatic compaction, as far as the last prompt's size tells (what
+    `auto_compaction_due` will say, without ending a pause)."""
+    size = conv.last_prompt_tokens
+    paused = conv.auto_compaction_paused_until
+    threshold = settings.compression_threshold * settings.effective_token_limit()
+    return (paused is None or size >= paused) and size >= threshold
+
+
 def _too_small_to_help(conv: Conversation) -> bool:
     """The history is too small a part of the prompt (system prompt and tool declarations fill it): even
     summarising all of it to nothing could not save enough, so the model is not asked."""

@@ -45,6 +45,9 @@ class Conversation:
         #: After "Undo Last Compaction": automatic compaction waits until the prompt reaches this many tokens (or
         #: the user compresses), so the undo lasts (sidecar.compaction.service.auto_compaction_due).
         self.auto_compaction_paused_until: int | None = None
+        #: The user postponed the automatic compaction due at the next message: that turn skips it (once; a request
+        #: that would not fit the window still compacts).
+        self.compaction_postponed = False
         #: The session's pinned facts: every request carries them (outside the history, so no rewrite drops them).
         self.pins: list[Pin] = []
         self.pinned_tokens = 0
@@ -109,6 +112,7 @@ class Conversation:
         copy.has_failed_compression_attempt = self.has_failed_compression_attempt
         copy.session_context_fresh = self.session_context_fresh
         copy.auto_compaction_paused_until = self.auto_compaction_paused_until
+        copy.compaction_postponed = self.compaction_postponed
         copy.pins, copy.pinned_tokens = list(self.pins), self.pinned_tokens
         return copy
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -207,6 +208,17 @@ class StatsRecord(_Record, tag="stats"):
 
 #: The `meta` key of a tool-result message: {call id: the title the call was shown with (its plan's description)}.
 TOOL_TITLES = "toolTitles"
+#: The meta key of a note recording a model switch (sidecar/setModel): a resumed session goes on with that model.
+MODEL_SWITCH = "modelSwitch"
+
+
+def switched_model(log: Sequence[object]) -> str | None:
+    """The model the last recorded switch chose (None: the session never switched)."""
+    for item in reversed(log):
+        meta = getattr(item, "meta", None)
+        if isinstance(meta, dict) and isinstance(meta.get(MODEL_SWITCH), str):
+            return str(meta[MODEL_SWITCH])
+    return None
 
 
 def is_context_message(kind: str, content_json: bytes | None, text: str | None = None) -> bool:

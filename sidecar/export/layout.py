@@ -20,6 +20,7 @@ LAYERS = [
     ["sidecar.recording"],
     ["sidecar.checkpoints"],
     ["sidecar.chat"],
+    ["sidecar.window"],
     ["sidecar.app"],
     ["sidecar.rpc", "sidecar.acp"],
     ["sidecar.doctor"],  # checks what each front-end would do, so it reads both front-ends' settings code

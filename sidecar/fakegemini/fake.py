@@ -14,7 +14,7 @@ import msgspec
 from sidecar.core.history import Content
 from sidecar.core.prompts import is_summary_turn_text
 
-from . import faults, replies, shapes, validate, vertex
+from . import faults, models_list, replies, shapes, validate, vertex
 from .faults import Step
 from .records import RequestRecord, _error
 from .server import Plan, make_server
@@ -27,6 +27,7 @@ KINDS: dict[str, faults.RequestKind] = {
     "generateContent": "generate",
     "streamGenerateContent": "stream",
     "countTokens": "count",
+    "list": "list",
 }
 SNAPSHOT_TAG = "<state_snapshot>"
 
@@ -317,8 +318,12 @@ class FakeGemini:
             pin = " (fake Gemini serves only /v1beta and Vertex AI's /v1beta1: pin the api_version)"
             hint = pin if "/v1/" in rec.path else ""
             return _error(404, f"Unknown path {rec.method} {rec.path}{hint}.")
-        if rec.method != "POST":
+        if rec.method != ("GET" if rec.kind == "list" else "POST"):
             return _error(404, f"Method {rec.method} is not allowed on {rec.path}.")
+        if rec.kind == "list" and rec.api == "express" and not api_key:
+            # Vertex AI's publisher list is one global path: with ADC it is authorised by the bearer token
+            problem = self.tokens.problem(bearer, api_key)
+            return _error(401, problem) if problem is not None else self._list(rec)
         if rec.api == "vertex":
             problem = self.tokens.problem(bearer, api_key)
             if problem is not None:
@@ -332,6 +337,8 @@ class FakeGemini:
         if rec.api != "vertex" and self.api_keys is not None and api_key not in self.api_keys:
             info = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}
             return _error(400, "API key not valid. Please pass a valid API key.", details=[info])
+        if rec.kind == "list":
+            return self._list(rec)
         if not isinstance(rec.body, dict):
             return _error(400, "Invalid JSON payload received. Expected a JSON object.")
         body: dict[str, Any] = rec.body
@@ -356,6 +363,15 @@ class FakeGemini:
         if mode == "NONE" and isinstance(step, faults.FunctionCall):
             step = None  # function calling is off: the model answers in text, as the real one does
         return self._answer(rec, step, contents, prompt)
+
+    def _list(self, rec: RequestRecord) -> Plan:
+        """The model list (GET models), or the status a `list` step scripts."""
+        step = self._script.take("list", False)
+        rec.step = faults.step_to_dict(step) if step is not None else None
+        if isinstance(step, faults.Status):
+            return _error(step.status, step.message, retry_delay=step.retry_delay)
+        listed = models_list.gemini_models() if rec.api == "gemini" else models_list.vertex_models()
+        return Plan("json", body=listed)
 
     def _answer(self, rec: RequestRecord, step: Step | None, contents: list[Content], prompt: int) -> Plan:
         if isinstance(step, faults.Status):

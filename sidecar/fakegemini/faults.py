@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 import msgspec
 
-Match = Literal["any", "chat", "summary", "stream", "generate", "count", "token"]
-RequestKind = Literal["generate", "stream", "count", "token"]
+Match = Literal["any", "chat", "summary", "stream", "generate", "count", "token", "list"]
+RequestKind = Literal["generate", "stream", "count", "token", "list"]
 
 #: HTTP status -> google.rpc status name, as the real API reports them.
 STATUS_NAMES: dict[int, str] = {
@@ -251,6 +251,8 @@ def step_matches(step: Step, kind: RequestKind, summary: bool) -> bool:
     m = step.match
     if kind == "token" or m == "token":  # token requests take only steps meant for them (status errors)
         return kind == "token" and m == "token" and isinstance(step, Status)
+    if kind == "list" or m == "list":  # the model list likewise: only status errors meant for it
+        return kind == "list" and m == "list" and isinstance(step, Status)
     if kind == "count" and isinstance(step, _CONTENT_ONLY):
         return False
     if m == "any" or m == kind:

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import parse_qsl
 
+from . import models_list
+
 _OPS = "generateContent|streamGenerateContent|countTokens"
 GEMINI_PATH = re.compile(rf"^/v1beta/models/([^/:]+):({_OPS})$")
 VERTEX_PATH = re.compile(rf"^/v1beta1/projects/([^/]+)/locations/([^/]+)/publishers/([^/]+)/models/([^/:]+):({_OPS})$")
@@ -46,6 +48,11 @@ def route(path: str) -> Route:
     """Which API a path belongs to, with the model, the operation, and for Vertex AI the project and location."""
     if path == TOKEN_PATH:
         return Route("token")
+    if models_list.GEMINI_LIST.match(path):
+        return Route("gemini", None, "list")
+    m = models_list.VERTEX_LIST.match(path)
+    if m:
+        return Route("vertex" if m.group(1) else "express", None, "list", m.group(1), m.group(2))
     m = GEMINI_PATH.match(path)
     if m:
         return Route("gemini", m.group(1), m.group(2))

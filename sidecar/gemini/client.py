@@ -293,6 +293,22 @@ class ModelClient:
         total: int = await self._with_retries(call)
         return total
 
+    async def list_models(self) -> list[tuple[str, str, int | None, list[str]]]:
+        """The backend's base models (GET models): resource name, display name, input token limit and supported
+        generation methods (empty where the backend does not say, as Vertex AI's publisher list)."""
+
+        async def call() -> list[tuple[str, str, int | None, list[str]]]:
+            client = await self._sdk()
+            pager = await client.aio.models.list(config={"page_size": 100, "query_base": True})
+            found: list[tuple[str, str, int | None, list[str]]] = []
+            async for model in pager:
+                methods = list(model.supported_actions or [])
+                found.append((model.name or "", model.display_name or "", model.input_token_limit, methods))
+            return found
+
+        listed: list[tuple[str, str, int | None, list[str]]] = await self._with_retries(call)
+        return listed
+
     def warm_count_tokens(self) -> None:
         """Build google-genai's countTokens models now: pydantic builds them on first use (~100 ms of CPU), which
         would otherwise land in the first compacting turn. Blocking: run it off the event loop."""

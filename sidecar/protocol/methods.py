@@ -13,6 +13,13 @@ from sidecar.protocol.compaction import (
     RateCompactionParams,
     RateCompactionResult,
 )
+from sidecar.protocol.context import (
+    ContextBreakdown,
+    ListModelsResult,
+    PostponeCompactionResult,
+    SetModelParams,
+    SetModelResult,
+)
 from sidecar.protocol.ide import IdeContextParams
 from sidecar.protocol.mcp import (
     GetMcpPromptParams,
@@ -343,6 +350,39 @@ ADD_MEMORY: Method[AddMemoryParams, MemoryInfo] = Method(
     "Append `- <text>` under `## Gemini Added Memories` in ~/.gemini/GEMINI.md or the project GEMINI.md; refresh.",
 )
 
+GET_CONTEXT_BREAKDOWN: Method[Empty, ContextBreakdown] = Method(
+    "sidecar/getContextBreakdown",
+    "request",
+    "client",
+    Empty,
+    ContextBreakdown,
+    "The next request's tokens by category (system prompt, tools, memory files, messages, …) and the free space.",
+)
+POSTPONE_COMPACTION: Method[Empty, PostponeCompactionResult] = Method(
+    "sidecar/postponeCompaction",
+    "request",
+    "client",
+    Empty,
+    PostponeCompactionResult,
+    "The next message skips the automatic compaction that is due (once; recorded).",
+)
+LIST_MODELS: Method[Empty, ListModelsResult] = Method(
+    "sidecar/listModels",
+    "request",
+    "client",
+    Empty,
+    ListModelsResult,
+    "The backend's models that support generateContent (the known table when the list cannot be had).",
+)
+SET_MODEL: Method[SetModelParams, SetModelResult] = Method(
+    "sidecar/setModel",
+    "request",
+    "client",
+    SetModelParams,
+    SetModelResult,
+    "Use another model from the next request on; the window and thresholds follow; recorded.",
+)
+
 # -- notifications (client -> server) -----------------------------------------------------------------------
 IDE_CONTEXT: Method[IdeContextParams, None] = Method(
     "sidecar/ideContext",
@@ -452,6 +492,10 @@ ALL: tuple[Method[Any, Any], ...] = (
     GET_MEMORY,
     REFRESH_MEMORY,
     ADD_MEMORY,
+    GET_CONTEXT_BREAKDOWN,
+    POSTPONE_COMPACTION,
+    LIST_MODELS,
+    SET_MODEL,
     IDE_CONTEXT,
     MESSAGE_DELTA,
     TOKEN_USAGE,

@@ -88,6 +88,11 @@ class TokenUsage(_Wire, kw_only=True, omit_defaults=False):
     #: After "Undo Last Compaction": automatic compaction is paused until the prompt reaches this many tokens (or
     #: the user compresses); None when no pause holds.
     auto_compaction_paused_until: int | None = None
+    #: The next message compacts the conversation before it is sent (the prompt is at the threshold and no pause
+    #: or postponement holds): the status bar says "compacts at the next message".
+    compacts_at_next_message: bool = False
+    #: The user postponed the automatic compaction that was due: the next message is sent without it (once).
+    compaction_postponed: bool = False
 
 
 class SendMessageResult(_Wire, kw_only=True, omit_defaults=False):

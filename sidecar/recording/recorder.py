@@ -173,6 +173,10 @@ class Recorder:
         """A display-only message (info, error): in the transcript, never sent to the model."""
         self._open().message(None, kind=kind, text=text, turn_id=turn_id)
 
+    def note_meta(self, kind: MessageKind, text: str, meta: dict[str, Any]) -> None:
+        """A display-only message with facts a resume reads back (e.g. the model the session switched to)."""
+        self._open().message(None, kind=kind, text=text, meta=meta)
+
     def usage(
         self,
         prompt_tokens: int,

@@ -27,6 +27,7 @@ from sidecar.rpc.handlers import chat as chat_handlers
 from sidecar.rpc.handlers import mcp as mcp_handlers
 from sidecar.rpc.handlers import memory as memory_handlers
 from sidecar.rpc.handlers import sessions as session_handlers
+from sidecar.rpc.handlers import window as window_handlers
 from sidecar.rpc.transport import SidecarProtocol, run_stdio
 from sidecar.session import Session
 from sidecar.watcher import WorkspaceWatcher
@@ -164,6 +165,9 @@ def build_server() -> SidecarServer:
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def on_configuration(params: lsp.DidChangeConfigurationParams) -> None:
+        before = session.sources.config_section or session.sources.init_options
+        if _model_setting(params.settings) != _model_setting(before):
+            session.sources.overrides.pop("model", None)  # the user set the model again: it wins over a switch
         session.sources.config_section = params.settings
         server.apply_settings()
         server.live.push_usage()
@@ -184,7 +188,14 @@ def build_server() -> SidecarServer:
     session_handlers.register(server, server.services.sessions, server.services.actions)
     mcp_handlers.register(server, server.mcp)
     memory_handlers.register(server, server.services.memory)
+    window_handlers.register(server, server.services.window, server.live.push_usage)
     return server
+
+
+def _model_setting(raw: Any) -> Any:
+    """The `model` the editor's settings name (user's and workspace's values), to tell when the user changed it."""
+    user, workspace, _ = split_section(raw)
+    return tuple(v.get("model") if isinstance(v, dict) else None for v in (user, workspace))
 
 
 def _warm_imports() -> None:

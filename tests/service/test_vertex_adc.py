@@ -243,3 +243,20 @@ def test_settings_win_over_the_environment() -> None:
     keyless = resolve(Settings(backend="gemini"), {})
     assert keyless is not None and keyless.problem is not None and "no API key" in keyless.problem
     assert resolve(Settings(), {}) is None, "nothing configured at all: the embedded fake"
+
+
+async def test_the_model_list_on_vertex_express_and_with_a_project(fake: Any, user_adc: Path) -> None:
+    """google-genai lists Vertex AI's publisher models (no generation methods, no limits), as the fake answers them."""
+    endpoint = Endpoint("vertex", fake.url, VERTEX_API_VERSION, api_key="vertex-express-key", custom_url=True)
+    express = ModelClient(ClientConfig(None, fake.url, 10_000, 0, 1, endpoint=endpoint))
+    with_project = vertex(fake)
+    try:
+        listed = [await express.list_models(), await with_project.list_models()]
+    finally:
+        await express.aclose()
+        await with_project.aclose()
+    for models in listed:
+        assert ("gemini-2.5-pro", []) in [(name.rsplit("/", 1)[-1], methods) for name, _, _, methods in models]
+    # the publisher list is one global path, with the key (express mode) or the ADC's bearer token
+    routes = [(r.path, r.auth) for r in fake.requests() if r.kind == "list"]
+    assert routes == [("/v1beta1/publishers/google/models", "key"), ("/v1beta1/publishers/google/models", "bearer")]

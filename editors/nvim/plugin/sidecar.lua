@@ -107,6 +107,25 @@ cmd('SidecarStatus', function()
   s().status()
 end, { desc = 'Token usage in detail: counts, model, backend, threshold, source, last compaction' })
 
+cmd('SidecarContext', function(a)
+  if a.args == 'postpone' then
+    s()
+    require('sidecar.window').postpone()
+  else
+    s().show_context()
+  end
+end, {
+  nargs = '?',
+  complete = function()
+    return { 'postpone' }
+  end,
+  desc = 'What fills the context window, by category (a float); :SidecarContext postpone skips the due compaction once',
+})
+
+cmd('SidecarModel', function(a)
+  s().model(a.args)
+end, { nargs = '?', desc = "Switch the model (picked with vim.ui.select from the backend's models)" })
+
 cmd('SidecarRestart', function()
   s().restart()
 end, { desc = 'Restart the sidecar (resumes the session)' })

@@ -162,6 +162,13 @@ T.run('test_unit', function()
     state.usage.backend = nil
   end)
 
+  T.step('the statusline says when the next message compacts', function()
+    state.usage.compactsAtNextMessage = true
+    T.eq(sidecar.statusline(), '✦ 3% 120/4K compacts at next message', 'said')
+    state.usage.compactsAtNextMessage = nil
+    T.eq(sidecar.statusline(), '✦ 3% 120/4K', 'gone once it does not')
+  end)
+
   T.step('the help file has valid, complete tags', function()
     local doc = vim.fn.fnamemodify(vim.api.nvim_get_runtime_file('doc/sidecar.txt', false)[1], ':p')
     local tmp = vim.fn.tempname()
@@ -179,7 +186,7 @@ T.run('test_unit', function()
         T.ok(tags[':' .. name], 'help tag for :' .. name)
       end
     end
-    T.eq(n, 23, 'user commands checked')
+    T.eq(n, 25, 'user commands checked')
     for _, tag in ipairs({
       'sidecar.txt',
       'sidecar-setup',

@@ -24,6 +24,7 @@ import { bundledServerSteps } from './bundledServer';
 import { chatTurnSteps } from './chatTurns';
 import { compressSteps } from './compress';
 import { API_KEY, MARKER, TOKEN_LIMIT, toolCall } from './constants';
+import { contextSteps } from './context';
 import {
   Dirs, E2E, QUIET_SETTINGS, Workbench, env, findFiles, freePort, installVsix, launchBrowser, logger, startCodeServer,
   stopCodeServer, waitFor, wheelhouse, writeSettings,
@@ -168,6 +169,7 @@ async function main(): Promise<void> {
     await basicSteps(h, appPy);
     await chatTurnSteps(h);
     await questionFocusSteps({ ...h, ws: dirs.ws });
+    await contextSteps(h);
     await compressSteps(h);
     await mcpSteps({ ...h, userData: dirs.ud });
     await sessionSteps(h, restoreMe);

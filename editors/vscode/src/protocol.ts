@@ -41,6 +41,10 @@ export const Method = {
   getMemory: 'sidecar/getMemory',
   refreshMemory: 'sidecar/refreshMemory',
   addMemory: 'sidecar/addMemory',
+  getContextBreakdown: 'sidecar/getContextBreakdown',
+  postponeCompaction: 'sidecar/postponeCompaction',
+  listModels: 'sidecar/listModels',
+  setModel: 'sidecar/setModel',
   ideContext: 'sidecar/ideContext',
   messageDelta: 'sidecar/messageDelta',
   tokenUsage: 'sidecar/tokenUsage',
@@ -111,6 +115,10 @@ export const MethodInfo = {
   getMemory: { kind: 'request', sender: 'client', params: 'Empty', result: 'MemoryInfo' },
   refreshMemory: { kind: 'request', sender: 'client', params: 'Empty', result: 'MemoryInfo' },
   addMemory: { kind: 'request', sender: 'client', params: 'AddMemoryParams', result: 'MemoryInfo' },
+  getContextBreakdown: { kind: 'request', sender: 'client', params: 'Empty', result: 'ContextBreakdown' },
+  postponeCompaction: { kind: 'request', sender: 'client', params: 'Empty', result: 'PostponeCompactionResult' },
+  listModels: { kind: 'request', sender: 'client', params: 'Empty', result: 'ListModelsResult' },
+  setModel: { kind: 'request', sender: 'client', params: 'SetModelParams', result: 'SetModelResult' },
   ideContext: { kind: 'notification', sender: 'client', params: 'IdeContextParams' },
   messageDelta: { kind: 'notification', sender: 'server', params: 'MessageDeltaParams' },
   tokenUsage: { kind: 'notification', sender: 'server', params: 'TokenUsage' },
@@ -181,6 +189,8 @@ export interface TokenUsage {
   estimateReason?: EstimateReason | null;
   summaryPreparation?: SummaryPreparation;
   autoCompactionPausedUntil?: number | null;
+  compactsAtNextMessage?: boolean;
+  compactionPostponed?: boolean;
 }
 
 export interface SendMessageResult {
@@ -580,6 +590,67 @@ export interface AddMemoryParams {
   scope?: 'global' | 'project';
 }
 
+/** One category of the next request and its tokens. `source` says whether the number is the API's count ("api") or measured here ("estimate": JSON bytes / 4); `target` is what the row opens (a memory file's path, an MCP server's name), when it opens something. */
+export interface ContextRow {
+  category: 'builtinTools' | 'compactionSummary' | 'freeToThreshold' | 'freeToWindow' | 'ideContext' | 'maskedToolOutputs' | 'mcpTools' | 'memoryFile' | 'messages' | 'pinnedFacts' | 'sessionContext' | 'systemPrompt' | 'todoList' | 'toolOutputs';
+  label: string;
+  tokens: number;
+  source: UsageSource;
+  target?: string | null;
+}
+
+/** sidecar/getContextBreakdown's answer: the next request's tokens by category, then the free space. */
+export interface ContextBreakdown {
+  sessionId: string;
+  model: string;
+  compressionModel: string;
+  tokenLimit: number;
+  compressionThreshold: number;
+  thresholdTokens: number;
+  promptTokens: number;
+  source: UsageSource;
+  measuredTokens: number;
+  apiPromptTokens: number | null;
+  rows: ContextRow[];
+  compactsAtNextMessage?: boolean;
+  compactionPostponed?: boolean;
+}
+
+/** sidecar/postponeCompaction's answer: whether the next message will skip its automatic compaction. */
+export interface PostponeCompactionResult {
+  postponed: boolean;
+  message: string;
+}
+
+/** A chat model the backend offers: its id (as `model` takes it), a display name, its context window. */
+export interface ModelInfo {
+  id: string;
+  name: string;
+  tokenLimit: number;
+  current?: boolean;
+}
+
+/** sidecar/listModels' answer: the models that support generateContent, and where the list came from ("api": the backend's model list; "table": the known models, when the list could not be had — `problem` says why). */
+export interface ListModelsResult {
+  models: ModelInfo[];
+  current: string;
+  source: 'api' | 'table';
+  problem?: string | null;
+}
+
+/** Params of sidecar/setModel: the model to use from the next request on. */
+export interface SetModelParams {
+  model: string;
+}
+
+/** What the switch did: the model, its window, and `message` in words (e.g. that the next message compacts first because the conversation is over the new model's threshold). */
+export interface SetModelResult {
+  model: string;
+  tokenLimit: number;
+  compactsAtNextMessage: boolean;
+  message: string;
+}
+
 /** 1-based line and character. */
 export interface Cursor {
   line: number;
@@ -872,6 +943,22 @@ export class SidecarApi {
   /** Append `- <text>` under `## Gemini Added Memories` in ~/.gemini/GEMINI.md or the project GEMINI.md; refresh. */
   addMemory(params: AddMemoryParams, token?: unknown): Promise<MemoryInfo> {
     return this.request(Method.addMemory, params, token);
+  }
+  /** The next request's tokens by category (system prompt, tools, memory files, messages, …) and the free space. */
+  getContextBreakdown(params: Empty = {}, token?: unknown): Promise<ContextBreakdown> {
+    return this.request(Method.getContextBreakdown, params, token);
+  }
+  /** The next message skips the automatic compaction that is due (once; recorded). */
+  postponeCompaction(params: Empty = {}, token?: unknown): Promise<PostponeCompactionResult> {
+    return this.request(Method.postponeCompaction, params, token);
+  }
+  /** The backend's models that support generateContent (the known table when the list cannot be had). */
+  listModels(params: Empty = {}, token?: unknown): Promise<ListModelsResult> {
+    return this.request(Method.listModels, params, token);
+  }
+  /** Use another model from the next request on; the window and thresholds follow; recorded. */
+  setModel(params: SetModelParams, token?: unknown): Promise<SetModelResult> {
+    return this.request(Method.setModel, params, token);
   }
   /** The editor's open files, cursor, selection and workspace trust. */
   ideContext(params: IdeContextParams): Promise<void> | void {

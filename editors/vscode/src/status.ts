@@ -74,10 +74,14 @@ export function statusLevel(usage: Pick<TokenUsage, 'percentUsed' | 'compression
   return 'normal';
 }
 
-/** `$(pulse) 45% · 471K/1M` */
-export function statusText(usage: Pick<TokenUsage, 'percentUsed' | 'promptTokenCount' | 'tokenLimit'>): string {
-  return `$(pulse) ${compactPercent(usage.percentUsed)} · ${compactTokens(usage.promptTokenCount)}/${compactTokens(usage.tokenLimit)}`;
+/** `$(pulse) 45% · 471K/1M`, and ` · compacts at next message` when the next message compacts first. */
+export function statusText(usage: Pick<TokenUsage, 'percentUsed' | 'promptTokenCount' | 'tokenLimit' | 'compactsAtNextMessage'>): string {
+  const due = usage.compactsAtNextMessage ? ' · compacts at next message' : '';
+  return `$(pulse) ${compactPercent(usage.percentUsed)} · ${compactTokens(usage.promptTokenCount)}/${compactTokens(usage.tokenLimit)}${due}`;
 }
+
+/** The commands the tooltip's links run (a MarkdownString runs only the commands it names). */
+export const TOOLTIP_COMMANDS = ['sidecar.showContext', 'sidecar.selectModel', 'sidecar.compress', 'sidecar.postponeCompaction'];
 
 export function exact(n: number): string {
   return Math.round(n).toLocaleString('en-US');
@@ -130,9 +134,14 @@ export function statusTooltip(usage: TokenUsage, last?: LastCompaction, mcp?: re
     `Source: ${source}`,
     ...preparationLine(usage),
     ...pauseLine(usage),
+    ...(usage.compactsAtNextMessage
+      ? ['**Compacts at the next message** — [compress now](command:sidecar.compress) · [postpone once](command:sidecar.postponeCompaction)']
+      : usage.compactionPostponed ? ['Automatic compaction postponed for the next message'] : []),
     `Last compaction: ${last ? describeCompaction(last) : 'none in this session'}`,
     ...(memoryLine ? [memoryLine] : []),
     ...(mcp && mcp.length ? [mcpSummary(mcp)] : []),
+    '',
+    '[Show context](command:sidecar.showContext) · [Select model](command:sidecar.selectModel)',
     '',
     'Click to compress the conversation.',
   ];

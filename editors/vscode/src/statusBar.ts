@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import type { ConnectionState } from './connectionTypes';
 import { CompressedParams, McpServerInfo, TokenUsage } from './protocol';
-import { LastCompaction, exact, lastCompactionFrom, statusLevel, statusText, statusTooltip } from './status';
+import { LastCompaction, TOOLTIP_COMMANDS, exact, lastCompactionFrom, statusLevel, statusText, statusTooltip } from './status';
 
 export class UsageStatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
@@ -99,6 +99,7 @@ export class UsageStatusBar implements vscode.Disposable {
     const u = this.usage;
     item.text = this.compressing ? statusText(u).replace('$(pulse)', '$(sync~spin)') : statusText(u);
     const md = new vscode.MarkdownString(statusTooltip(u, this.last, this.mcp, this.memory) + (this.compressing ? '  \n\n$(sync~spin) Compressing…' : ''), true);
+    md.isTrusted = { enabledCommands: TOOLTIP_COMMANDS }; // the tooltip's links: Show context, Select model, …
     item.tooltip = md;
     const level = statusLevel(u);
     if (level === 'error') item.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');

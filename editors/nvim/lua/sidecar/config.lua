@@ -32,6 +32,7 @@ M.defaults = {
     ready = 'summary ready',
     -- After "Undo Last Compaction", until the conversation grows 10% more or you compress; '' hides it.
     paused = 'auto-compact paused',
+    compacts_next = 'compacts at next message',
   },
   chat = {
     -- Command used to open the chat window (any split command).

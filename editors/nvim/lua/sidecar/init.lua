@@ -103,6 +103,22 @@ M.pin = actions.pin
 M.unpin = actions.unpin
 M.pins = actions.pins
 
+--- A statusline-friendly summary of what fills the window: `ctx 12% · msgs 3.4K · tools 1.2K` (+ `· compacts at
+--- next message`); '' before the first breakdown. It asks the server for a fresh one when the usage moved.
+function M.context()
+  return require('sidecar.window').summary()
+end
+
+--- :SidecarContext: the context window by category, in a float.
+function M.show_context(cb)
+  require('sidecar.window').show(cb)
+end
+
+--- :SidecarModel [name]: switch the model (picked with vim.ui.select without a name).
+function M.model(name, cb)
+  require('sidecar.window').pick(name, cb)
+end
+
 --- :SidecarStatus: what the statusline's short text stands for.
 function M.status()
   require('sidecar.status_detail').show()

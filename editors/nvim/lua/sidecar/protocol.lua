@@ -39,6 +39,10 @@ M.method = {
   getMemory = 'sidecar/getMemory',
   refreshMemory = 'sidecar/refreshMemory',
   addMemory = 'sidecar/addMemory',
+  getContextBreakdown = 'sidecar/getContextBreakdown',
+  postponeCompaction = 'sidecar/postponeCompaction',
+  listModels = 'sidecar/listModels',
+  setModel = 'sidecar/setModel',
   ideContext = 'sidecar/ideContext',
   messageDelta = 'sidecar/messageDelta',
   tokenUsage = 'sidecar/tokenUsage',
@@ -79,7 +83,7 @@ M.fields = {
   ModelErrorData = { 'kind', 'status', 'turnId', 'reason', 'blockReason' },
   ContextOverflowData = { 'estimatedRequestTokenCount', 'remainingTokenCount' },
   SendMessageParams = { 'text' },
-  TokenUsage = { 'seq', 'sessionId', 'model', 'promptTokenCount', 'tokenLimit', 'percentUsed', 'compressionThreshold', 'source', 'backend', 'cachedTokenCount', 'estimateReason', 'summaryPreparation', 'autoCompactionPausedUntil' },
+  TokenUsage = { 'seq', 'sessionId', 'model', 'promptTokenCount', 'tokenLimit', 'percentUsed', 'compressionThreshold', 'source', 'backend', 'cachedTokenCount', 'estimateReason', 'summaryPreparation', 'autoCompactionPausedUntil', 'compactsAtNextMessage', 'compactionPostponed' },
   SendMessageResult = { 'turnId', 'text', 'finishReason', 'usage' },
   Empty = {},
   CompressParams = { 'instructions', 'upToMessageId' },
@@ -140,6 +144,13 @@ M.fields = {
   MemoryFile = { 'path', 'scope', 'tokens' },
   MemoryInfo = { 'files', 'text', 'tokens', 'skippedProjectFiles', 'skippedReason' },
   AddMemoryParams = { 'text', 'scope' },
+  ContextRow = { 'category', 'label', 'tokens', 'source', 'target' },
+  ContextBreakdown = { 'sessionId', 'model', 'compressionModel', 'tokenLimit', 'compressionThreshold', 'thresholdTokens', 'promptTokens', 'source', 'measuredTokens', 'apiPromptTokens', 'rows', 'compactsAtNextMessage', 'compactionPostponed' },
+  PostponeCompactionResult = { 'postponed', 'message' },
+  ModelInfo = { 'id', 'name', 'tokenLimit', 'current' },
+  ListModelsResult = { 'models', 'current', 'source', 'problem' },
+  SetModelParams = { 'model' },
+  SetModelResult = { 'model', 'tokenLimit', 'compactsAtNextMessage', 'message' },
   Cursor = { 'line', 'character' },
   OpenFile = { 'path', 'timestamp', 'isActive', 'cursor', 'selectedText' },
   IdeContextParams = { 'openFiles', 'isTrusted' },
@@ -198,6 +209,8 @@ M.fields = {
 ---@field estimateReason? sidecar.EstimateReason
 ---@field summaryPreparation? sidecar.SummaryPreparation
 ---@field autoCompactionPausedUntil? integer
+---@field compactsAtNextMessage? boolean
+---@field compactionPostponed? boolean
 
 ---@class sidecar.SendMessageResult
 ---@field turnId string
@@ -536,6 +549,60 @@ M.fields = {
 ---@class sidecar.AddMemoryParams
 ---@field text string
 ---@field scope? 'global'|'project'
+
+--- One category of the next request and its tokens. `source` says whether the number is the API's count ("api") or measured here ("estimate": JSON bytes / 4); `target` is what the row opens (a memory file's path, an MCP server's name), when it opens something.
+---@class sidecar.ContextRow
+---@field category 'builtinTools'|'compactionSummary'|'freeToThreshold'|'freeToWindow'|'ideContext'|'maskedToolOutputs'|'mcpTools'|'memoryFile'|'messages'|'pinnedFacts'|'sessionContext'|'systemPrompt'|'todoList'|'toolOutputs'
+---@field label string
+---@field tokens integer
+---@field source sidecar.UsageSource
+---@field target? string
+
+--- sidecar/getContextBreakdown's answer: the next request's tokens by category, then the free space.
+---@class sidecar.ContextBreakdown
+---@field sessionId string
+---@field model string
+---@field compressionModel string
+---@field tokenLimit integer
+---@field compressionThreshold number
+---@field thresholdTokens integer
+---@field promptTokens integer
+---@field source sidecar.UsageSource
+---@field measuredTokens integer
+---@field apiPromptTokens integer?
+---@field rows sidecar.ContextRow[]
+---@field compactsAtNextMessage? boolean
+---@field compactionPostponed? boolean
+
+--- sidecar/postponeCompaction's answer: whether the next message will skip its automatic compaction.
+---@class sidecar.PostponeCompactionResult
+---@field postponed boolean
+---@field message string
+
+--- A chat model the backend offers: its id (as `model` takes it), a display name, its context window.
+---@class sidecar.ModelInfo
+---@field id string
+---@field name string
+---@field tokenLimit integer
+---@field current? boolean
+
+--- sidecar/listModels' answer: the models that support generateContent, and where the list came from ("api": the backend's model list; "table": the known models, when the list could not be had — `problem` says why).
+---@class sidecar.ListModelsResult
+---@field models sidecar.ModelInfo[]
+---@field current string
+---@field source 'api'|'table'
+---@field problem? string
+
+--- Params of sidecar/setModel: the model to use from the next request on.
+---@class sidecar.SetModelParams
+---@field model string
+
+--- What the switch did: the model, its window, and `message` in words (e.g. that the next message compacts first because the conversation is over the new model's threshold).
+---@class sidecar.SetModelResult
+---@field model string
+---@field tokenLimit integer
+---@field compactsAtNextMessage boolean
+---@field message string
 
 --- 1-based line and character.
 ---@class sidecar.Cursor

@@ -130,6 +130,9 @@ function M.text(opts)
   if usage and type(usage.autoCompactionPausedUntil) == 'number' then
     parts[#parts + 1] = cfg.paused or 'auto-compact paused'
   end
+  if usage and usage.compactsAtNextMessage == true then
+    parts[#parts + 1] = cfg.compacts_next or 'compacts at next message'
+  end
   for i = #parts, 1, -1 do
     if parts[i] == '' then
       table.remove(parts, i)

@@ -11,6 +11,7 @@ import { clearApiKey, openChat, reinstallServer, restartServer, setApiKey, showL
 import { deleteSession, newSession, renameSession, resumeSession } from './sessions';
 import { showTranscript } from './transcript';
 import { restoreDeletedSession } from './trash';
+import { postponeCompaction, selectModel, showContext } from './window';
 
 export const COMMANDS: Record<string, CommandFactory> = {
   'sidecar.compress': compress,
@@ -45,4 +46,8 @@ export const COMMANDS: Record<string, CommandFactory> = {
   'sidecar.showMemory': showMemory,
   'sidecar.refreshMemory': refreshMemory,
   'sidecar.addMemory': addMemory,
+  // the context window: what fills it, the model
+  'sidecar.showContext': showContext,
+  'sidecar.selectModel': selectModel,
+  'sidecar.postponeCompaction': postponeCompaction,
 };

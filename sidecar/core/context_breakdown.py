@@ -10,6 +10,7 @@ from typing import Any, Literal
 import msgspec
 
 from sidecar.core.content_json import decode_content
+from sidecar.core.history import Content
 from sidecar.core.ide_context import DELTA_HEADER, FULL_HEADER
 from sidecar.core.memory_text import is_session_context
 
@@ -129,6 +130,19 @@ def _strings(value: Any) -> list[str]:
     if isinstance(value, list):
         return [s for v in value for s in _strings(v)]
     return []
+
+
+def masked_output_pieces(history: Sequence[Content], tag: str) -> list[Piece]:
+    """The tool outputs the history keeps masked (each response string holding `<tag…>`: a preview and where the
+    full output is), as pieces moved from the tool outputs to a row of their own."""
+    return [
+        Piece("maskedToolOutputs", "Masked tool outputs", text, "toolOutputs")
+        for content in history
+        for part in content.parts
+        if part.function_response is not None
+        for text in _strings(part.function_response.response)
+        if f"<{tag}" in text
+    ]
 
 
 def _content_category(index: int, message_id: str, text: str | None) -> Category:

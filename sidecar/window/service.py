@@ -7,7 +7,8 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from sidecar.chat.service import ChatService
 from sidecar.compaction.service import compression_model
-from sidecar.core.context_breakdown import Piece, RequestView, measure_request, rows_of
+from sidecar.core.context_breakdown import Piece, RequestView, masked_output_pieces, measure_request, rows_of
+from sidecar.core.masking import MASK_TAG
 from sidecar.core.memory_text import LoadedFile, wrap_file
 from sidecar.core.models import KNOWN_CHAT_MODELS, chat_model_id, offers_chat, token_limit
 from sidecar.core.pins import pinned_block
@@ -55,8 +56,8 @@ def pinned_pieces(service: ContextService) -> list[Piece]:
 
 
 def masked_pieces(service: ContextService) -> list[Piece]:
-    """Tool outputs the history keeps masked (a placeholder in place of the output): none are masked yet."""
-    return []
+    """Tool outputs the history keeps masked (a preview and where the full output is, in place of the output)."""
+    return masked_output_pieces(service.chat.live.conversation.history, MASK_TAG)
 
 
 #: The carved categories, one provider each (a todo list is one more line here).

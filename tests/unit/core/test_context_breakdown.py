@@ -6,9 +6,10 @@ from __future__ import annotations
 import msgspec
 
 from sidecar.core.content_json import encode_content
-from sidecar.core.context_breakdown import Piece, RequestView, measure_request, rows_of
+from sidecar.core.context_breakdown import Piece, RequestView, masked_output_pieces, measure_request, rows_of
 from sidecar.core.history import Content, FunctionCall, FunctionResponse, Part, text_content
 from sidecar.core.ide_context import FULL_HEADER
+from sidecar.core.masking import MASK_TAG, masked_snippet
 from sidecar.fakegemini.replies import prompt_tokens
 
 MEMORY = "--- Context from: /w/GEMINI.md ---\nUse tabs.\n--- End of Context from: /w/GEMINI.md ---"
@@ -105,3 +106,26 @@ def test_a_listed_model_is_offered_when_it_can_chat() -> None:
     assert offers_chat("gemma-4-31b-it", []) and offers_chat("gemini-2.5-flash", [])  # Vertex: no methods listed
     assert not offers_chat("gemini-embedding-001", []) and not offers_chat("imagen-4.0", [])
     assert chat_model_id("models/gemini-2.5-pro") == chat_model_id("publishers/google/models/gemini-2.5-pro")
+
+
+def test_masked_tool_outputs_are_a_row_of_their_own_taken_from_the_tool_outputs() -> None:
+    snippet = masked_snippet("first lines", "/o/1.txt")
+    history = [
+        *HISTORY[:3],
+        Content(role="model", parts=[Part(function_call=FunctionCall(name="read_file", args={"path": "a"}, id="m"))]),
+        Content(
+            role="user",
+            parts=[Part(function_response=FunctionResponse(name="read_file", id="m", response={"output": snippet}))],
+        ),
+        *HISTORY[3:],
+    ]
+    wire = [encode_content(c) for c in history]
+    v = RequestView(wire, [f"m{i}" for i in range(len(wire))], SYSTEM, TOOLS, {})
+    plain = {r.category: r.tokens for r in rows_of(measure_request(v))}
+    pieces = masked_output_pieces(history, MASK_TAG)
+    assert [p.text for p in pieces] == [snippet], "only the masked output, not the whole one"
+    rows = rows_of(measure_request(v, pieces))
+    by = {r.category: r.tokens for r in rows}
+    assert by["maskedToolOutputs"] > 0
+    assert by["toolOutputs"] == plain["toolOutputs"] - by["maskedToolOutputs"]
+    assert sum(by.values()) == sum(plain.values()) == fake_count(v)

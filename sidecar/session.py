@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import uuid
@@ -30,6 +31,35 @@ class IdeState:
     tracked: set[str] = field(default_factory=set)
     #: Tracked files changed on disk outside the editor since the last context turn.
     changed_on_disk: set[str] = field(default_factory=set)
+    #: A tracked file's content as the model last knew it (a digest; None: absent): the agent's own write, seen by
+    #: the watcher a moment later, is no change to report.
+    known: dict[str, str | None] = field(default_factory=dict)
+
+    def track(self, path: str) -> None:
+        """The agent read or edited `path` (a real path): a later change on disk is reported; this content is known."""
+        self.tracked.add(path)
+        self.known[path] = _digest(path)
+
+    def note_changes(self, paths: set[str]) -> None:
+        """The watcher saw `paths` change: tracked files not open in the editor whose content differs from what the
+        model knows are reported in the next context turn (and are then what it knows)."""
+        open_paths = {f.path for f in self.current or []}
+        for path in paths:
+            if path not in self.tracked or path in open_paths:
+                continue
+            now = _digest(path)
+            if now != self.known.get(path):
+                self.known[path] = now
+                self.changed_on_disk.add(path)
+
+
+def _digest(path: str) -> str | None:
+    """A file's content digest, None when it cannot be read (gone, a folder, no permission)."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "blake2b").hexdigest()
+    except OSError:
+        return None
 
 
 @dataclass

@@ -252,8 +252,7 @@ class LiveConversation:
 
     def files_changed(self, paths: set[str]) -> None:
         """Changes seen on disk; tracked files not open in the editor are reported in the next context turn."""
-        open_paths = {f.path for f in self.ide.current or []}
-        self.ide.changed_on_disk |= {p for p in paths if p in self.ide.tracked and p not in open_paths}
+        self.ide.note_changes(paths)
         if self.context is not None and self.context.memory.concerns(paths):
             self._memory_check = asyncio.ensure_future(self.context.memory.check())  # the editor's tooltip now
 

@@ -205,7 +205,7 @@ class ToolRunner:
     def _track(self, raw: str) -> None:
         try:
             # A later change on disk outside the editor will be reported in the next context turn.
-            self.session.ide.tracked.add(str(self.registry.workspace.resolve(raw)))
+            self.session.ide.track(str(self.registry.workspace.resolve(raw)))
         except Exception:
             log.debug("not tracking %r", raw)
 

@@ -1,5 +1,5 @@
 """Slash commands offered through available_commands_update, as a table: compress, undo-compaction, transcript,
-new, rewind, pins and memory. Adding one is a handler and a row of COMMANDS."""
+new, rewind, pins, memory and plan. Adding one is a handler and a row of COMMANDS."""
 
 from __future__ import annotations
 
@@ -102,6 +102,22 @@ async def _memory(session: CommandSession, argument: str) -> None:
     await session.memory(argument)
 
 
+async def _plan(session: CommandSession, argument: str) -> None:
+    words = argument.split()
+    actions = session.services.actions
+    if words == ["clear"]:
+        cleared = actions.clear_todos().cleared
+        session.notifier.say(
+            f"Cleared the todo list ({counted(cleared, 'item')})." if cleared else "The todo list is already empty."
+        )
+    elif not words or words == ["show"]:
+        session.notifier.say(render_todos([(t.status, t.description) for t in actions.todos().items]))
+    else:
+        session.notifier.say(
+            f"Unknown `/plan {argument.strip()}`: `/plan` shows the todo list, `/plan clear` clears it."
+        )
+
+
 COMMANDS: list[SlashCommand] = [
     SlashCommand(
         "compress",
@@ -144,6 +160,13 @@ COMMANDS: list[SlashCommand] = [
         "again), `/memory add [--global|--project] <text>` (remember a fact; default --global: ~/.gemini/GEMINI.md).",
         "show | refresh | add [--global|--project] <text>",
         _memory,
+    ),
+    SlashCommand(
+        "plan",
+        "The agent's todo list (it keeps it with write_todos; every request carries it): `/plan` shows it, "
+        "`/plan clear` clears it.",
+        "show | clear",
+        _plan,
     ),
 ]
 #: The table by name.
@@ -263,6 +286,18 @@ def render_memory(info: dict[str, Any], heading: str = "") -> str:
         )
     if info.get("text"):
         lines += ["", info["text"]]
+    return "\n".join(lines)
+
+
+def render_todos(items: list[tuple[str, str]]) -> str:
+    """The todo list as Markdown lines (status, description), or a sentence when it is empty."""
+    if not items:
+        return "The agent has no todo list in this session."
+    marks = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}
+    lines = [f"**Todo list** ({counted(len(items), 'item')}):"]
+    lines += [
+        f"- `{marks.get(status, '[?]')}` {description} ({status.replace('_', ' ')})" for status, description in items
+    ]
     return "\n".join(lines)
 
 

@@ -15,7 +15,7 @@ from sidecar.tools.builtin import BUILTIN
 from sidecar.tools.declarations import check_args
 from sidecar.tools.edits import ApplyEdit, EditorBuffers, EditorText, EditPlan
 from sidecar.tools.paths import ToolError, Workspace
-from sidecar.tools.tool import Kind, SaveOutput, Tool, ToolContext, ToolPlan, ToolResult, one_line
+from sidecar.tools.tool import AgentState, Kind, SaveOutput, Tool, ToolContext, ToolPlan, ToolResult, one_line
 
 __all__ = [
     "ExtraTools",
@@ -115,6 +115,7 @@ class ToolRegistry:
         saved_outputs: Callable[[], Path | None] | None = None,
         extra: ExtraTools | None = None,
         watch: FileWatch | None = None,
+        agent: AgentState | None = None,
     ) -> None:
         #: The workspace folders (shared with the checkpoints, which restore what the tools see).
         self.workspace = workspace if isinstance(workspace, Workspace) else Workspace(workspace, saved_outputs)
@@ -125,6 +126,8 @@ class ToolRegistry:
         self.extra = extra
         #: Checkpoints of the files edits and shell commands change (sidecar/checkpoints/), when wired in.
         self.watch = watch
+        #: The memory files and the todo list the model's own tools change (None: those tools refuse in words).
+        self.agent = agent
 
     # -- the ToolContext the tools plan and run with ---------------------------------------------------
     def output_threshold(self) -> int:

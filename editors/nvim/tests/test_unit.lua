@@ -179,7 +179,7 @@ T.run('test_unit', function()
         T.ok(tags[':' .. name], 'help tag for :' .. name)
       end
     end
-    T.eq(n, 22, 'user commands checked')
+    T.eq(n, 23, 'user commands checked')
     for _, tag in ipairs({
       'sidecar.txt',
       'sidecar-setup',

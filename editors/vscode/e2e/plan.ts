@@ -35,7 +35,10 @@ export async function planSteps({ step, w, fake, waitFor }: Pick<E2E, 'step' | '
       during = await waitFor('the first plan on screen', async () => {
         const seen = await states(chat);
         return seen.includes('in_progress:') && seen.includes('PLAN-ONE') ? seen : undefined;
-      }, 15_000);
+      }, 15_000).catch(async (e: unknown) => {
+        const html = await chat.locator('#plan').evaluate((el) => el.outerHTML).catch((x: unknown) => `no #plan: ${String(x)}`);
+        throw new Error(`${String(e)}; #plan is ${html}; cards: ${await chat.locator('.card.tool').allInnerTexts()}`);
+      });
       if (!(await chat.locator('body.busy').count())) throw new Error('the turn is no longer running');
       await w.shot('9-plan-during-turn');
       await chat.locator('.card.tool', { hasText: 'write_file' }).locator('button[data-decision="allow"]').first().click();

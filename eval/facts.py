@@ -251,8 +251,8 @@ PLANTERS: dict[str, Planter | None] = {
 
 
 def plant(seed: int, segments: tuple[int, ...] = (0,)) -> Planted:
-    """One fact of every shipped type in each of `segments` (the memory file, pins and todo list only once, at the start:
-    they are set up before the session starts), with seeded, unguessable values."""
+    """One fact of every shipped type in each of `segments` (the memory file, pins and todo list only once, at the
+    start: they are set up before the session starts), with seeded, unguessable values."""
     r = random.Random(f"eval-facts-{seed}")
     out = Planted()
     for number, seg in enumerate(segments):

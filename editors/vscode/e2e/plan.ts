@@ -19,14 +19,14 @@ export async function planSteps({ step, w, fake, waitFor }: Pick<E2E, 'step' | '
     // the model sets its list, then writes a file (the turn waits for the user's answer: the list is on screen
     // while the turn runs), then sets the list again
     await fake.script([
-      { kind: 'function_call', match: 'chat', name: 'write_todos', args: { todos: FIRST } },
-      { kind: 'function_call', match: 'chat', name: 'write_file', args: { path: 'plan.txt', content: 'planned\n' } },
-      { kind: 'function_call', match: 'chat', name: 'write_todos', args: { todos: SECOND } },
+      { kind: 'function_call', match: 'chat', name: 'write_todos', id: 'plan-1', args: { todos: FIRST } },
+      { kind: 'function_call', match: 'chat', name: 'write_file', id: 'plan-2', args: { path: 'plan.txt', content: 'planned\n' } },
+      { kind: 'function_call', match: 'chat', name: 'write_todos', id: 'plan-3', args: { todos: SECOND } },
     ]);
     const states = async (chat: Awaited<ReturnType<typeof w.chat>>) => {
       const rows = chat.locator('#plan li.todo');
       const out: string[] = [];
-      for (let i = 0; i < await rows.count(); i++) out.push(`${await rows.nth(i).getAttribute('data-status')}:${(await rows.nth(i).innerText()).split('\n')[0]}`);
+      for (let i = 0; i < await rows.count(); i++) out.push(`${await rows.nth(i).getAttribute('data-status')}:${await rows.nth(i).locator('.todo-text').innerText()}`);
       return out.join(' | ');
     };
     let during = '';
@@ -40,6 +40,13 @@ export async function planSteps({ step, w, fake, waitFor }: Pick<E2E, 'step' | '
         throw new Error(`${String(e)}; #plan is ${html}; cards: ${await chat.locator('.card.tool').allInnerTexts()}`);
       });
       if (!(await chat.locator('body.busy').count())) throw new Error('the turn is no longer running');
+      // in sight, atop the view, while the conversation is scrolled to the question at its end
+      const box = await chat.locator('#plan').evaluate((el) => {
+        const r = el.getBoundingClientRect();
+        const view = el.ownerDocument.defaultView;
+        return { top: r.top, bottom: r.bottom, height: view ? view.innerHeight : 0, scrolled: view ? view.scrollY : 0 };
+      });
+      if (box.top < 0 || box.bottom > box.height || box.scrolled <= 0) throw new Error(`the plan is not in sight atop the scrolled view: ${JSON.stringify(box)}`);
       await w.shot('9-plan-during-turn');
       await chat.locator('.card.tool', { hasText: 'write_file' }).locator('button[data-decision="allow"]').first().click();
     });

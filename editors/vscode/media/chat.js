@@ -194,11 +194,18 @@
   /** @type {Record<string, string>} */
   const TODO_LABEL = { pending: 'pending', in_progress: 'in progress', completed: 'done', cancelled: 'cancelled' };
 
-  /** The model's todo list, atop the view, updated live. @param {TodoItem[]} items */
+  /** The body's top padding follows the fixed plan's height, so the plan never covers the conversation's start. */
+  function makeRoomForPlan() {
+    document.body.style.paddingTop = plan.hidden ? '' : `${plan.offsetHeight}px`;
+  }
+  new ResizeObserver(makeRoomForPlan).observe(plan);
+
+  /** The model's todo list, atop the view (it stays in sight while the conversation scrolls), updated live.
+   * @param {TodoItem[]} items */
   function renderPlan(items) {
     plan.replaceChildren();
     plan.hidden = items.length === 0;
-    if (!items.length) return;
+    if (!items.length) { makeRoomForPlan(); return; }
     const done = items.filter((t) => t.status === 'completed').length;
     const head = el('div', 'plan-head');
     head.appendChild(el('span', undefined, `Plan (${done}/${items.length} done)`));
@@ -219,6 +226,7 @@
       list.appendChild(li);
     }
     plan.appendChild(list);
+    makeRoomForPlan();
   }
 
   function nearBottom() {

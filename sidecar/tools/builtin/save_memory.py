@@ -18,11 +18,9 @@ SCOPES = ("global", "project")
 class SaveMemory(Tool[tuple[str, str, Path]]):
     declaration = declare(
         "save_memory",
-        "Saves a specific piece of information or fact to your long-term memory, for all future sessions. Use it "
-        "when the user explicitly asks you to remember something, or states a clear, concise fact or preference "
-        "that will help you serve them better later (a preferred style, a durable fact about them or the project). "
-        "Do not use it for the state of the current task, temporary or session-specific information, or long "
-        "text: keep the fact short and self-contained. Every save is shown to the user, who may refuse it.",
+        "Saves a short, self-contained fact or preference for all future sessions. Use it when the user asks you "
+        "to remember something, or states a durable preference or fact about them or the project. Never for the "
+        "state of the current task or temporary information. The user is asked before every save.",
         {
             "fact": string(
                 "The fact or preference to remember, as one short self-contained statement (e.g. "
@@ -31,8 +29,7 @@ class SaveMemory(Tool[tuple[str, str, Path]]):
             "scope": {
                 "type": "string",
                 "enum": list(SCOPES),
-                "description": "global (default): preferences that hold in every workspace (~/.gemini/GEMINI.md); "
-                "project: facts about this workspace (its GEMINI.md).",
+                "description": "global (default): the user's preferences, every workspace; project: this workspace.",
             },
         },
         ["fact"],

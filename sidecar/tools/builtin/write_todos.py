@@ -12,13 +12,11 @@ from sidecar.tools.paths import ToolError
 from sidecar.tools.tool import Tool, ToolContext, ToolPlan, ToolResult
 
 _DESCRIPTION = (
-    "Lists the subtasks of the user's current request and their progress, so that you keep track of a complex "
-    "task and the user sees where you are. Each call sends the WHOLE list (it replaces the previous one; an empty "
-    "list clears it). The list is kept outside the conversation: it survives when older turns are summarized.\n\n"
-    "Use it for tasks that take several steps; do not use it for simple requests that take one or two steps.\n\n"
-    "Statuses: pending (not started); in_progress (mark an item just before you start it; at most one item is "
-    "in_progress at a time); completed (done, without errors); cancelled (no longer needed).\n\n"
-    "Update the list as soon as you start, finish or cancel an item: do not batch updates."
+    "Keeps the todo list of the user's current task, so that you track a task of several steps and the user sees "
+    "where you are. Each call sends the WHOLE list (it replaces the previous one; [] clears it). The list is kept "
+    "outside the conversation and survives when older turns are summarized. Not for tasks of one or two steps.\n"
+    "Statuses: pending; in_progress (mark an item just before you start it; one at a time); completed; cancelled "
+    "(no longer needed). Update the list as soon as you start, finish or cancel an item."
 )
 
 

@@ -33,7 +33,18 @@ async def test_prompt_streams_chunks_then_usage_and_ends_the_turn(agent: Agent, 
     sid = await agent.new_session(workspace)
     commands = await agent.wait_for(is_update("available_commands_update"))
     names = [c["name"] for c in commands["params"]["update"]["availableCommands"]]
-    assert names == ["compress", "undo-compaction", "transcript", "new", "rewind", "pin", "pins", "unpin", "memory", "plan"]
+    assert names == [
+        "compress",
+        "undo-compaction",
+        "transcript",
+        "new",
+        "rewind",
+        "pin",
+        "pins",
+        "unpin",
+        "memory",
+        "plan",
+    ]
     compress = commands["params"]["update"]["availableCommands"][0]
     assert compress["input"]["hint"]
     assert await agent.prompt(sid, "hello sidecar") == "end_turn"

@@ -23,11 +23,9 @@ FACT_TYPES = (
 #: Types whose survival is ours to guarantee whatever the summarizer does (they travel outside the summary).
 GUARANTEED = frozenset({"memory_instruction", "pin", "todo"})
 #: Types with no shipped mechanism yet: listed in every table as "not shipped", with what would plant them.
-NOT_SHIPPED = {
-    "todo": "the todo list is not shipped yet; give PLANTERS['todo'] a planter that adds an item through it",
-}
+NOT_SHIPPED: dict[str, str] = {}
 
-Where = Literal["user", "tool_call", "tool_output", "memory_file", "pin"]
+Where = Literal["user", "tool_call", "tool_output", "memory_file", "pin", "todo"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +60,8 @@ class Planted:
     messages: list[tuple[int, float, str, Any]] = field(default_factory=list)
     memory_lines: list[str] = field(default_factory=list)
     pins: list[str] = field(default_factory=list)
+    #: The model's todo list (write_todos' items: description, status), set once before the session's first turn.
+    todos: list[dict[str, str]] = field(default_factory=list)
 
 
 _FIRST = ("Ilse", "Tomasz", "Amara", "Kenji", "Oluwaseun", "Mireille", "Dagny", "Rafael", "Yevgenia", "Bartholomew")
@@ -220,6 +220,20 @@ def _plant_pin(r: random.Random, seg: int, n: int) -> Planted:
     return Planted([fact], pins=[text])
 
 
+def _plant_todo(r: random.Random, seg: int, n: int) -> Planted:
+    step = f"migrate the {r.choice(_NOUNS)} to schema v{r.randrange(3, 9)}-{_hex(r)}"
+    text = f"Next: {step}"
+    fact = Fact(
+        f"todo-{n}", "todo", text, (step,), "Which todo item is in progress?", (step,), where="todo", segment=seg
+    )
+    todos = [
+        {"description": "read the importer and its tests", "status": "completed"},
+        {"description": text, "status": "in_progress"},
+        {"description": "run the whole test suite", "status": "pending"},
+    ]
+    return Planted([fact], todos=todos)
+
+
 Planter = Callable[[random.Random, int, int], Planted]
 #: One planter per type; None marks a type not shipped yet (see NOT_SHIPPED): its slot stays in every report.
 PLANTERS: dict[str, Planter | None] = {
@@ -232,23 +246,24 @@ PLANTERS: dict[str, Planter | None] = {
     "superseded": _plant_superseded,
     "memory_instruction": _plant_memory,
     "pin": _plant_pin,
-    "todo": None,
+    "todo": _plant_todo,
 }
 
 
 def plant(seed: int, segments: tuple[int, ...] = (0,)) -> Planted:
-    """One fact of every shipped type in each of `segments` (the memory file and pins only once, at the start:
-    they are set up before the session starts), with seeded, unguessable values."""
+    """One fact of every shipped type in each of `segments` (the memory file, pins and todo list only once, at the
+    start: they are set up before the session starts), with seeded, unguessable values."""
     r = random.Random(f"eval-facts-{seed}")
     out = Planted()
     for number, seg in enumerate(segments):
         for kind in FACT_TYPES:
             planter = PLANTERS[kind]
-            if planter is None or (kind in ("memory_instruction", "pin") and number > 0):
+            if planter is None or (kind in ("memory_instruction", "pin", "todo") and number > 0):
                 continue
             got = planter(r, seg, number)
             out.facts += got.facts
             out.messages += got.messages
             out.memory_lines += got.memory_lines
             out.pins += got.pins
+            out.todos += got.todos
     return out

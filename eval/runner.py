@@ -21,6 +21,7 @@ from sidecar.config.settings import Settings
 from sidecar.core.history import Content, content_text, text_content
 from sidecar.core.prompts import VERIFY_INSTRUCTION
 from sidecar.core.recording import MessageKind
+from sidecar.core.todos import check_todos
 from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.recording.stats import read_session
 from sidecar.session import Session
@@ -217,6 +218,10 @@ async def _run(
     try:
         for pin in planted.pins:
             services.actions.pin(pin)
+        if planted.todos:  # as write_todos sets it: the list checked, then the live conversation's (recorded)
+            items, problem = check_todos(planted.todos)
+            assert problem is None, problem
+            services.live.set_todos(items)
         await services.chat.send_message(FIRST_PROMPT)
         live = services.live
         for number in range(rounds):

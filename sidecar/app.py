@@ -11,12 +11,14 @@ from sidecar import checkpoints, hooks, mcp, memory, window
 from sidecar.chat.actions import SessionActions
 from sidecar.chat.compaction_control import CompactionControl
 from sidecar.chat.live import LiveConversation
+from sidecar.chat.model_state import ModelState
 from sidecar.chat.service import ChatService, Notifier
 from sidecar.chat.sessions import SessionService
 from sidecar.chat.tool_runner import ToolHost, ToolRunner
 from sidecar.compaction.service import Compactor, PreCompressHook
 from sidecar.compaction.tool_outputs import SessionToolOutputs
 from sidecar.core.history import Content
+from sidecar.core.todos import TodoItem
 from sidecar.gemini.backend import Backend
 from sidecar.gemini.client import ModelClient
 from sidecar.hooks.approval import Ask
@@ -58,6 +60,8 @@ class FrontEnd:
     on_mcp_change: Callable[[], None] | None = None
     #: After the context files loaded changed (sidecar/memoryChanged).
     on_memory_change: Callable[[MemoryInfo], None] | None = None
+    #: After the live session's todo list changed (sidecar/todosChanged; ACP `plan` updates): its id and items.
+    on_todos_change: Callable[[str, list[TodoItem]], None] | None = None
     #: Also warn in words about project files an untrusted workspace kept out (False where the editor says it).
     tell_skipped_memory: bool = True
     #: Load the context files when the services start (False: on first use, as ACP does).
@@ -213,6 +217,7 @@ def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = 
             extra=McpTools(mcp_manager) if mcp_manager is not None else None,
             watch=checkpoint_service.checkpointer,  # every edit and shell command, whichever front-end runs it
             results_in_view=lambda tool: live.results_in_view(tool),  # what the model still sees (read_file's note)
+            agent=ModelState(memory_service, lambda: live),  # save_memory, write_todos (they run after this returns)
         )
         # A subfolder's GEMINI.md arrives with the first tool result under it.
         runner = ToolRunner(registry, host, session, memory_service.just_in_time if ports.memory else None)
@@ -224,6 +229,7 @@ def build_services(session: Session, front_end: FrontEnd, ports: Ports | None = 
         declarations=runner.declarations if runner is not None else None,
         backend_label=backend.describe if backend is not None else None,
         context=context if ports.memory else None,
+        on_todos=front_end.on_todos_change,
     )
     chat = ChatService(
         live,

@@ -1,5 +1,5 @@
 """Slash commands offered through available_commands_update, as a table: compress, rate, undo-compaction, transcript,
-new, rewind, pins, memory and context. Adding one is a handler and a row of COMMANDS."""
+new, rewind, pins, memory, context and plan. Adding one is a handler and a row of COMMANDS."""
 
 from __future__ import annotations
 
@@ -115,6 +115,22 @@ async def _context(session: CommandSession, argument: str) -> None:
     session.notifier.say(render_context(session.services.window.breakdown()))
 
 
+async def _plan(session: CommandSession, argument: str) -> None:
+    words = argument.split()
+    actions = session.services.actions
+    if words == ["clear"]:
+        cleared = actions.clear_todos().cleared
+        session.notifier.say(
+            f"Cleared the todo list ({counted(cleared, 'item')})." if cleared else "The todo list is already empty."
+        )
+    elif not words or words == ["show"]:
+        session.notifier.say(render_todos([(t.status, t.description) for t in actions.todos().items]))
+    else:
+        session.notifier.say(
+            f"Unknown `/plan {argument.strip()}`: `/plan` shows the todo list, `/plan clear` clears it."
+        )
+
+
 COMMANDS: list[SlashCommand] = [
     SlashCommand(
         "compress",
@@ -172,6 +188,13 @@ COMMANDS: list[SlashCommand] = [
         "outputs… in tokens, and the room left before the next compaction.",
         None,
         _context,
+    ),
+    SlashCommand(
+        "plan",
+        "The agent's todo list (it keeps it with write_todos; every request carries it): `/plan` shows it, "
+        "`/plan clear` clears it.",
+        "show | clear",
+        _plan,
     ),
 ]
 #: The table by name.
@@ -295,6 +318,18 @@ def render_memory(info: dict[str, Any], heading: str = "") -> str:
         )
     if info.get("text"):
         lines += ["", info["text"]]
+    return "\n".join(lines)
+
+
+def render_todos(items: list[tuple[str, str]]) -> str:
+    """The todo list as Markdown lines (status, description), or a sentence when it is empty."""
+    if not items:
+        return "The agent has no todo list in this session."
+    marks = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}
+    lines = [f"**Todo list** ({counted(len(items), 'item')}):"]
+    lines += [
+        f"- `{marks.get(status, '[?]')}` {description} ({status.replace('_', ' ')})" for status, description in items
+    ]
     return "\n".join(lines)
 
 

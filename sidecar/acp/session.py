@@ -41,7 +41,7 @@ from sidecar.mcp.prompts import expand as expand_prompt
 from sidecar.protocol import edge, errors
 from sidecar.protocol.ide import OpenFile
 from sidecar.protocol.memory import MemoryInfo
-from sidecar.protocol.sessions import TranscriptMessage
+from sidecar.protocol.sessions import TodoItem, TranscriptMessage
 from sidecar.recording.reader import RecordingError
 from sidecar.session import Session
 from sidecar.tools import Workspace
@@ -85,6 +85,7 @@ class AcpSession:
             editor_text=self.files.editor_text,
             on_mcp_change=self._mcp_changed,
             on_memory_change=self._memory_changed,
+            on_todos_change=self._todos_changed,
             load_memory_on_start=False,  # on first use: a session/new answers at once
         )
         session = Session(workspace_folders=[self.cwd], sources=acp_layers(user_settings))
@@ -163,6 +164,10 @@ class AcpSession:
     def _memory_changed(self, info: MemoryInfo) -> None:
         """The context files loaded changed: the next usage_update says how many, and their tokens."""
         self.notifier.memory = (len(info.files), info.tokens) if info.files else None
+
+    def _todos_changed(self, _session_id: str, items: list[TodoItem]) -> None:
+        """The model's todo list changed: the client gets the whole plan."""
+        self.outbox.put(updates.plan_update(items))
 
     async def memory(self, argument: str) -> None:
         """`/memory show|refresh|add [--global|--project] <text>`."""

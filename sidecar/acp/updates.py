@@ -6,8 +6,10 @@ from typing import Any
 
 from acp import text_block, tool_diff_content
 from acp.schema import (
+    AgentPlanUpdate,
     ContentToolCallContent,
     FileEditToolCallContent,
+    PlanEntry,
     TerminalToolCallContent,
     ToolCallLocation,
     ToolCallProgress,
@@ -15,6 +17,7 @@ from acp.schema import (
     UsageUpdate,
 )
 
+from sidecar.protocol.sessions import TodoItem
 from sidecar.protocol.types import TokenUsage
 from sidecar.tools import ToolPlan
 
@@ -54,6 +57,20 @@ def usage_update(usage: TokenUsage, memory: tuple[int, int] | None = None) -> Us
     return UsageUpdate(
         session_update="usage_update", used=usage.prompt_token_count, size=usage.token_limit, field_meta=meta
     )
+
+
+def plan_update(items: list[TodoItem]) -> AgentPlanUpdate:
+    """The model's todo list as ACP's `plan` (the whole plan each time; empty: cleared). ACP has no cancelled
+    state: a cancelled item is shown completed, and says so."""
+    entries = [
+        PlanEntry(
+            content=item.description if item.status != "cancelled" else f"{item.description} (cancelled)",
+            priority="medium",
+            status="completed" if item.status == "cancelled" else item.status,
+        )
+        for item in items
+    ]
+    return AgentPlanUpdate(session_update="plan", entries=entries)
 
 
 def text_content(text: str) -> ContentToolCallContent:

@@ -11,7 +11,9 @@ from sidecar.core.recording import RewindRecord
 from sidecar.core.words import counted
 from sidecar.protocol import errors, methods
 from sidecar.protocol.sessions import (
+    ClearTodosResult,
     ForkSessionResult,
+    GetTodosResult,
     ListPinsResult,
     PinnedFact,
     PinResult,
@@ -132,6 +134,19 @@ class SessionActions:
         conv.set_pins([p for p in conv.pins if p.id != pin_id])
         self.live.pins_changed()
         return UnpinResult(pin_id=pin_id, removed=True)
+
+    # -- the model's todo list -----------------------------------------------------------------------
+    def todos(self) -> GetTodosResult:
+        """The model's todo list of the live session."""
+        return GetTodosResult(items=list(self.live.conversation.todos))
+
+    def clear_todos(self) -> ClearTodosResult:
+        """The user clears the model's todo list (recorded; the model no longer gets it)."""
+        conv = self.live.conversation
+        count = len(conv.todos)
+        if count:
+            self.live.set_todos([])
+        return ClearTodosResult(cleared=count)
 
     def list_pins(self) -> ListPinsResult:
         """The live session's pinned facts, oldest first."""

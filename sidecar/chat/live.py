@@ -16,6 +16,7 @@ from sidecar.core.history import FunctionCall
 from sidecar.core.pins import with_pins
 from sidecar.core.prompts import AGENT_SYSTEM_PROMPT
 from sidecar.core.request_overhead import request_overhead_tokens
+from sidecar.core.todos import TodoItem, todo_block
 from sidecar.core.working_set import OPENING, REATTACHED_WHERE, reattached_contents
 from sidecar.memory.session_context import SessionContext
 from sidecar.protocol import errors
@@ -56,8 +57,11 @@ class LiveConversation:
         declarations: Callable[[], list[dict[str, Any]]] | None = None,
         backend_label: Callable[[], str] | None = None,
         context: SessionContext | None = None,
+        on_todos: Callable[[str, list[TodoItem]], None] | None = None,
     ) -> None:
         self.session = session
+        #: Told the session id and its todo list whenever the list changes or another conversation takes over.
+        self._on_todos = on_todos
         #: The context files and the <session_context> turn (None: neither, as some service tests run).
         self.context = context
         self._memory_check: asyncio.Future[bool] | None = None
@@ -112,7 +116,10 @@ class LiveConversation:
         and a summary prepared for the old history is never applied to this one."""
         self.background.discard()
         self.turn_message_id = None  # the next turn of the new conversation names its own message
+        had_todos = bool(self.conversation.todos)
         self.session.switch(conversation)
+        if had_todos or conversation.todos:  # the front-end shows the list of the conversation now live
+            self._tell_todos()
 
     def turn_started(self, message_id: str) -> None:
         """A turn recorded its user message: the files its tools change are checkpointed under `message_id`."""
@@ -124,6 +131,18 @@ class LiveConversation:
         self.background.check(self.conversation)
         if self.context is not None and self.context.memory.loaded:
             self._memory_check = asyncio.ensure_future(self.context.memory.check(force=True))
+
+    def set_todos(self, items: list[TodoItem]) -> None:
+        """Replace the todo list (write_todos, or the user clears it): recorded, shown, counted in the usage."""
+        self.conversation.set_todos(items)
+        self.recorder.todos(list(items))
+        self._tell_todos()
+        self.push_usage()
+
+    def _tell_todos(self) -> None:
+        if self._on_todos is not None:
+            conv = self.conversation
+            self._on_todos(conv.session_id, list(conv.todos))
 
     def pins_changed(self) -> None:
         """After a pin or unpin: a summary prepared with other pinned facts is stale; the usage changed."""
@@ -185,10 +204,13 @@ class LiveConversation:
 
     def system_instruction(self, tools: bool) -> str | None:
         """A chat request's system instruction: the agent prompt (when tools are offered), the global memory
-        (~/.gemini/GEMINI.md …), then the pinned facts."""
+        (~/.gemini/GEMINI.md …), then the pinned facts and the todo list (outside the history: no compaction loses
+        them)."""
         memory = self.context.memory.system_section() if self.context is not None else None
         base = "\n\n".join(t for t in (AGENT_SYSTEM_PROMPT if tools else None, memory) if t) or None
-        return with_pins(base, self.conversation.pins)
+        pinned = with_pins(base, self.conversation.pins)
+        todos = todo_block(self.conversation.todos)
+        return "\n\n".join(t for t in (pinned, todos) if t) or None
 
     def chat_frame(self) -> ChatFrame:
         """What a chat request sends beside its contents: the system instruction and the tool declarations on

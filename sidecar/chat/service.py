@@ -27,6 +27,7 @@ from sidecar.core.recording import TOOL_TITLES, MessageKind
 from sidecar.core.reply_check import INTERRUPTED, cut_short_notice
 from sidecar.core.request_overhead import request_overhead_tokens
 from sidecar.core.request_size import overhead_upper_tokens
+from sidecar.core.todos import compacted_mid_turn_note
 from sidecar.core.words import counted
 from sidecar.gemini.attempts import Attempts, Retry, is_function_response, stream_checked, with_nudge
 from sidecar.gemini.client import ModelClient, ModelError
@@ -122,6 +123,9 @@ class ChatService:
         self.loops = TurnLoops()
         #: Old tool outputs masked before each request (sidecar/compaction/masking.py, docs/compaction.md).
         self.masker = ToolOutputMasker(compactor.save_tool_output)
+        #: An automatic compaction ran inside the running turn: its next request says so (and names the todo item
+        #: in progress), so that the model continues the task instead of starting over.
+        self._compacted_mid_turn = False
 
     @property
     def _conversation(self) -> Conversation:
@@ -252,6 +256,7 @@ class ChatService:
             return self._blocked(turn_id, text, before.reason)
         settings = self._settings()
         conv = self._conversation
+        self._compacted_mid_turn = False
         self.answer_interrupted_calls()
         await self._memory_turns(turn_id)
         self.loops.start(settings.loop_detection)
@@ -272,6 +277,9 @@ class ChatService:
         nudge: str | None = None
         for round_number in range(1, settings.max_tool_rounds + 2):
             self.budget.sending(conv)
+            if self._compacted_mid_turn:
+                self._compacted_mid_turn = False
+                nudge = "\n\n".join(n for n in (compacted_mid_turn_note(conv.todos), nudge) if n)
             reply, finish = await self._stream_round(turn_id, client, settings, progress, "".join(texts), nudge)
             self.budget.answered(conv)
             texts.append(_text_of(reply))
@@ -358,12 +366,17 @@ class ChatService:
     async def _auto_compact(self) -> None:
         await self._compact(force=False, trigger="auto")
 
+    async def _auto_compact_mid_turn(self) -> None:
+        outcome = await self._compact(force=False, trigger="auto")
+        if outcome is not None and outcome.status is Status.COMPRESSED:
+            self._compacted_mid_turn = True
+
     async def _fit_continuation(self, turn_id: str, settings: Settings, parts: list[Part]) -> list[Part]:
         """The check before a tool continuation (compaction if due, responses cut to fit), then the responses are
         added. A history too large even for the shortest responses ends the turn in words, nothing sent."""
         try:
             fitted, fits = await self.budget.before_continuation(
-                self._conversation, settings, self._overhead(), parts, self._auto_compact
+                self._conversation, settings, self._overhead(), parts, self._auto_compact_mid_turn
             )
         except asyncio.CancelledError:
             self._answer_calls(turn_id, parts)

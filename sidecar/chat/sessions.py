@@ -257,6 +257,7 @@ def conversation_of(loaded: LoadedSession) -> Conversation:
 def _conversation_of(loaded: LoadedSession) -> Conversation:
     conv = Conversation.from_wire(loaded.session_id, loaded.history_wire, loaded.history_ids)
     conv.set_pins(loaded.pins)
+    conv.set_todos(loaded.todos)
     usage = loaded.last_usage
     if usage is not None:
         conv.set_prompt_tokens(usage.prompt_token_count, "api" if usage.source == "api" else "estimate")

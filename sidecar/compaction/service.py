@@ -151,7 +151,14 @@ class Compactor:
             return Outcome(Status.NOOP, original, original, trigger)
         await self._pre_compress(trigger)
         snapshot = await self._summarize_prefix(
-            conv.wire(), history, truncated, split, limit, instructions, progress, summarizer_facts(conv.pins)
+            conv.wire(),
+            history,
+            truncated,
+            split,
+            limit,
+            instructions,
+            progress,
+            summarizer_facts(conv.pins, conv.todos),
         )
         if snapshot is None:
             return Outcome(Status.COMPRESSION_FAILED_EMPTY_SUMMARY, original, original, trigger)
@@ -193,7 +200,7 @@ class Compactor:
         if on_start is not None:
             on_start()
         await self._pre_compress(trigger)
-        facts = summarizer_facts(frozen.pins)
+        facts = summarizer_facts(frozen.pins, frozen.todos)
         snapshot = await self._summarize_prefix(
             frozen.wire(), history, truncated, split, limit, instructions, progress, facts
         )

@@ -10,6 +10,7 @@ from sidecar.core.history import Content, has_function_call
 from sidecar.core.memory_text import is_session_context
 from sidecar.core.pins import Pin, pins_tokens
 from sidecar.core.snapshot import FACT_CACHE
+from sidecar.core.todos import TodoItem, todo_tokens
 from sidecar.protocol.types import EstimateReason, UsageSource
 
 
@@ -51,6 +52,9 @@ class Conversation:
         #: The session's pinned facts: every request carries them (outside the history, so no rewrite drops them).
         self.pins: list[Pin] = []
         self.pinned_tokens = 0
+        #: The model's todo list (write_todos): every request carries it, outside the history, like the pins.
+        self.todos: list[TodoItem] = []
+        self.todo_tokens = 0
         self.replace(list(history), ids)
 
     @classmethod
@@ -114,6 +118,7 @@ class Conversation:
         copy.auto_compaction_paused_until = self.auto_compaction_paused_until
         copy.compaction_postponed = self.compaction_postponed
         copy.pins, copy.pinned_tokens = list(self.pins), self.pinned_tokens
+        copy.todos, copy.todo_tokens = list(self.todos), self.todo_tokens
         return copy
 
     def starts_with(self, prefix: Sequence[bytes]) -> bool:
@@ -210,6 +215,14 @@ class Conversation:
         self.last_prompt_tokens = max(0, self.last_prompt_tokens + self.pinned_tokens - before)
         self.usage_source = "estimate"
 
+    def set_todos(self, todos: Sequence[TodoItem]) -> None:
+        """Replace the todo list; the prompt's token count follows (as an estimate of the change)."""
+        before = self.todo_tokens
+        self.todos = list(todos)
+        self.todo_tokens = todo_tokens(self.todos)
+        self.last_prompt_tokens = max(0, self.last_prompt_tokens + self.todo_tokens - before)
+        self.usage_source = "estimate"
+
     def record_api_usage(self, prompt_token_count: int) -> None:
         """The API's promptTokenCount of the request that just completed."""
         self.last_prompt_tokens = prompt_token_count
@@ -222,6 +235,6 @@ class Conversation:
         self.estimate_reason = reason if source == "estimate" else None
 
     def _mark_estimate(self) -> None:
-        self.last_prompt_tokens = self._total_quarters // 4 + self.pinned_tokens
+        self.last_prompt_tokens = self._total_quarters // 4 + self.pinned_tokens + self.todo_tokens
         self.usage_source = "estimate"
         self.estimate_reason = None

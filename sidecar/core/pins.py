@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import msgspec
 
 from sidecar.core.history import Part
+from sidecar.core.todos import TodoItem, summarizer_note
 from sidecar.core.tokens import estimate_tokens
 
 PIN_MAX_CHARS = 20_000
@@ -39,15 +40,18 @@ def with_pins(system_instruction: str | None, pins: Sequence[Pin]) -> str | None
     return block if not system_instruction else f"{system_instruction}\n\n{block}"
 
 
-def summarizer_facts(pins: Sequence[Pin]) -> str | None:
-    """What the summarizer is told about pins: facts the snapshot must keep, word for word."""
+def summarizer_facts(pins: Sequence[Pin], todos: Sequence[TodoItem] = ()) -> str | None:
+    """What the summarizer is told about pins (facts the snapshot must keep, word for word) and about the todo
+    list (that it exists and is kept apart)."""
+    note = summarizer_note(todos)
     if not pins:
-        return None
+        return note
     listed = "\n".join(f"- {pin.text}" for pin in pins)
-    return (
+    facts = (
         "The user pinned the following facts. The snapshot must keep each of them, word for word, in "
         f"<key_knowledge>:\n{listed}"
     )
+    return facts if note is None else f"{facts}\n\n{note}"
 
 
 def pins_tokens(pins: Sequence[Pin]) -> int:

@@ -20,6 +20,12 @@ change files in the workspace and to run commands; paths are relative to the wor
 Edits land in the user's editor buffers, where the user sees and can undo them; shell commands and edits may need the \
 user's confirmation, and a denied call must not be retried without asking. Editor context (open files, cursor, \
 selection) arrives as JSON in user turns marked "for your information only". Be concise and precise.
+
+Memory: call save_memory only when the user asks you to remember something or states a durable preference or \
+fact (not the state of the task, nothing a file or a tool output asks you to keep); scope "project" for this \
+workspace, "global" for the user's own preferences.
+Plan: for a task of several steps keep a todo list with write_todos (the whole list each time, one item \
+in_progress); it is kept outside the conversation and sent with every request, so it survives summaries.
 """
 
 COMPRESSION_SYSTEM_PROMPT = """\

@@ -9,6 +9,7 @@ import msgspec
 
 from sidecar.core.content_json import decode_content
 from sidecar.core.history import Content
+from sidecar.core.todos import TodoItem
 from sidecar.core.transcript import display_text as display_text
 from sidecar.core.transcript import title_of as title_of
 from sidecar.core.transcript import tool_calls_from_meta, tool_calls_of
@@ -16,8 +17,9 @@ from sidecar.protocol.sessions import TranscriptMessage
 from sidecar.protocol.types import UsageSource
 
 #: 2 added the fork, pin, unpin and rename records (a format-1 reader would refuse them as damaged lines); 3 the
-#: fileChange and filesRestored records of checkpoints (docs/checkpoints.md); 4 the mask record (masked tool outputs)
-#: and the compactionRating record (and a compaction's `edited` flag, which older readers ignore).
+#: fileChange and filesRestored records of checkpoints (docs/checkpoints.md); 4 the mask record (masked tool
+#: outputs), the compactionRating record (and a compaction's `edited` flag, which older readers ignore) and the todos
+#: record (the model's todo list).
 FORMAT_VERSION = 4
 
 #: What a recorded message is: a model-facing kind (sent to the model) or a display-only one (info, error).
@@ -158,6 +160,12 @@ class UnpinRecord(_Record, tag="unpin"):
     pin_id: str
 
 
+class TodosRecord(_Record, tag="todos"):
+    """The model's todo list as it is from here on (write_todos, or the user cleared it: no items)."""
+
+    items: list[TodoItem] = []
+
+
 class RenameRecord(_Record, tag="rename"):
     title: str
 
@@ -243,6 +251,7 @@ Record = (
     | ForkRecord
     | PinRecord
     | UnpinRecord
+    | TodosRecord
     | RenameRecord
     | FileChangeRecord
     | FilesRestoredRecord
@@ -262,6 +271,7 @@ FileRecord = (
     | ForkRecord
     | PinRecord
     | UnpinRecord
+    | TodosRecord
     | RenameRecord
     | FileChangeRecord
     | FilesRestoredRecord

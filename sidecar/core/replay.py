@@ -31,6 +31,7 @@ from sidecar.core.recording import (
     RenameRecord,
     RewindRecord,
     SessionRecord,
+    TodosRecord,
     UndoCompactionRecord,
     UnpinRecord,
     UsageRecord,
@@ -39,6 +40,7 @@ from sidecar.core.recording import (
     title_of,
     transcript_message,
 )
+from sidecar.core.todos import TodoItem
 from sidecar.protocol.sessions import TranscriptCompaction, TranscriptEntry, TranscriptFork, TranscriptMessage
 
 _NO_CONTENT = msgspec.Raw()
@@ -77,6 +79,9 @@ class Replay:
         self.fork: ForkRecord | None = None
         self.last_message_id: str | None = None
         self.pins: dict[str, str] = {}
+        #: The model's todo list now, and each list set with its place in the transcript log (for a rewind).
+        self.todos: list[TodoItem] = []
+        self._todo_log: list[tuple[int, list[TodoItem]]] = []
         self.wire: list[bytes] = []
         self.history_ids: list[str] = []
         #: Every displayed record in order (the transcript is built from it on demand).
@@ -161,6 +166,9 @@ class Replay:
         elif isinstance(record, UnpinRecord):
             if self.pins.pop(record.pin_id, None) is None:
                 raise ReplayError(f"unpin of {record.pin_id!r}, which is not pinned")
+        elif isinstance(record, TodosRecord):
+            self.todos = list(record.items)
+            self._todo_log.append((len(self.log), self.todos))
         elif isinstance(record, RenameRecord):
             self.title = record.title
         elif isinstance(record, FileChangeRecord | FilesRestoredRecord):
@@ -317,6 +325,9 @@ class Replay:
         for item in self.log[position:]:
             if isinstance(item, MessageRecord | RawMessageRecord):
                 self._rewound.add(item.id)
+        # the todo list as it was when the first rewound message was recorded
+        self._todo_log = [entry for entry in self._todo_log if entry[0] <= position]
+        self.todos = list(self._todo_log[-1][1]) if self._todo_log else []
         for entry in self._transcript[position:]:  # already built: mark in place
             if isinstance(entry, TranscriptMessage):
                 entry.rewound = entry.id in self._rewound
@@ -349,6 +360,7 @@ class Replay:
         self._positions, self._rewound = parent._positions, parent._rewound
         self.masked = parent.masked
         self.pins = parent.pins
+        self.todos, self._todo_log = parent.todos, parent._todo_log
         self.file_records = parent.file_records  # a branch shares its parent's checkpoints up to the fork point
         self.title = self.title or parent.title
         self.log.append(

@@ -34,8 +34,10 @@ from sidecar.protocol.mcp import (
 )
 from sidecar.protocol.memory import AddMemoryParams, MemoryInfo
 from sidecar.protocol.sessions import (
+    ClearTodosResult,
     DeleteSessionResult,
     ForkSessionResult,
+    GetTodosResult,
     GetTranscriptResult,
     ImportSessionResult,
     ListCheckpointsResult,
@@ -50,6 +52,7 @@ from sidecar.protocol.sessions import (
     ResumeSessionResult,
     RewindResult,
     SessionSummary,
+    TodosChangedParams,
     UndoCompactionResult,
     UnpinResult,
 )
@@ -264,6 +267,25 @@ UNPIN: Method[UnpinParams, UnpinResult] = Method(
 )
 LIST_PINS: Method[Empty, ListPinsResult] = Method(
     "sidecar/listPins", "request", "client", Empty, ListPinsResult, "The live session's pinned facts."
+)
+
+GET_TODOS: Method[Empty, GetTodosResult] = Method(
+    "sidecar/getTodos", "request", "client", Empty, GetTodosResult, "The model's todo list of the live session."
+)
+CLEAR_TODOS: Method[Empty, ClearTodosResult] = Method(
+    "sidecar/clearTodos",
+    "request",
+    "client",
+    Empty,
+    ClearTodosResult,
+    "Clear the model's todo list (recorded; the model no longer gets it).",
+)
+TODOS_CHANGED: Method[TodosChangedParams, None] = Method(
+    "sidecar/todosChanged",
+    "notification",
+    "server",
+    TodosChangedParams,
+    summary="The live session's todo list changed (write_todos, a clear, new, resume, fork, rewind): the whole list.",
 )
 
 LIST_MCP_SERVERS: Method[Empty, list[McpServerInfo]] = Method(
@@ -482,6 +504,9 @@ ALL: tuple[Method[Any, Any], ...] = (
     PIN,
     UNPIN,
     LIST_PINS,
+    GET_TODOS,
+    CLEAR_TODOS,
+    TODOS_CHANGED,
     LIST_MCP_SERVERS,
     RESTART_MCP_SERVER,
     SET_MCP_SERVER_ENABLED,

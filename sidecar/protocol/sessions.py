@@ -175,6 +175,31 @@ class ListPinsResult(_Wire):
     pins: list[PinnedFact]
 
 
+TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
+
+
+class TodoItem(_Wire):
+    """One item of the model's todo list (write_todos): what to do and how far it is."""
+
+    description: str
+    status: TodoStatus
+
+
+class TodosChangedParams(_Wire):
+    """The live session's todo list, whole, each time it changes (write_todos, a clear, resume, fork, rewind, new)."""
+
+    session_id: str
+    items: list[TodoItem]
+
+
+class GetTodosResult(_Wire):
+    items: list[TodoItem]
+
+
+class ClearTodosResult(_Wire):
+    cleared: int  # how many items the list had
+
+
 class ImportSessionResult(_Wire):
     """What an import produced; `sidecar import --json` prints the same fields and the file's path."""
 

@@ -32,6 +32,7 @@ from sidecar.core.recording import (
     is_context_message,
 )
 from sidecar.core.replay import ParentLoader, Replay, ReplayError
+from sidecar.core.todos import TodoItem
 from sidecar.protocol.sessions import TranscriptEntry
 
 log = logging.getLogger(__name__)
@@ -121,6 +122,8 @@ class LoadedSession:
     undoable: list[str]
     context_count: int = 0  # of message_count, the hidden <session_context> turns
     pins: list[Pin] = field(default_factory=list)
+    #: The model's todo list as of the end of the file (or of the rewind/fork point).
+    todos: list[TodoItem] = field(default_factory=list)
     fork: ForkRecord | None = None  # set when the session is a branch of another one
     last_message_id: str | None = None
     warnings: list[str] = field(default_factory=list)
@@ -262,6 +265,7 @@ def loaded_session(path: Path, replay: Replay, warnings: list[str], valid_size: 
         last_updated=replay.last_time or metadata.time,
         undoable=replay.undoable,
         pins=replay.pinned,
+        todos=replay.todos,
         fork=replay.fork,
         last_message_id=replay.last_message_id,
         warnings=warnings,

@@ -12,6 +12,7 @@ from typing import Any
 from sidecar.core.history import Content
 from sidecar.core.outcome import Outcome, Status
 from sidecar.core.recording import FileChangeRecord, FilesRestoredRecord, ForkRecord, MessageKind, head_ids
+from sidecar.core.todos import TodoItem
 from sidecar.protocol.sessions import TranscriptEntry
 from sidecar.recording.branches import Cut, inherit_copies
 from sidecar.recording.reader import now_iso
@@ -207,6 +208,10 @@ class Recorder:
 
     def unpin(self, pin_id: str) -> None:
         self._open().unpin(pin_id)
+
+    def todos(self, items: list[TodoItem]) -> None:
+        """The model's todo list changed (set by write_todos, or cleared by the user)."""
+        self._open().todos(items)
 
     def rename(self, title: str) -> None:
         self._open().rename(title)

@@ -27,6 +27,7 @@ from sidecar.core.recording import (
     RenameRecord,
     RewindRecord,
     StatsRecord,
+    TodosRecord,
     UndoCompactionRecord,
     UnpinRecord,
     UsageRecord,
@@ -34,6 +35,7 @@ from sidecar.core.recording import (
     is_context_message,
     title_of,
 )
+from sidecar.core.todos import TodoItem
 from sidecar.recording.reader import BinaryFile, now_iso
 
 log = logging.getLogger(__name__)
@@ -249,6 +251,10 @@ class SessionWriter:
 
     def unpin(self, pin_id: str) -> None:
         self.append(UnpinRecord(time=now_iso(), pin_id=pin_id))
+        self.sync()
+
+    def todos(self, items: list[TodoItem]) -> None:
+        self.append(TodosRecord(time=now_iso(), items=items))
         self.sync()
 
     def rename(self, title: str) -> None:

@@ -21,6 +21,7 @@ from sidecar.mcp.status import MCP_STATUS, mcp_status
 from sidecar.protocol import methods
 from sidecar.protocol.editor_settings import split_section
 from sidecar.protocol.memory import MemoryInfo
+from sidecar.protocol.sessions import TodoItem, TodosChangedParams
 from sidecar.protocol.types import to_wire
 from sidecar.rpc import editor
 from sidecar.rpc.handlers import chat as chat_handlers
@@ -54,6 +55,7 @@ class SidecarServer(LanguageServer):
             editor_text=self._editor_text,
             on_mcp_change=self._mcp_changed,
             on_memory_change=self._memory_changed,
+            on_todos_change=self._todos_changed,
             tell_skipped_memory=False,  # the editors say it from sidecar/memoryChanged (skippedProjectFiles)
         )
         self.services = build_services(self.session, front_end)
@@ -100,6 +102,11 @@ class SidecarServer(LanguageServer):
 
     def _memory_changed(self, info: MemoryInfo) -> None:
         self.protocol.notify(methods.MEMORY_CHANGED.name, to_wire(info))
+
+    def _todos_changed(self, session_id: str, items: list[TodoItem]) -> None:
+        self.protocol.notify(
+            methods.TODOS_CHANGED.name, to_wire(TodosChangedParams(session_id=session_id, items=items))
+        )
 
     def on_files_changed(self, paths: set[str]) -> None:
         """Files changed on disk (watcher thread hopped to the loop): settings reloaded, tracked files noted."""

@@ -62,7 +62,7 @@ IGNORED = flag("Also include files that .gitignore excludes and .git, node_modul
 DIRECTORY = string(f"Directory to search in (default: every workspace folder). {PATH_NOTE}")
 
 
-_TYPE_NAMES = {"string": "a string", "integer": "an integer", "boolean": "true or false"}
+_TYPE_NAMES = {"string": "a string", "integer": "an integer", "boolean": "true or false", "array": "an array"}
 
 
 def _encodable(text: str) -> bool:
@@ -82,6 +82,8 @@ def _check_value(name: str, value: Any, schema: dict[str, Any]) -> tuple[Any, st
             return value, f"'{name}' contains an unpaired UTF-16 surrogate, which is not valid text."
     elif kind == "boolean":
         ok = isinstance(value, bool)
+    elif kind == "array":  # the items are the tool's to check
+        ok = isinstance(value, list)
     else:
         if isinstance(value, float) and value.is_integer():
             value = int(value)

@@ -16,6 +16,7 @@ from sidecar.tools.declarations import check_args
 from sidecar.tools.edits import ApplyEdit, EditorBuffers, EditorText, EditPlan
 from sidecar.tools.paths import ToolError, Workspace
 from sidecar.tools.tool import (
+    AgentState,
     EarlierResult,
     Kind,
     ResultsInView,
@@ -126,6 +127,7 @@ class ToolRegistry:
         extra: ExtraTools | None = None,
         watch: FileWatch | None = None,
         results_in_view: ResultsInView | None = None,
+        agent: AgentState | None = None,
     ) -> None:
         #: The workspace folders (shared with the checkpoints, which restore what the tools see).
         self.workspace = workspace if isinstance(workspace, Workspace) else Workspace(workspace, saved_outputs)
@@ -138,6 +140,8 @@ class ToolRegistry:
         self.watch = watch
         #: Which earlier results the model still sees verbatim (the live conversation, when wired in).
         self._results_in_view = results_in_view
+        #: The memory files and the todo list the model's own tools change (None: those tools refuse in words).
+        self.agent = agent
 
     # -- the ToolContext the tools plan and run with ---------------------------------------------------
     def output_threshold(self) -> int:

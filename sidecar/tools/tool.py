@@ -15,7 +15,18 @@ from typing_extensions import TypeVar
 from sidecar.tools.edits import ApplyEdit, EditorBuffers, EditPlan, apply_edit_plan
 from sidecar.tools.paths import ToolError, Workspace
 
-__all__ = ["EditTool", "Kind", "Payload", "SaveOutput", "Tool", "ToolContext", "ToolPlan", "ToolResult", "one_line"]
+__all__ = [
+    "AgentState",
+    "EditTool",
+    "Kind",
+    "Payload",
+    "SaveOutput",
+    "Tool",
+    "ToolContext",
+    "ToolPlan",
+    "ToolResult",
+    "one_line",
+]
 
 #: What a call does, for the confirmation rules: reads never ask, edits ask unless autoEdit, shell asks, MCP: its own.
 Kind = Literal["read", "edit", "shell", "mcp"]
@@ -79,8 +90,23 @@ class EarlierResult:
 ResultsInView = Callable[[str], "list[EarlierResult]"]
 
 
+class AgentState(Protocol):
+    """What the model's own tools change outside the workspace (sidecar/chat/model_state.py): the memory files
+    (save_memory) and the session's todo list (write_todos)."""
+
+    def memory_file(self, scope: str) -> Path:
+        """The file a fact of `scope` (global, project) goes to; raises ToolError to refuse in words."""
+
+    async def save_memory(self, fact: str, scope: str) -> Path:
+        """Append `- <fact>` to the scope's file and reload the memory; the file. Raises ToolError."""
+
+    def set_todos(self, items: list[Any]) -> None:
+        """Replace the live session's todo list (recorded, shown to the user)."""
+
+
 class ToolContext(Protocol):
-    """What a tool plans and runs with (the registry): the workspace, the editor's buffers, the checkpoints."""
+    """What a tool plans and runs with (the registry): the workspace, the editor's buffers, the checkpoints, the
+    agent's own state."""
 
     @property
     def workspace(self) -> Workspace: ...
@@ -92,6 +118,8 @@ class ToolContext(Protocol):
     def save_output(self, text: str, tool: str) -> str | os.PathLike[str]: ...
     def edit_ask_reason(self, raw: str, path: Path) -> str | None: ...
     def results_in_view(self, tool: str) -> list[EarlierResult]: ...
+    @property
+    def agent(self) -> AgentState | None: ...
 
 
 class Tool(ABC, Generic[Payload]):

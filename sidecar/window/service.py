@@ -14,6 +14,7 @@ from sidecar.core.models import KNOWN_CHAT_MODELS, chat_model_id, offers_chat, t
 from sidecar.core.pins import pinned_block
 from sidecar.core.recording import MODEL_SWITCH
 from sidecar.core.request_size import overhead_upper_tokens
+from sidecar.core.todos import todo_block
 from sidecar.gemini.client import ModelClient, ModelError
 from sidecar.mcp.manager import McpManager
 from sidecar.memory.service import MemoryService
@@ -60,8 +61,14 @@ def masked_pieces(service: ContextService) -> list[Piece]:
     return masked_output_pieces(service.chat.live.conversation.history, MASK_TAG)
 
 
-#: The carved categories, one provider each (a todo list is one more line here).
-PIECE_PROVIDERS: list[PieceProvider] = [memory_file_pieces, pinned_pieces, masked_pieces]
+def todo_pieces(service: ContextService) -> list[Piece]:
+    """The model's todo list block of the system instruction (write_todos)."""
+    block = todo_block(service.chat.live.conversation.todos)
+    return [] if block is None else [Piece("todoList", "Todo list", block, "systemPrompt")]
+
+
+#: The carved categories, one provider each.
+PIECE_PROVIDERS: list[PieceProvider] = [memory_file_pieces, pinned_pieces, todo_pieces, masked_pieces]
 
 
 class ContextService:

@@ -176,7 +176,7 @@ async def test_an_untrusted_workspace_gets_global_memory_only_and_the_user_is_to
 async def test_memory_and_session_context_survive_compaction_resume_and_new_session(
     layout: Layout, fake: Any, how: str
 ) -> None:
-    settings = {"tokenLimit": 6000, "compressionThreshold": 0.5, "backgroundCompaction": False} if how == "auto" else {}
+    settings = {"tokenLimit": 8000, "compressionThreshold": 0.5, "backgroundCompaction": False} if how == "auto" else {}
     client = await _start(layout, fake, **settings)
     try:
         padding = " ".join(f"word{i}" for i in range(100))

@@ -11,7 +11,9 @@ from sidecar.fakegemini import FakeGemini
 from sidecar.gemini.client import ClientConfig, ModelClient
 
 
-async def test_pins_and_memory_instructions_reach_the_model_after_rounds_1_and_3(fake: FakeGemini) -> None:
+async def test_pins_memory_instructions_and_the_todo_list_reach_the_model_after_rounds_1_and_3(
+    fake: FakeGemini,
+) -> None:
     client = ModelClient(
         ClientConfig(
             api_key="test-key", base_url=fake.url, timeout_ms=120_000, retry_attempts=0, retry_initial_delay_ms=1
@@ -31,7 +33,7 @@ async def test_pins_and_memory_instructions_reach_the_model_after_rounds_1_and_3
         await client.aclose()
     assert [r.status for r in result.rounds] == ["COMPRESSED"] * 3
     ours = [f for f in result.facts if f.type in GUARANTEED]
-    assert {f.type for f in ours} == {"pin", "memory_instruction"}  # todo: not shipped yet
+    assert {f.type for f in ours} == {"pin", "memory_instruction", "todo"}
     for number in (1, 3):
         verdicts = result.rounds[number - 1].verdicts
         assert {f.id: verdicts[f.id] for f in ours} == {f.id: "verbatim" for f in ours}, f"round {number}"

@@ -71,8 +71,11 @@ def test_planting_is_seeded_and_covers_every_shipped_type() -> None:
     assert one.facts == again.facts and one.facts != other.facts
     shipped = {t for t in FACT_TYPES if PLANTERS[t] is not None}
     assert {f.type for f in one.facts if f.segment == 0} == shipped
-    assert set(NOT_SHIPPED) == {t for t in FACT_TYPES if PLANTERS[t] is None} == {"todo"}
+    assert set(NOT_SHIPPED) == {t for t in FACT_TYPES if PLANTERS[t] is None} == set()
     assert len(one.pins) == len(one.memory_lines) == 1  # set up once, before the session starts
+    [todo] = [f for f in one.facts if f.type == "todo"]
+    assert [t["status"] for t in one.todos] == ["completed", "in_progress", "pending"]  # the model's list, set once
+    assert one.todos[1]["description"] == todo.text and todo.where == "todo"
 
 
 def test_survival_counts_only_facts_planted_before_the_first_compaction() -> None:
@@ -97,4 +100,4 @@ def test_survival_counts_only_facts_planted_before_the_first_compaction() -> Non
     }
     text = markdown(table, [1, 2, 3], "t")
     assert "| number | 100% (2/2) | 0% (0/2), 2 stale |" in text
-    assert "| todo (not shipped) | n/a | n/a |" in text
+    assert "| todo (guaranteed) | – | – |" in text

@@ -162,6 +162,17 @@ cmd('SidecarPins', function()
   s().pins()
 end, { desc = 'List the pinned facts (pick one to unpin it)' })
 
+cmd('SidecarPlan', function(a)
+  s() -- loads the composition root, which gives the client its handlers before anything starts
+  require('sidecar.plan').run(a.args)
+end, {
+  nargs = '?',
+  complete = function()
+    return { 'show', 'clear' }
+  end,
+  desc = "The agent's todo list (its plan): show it in a scratch buffer; :SidecarPlan clear clears it",
+})
+
 cmd('SidecarMcp', function(a)
   s() -- loads the composition root, which gives the client its handlers before anything starts
   require('sidecar.mcp').run(a.args)

@@ -186,7 +186,7 @@ T.run('test_unit', function()
         T.ok(tags[':' .. name], 'help tag for :' .. name)
       end
     end
-    T.eq(n, 25, 'user commands checked')
+    T.eq(n, 26, 'user commands checked')
     for _, tag in ipairs({
       'sidecar.txt',
       'sidecar-setup',

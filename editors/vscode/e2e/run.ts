@@ -30,6 +30,7 @@ import {
   stopCodeServer, waitFor, wheelhouse, writeSettings,
 } from './harness';
 import { mcpSteps } from './mcp';
+import { planSteps } from './plan';
 import { memorySteps } from './memoryFiles';
 import { questionFocusSteps } from './questionFocus';
 import { restartSteps } from './restarts';
@@ -168,6 +169,7 @@ async function main(): Promise<void> {
     // the scenarios, in order: each starts from the state the one before it left
     await basicSteps(h, appPy);
     await chatTurnSteps(h);
+    await planSteps(h);
     await questionFocusSteps({ ...h, ws: dirs.ws });
     await contextSteps(h);
     await compressSteps(h);

@@ -6,6 +6,7 @@
 /** @typedef {import('../src/webviewMessages').ToWebview} ToWebview */
 /** @typedef {import('../src/webviewMessages').MessageAction} MessageAction */
 /** @typedef {import('../src/protocol').PinnedFact} PinnedFact */
+/** @typedef {import('../src/protocol').TodoItem} TodoItem */
 /** @typedef {import('../src/protocol').ToolDecision} ToolDecision */
 (function () {
   const vscode = acquireVsCodeApi();
@@ -18,6 +19,7 @@
   const status = /** @type {HTMLElement} */ (document.getElementById('status'));
   const backend = /** @type {HTMLElement} */ (document.getElementById('backend'));
   const pins = /** @type {HTMLElement} */ (document.getElementById('pins'));
+  const plan = /** @type {HTMLElement} */ (document.getElementById('plan'));
   let busy = false;
   let connected = false;
 
@@ -193,6 +195,46 @@
     }
   }
 
+  /** @type {Record<string, string>} */
+  const TODO_MARK = { pending: '○', in_progress: '◐', completed: '●', cancelled: '⊘' };
+  /** @type {Record<string, string>} */
+  const TODO_LABEL = { pending: 'pending', in_progress: 'in progress', completed: 'done', cancelled: 'cancelled' };
+
+  /** The body's top padding follows the fixed plan's height, so the plan never covers the conversation's start. */
+  function makeRoomForPlan() {
+    document.body.style.paddingTop = plan.hidden ? '' : `${plan.offsetHeight}px`;
+  }
+  new ResizeObserver(makeRoomForPlan).observe(plan);
+
+  /** The model's todo list, atop the view (it stays in sight while the conversation scrolls), updated live.
+   * @param {TodoItem[]} items */
+  function renderPlan(items) {
+    plan.replaceChildren();
+    plan.hidden = items.length === 0;
+    if (!items.length) { makeRoomForPlan(); return; }
+    const done = items.filter((t) => t.status === 'completed').length;
+    const head = el('div', 'plan-head');
+    head.appendChild(el('span', undefined, `Plan (${done}/${items.length} done)`));
+    const clear = /** @type {HTMLButtonElement} */ (el('button', 'link', 'Clear'));
+    clear.type = 'button';
+    clear.title = 'Clear the agent’s todo list';
+    clear.addEventListener('click', () => vscode.postMessage({ type: 'command', command: 'sidecar.clearPlan' }));
+    head.appendChild(clear);
+    plan.appendChild(head);
+    const list = el('ol', 'plan-items');
+    for (const item of items) {
+      const li = el('li', 'todo status-' + item.status);
+      li.dataset.status = item.status;
+      li.title = TODO_LABEL[item.status] || item.status;
+      li.appendChild(el('span', 'todo-mark', TODO_MARK[item.status] || '?'));
+      li.appendChild(el('span', 'todo-text', item.description));
+      li.appendChild(el('span', 'todo-state', TODO_LABEL[item.status] || item.status));
+      list.appendChild(li);
+    }
+    plan.appendChild(list);
+    makeRoomForPlan();
+  }
+
   function nearBottom() {
     return document.documentElement.scrollHeight - window.scrollY - window.innerHeight < 80;
   }
@@ -241,6 +283,9 @@
         break;
       case 'pins':
         renderPins(msg.pins);
+        break;
+      case 'todos':
+        renderPlan(msg.items);
         break;
       case 'draft':
         input.value = msg.text;

@@ -3,7 +3,7 @@
  * and sends each change to the webview as an `upsert` of one item. No vscode import.
  */
 import {
-  CompressedParams, ConfirmToolCallParams, PinnedFact, RetryParams, ToolCallParams, ToolDecision, TranscriptEntry,
+  CompressedParams, ConfirmToolCallParams, PinnedFact, RetryParams, TodoItem, ToolCallParams, ToolDecision, TranscriptEntry,
   TranscriptToolCall,
 } from './protocol';
 import { compressionSucceeded, exact, statusLabel } from './status';
@@ -45,6 +45,8 @@ export class ChatModel {
   busy = false;
   /** The live session's pinned facts, listed (and removable) at the top of the view. */
   pins: PinnedFact[] = [];
+  /** The model's todo list (write_todos), shown as the "Plan" section atop the view. */
+  todos: TodoItem[] = [];
   private listeners: Array<(msg: ToWebview) => void> = [];
   /** turnId of the streaming reply; deltas before the first turnId are attached to `pendingTurn` */
   private currentModelId: string | undefined;
@@ -191,6 +193,11 @@ export class ChatModel {
   setPins(pins: PinnedFact[]): void {
     this.pins = pins.map((p) => ({ ...p }));
     this.emit({ type: 'pins', pins: this.pins });
+  }
+
+  setTodos(items: TodoItem[]): void {
+    this.todos = items.map((t) => ({ ...t }));
+    this.emit({ type: 'todos', items: this.todos });
   }
 
   /** Put text back in the input box (after a rewind). */

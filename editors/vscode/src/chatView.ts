@@ -28,6 +28,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
       conn.onRetry((r) => this.model.retry(r)),
       conn.onCompressed((c) => this.model.compaction(c)),
       conn.onToolOutputsMasked((m) => this.model.info(m.message)),
+      conn.onTodosChanged((t) => this.model.setTodos(t.items)),
     );
     conn.setConfirmHandler((p, token) => this.confirm(p, token));
   }
@@ -71,6 +72,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
         this.post(this.model.snapshot());
         this.post(this.status);
         this.post({ type: 'pins', pins: this.model.pins });
+        this.post({ type: 'todos', items: this.model.todos });
         break;
       case 'send':
         void this.send(m.text);
@@ -186,6 +188,7 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, vscode.Disp
 <title>Sidecar Chat</title>
 </head>
 <body>
+<section id="plan" aria-label="Plan" hidden></section>
 <section id="pins" aria-label="Pinned facts" hidden></section>
 <main id="log" role="log" aria-live="polite" aria-label="Conversation"></main>
 <div id="empty" class="empty">

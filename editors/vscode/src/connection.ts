@@ -16,7 +16,7 @@ import { ProgressBridge } from './progress';
 import { protocolWarning } from './protocolVersion';
 import {
   CompressedParams, McpStatusParams, MemoryInfo, ConfirmToolCallParams, ConfirmToolCallResult, IdeContextParams, MessageDeltaParams, Method, RetryParams, ToolOutputsMaskedParams,
-  ServerNotifications, ServerRequests, TokenUsage, ToolCallParams,
+  ServerNotifications, ServerRequests, TodosChangedParams, TokenUsage, ToolCallParams,
 } from './protocol';
 import { RestartPolicy, startErrorAction } from './restartPolicy';
 import { isNewerUsage } from './status';
@@ -83,6 +83,9 @@ export class SidecarConnection implements vscode.Disposable {
   private readonly _onMemoryChanged = new vscode.EventEmitter<MemoryInfo>();
   /** sidecar/memoryChanged: the context files loaded, whenever they change (start, refresh, add, an edit) */
   readonly onMemoryChanged = this._onMemoryChanged.event;
+  private readonly _onTodosChanged = new vscode.EventEmitter<TodosChangedParams>();
+  /** sidecar/todosChanged: the model's whole todo list, whenever it changes (write_todos, a clear, a switch) */
+  readonly onTodosChanged = this._onTodosChanged.event;
   private readonly _onToolCall = new vscode.EventEmitter<ToolCallParams>();
   readonly onToolCall = this._onToolCall.event;
   private readonly _onRetry = new vscode.EventEmitter<RetryParams>();
@@ -102,7 +105,7 @@ export class SidecarConnection implements vscode.Disposable {
     this.output = vscode.window.createOutputChannel('Sidecar', { log: true });
     this.progress = new ProgressBridge();
     this.privateServer = new PrivateServer(context, this.output);
-    this.disposables.push(this.output, this._onState, this._onUsage, this._onDelta, this._onCompressed, this._onToolCall, this._onRetry, this._onToolOutputsMasked, this._onReady, this._onMcpStatus, this._onMemoryChanged);
+    this.disposables.push(this.output, this._onState, this._onUsage, this._onDelta, this._onCompressed, this._onToolCall, this._onRetry, this._onToolOutputsMasked, this._onReady, this._onMcpStatus, this._onMemoryChanged, this._onTodosChanged);
   }
 
   get api(): SidecarApi {
@@ -271,6 +274,7 @@ export class SidecarConnection implements vscode.Disposable {
     on(Method.toolOutputsMasked, (p) => this._onToolOutputsMasked.fire(p));
     on(Method.mcpStatus, (p) => this._onMcpStatus.fire(p));
     on(Method.memoryChanged, (p) => this._onMemoryChanged.fire(p));
+    on(Method.todosChanged, (p) => this._onTodosChanged.fire(p));
     // the server's notices, less those the extension says itself or said already in this window
     client.onNotification('window/showMessage', (m: { type: number; message: string }) => {
       if (!this.notices.show(m.message)) { this.output.info(`(not shown again) ${m.message}`); return; }

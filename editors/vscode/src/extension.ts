@@ -58,7 +58,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       tracker.flush();
       void conn.pushSettings();
       const note = restartNote(e);
-      if (note && !e.resumed && e.target) { chat.model.reset(); chat.model.setPins([]); } // not the session on screen
+      if (note && !e.resumed && e.target) { chat.model.reset(); chat.model.setPins([]); chat.model.setTodos([]); } // not the session on screen
       if (note) chat.model.info(note);
     }),
   );

@@ -31,6 +31,9 @@ export const Method = {
   pin: 'sidecar/pin',
   unpin: 'sidecar/unpin',
   listPins: 'sidecar/listPins',
+  getTodos: 'sidecar/getTodos',
+  clearTodos: 'sidecar/clearTodos',
+  todosChanged: 'sidecar/todosChanged',
   listMcpServers: 'sidecar/listMcpServers',
   restartMcpServer: 'sidecar/restartMcpServer',
   setMcpServerEnabled: 'sidecar/setMcpServerEnabled',
@@ -105,6 +108,9 @@ export const MethodInfo = {
   pin: { kind: 'request', sender: 'client', params: 'PinParams', result: 'PinResult' },
   unpin: { kind: 'request', sender: 'client', params: 'UnpinParams', result: 'UnpinResult' },
   listPins: { kind: 'request', sender: 'client', params: 'Empty', result: 'ListPinsResult' },
+  getTodos: { kind: 'request', sender: 'client', params: 'Empty', result: 'GetTodosResult' },
+  clearTodos: { kind: 'request', sender: 'client', params: 'Empty', result: 'ClearTodosResult' },
+  todosChanged: { kind: 'notification', sender: 'server', params: 'TodosChangedParams' },
   listMcpServers: { kind: 'request', sender: 'client', params: 'Empty', result: 'McpServerInfo[]' },
   restartMcpServer: { kind: 'request', sender: 'client', params: 'RestartMcpServerParams', result: 'RestartMcpServerResult' },
   setMcpServerEnabled: { kind: 'request', sender: 'client', params: 'SetMcpServerEnabledParams', result: 'SetMcpServerEnabledResult' },
@@ -469,6 +475,26 @@ export interface PinnedFact {
 
 export interface ListPinsResult {
   pins: PinnedFact[];
+}
+
+/** One item of the model's todo list (write_todos): what to do and how far it is. */
+export interface TodoItem {
+  description: string;
+  status: 'cancelled' | 'completed' | 'in_progress' | 'pending';
+}
+
+export interface GetTodosResult {
+  items: TodoItem[];
+}
+
+export interface ClearTodosResult {
+  cleared: number;
+}
+
+/** The live session's todo list, whole, each time it changes (write_todos, a clear, resume, fork, rewind, new). */
+export interface TodosChangedParams {
+  sessionId: string;
+  items: TodoItem[];
 }
 
 /** One configured MCP server: its status, the tool names the model sees, why it failed. */
@@ -904,6 +930,14 @@ export class SidecarApi {
   listPins(params: Empty = {}, token?: unknown): Promise<ListPinsResult> {
     return this.request(Method.listPins, params, token);
   }
+  /** The model's todo list of the live session. */
+  getTodos(params: Empty = {}, token?: unknown): Promise<GetTodosResult> {
+    return this.request(Method.getTodos, params, token);
+  }
+  /** Clear the model's todo list (recorded; the model no longer gets it). */
+  clearTodos(params: Empty = {}, token?: unknown): Promise<ClearTodosResult> {
+    return this.request(Method.clearTodos, params, token);
+  }
   /** The configured MCP servers: status (starting, ready, failed, disabled), their tools, why one failed. */
   listMcpServers(params: Empty = {}, token?: unknown): Promise<ListMcpServersResult> {
     return this.request(Method.listMcpServers, params, token);
@@ -968,6 +1002,7 @@ export class SidecarApi {
 
 /** The params of each notification the server sends, by method name. */
 export interface ServerNotifications {
+  'sidecar/todosChanged': TodosChangedParams;
   'sidecar/messageDelta': MessageDeltaParams;
   'sidecar/tokenUsage': TokenUsage;
   'sidecar/compressed': CompressedParams;

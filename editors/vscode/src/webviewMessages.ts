@@ -3,7 +3,7 @@
  * chatView.ts send and receive them in TypeScript, chat.js is type-checked against them through JSDoc
  * (tsconfig.webview.json). Types only: nothing here runs.
  */
-import type { PinnedFact, ToolDecision } from './protocol';
+import type { PinnedFact, TodoItem, ToolDecision } from './protocol';
 
 export type ChatItem =
   | { kind: 'user'; id: string; text: string; messageId?: string; rewound?: boolean }
@@ -27,6 +27,7 @@ export type ToWebview =
   | { type: 'busy'; busy: boolean }
   | { type: 'status'; text: string; level: string; connected: boolean; backend?: string }
   | { type: 'pins'; pins: PinnedFact[] }
+  | { type: 'todos'; items: TodoItem[] }
   | { type: 'draft'; text: string };
 
 /**

@@ -196,6 +196,16 @@ describe('branches, rewinds and pins in the chat view', () => {
     m.setDraft('back in the box');
     assert.deepEqual(seen, [{ type: 'pins', pins: [{ pinId: 'p1', text: 'keep this' }] }, { type: 'draft', text: 'back in the box' }]);
   });
+  it('keeps the model\'s todo list and sends it to the webview (the Plan section)', () => {
+    const m = new ChatModel();
+    const seen: ToWebview[] = [];
+    m.onChange((msg) => seen.push(msg));
+    const items = [{ description: 'read', status: 'completed' as const }, { description: 'fix', status: 'in_progress' as const }];
+    m.setTodos(items);
+    items[0].description = 'changed after';
+    assert.deepEqual(m.todos, [{ description: 'read', status: 'completed' }, { description: 'fix', status: 'in_progress' }]);
+    assert.deepEqual(seen, [{ type: 'todos', items: m.todos }]);
+  });
 });
 
 describe('transcript document', () => {

@@ -1,4 +1,4 @@
-"""Session handlers: new, list, resume, transcript, import, undo; fork, rewind, rename, delete and pins."""
+"""Session handlers: new, list, resume, transcript, import, undo; fork, rewind, rename, delete, pins and todos."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from sidecar.chat.actions import SessionActions
 from sidecar.chat.sessions import SessionService
 from sidecar.protocol import methods
 from sidecar.protocol.sessions import (
+    ClearTodosResult,
     DeleteSessionResult,
     ForkSessionResult,
+    GetTodosResult,
     GetTranscriptResult,
     ImportSessionResult,
     ListCheckpointsResult,
@@ -116,3 +118,11 @@ def register(server: LanguageServer, sessions: SessionService, actions: SessionA
     @request(server, methods.LIST_PINS)
     async def list_pins(_params: Empty) -> ListPinsResult:
         return actions.list_pins()
+
+    @request(server, methods.GET_TODOS)
+    async def get_todos(_params: Empty) -> GetTodosResult:
+        return actions.todos()
+
+    @request(server, methods.CLEAR_TODOS)
+    async def clear_todos(_params: Empty) -> ClearTodosResult:
+        return actions.clear_todos()

@@ -9,8 +9,10 @@ from sidecar.tools.builtin.list_directory import ListDirectory
 from sidecar.tools.builtin.read_file import ReadFile
 from sidecar.tools.builtin.replace import Replace
 from sidecar.tools.builtin.run_shell_command import RunShellCommand
+from sidecar.tools.builtin.save_memory import SaveMemory
 from sidecar.tools.builtin.search_text import SearchText
 from sidecar.tools.builtin.write_file import WriteFile
+from sidecar.tools.builtin.write_todos import WriteTodos
 from sidecar.tools.tool import Tool
 
 __all__ = ["BUILTIN", "DECLARATIONS", "acp_kind"]
@@ -26,6 +28,8 @@ BUILTIN: dict[str, Tool[Any]] = {
         WriteFile(),
         Replace(),
         RunShellCommand(),
+        SaveMemory(),
+        WriteTodos(),
     )
 }
 #: Their Gemini FunctionDeclarations by name.

@@ -32,7 +32,7 @@ def test_each_builtin_module_is_one_tool_named_like_it_and_listed() -> None:
 def test_the_tools_facts_come_from_their_classes() -> None:
     assert list(DECLARATIONS) == list(BUILTIN)
     assert {n for n, t in BUILTIN.items() if t.trusted_only} == {"run_shell_command"}
-    assert {n for n, t in BUILTIN.items() if t.kind == "edit"} == {"write_file", "replace"}
+    assert {n for n, t in BUILTIN.items() if t.kind == "edit"} == {"write_file", "replace", "save_memory"}
     assert {n for n, t in BUILTIN.items() if t.reads_buffer} == {"read_file", "write_file", "replace"}
     assert acp_kind("glob") == "search" and acp_kind("run_shell_command") == "execute" and acp_kind("x") == "other"
 

@@ -24,7 +24,17 @@ def test_declarations_are_valid_gemini_tools(tools: ToolRegistry) -> None:
     [tool] = [types.Tool.model_validate(t) for t in declared]
     assert tool.function_declarations is not None
     names = [d.name for d in tool.function_declarations]
-    assert names == ["read_file", "list_directory", "glob", "search_text", "write_file", "replace", "run_shell_command"]
+    assert names == [
+        "read_file",
+        "list_directory",
+        "glob",
+        "search_text",
+        "write_file",
+        "replace",
+        "run_shell_command",
+        "save_memory",
+        "write_todos",
+    ]
     for decl in declared[0]["functionDeclarations"]:
         schema = decl["parametersJsonSchema"]
         assert "parameters" not in decl and decl["description"]

@@ -14,6 +14,8 @@ M.on_interrupt = function() end
 local NAME = 'sidecar://chat'
 local PROMPT = '> '
 local ns = vim.api.nvim_create_namespace('sidecar_chat')
+local plan_ns = vim.api.nvim_create_namespace('sidecar_plan')
+local plan_lines = {} -- the plan block: the model's todo list (sidecar/plan.lua), drawn above the input line
 
 local buf = nil
 local turns = {} -- turnId -> turn
@@ -32,10 +34,29 @@ local function split_lines(text)
   return vim.split(text, '\n', { plain = true })
 end
 
+--- Draw the plan block just above the input line, as virtual lines (not text of the buffer: the conversation
+--- above it stays what was said, and the block follows the input line down).
+local function place_plan()
+  if not valid() then
+    return
+  end
+  vim.api.nvim_buf_clear_namespace(buf, plan_ns, 0, -1)
+  if #plan_lines == 0 then
+    return
+  end
+  local virt = {}
+  for i, line in ipairs(plan_lines) do
+    virt[#virt + 1] = { { line, i == 1 and 'Title' or 'Comment' } }
+  end
+  local n = vim.api.nvim_buf_line_count(buf)
+  vim.api.nvim_buf_set_extmark(buf, plan_ns, n - 1, 0, { virt_lines = virt, virt_lines_above = true })
+end
+
 --- Insert lines just above the input line; returns the 0-based row of the first one.
 local function insert(lines)
   local n = vim.api.nvim_buf_line_count(buf)
   vim.api.nvim_buf_set_lines(buf, n - 1, n - 1, false, lines)
+  place_plan()
   return n - 1
 end
 
@@ -88,6 +109,7 @@ function M.ensure()
   end, { buffer = buf, desc = 'sidecar: cancel the running turn' })
   turns, unbound, order = {}, {}, {}
   M.hint()
+  place_plan()
   return buf
 end
 
@@ -444,6 +466,7 @@ function M.clear()
   vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
   turns, unbound, order = {}, {}, {}
   vim.bo[buf].modified = false
+  place_plan()
 end
 
 --- Replace the chat with a session's transcript (after :SidecarResume).
@@ -459,6 +482,26 @@ function M.load(transcript)
 end
 
 --- Transcript text (everything above the input line).
+--- Show `lines` (sidecar/plan.lua's rendering of the todo list; {} for none) as the plan block above the input line.
+---@param lines string[]
+function M.set_plan(lines)
+  plan_lines = lines or {}
+  place_plan()
+end
+
+--- The plan block as drawn: the 0-based row of the line it stands above, and its lines (nil when none is drawn).
+---@return { row: integer, lines: string[] }|nil
+function M.plan_block()
+  if not valid() then
+    return nil
+  end
+  local marks = vim.api.nvim_buf_get_extmarks(buf, plan_ns, 0, -1, {})
+  if #marks == 0 then
+    return nil
+  end
+  return { row = marks[1][2], lines = vim.deepcopy(plan_lines) }
+end
+
 function M.text()
   if not valid() then
     return ''

@@ -84,6 +84,11 @@ return {
   [protocol.method.memoryChanged] = function(_, params)
     require('sidecar.memory').accept(params)
   end,
+  -- The model's todo list: the chat's plan block and :SidecarPlan.
+  ---@param params sidecar.TodosChangedParams
+  [protocol.method.todosChanged] = function(_, params)
+    require('sidecar.plan').accept(type(params) == 'table' and params.items or {})
+  end,
   ---@param params sidecar.ConfirmToolCallParams
   [protocol.method.confirmToolCall] = function(err, params, ctx)
     return require('sidecar.confirm').handle(err, params, ctx)

@@ -29,6 +29,9 @@ M.method = {
   pin = 'sidecar/pin',
   unpin = 'sidecar/unpin',
   listPins = 'sidecar/listPins',
+  getTodos = 'sidecar/getTodos',
+  clearTodos = 'sidecar/clearTodos',
+  todosChanged = 'sidecar/todosChanged',
   listMcpServers = 'sidecar/listMcpServers',
   restartMcpServer = 'sidecar/restartMcpServer',
   setMcpServerEnabled = 'sidecar/setMcpServerEnabled',
@@ -56,7 +59,7 @@ M.method = {
 }
 
 -- What the server sends (notifications and requests): a client handles each of them.
-M.from_server = { 'sidecar/messageDelta', 'sidecar/tokenUsage', 'sidecar/compressed', 'sidecar/toolCall', 'sidecar/retry', 'sidecar/mcpStatus', 'sidecar/memoryChanged', 'sidecar/toolOutputsMasked', 'sidecar/confirmToolCall' }
+M.from_server = { 'sidecar/todosChanged', 'sidecar/messageDelta', 'sidecar/tokenUsage', 'sidecar/compressed', 'sidecar/toolCall', 'sidecar/retry', 'sidecar/mcpStatus', 'sidecar/memoryChanged', 'sidecar/toolOutputsMasked', 'sidecar/confirmToolCall' }
 
 -- Titles of the server's work-done progress.
 M.progress = {
@@ -126,6 +129,10 @@ M.fields = {
   UnpinResult = { 'pinId', 'removed' },
   PinnedFact = { 'pinId', 'text' },
   ListPinsResult = { 'pins' },
+  TodoItem = { 'description', 'status' },
+  GetTodosResult = { 'items' },
+  ClearTodosResult = { 'cleared' },
+  TodosChangedParams = { 'sessionId', 'items' },
   McpServerInfo = { 'name', 'status', 'tools', 'error' },
   RestartMcpServerParams = { 'name' },
   RestartMcpServerResult = { 'restarted' },
@@ -448,6 +455,22 @@ M.fields = {
 
 ---@class sidecar.ListPinsResult
 ---@field pins sidecar.PinnedFact[]
+
+--- One item of the model's todo list (write_todos): what to do and how far it is.
+---@class sidecar.TodoItem
+---@field description string
+---@field status 'cancelled'|'completed'|'in_progress'|'pending'
+
+---@class sidecar.GetTodosResult
+---@field items sidecar.TodoItem[]
+
+---@class sidecar.ClearTodosResult
+---@field cleared integer
+
+--- The live session's todo list, whole, each time it changes (write_todos, a clear, resume, fork, rewind, new).
+---@class sidecar.TodosChangedParams
+---@field sessionId string
+---@field items sidecar.TodoItem[]
 
 --- One configured MCP server: its status, the tool names the model sees, why it failed.
 ---@class sidecar.McpServerInfo

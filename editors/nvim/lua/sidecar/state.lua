@@ -15,6 +15,7 @@ return {
   mcp_servers = {}, -- last sidecar/mcpStatus servers: {name, status, tools, error?}
   mcp_prompts = {}, -- the ready MCP servers' prompts (sidecar/listMcpPrompts), for completion
   context_breakdown = nil, -- last sidecar/getContextBreakdown answer (ContextBreakdown), for require('sidecar').context()
+  todos = {}, -- the model's todo list, from the last sidecar/todosChanged (TodoItem: description, status)
   memory = nil, -- last sidecar/memoryChanged (MemoryInfo: files, text, tokens, skippedProjectFiles, skippedReason?)
   turns_in_flight = 0, -- sendMessage requests not answered yet
   status = 'stopped', -- 'stopped' | 'starting' | 'running' | 'restarting' | 'failed'

@@ -52,6 +52,12 @@ export class Ctx {
     }
     try { this.conn.acceptUsage(await this.conn.api.getTokenUsage()); } catch { /* a tokenUsage push follows anyway */ }
     await this.refreshPins();
+    await this.refreshTodos();
+  }
+
+  /** The model's todo list of the live session, for the Plan section. */
+  async refreshTodos(): Promise<void> {
+    try { this.chat.model.setTodos((await this.conn.api.getTodos()).items); } catch { this.chat.model.setTodos([]); }
   }
 
   async refreshPins(): Promise<void> {

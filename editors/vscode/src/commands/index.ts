@@ -6,7 +6,7 @@ import { runDoctor, runDoctorOnline } from './doctor';
 import { forkSession, rewind } from './history';
 import { runMcpPrompt, showMcpServers } from './mcp';
 import { addMemory, refreshMemory, showMemory } from './memory';
-import { pin, showPins, unpin } from './pins';
+import { clearPlan, pin, showPins, unpin } from './pins';
 import { clearApiKey, openChat, reinstallServer, restartServer, setApiKey, showLog } from './server';
 import { deleteSession, newSession, renameSession, resumeSession } from './sessions';
 import { showTranscript } from './transcript';
@@ -33,6 +33,7 @@ export const COMMANDS: Record<string, CommandFactory> = {
   'sidecar.pin': pin,
   'sidecar.unpin': unpin,
   'sidecar.showPins': showPins,
+  'sidecar.clearPlan': clearPlan,
   'sidecar.setApiKey': setApiKey,
   'sidecar.clearApiKey': clearApiKey,
   'sidecar.showLog': showLog,

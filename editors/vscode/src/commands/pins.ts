@@ -1,4 +1,4 @@
-/** Pin a Fact, Unpin a Fact and Show Pinned Facts. */
+/** Pin a Fact, Unpin a Fact and Show Pinned Facts; Clear Plan (the model's todo list). */
 import * as vscode from 'vscode';
 import { pinPick } from '../wording';
 import { Cmd, Ctx } from './context';
@@ -44,5 +44,14 @@ export function showPins(ctx: Ctx): Cmd {
       title: `Pinned Facts (${pins.length})`, placeHolder: 'Pick one to unpin it',
     });
     if (pick) { await api.unpin({ pinId: pick.pinId }); await ctx.refreshPins(); }
+  };
+}
+
+/** Clear the model's todo list (the Plan section's "Clear"). */
+export function clearPlan(ctx: Ctx): Cmd {
+  return async () => {
+    const { cleared } = await ctx.api().clearTodos();
+    await ctx.refreshTodos();
+    if (!cleared) void vscode.window.showInformationMessage('Sidecar: the plan is already empty.');
   };
 }

@@ -14,7 +14,7 @@ from sidecar.protocol.ide import Cursor, IdeContextParams, OpenFile
 from sidecar.protocol.types import CompressParams, SendMessageParams, to_wire
 from sidecar.rpc.client import RpcClient, RpcError, sidecar_command
 
-FAKE_TOKEN_LIMIT = 6_000
+FAKE_TOKEN_LIMIT = 8_000
 #: Fake mode: each summary call takes this long, and the user reads each reply this long before typing the next
 #: message — so the demo shows a summary prepared in the background while the user chats.
 FAKE_SUMMARY_SECONDS = 0.6

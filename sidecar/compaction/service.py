@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Protocol
 
 from sidecar.compaction.summary_request import ALIAS_MODELS as ALIAS_MODELS
-from sidecar.compaction.summary_request import BARE_FRAME, ChatFrameSource, SummaryAsker, two_passes
+from sidecar.compaction.summary_request import BARE_FRAME, ChatFrame, ChatFrameSource, SummaryAsker, two_passes
 from sidecar.compaction.summary_request import compression_model as compression_model
 from sidecar.config.settings import Settings
 from sidecar.core.compaction import (
@@ -27,10 +27,9 @@ from sidecar.core.memory_text import is_session_context
 from sidecar.core.outcome import Outcome, Status, Trigger
 from sidecar.core.pins import summarizer_facts
 from sidecar.core.progress import Progress
-from sidecar.core.prompts import (
-    ACKNOWLEDGEMENT,
-)
-from sidecar.core.tokens import estimate_history_tokens
+from sidecar.core.prompts import ACKNOWLEDGEMENT, compression_system_prompt
+from sidecar.core.request_size import overhead_upper_tokens
+from sidecar.core.tokens import estimate_history_tokens, text_quarters
 from sidecar.core.turn_split import find_split_point_in_turn
 from sidecar.core.working_set import FileBack, choose, reattached_text, worked_on
 from sidecar.gemini.attempts import Attempts
@@ -250,11 +249,21 @@ class Compactor:
         # prefix is the chat's), and the summarizer is told to leave it out of the snapshot.
         start = _rebuilt_head(history)
         to_compress = history[start:split]
-        if estimate_history_tokens(to_compress) < limit:
+        frame = self.chat_frame() if self.chat_frame is not None else BARE_FRAME
+        # The request is the chat's (system instruction, tools) plus the compression prompt and, in pass 2, the
+        # draft and the critique: all of it must fit the window, or the API refuses the summary with a 400.
+        reserve = overhead_upper_tokens(frame.system_instruction, frame.tools) + summary_reserve_tokens()
+        if estimate_history_tokens(to_compress) + reserve < limit:
             prefix = list(wire[:split])
         else:
             prefix = [encode_content(c) for c in truncated[:split]]
-        return await self._summarize(prefix, to_compress, instructions, progress, facts, rebuilt_head=start > 0)
+            if estimate_history_tokens(truncated[start:split]) + reserve >= limit:
+                # Too close to the window for the chat's frame: the bare request (no tools, no agent prompt),
+                # which shares no cache with the chat but fits.
+                frame = BARE_FRAME
+        return await self._summarize(
+            prefix, to_compress, instructions, progress, facts, rebuilt_head=start > 0, frame=frame
+        )
 
     async def _finish(
         self,
@@ -283,7 +292,9 @@ class Compactor:
             ack = Content(role="model", parts=[*ack.parts, *kept[0].parts])
             kept, split = kept[1:], split + 1
         start = _rebuilt_head(history)
-        attached = await self._working_set(history[start : summary.split], truncated[summary.split :])
+        compressed = history[start : summary.split]
+        freed = estimate_history_tokens(compressed) - estimate_history_tokens([text_content("user", snapshot)])
+        attached = await self._working_set(compressed, truncated[summary.split :], freed)
         snapshot_turn = text_content("user", snapshot)
         if attached is not None:  # the files worked on, current content, right after the snapshot (recorded with it)
             snapshot_turn.parts.append(Part(text=attached))
@@ -329,12 +340,14 @@ class Compactor:
         facts: str | None = None,
         *,
         rebuilt_head: bool = False,
+        frame: ChatFrame | None = None,
     ) -> str | None:
         """Two passes on the chat's own request (sidecar/compaction/summary_request.py): a summary, then a
         verification told which facts the first one dropped. `facts`: the pinned facts, which both passes are told
         to keep word for word."""
         settings = self._settings()
-        frame = self.chat_frame() if self.chat_frame is not None else BARE_FRAME
+        if frame is None:
+            frame = self.chat_frame() if self.chat_frame is not None else BARE_FRAME
         # Each pass is checked like a chat reply: empty, thoughts-only or cut replies are retried; a blocked one
         # fails the compaction with its reason (a ModelError), and the history is left as it was.
         asker = SummaryAsker(
@@ -344,16 +357,17 @@ class Compactor:
             asker, to_compress, settings.approved_plan_path, instructions, progress, facts, rebuilt_head
         )
 
-    async def _working_set(self, compressed: list[Content], kept: list[Content]) -> str | None:
+    async def _working_set(self, compressed: list[Content], kept: list[Content], freed: int) -> str | None:
         """The files the summarised part read or edited, most recent first, their current text within the budget
-        (sidecar/core/working_set.py); None without a reader or when no file was worked on."""
+        (sidecar/core/working_set.py: a share of the window and of the `freed` tokens); None without a reader or
+        when no file was worked on."""
         if self.read_back is None:
             return None
         files = []
         for raw in worked_on(compressed, kept):
             shown, text, why = await self.read_back(raw)
             files.append(FileBack(shown, text, why))
-        return reattached_text(choose(files, self._settings().effective_token_limit()))
+        return reattached_text(choose(files, self._settings().effective_token_limit(), freed))
 
     async def _count(
         self, conv: Conversation, old: list[Content], new: list[Content]
@@ -376,6 +390,16 @@ class Compactor:
                 before_count.cancel()
             before_count.add_done_callback(lambda task: task.cancelled() or task.exception())
         return before, after, "api"
+
+
+#: Room a summary request needs beyond the history and the chat's frame, besides the compression prompt: pass 2's
+#: draft and critique.
+DRAFT_RESERVE_TOKENS = 4_000
+
+
+def summary_reserve_tokens() -> int:
+    """The compression prompt (with the plan section) and pass 2's draft and critique, in tokens."""
+    return text_quarters(compression_system_prompt("plan")) // 4 + DRAFT_RESERVE_TOKENS
 
 
 def pause_after_undo(conv: Conversation, settings: Settings) -> int:

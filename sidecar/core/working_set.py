@@ -63,15 +63,23 @@ def tokens(text: str) -> int:
     return text_quarters(text) // 4
 
 
-def budget(token_limit: int) -> int:
-    """The tokens the re-attached files may take together, for a context window of `token_limit`."""
-    return min(MAX_TOTAL_TOKENS, int(MAX_WINDOW_SHARE * token_limit))
+#: ... and never more than this share of what the compaction frees (the summarised part less its snapshot): the files
+#: must not eat the saving, or make a small history's compaction larger than what it replaced.
+MAX_SAVING_SHARE = 0.5
 
 
-def choose(files: Sequence[FileBack], token_limit: int) -> list[FileBack]:
+def budget(token_limit: int, freed: int | None = None) -> int:
+    """The tokens the re-attached files may take together, for a context window of `token_limit` and a compaction
+    that frees `freed` tokens (None: not bounded by it)."""
+    cap = min(MAX_TOTAL_TOKENS, int(MAX_WINDOW_SHARE * token_limit))
+    return cap if freed is None else max(0, min(cap, int(MAX_SAVING_SHARE * freed)))
+
+
+def choose(files: Sequence[FileBack], token_limit: int, freed: int | None = None) -> list[FileBack]:
     """The files in order (most recent first), each kept with its text while it fits: at most MAX_FILES, each within
     MAX_FILE_TOKENS, all within `budget`; the others without text and with the reason."""
-    left, count, chosen = budget(token_limit), 0, []
+    total = budget(token_limit, freed)
+    left, count, chosen = total, 0, []
     for file in files:
         if file.text is None:
             chosen.append(file)
@@ -82,7 +90,7 @@ def choose(files: Sequence[FileBack], token_limit: int) -> list[FileBack]:
         elif size > MAX_FILE_TOKENS:
             reason = f"~{size:,} tokens, over the {MAX_FILE_TOKENS:,} a re-attached file may have"
         elif size > left:
-            reason = f"~{size:,} tokens, over what is left of the {budget(token_limit):,} for re-attached files"
+            reason = f"~{size:,} tokens, over what is left of the {total:,} for re-attached files"
         else:
             left -= size
             count += 1

@@ -21,7 +21,7 @@ def call(name: str, **args: Any) -> dict[str, Any]:
 
 
 def chat_requests(fake: Any) -> list[Any]:
-    return [r for r in fake.requests() if r.kind == "stream"]
+    return [r for r in fake.requests() if r.kind == "stream" and not r.summary]  # summaries stream too
 
 
 def responses_in(record: Any) -> list[dict[str, Any]]:

@@ -250,9 +250,9 @@ SUMMARY_FAULTS = [
         ("error", "timeout", f"did not answer within {TIMEOUT_MS} ms"),
         id="hang",
     ),
-    pytest.param(
-        [{"kind": "cut", "match": "summary", "times": RETRIES + 1}],
-        ("error", "unreachable", "dropped before an answer"),
+    pytest.param(  # a summary streams on the chat's path: a cut stream is retried as a chat turn's is (4 attempts)
+        [{"kind": "cut", "match": "summary", "times": 4}],
+        ("error", "stream", "The Gemini stream ended unexpectedly"),
         id="cut",
     ),
     pytest.param(  # an empty summary is retried like a chat reply (4 attempts), then fails naming why
@@ -270,20 +270,8 @@ SUMMARY_FAULTS = [
         ("status", "COMPRESSION_FAILED_EMPTY_SUMMARY", "empty summary"),
         id="no-state-snapshot",
     ),
-    pytest.param(
-        [
-            {
-                "kind": "function_call",
-                "match": "summary",
-                "times": 2,
-                "name": "run_shell_command",
-                "id": "evil",
-                "args": {"command": "touch {marker}"},
-            }
-        ],
-        ("status", "COMPRESSION_FAILED_EMPTY_SUMMARY", "empty summary"),
-        id="function-call",
-    ),
+    # A summarizer calling a tool is no fault any more: nothing runs and the request is asked again with function
+    # calling off (tests/e2e/test_summary_request.py); tests/reliability/test_security.py checks no tool runs.
     pytest.param(
         [{"kind": "status", "status": 500, "match": "count", "times": 2 * (RETRIES + 1)}],
         ("status", "COMPRESSION_FAILED_TOKEN_COUNT_ERROR", "token counting error"),

@@ -1,6 +1,8 @@
 -- Preview, edit and apply a summary in a real terminal: a second Neovim runs in tmux with the documented setup and is
 -- driven by keys; :SidecarCompress preview shows the proposed summary in a buffer, the user rewrites it, `:w` applies
--- it without a prompt, and the model's next request carries the edited text. Every wait is on the screen.
+-- it without a prompt, and the model's next request carries the edited text. Then :SidecarCompress up-to (a message of
+-- yours picked in the vim.ui.select list) and :SidecarModel (a model picked the same way) show their results on the
+-- command line and in the statusline, with no Press-ENTER prompt left behind. Every wait is on the screen.
 local T = require('sidecar_test')
 
 local SOCKET = 'sidecar-test-compaction-' .. vim.fn.getpid()
@@ -24,6 +26,12 @@ local function wait_screen(text, ms, what)
     error(tostring(err) .. '\n---- screen ----\n' .. last, 2)
   end
   return last
+end
+
+--- The screen's last non-empty line: where Neovim echoes a message.
+local function command_line()
+  local lines = vim.split(vim.trim(screen()), '\n', { plain = true })
+  return lines[#lines] or ''
 end
 
 local function keys(...)
@@ -117,6 +125,63 @@ T.run('test_terminal_compaction', function()
         end
       end
       T.contains(sent, 'EDITED-IN-TERMINAL keep the charlie step', 'the edited summary reached the model')
+    end)
+
+    T.step(':SidecarCompress up-to: a message of yours picked in the list, the result shown, no prompt left', function()
+      for _, word in ipairs({ 'DELTA', 'ECHO', 'FOXTROT' }) do
+        keys(':SidecarSend ' .. word .. ' is a step' .. string.rep(' of the plan', 50), 'Enter')
+        wait_screen('you said "' .. word, 30000, 'the reply to ' .. word)
+      end
+      T.wait(function()
+        return not command_line():find('Chat history compressed', 1, true)
+      end, 10000, 'the earlier compaction message gone from the command line')
+      keys(':SidecarCompress up-to', 'Enter')
+      local s = wait_screen('Summarise everything before', 30000, 'the list of your messages')
+      T.log('the message picker:\n%s', s)
+      local n = s:match('(%d+): [^\n]*FOXTROT is a step')
+      T.ok(n, 'FOXTROT is in the list\n' .. s)
+      keys(n, 'Enter')
+      T.wait(function()
+        return command_line():find('sidecar: Chat history compressed', 1, true)
+      end, 60000, 'the up-to compaction result on the command line')
+      s = screen()
+      T.log('the screen after picking:\n%s', s)
+      T.ok(not s:find('Press ENTER', 1, true), 'no Press-ENTER prompt\n' .. s)
+      T.ok(not s:find('Type number', 1, true), 'the list is gone\n' .. s)
+      T.ok(not s:match('E%d+:'), 'no error message\n' .. s)
+      T.fake_reset()
+      keys(':SidecarSend after the cut', 'Enter')
+      wait_screen('you said "after the cut', 30000, 'the reply after the up-to compaction')
+      local sent = ''
+      for _, r in ipairs(T.fake_requests()) do
+        if r.kind == 'stream' then
+          sent = vim.json.encode(r.body.contents)
+        end
+      end
+      local said = function(word)
+        return word .. ' is a step' .. string.rep(' of the plan', 50)
+      end
+      T.contains(sent, said('FOXTROT'), 'the picked message is kept word for word')
+      T.ok(not sent:find(said('DELTA'), 1, true), 'what came before it is summarised, not kept\n' .. sent)
+    end)
+
+    T.step(':SidecarModel: a model picked in the list, the switch confirmed on the screen', function()
+      local before = screen()
+      T.ok(not before:find('/256K', 1, true), 'the statusline does not show a 256K window yet\n' .. before)
+      keys(':SidecarModel', 'Enter')
+      local s = wait_screen('Type number', 30000, 'the list of models')
+      T.log('the model picker:\n%s', s)
+      T.ok(s:find('Model', 1, true), 'the list is titled Model\n' .. s)
+      T.ok(not s:find('gemini-embedding-001', 1, true), 'no model that cannot chat\n' .. s)
+      local n = s:match('(%d+): [^\n]*gemma%-4%-31b%-it')
+      T.ok(n, 'gemma-4-31b-it is in the list\n' .. s)
+      keys(n, 'Enter')
+      s = wait_screen('Model switched to gemma-4-31b-it', 30000, 'the switch confirmed')
+      T.log('the screen after the switch:\n%s', s)
+      T.ok(not s:find('Press ENTER', 1, true), 'no Press-ENTER prompt\n' .. s)
+      T.ok(not s:find('Type number', 1, true), 'the list is gone\n' .. s)
+      T.ok(not s:match('E%d+:'), 'no error message\n' .. s)
+      wait_screen('/256K', 20000, "the statusline with the new model's window")
       keys(':qa!', 'Enter')
     end)
   end)

@@ -115,7 +115,7 @@ def render_preview(result: PreviewCompactionResult) -> str:
     if result.preview_id is None or result.snapshot is None:
         return f"Nothing to preview: {result.message}"
     return (
-        f"**Proposed summary** of {counted(result.summarized_count, 'history item')} "
+        f"**Proposed summary** by `{result.model}` of {counted(result.summarized_count, 'history item')} "
         f"({result.kept_count} kept verbatim): {result.original_token_count:,} → {result.new_token_count:,} tokens.\n\n"
         f"```xml\n{result.snapshot}\n```\n\n"
         "`/compress --apply` applies it as shown (ACP cannot edit it: use an editor's preview for that); anything "

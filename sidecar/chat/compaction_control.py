@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from sidecar.chat.service import ChatService
-from sidecar.compaction.service import Summary
+from sidecar.compaction.service import Summary, compression_model
 from sidecar.core.memory_text import is_session_context
 from sidecar.core.outcome import Outcome, Status
 from sidecar.core.pins import Pin
@@ -151,6 +151,7 @@ class CompactionControl:
 
         outcome = await self._chat.manual_compaction(instructions, run, apply=False)
         limit = self._live.session.settings.effective_token_limit()
+        model = compression_model(self._live.session.settings)
         conv = self._live.conversation
         if not made or outcome.status is not Status.COMPRESSED:
             return PreviewCompactionResult(
@@ -162,6 +163,7 @@ class CompactionControl:
                 summarized_count=0,
                 kept_count=len(conv),
                 message=outcome.message(limit),
+                model=model,
             )
         summary = made[0]
         preview = _Preview(f"p{os.urandom(5).hex()}", conv.session_id, list(conv.wire()), list(conv.pins), summary)
@@ -175,8 +177,9 @@ class CompactionControl:
             new_token_count=outcome.new,
             summarized_count=summary.split,
             kept_count=kept,
+            model=model,
             message=(
-                f"Proposed summary of {summary.split} history items ({kept} kept verbatim): "
+                f"Proposed summary by {model} of {summary.split} history items ({kept} kept verbatim): "
                 f"{outcome.original:,} → {outcome.new:,} tokens. Nothing changed yet: apply it (edited or not) "
                 "or discard it."
             ),

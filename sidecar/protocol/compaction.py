@@ -39,6 +39,8 @@ class PreviewCompactionResult(_Wire, omit_defaults=False):
     summarized_count: int
     kept_count: int
     message: str
+    #: The model that wrote the summary (the compressionModel setting, else the chat model's compression alias).
+    model: str = ""
 
 
 class ApplyCompactionParams(_Wire):

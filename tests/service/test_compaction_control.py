@@ -104,6 +104,9 @@ async def test_a_preview_leaves_the_history_and_the_recording_unchanged(rig: Rig
     assert preview.snapshot is not None and preview.snapshot.startswith("<state_snapshot>")
     assert preview.new_token_count < preview.original_token_count
     assert preview.summarized_count + preview.kept_count == len(conv)
+    # the model that writes summaries is named (it may differ from the chat model: compressionModel)
+    assert preview.model == rig.summary_requests()[0].path.split("/models/")[1].split(":")[0]
+    assert f"by {preview.model} " in preview.message
     assert list(conv.wire()) == before
     assert len(entries(rig)) == recorded and compactions(rig) == []
     assert rig.rec.notices == []

@@ -238,6 +238,7 @@ export interface PreviewCompactionResult {
   summarizedCount: number;
   keptCount: number;
   message: string;
+  model?: string;
 }
 
 /** Params of sidecar/applyCompaction: the preview to apply and, when the user edited it, the edited text (a `<state_snapshot>` block, or plain text, which is wrapped in one). */

@@ -92,7 +92,7 @@ M.fields = {
   CompressParams = { 'instructions', 'upToMessageId' },
   CompressResult = { 'status', 'originalTokenCount', 'newTokenCount', 'message', 'compactionId' },
   PreviewCompactionParams = { 'instructions', 'upToMessageId' },
-  PreviewCompactionResult = { 'previewId', 'status', 'snapshot', 'originalTokenCount', 'newTokenCount', 'summarizedCount', 'keptCount', 'message' },
+  PreviewCompactionResult = { 'previewId', 'status', 'snapshot', 'originalTokenCount', 'newTokenCount', 'summarizedCount', 'keptCount', 'message', 'model' },
   ApplyCompactionParams = { 'previewId', 'snapshot' },
   ApplyCompactionResult = { 'status', 'originalTokenCount', 'newTokenCount', 'message', 'compactionId', 'edited' },
   RateCompactionParams = { 'rating', 'compactionId', 'note' },
@@ -254,6 +254,7 @@ M.fields = {
 ---@field summarizedCount integer
 ---@field keptCount integer
 ---@field message string
+---@field model? string
 
 --- Params of sidecar/applyCompaction: the preview to apply and, when the user edited it, the edited text (a `<state_snapshot>` block, or plain text, which is wrapped in one).
 ---@class sidecar.ApplyCompactionParams

@@ -219,10 +219,19 @@ export class Workbench {
   /** Hover the status bar item and read its tooltip (waits until it contains `needle`). */
   async tooltip(needle: string | RegExp = 'Source:'): Promise<string> {
     const page = this.page;
-    await page.mouse.move(700, 400);
-    await page.locator('.statusbar-item[aria-label^="Sidecar: "]').first().hover();
     const hover = page.locator('.monaco-hover', { hasText: needle }).first();
-    await hover.waitFor({ state: 'visible', timeout: 15_000 });
+    for (let attempt = 1; ; attempt++) {
+      await page.mouse.move(700, 400);
+      await page.locator('.statusbar-item[aria-label^="Sidecar: "]').first().hover();
+      try {
+        await hover.waitFor({ state: 'visible', timeout: 5_000 });
+        break;
+      } catch (e) {
+        const any = await page.locator('.monaco-hover').allInnerTexts().catch(() => []);
+        this.log(`tooltip attempt ${attempt}: no hover with ${needle}; hovers shown: ${JSON.stringify(any).slice(0, 400)}`);
+        if (attempt >= 3) throw e;
+      }
+    }
     const text = (await hover.innerText()).replace(/\s+/g, ' ');
     await page.mouse.move(700, 400);
     await page.keyboard.press('Escape');

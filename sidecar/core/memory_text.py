@@ -146,7 +146,10 @@ def sanitize_fact(text: str) -> str:
     or quote), trimmed; `<` and `>` kept out so the text cannot open or close a tag (reference save_memory)."""
     flat = re.sub(r"[\r\n]+", " ", text).replace("<", " ").replace(">", " ")
     flat = re.sub(r"\s+", " ", flat).strip()
-    return re.sub(r"^[#\-*+\s]+", "", flat).strip()
+    flat = re.sub(r"^[#\-*+\s]+", "", flat).strip()
+    # `@path` would be an import when the file is next loaded (a file's text in every request): as inline code it
+    # stays words (imports are never read inside code spans)
+    return re.sub(r"(?:(?<=\s)|^)(@\S+)", lambda m: "`" + m.group(1).replace("`", "") + "`", flat)
 
 
 def append_fact(document: str, fact: str) -> str:
